@@ -1,0 +1,425 @@
+r"""Metrics of the protocol (§7): accuracy, macro-F1, calibration, proper scores, intervals and paired tests.
+
+Conventions follow scikit-learn (``*_score`` is higher-better, ``*_error``/``*_loss`` lower-better) and
+the paper: accuracy and macro-F1 are in **percent**; calibration errors, Brier score and
+log-loss are fractions. Labels are the sides ``"change"`` and ``"stability"``; a prediction that is
+neither (an abstention, say) is simply wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss
+
+from tefcore.fusion import CLASSES
+
+ArrayLike = npt.ArrayLike
+
+
+def _paired(a: ArrayLike, b: ArrayLike, names: str) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(a), np.asarray(b)
+    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"{names} must be 1-D arrays of the same length, got {x.shape} and {y.shape}")
+    if x.size == 0:
+        raise ValueError(f"{names} are empty")
+    return x, y
+
+
+def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
+    r"""Accuracy in percent, :math:`100 \cdot \frac1n \sum_j \mathbb 1[\hat y_j = y_j]`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of str, shape (n,)
+
+    Returns
+    -------
+    float
+    """
+    t, p = _paired(y_true, y_pred, "y_true and y_pred")
+    return 100.0 * float(accuracy_score(t, p))
+
+
+def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASSES) -> float:
+    r"""Macro-F1 in percent over both sides, always.
+
+    .. math::
+
+        \text{F1}_c = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c},\qquad
+        \text{macro-F1} = \frac{100}{|C|}\sum_{c \in C} \text{F1}_c
+
+    A side absent from both truth and prediction scores 0 (protocol §7); predictions outside
+    ``labels`` count as misses of the true side.
+
+    Parameters
+    ----------
+    y_true, y_pred : array_like of str, shape (n,)
+    labels : sequence of str
+        The sides averaged over (default ``("change", "stability")``).
+    """
+    t, p = _paired(y_true, y_pred, "y_true and y_pred")
+    return 100.0 * float(f1_score(t, p, labels=list(labels), average="macro", zero_division=0))
+
+
+def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    conf, corr = _paired(confidence, correct, "confidence and correct")
+    conf = conf.astype(np.float64)
+    if not (np.all(np.isfinite(conf)) and conf.min() >= 0.0 and conf.max() <= 1.0):
+        raise ValueError("confidence must hold finite values in [0, 1]")
+    return conf, corr.astype(np.float64)
+
+
+def _bin_ids(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    if strategy == "uniform":
+        # [0, 1/B), [1/B, 2/B), ..., [(B-1)/B, 1]: the last bin is closed at 1.0
+        return np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+    if strategy == "quantile":
+        ranks = np.argsort(np.argsort(conf, kind="stable"), kind="stable")
+        return (ranks * n_bins) // conf.size
+    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+
+
+@dataclass(frozen=True)
+class ReliabilityBins:
+    """Per-bin statistics of a reliability diagram.
+
+    Attributes
+    ----------
+    count, confidence, accuracy : ndarray, shape (n_bins,)
+        Number of items, mean confidence and accuracy (fractions) per bin; NaN where a bin is empty.
+    edges : ndarray, shape (n_bins + 1,)
+        Bin edges for ``strategy="uniform"``; the quantile edges (min/max of each bin) otherwise.
+    """
+
+    count: np.ndarray
+    confidence: np.ndarray
+    accuracy: np.ndarray
+    edges: np.ndarray
+
+
+def reliability_bins(
+    confidence: ArrayLike, correct: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
+) -> ReliabilityBins:
+    """Bin confidences for a reliability diagram (equal-width or equal-mass bins).
+
+    Parameters
+    ----------
+    confidence : array_like of float, shape (n,)
+        Confidence of the predicted class.
+    correct : array_like of bool, shape (n,)
+        Whether the prediction was right.
+    n_bins : int
+    strategy : {"uniform", "quantile"}
+        Equal-width bins on [0, 1] (the last closed at 1.0) or equal-mass bins.
+    """
+    conf, corr = _confidence_and_correct(confidence, correct)
+    ids = _bin_ids(conf, n_bins, strategy)
+    count = np.bincount(ids, minlength=n_bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.bincount(ids, weights=conf, minlength=n_bins) / count
+        mean_acc = np.bincount(ids, weights=corr, minlength=n_bins) / count
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+    else:
+        order = np.sort(conf)
+        cuts = np.searchsorted(np.sort(ids), np.arange(n_bins + 1))
+        edges = np.append(order[np.minimum(cuts[:-1], conf.size - 1)], order[-1])
+    return ReliabilityBins(count, mean_conf, mean_acc, edges)
+
+
+def expected_calibration_error(
+    confidence: ArrayLike, correct: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
+) -> float:
+    r"""Expected calibration error (a fraction).
+
+    .. math::
+
+        \text{ECE} = \sum_{b=1}^{B} \frac{n_b}{n}\,\big|\operatorname{acc}(b) - \operatorname{conf}(b)\big|
+
+    with ten equal-width bins by default, the last one closed at 1.0 (protocol §7), or equal-mass
+    bins with ``strategy="quantile"``.
+    """
+    bins = reliability_bins(confidence, correct, n_bins, strategy)
+    full = bins.count > 0
+    n = bins.count[full].sum()
+    return float(np.sum(bins.count[full] / n * np.abs(bins.accuracy[full] - bins.confidence[full])))
+
+
+def overconfidence_gap(confidence: ArrayLike, correct: ArrayLike) -> float:
+    r"""Mean confidence minus accuracy (a fraction; positive means overconfident).
+
+    .. math:: \text{gap} = \frac1n\sum_j \text{conf}_j - \frac1n \sum_j \mathbb 1[\hat y_j = y_j]
+    """
+    conf, corr = _confidence_and_correct(confidence, correct)
+    return float(conf.mean() - corr.mean())
+
+
+def probability_of_change(prediction: ArrayLike, confidence: ArrayLike) -> np.ndarray:
+    """P(change) implied by a predicted side and the confidence of that side."""
+    pred, conf = _paired(prediction, confidence, "prediction and confidence")
+    conf = conf.astype(np.float64)
+    return np.where(pred == "change", conf, 1.0 - conf)
+
+
+def brier_score(y_true: ArrayLike, p_change: ArrayLike) -> float:
+    r"""Brier score of P(change): :math:`\frac1n\sum_j (p_j - \mathbb 1[y_j = \text{change}])^2`."""
+    t, p = _paired(y_true, p_change, "y_true and p_change")
+    return float(brier_score_loss(t == "change", p.astype(np.float64)))
+
+
+def negative_log_likelihood(y_true: ArrayLike, p_change: ArrayLike, eps: float = 1e-12) -> float:
+    r"""Mean negative log-likelihood of the true side (natural log), probabilities clipped to
+    :math:`[\epsilon, 1-\epsilon]`.
+
+    .. math:: \text{NLL} = -\frac1n \sum_j \log P(Y = y_j)
+    """
+    t, p = _paired(y_true, p_change, "y_true and p_change")
+    p = np.clip(p.astype(np.float64), eps, 1.0 - eps)
+    return float(log_loss(t == "change", p, labels=[False, True]))
+
+
+# --------------------------------------------------------------------------------------------------
+# uncertainty: bootstrap intervals and paired tests over evaluation pairs
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_boot: int
+
+    def __str__(self) -> str:
+        return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
+
+
+def _resample_indices(
+    n: int, n_boot: int, rng: np.random.Generator, strata: np.ndarray | None
+) -> np.ndarray:
+    """Bootstrap index matrix (n_boot, n); resampling within strata keeps their sizes fixed."""
+    if strata is None:
+        return rng.integers(0, n, size=(n_boot, n))
+    codes = np.unique(np.asarray(strata), return_inverse=True)[1]
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    out = np.empty((n_boot, n), dtype=np.int64)
+    for start, size in zip(starts, sizes):  # a handful of strata, not a loop over items
+        draws = rng.integers(0, size, size=(n_boot, size))
+        out[:, start:start + size] = order[start + draws]
+    return out
+
+
+def _row_statistic(
+    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray
+) -> np.ndarray:
+    """The statistic on every bootstrap row; vectorised for :func:`accuracy` and :func:`macro_f1`."""
+    if statistic is accuracy and len(cols) == 2:
+        return 100.0 * (cols[0] == cols[1])[idx].mean(axis=1)
+    if statistic is macro_f1 and len(cols) == 2:
+        t, p = cols
+        f1 = []
+        for c in CLASSES:
+            tp = ((t == c) & (p == c))[idx].sum(axis=1)
+            fp = ((t != c) & (p == c))[idx].sum(axis=1)
+            fn = ((t == c) & (p != c))[idx].sum(axis=1)
+            den = 2 * tp + fp + fn
+            f1.append(np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0))
+        return 100.0 * np.mean(f1, axis=0)
+    return np.array([statistic(*(c[row] for c in cols)) for row in idx])
+
+
+def _statistic_over(
+    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray,
+    groups: list[np.ndarray] | None,
+) -> np.ndarray:
+    """Statistic per bootstrap row, or its unweighted mean over strata when ``groups`` is given."""
+    if groups is None:
+        return _row_statistic(statistic, cols, idx)
+    return np.mean([_row_statistic(statistic, cols, idx[:, g]) for g in groups], axis=0)
+
+
+def _prepare(
+    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool
+) -> tuple[list[np.ndarray], np.ndarray | None, list[np.ndarray] | None]:
+    cols = [np.asarray(a) for a in arrays]
+    n = cols[0].shape[0] if cols else 0
+    if n == 0 or any(c.ndim != 1 or c.shape[0] != n for c in cols):
+        raise ValueError("the bootstrap needs non-empty 1-D arrays of equal length")
+    st = None if strata is None else np.asarray(strata)
+    if st is not None and st.shape != (n,):
+        raise ValueError(f"strata must have shape ({n},), got {st.shape}")
+    if average_over_strata and st is None:
+        raise ValueError("average_over_strata=True needs strata")
+    groups = None
+    if average_over_strata:
+        codes = np.unique(st, return_inverse=True)[1]
+        order = np.argsort(codes, kind="stable")
+        groups = np.split(np.arange(n), np.cumsum(np.bincount(codes))[:-1])
+        cols = [c[order] for c in cols]
+        st = st[order]
+    return cols, st, groups
+
+
+def bootstrap_ci(
+    statistic: Callable[..., float],
+    *arrays: ArrayLike,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    strata: ArrayLike | None = None,
+    average_over_strata: bool = False,
+    random_state: int | np.random.Generator | None = 0,
+) -> Interval:
+    r"""Percentile bootstrap interval of a statistic over evaluation pairs.
+
+    Pairs are resampled with replacement (within ``strata`` when given, e.g. the dimension, so that
+    each stratum keeps its size); the interval is the :math:`(\tfrac{1-\text{level}}2,
+    \tfrac{1+\text{level}}2)` quantiles of the resampled statistic. With
+    ``average_over_strata=True`` the statistic is the unweighted mean over strata of the per-stratum
+    statistic: the "Average" column of the paper's tables,
+    :math:`\bar s = \frac1{|D|}\sum_{d \in D} s(\text{pairs of } d)`.
+
+    Parameters
+    ----------
+    statistic : callable
+        ``statistic(*arrays_resampled) -> float``, e.g. :func:`accuracy` or :func:`macro_f1`
+        (those two are vectorised over bootstrap rows).
+    *arrays : array_like, each shape (n,)
+        Aligned per-pair arrays, resampled with the same indices.
+    n_boot : int
+    level : float
+    strata : array_like, shape (n,), optional
+    average_over_strata : bool
+    random_state : int or Generator, optional
+
+    Examples
+    --------
+    >>> bootstrap_ci(accuracy, ["change"] * 8 + ["stability"] * 2, ["change"] * 10).estimate
+    80.0
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    cols, st, groups = _prepare(arrays, strata, average_over_strata)
+    rng = np.random.default_rng(random_state)
+    idx = _resample_indices(cols[0].size, n_boot, rng, st)
+    boots = _statistic_over(statistic, cols, idx, groups)
+    whole = np.arange(cols[0].size)[None, :]
+    estimate = float(_statistic_over(statistic, cols, whole, groups)[0])
+    lo, hi = np.nanquantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(estimate, float(lo), float(hi), level, n_boot)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Difference of a metric between two methods on the same pairs.
+
+    Attributes
+    ----------
+    difference : float
+        ``metric(a) - metric(b)`` on all pairs.
+    low, high : float
+        Percentile bootstrap interval of the difference.
+    p_value : float
+        Two-sided bootstrap p-value: twice the smaller share of resampled differences on either side
+        of zero (capped at 1).
+    """
+
+    difference: float
+    low: float
+    high: float
+    p_value: float
+    level: float
+    n_boot: int
+
+    def __str__(self) -> str:
+        return f"{self.difference:+.1f} [{self.low:+.1f}, {self.high:+.1f}] (p = {self.p_value:.3f})"
+
+
+def paired_bootstrap(
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    y_true: ArrayLike,
+    pred_a: ArrayLike,
+    pred_b: ArrayLike,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    strata: ArrayLike | None = None,
+    average_over_strata: bool = False,
+    random_state: int | np.random.Generator | None = 0,
+) -> PairedComparison:
+    r"""Paired bootstrap of :math:`\Delta = \text{metric}(y, \hat y_a) - \text{metric}(y, \hat y_b)`.
+
+    Both methods are scored on the same resampled pairs, so the interval reflects the paired design.
+    ``strata`` and ``average_over_strata`` work as in :func:`bootstrap_ci`.
+    """
+    cols, st, groups = _prepare([y_true, pred_a, pred_b], strata, average_over_strata)
+    t, a, b = cols
+    rng = np.random.default_rng(random_state)
+    idx = _resample_indices(t.size, n_boot, rng, st)
+    diffs = _statistic_over(metric, [t, a], idx, groups) - _statistic_over(metric, [t, b], idx, groups)
+    whole = np.arange(t.size)[None, :]
+    diff = float(_statistic_over(metric, [t, a], whole, groups)[0]
+                 - _statistic_over(metric, [t, b], whole, groups)[0])
+    lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
+    p = min(1.0, 2.0 * min(np.mean(diffs <= 0.0), np.mean(diffs >= 0.0)))
+    return PairedComparison(diff, float(lo), float(hi), float(p), level, n_boot)
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test on two methods' correctness over the same pairs.
+
+    ``b`` counts pairs only method A got right, ``c`` pairs only method B got right.
+    """
+
+    b: int
+    c: int
+    statistic: float
+    p_value: float
+    exact: bool
+
+
+def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike, exact: bool | None = None) -> McNemarResult:
+    r"""McNemar's test of equal error rates for paired predictions.
+
+    With :math:`b` and :math:`c` the discordant counts, the exact test is the two-sided binomial test
+    of :math:`b \sim \text{Bin}(b + c, 1/2)`; the asymptotic one uses the continuity-corrected statistic
+
+    .. math:: \chi^2 = \frac{(|b - c| - 1)^2}{b + c} \sim \chi^2_1 .
+
+    Parameters
+    ----------
+    correct_a, correct_b : array_like of bool, shape (n,)
+    exact : bool, optional
+        Default: exact when :math:`b + c < 25`.
+    """
+    a, bb = _paired(correct_a, correct_b, "correct_a and correct_b")
+    a, bb = a.astype(bool), bb.astype(bool)
+    b = int(np.sum(a & ~bb))
+    c = int(np.sum(~a & bb))
+    n = b + c
+    use_exact = n < 25 if exact is None else exact
+    if n == 0:
+        return McNemarResult(b, c, 0.0, 1.0, use_exact)
+    if use_exact:
+        p = stats.binomtest(b, n, 0.5, alternative="two-sided").pvalue
+        return McNemarResult(b, c, float(min(b, c)), float(min(1.0, p)), True)
+    chi2 = (abs(b - c) - 1.0) ** 2 / n
+    return McNemarResult(b, c, float(chi2), float(stats.chi2.sf(chi2, df=1)), False)
+
+
+__all__ = [
+    "accuracy", "macro_f1", "expected_calibration_error", "overconfidence_gap", "reliability_bins",
+    "ReliabilityBins", "probability_of_change", "brier_score", "negative_log_likelihood",
+    "bootstrap_ci", "Interval", "paired_bootstrap", "PairedComparison", "mcnemar_test",
+    "McNemarResult",
+]

@@ -1,0 +1,136 @@
+"""Tests of tefcore.metrics: hand-computed values and second routes (scikit-learn, scipy, loops)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import f1_score
+
+from tefcore import metrics as m
+
+sides = st.sampled_from(["change", "stability"])
+
+
+def test_accuracy_and_macro_f1_by_hand():
+    y = ["change", "change", "change", "stability"]
+    p = ["change", "stability", "change", "stability"]
+    assert m.accuracy(y, p) == 75.0
+    # change: tp=2 fp=0 fn=1 -> F1 = 4/5; stability: tp=1 fp=1 fn=0 -> F1 = 2/3
+    assert m.macro_f1(y, p) == pytest.approx(100 * (0.8 + 2 / 3) / 2)
+
+
+def test_macro_f1_counts_absent_side_as_zero():
+    y = ["change"] * 4
+    p = ["change"] * 4
+    assert m.macro_f1(y, p) == 50.0  # stability absent from truth and prediction scores 0
+    assert m.macro_f1(y, ["abstain"] * 4) == 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(sides, st.sampled_from(["change", "stability", "abstain"])), min_size=1, max_size=60))
+def test_macro_f1_matches_sklearn(pairs):
+    y, p = map(list, zip(*pairs))
+    expected = 100 * f1_score(y, p, labels=["change", "stability"], average="macro", zero_division=0)
+    assert m.macro_f1(y, p) == pytest.approx(expected, abs=1e-12)
+
+
+def _ece_loop(conf, correct, n_bins=10):
+    total = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        sel = [(c, k) for c, k in zip(conf, correct) if lo <= c < hi or (b == n_bins - 1 and c == 1.0)]
+        if sel:
+            total += len(sel) / len(conf) * abs(np.mean([k for _, k in sel]) - np.mean([c for c, _ in sel]))
+    return total
+
+
+def test_ece_by_hand_and_by_loop():
+    conf = [0.95, 0.95, 0.55, 0.55, 1.0]
+    correct = [1, 0, 1, 1, 1]
+    # bins: [0.9,1.0] holds 0.95, 0.95, 1.0 -> conf 0.9667 acc 0.6667; [0.5,0.6) holds 0.55 x2 -> acc 1
+    expected = 3 / 5 * abs(2 / 3 - (0.95 + 0.95 + 1.0) / 3) + 2 / 5 * abs(1.0 - 0.55)
+    assert m.expected_calibration_error(conf, correct) == pytest.approx(expected, abs=1e-12)
+    assert m.expected_calibration_error(conf, correct) == pytest.approx(_ece_loop(conf, correct), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=1, max_size=80))
+def test_ece_matches_loop(items):
+    conf, correct = map(list, zip(*items))
+    assert m.expected_calibration_error(conf, correct) == pytest.approx(_ece_loop(conf, correct), abs=1e-12)
+    assert 0.0 <= m.expected_calibration_error(conf, correct, strategy="quantile") <= 1.0
+
+
+def test_equal_mass_bins():
+    conf = np.linspace(0.5, 1.0, 100)
+    correct = np.ones(100)
+    bins = m.reliability_bins(conf, correct, n_bins=4, strategy="quantile")
+    assert bins.count.tolist() == [25, 25, 25, 25]
+    # perfectly accurate: ECE = 1 - mean confidence
+    assert m.expected_calibration_error(conf, correct, strategy="quantile") == pytest.approx(1 - conf.mean())
+
+
+def test_overconfidence_gap_brier_nll():
+    assert m.overconfidence_gap([0.9, 0.8], [1, 0]) == pytest.approx(0.85 - 0.5)
+    y = np.array(["change", "stability"])
+    p = np.array([0.8, 0.4])
+    assert m.brier_score(y, p) == pytest.approx(((0.8 - 1) ** 2 + 0.4 ** 2) / 2)
+    assert m.negative_log_likelihood(y, p) == pytest.approx(-(math.log(0.8) + math.log(0.6)) / 2)
+    assert m.probability_of_change(["change", "stability"], [0.9, 0.7]).tolist() == pytest.approx([0.9, 0.3])
+
+
+def test_bad_calibration_input():
+    with pytest.raises(ValueError, match="same length"):
+        m.expected_calibration_error([0.5], [1, 0])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        m.expected_calibration_error([1.5], [1])
+    with pytest.raises(ValueError, match="strategy"):
+        m.expected_calibration_error([0.5], [1], strategy="median")
+
+
+def test_bootstrap_interval_vectorised_equals_generic():
+    rng = np.random.default_rng(1)
+    y = rng.choice(["change", "stability"], 200)
+    p = np.where(rng.random(200) < 0.7, y, rng.choice(["change", "stability"], 200))
+    fast = m.bootstrap_ci(m.macro_f1, y, p, n_boot=300, random_state=3)
+    slow = m.bootstrap_ci(lambda a, b: m.macro_f1(a, b), y, p, n_boot=300, random_state=3)
+    assert (fast.estimate, fast.low, fast.high) == pytest.approx((slow.estimate, slow.low, slow.high), abs=1e-9)
+    acc = m.bootstrap_ci(m.accuracy, y, p, n_boot=500)
+    assert acc.low < acc.estimate < acc.high
+    # binomial standard error check: width ~ 2 * 1.96 * sqrt(a(1-a)/n)
+    a = acc.estimate / 100
+    assert acc.high - acc.low == pytest.approx(2 * 1.96 * 100 * math.sqrt(a * (1 - a) / 200), rel=0.2)
+
+
+def test_bootstrap_average_over_strata():
+    y = np.array(["change"] * 10 + ["stability"] * 4)
+    p = np.array(["change"] * 5 + ["stability"] * 5 + ["stability"] * 4)
+    dims = np.array(["A"] * 10 + ["B"] * 4)
+    ci = m.bootstrap_ci(m.accuracy, y, p, strata=dims, average_over_strata=True, n_boot=200)
+    assert ci.estimate == pytest.approx((50.0 + 100.0) / 2)
+    assert ci.high <= 100.0 and ci.low >= 25.0
+    with pytest.raises(ValueError, match="needs strata"):
+        m.bootstrap_ci(m.accuracy, y, p, average_over_strata=True)
+
+
+def test_paired_bootstrap_and_mcnemar():
+    y = np.array(["change"] * 50 + ["stability"] * 50)
+    a = y.copy()
+    b = y.copy()
+    b[:20] = "stability"  # b wrong on 20 pairs a gets right
+    cmp = m.paired_bootstrap(m.accuracy, y, a, b, n_boot=500)
+    assert cmp.difference == pytest.approx(20.0)
+    assert cmp.low > 0 and cmp.p_value < 0.01
+    same = m.paired_bootstrap(m.accuracy, y, a, a, n_boot=100)
+    assert same.difference == 0.0 and same.p_value == 1.0
+    res = m.mcnemar_test(a == y, b == y)
+    assert (res.b, res.c, res.exact) == (20, 0, True)
+    assert res.p_value == pytest.approx(2 * 0.5 ** 20)  # exact binomial, by hand
+    big = m.mcnemar_test(np.r_[np.ones(30), np.zeros(10)].astype(bool), np.zeros(40, bool))
+    assert big.exact is False
+    assert big.statistic == pytest.approx((30 - 1) ** 2 / 30)
+    assert m.mcnemar_test([True], [True]).p_value == 1.0
