@@ -327,8 +327,12 @@ def _log_odds_sum_binary(
     """TEF (tempered) or its w/o-Entropy ablation for K = 2."""
     c = _binary_evidence(p, eps, M, tempered)
     s = _segment_sum(c, starts)
-    scale = _segment_sum(np.abs(c), starts)
-    s = np.where(np.abs(s) <= tie_rtol * scale, 0.0, s)  # balanced evidence: an exact tie
+    # balanced evidence is an exact tie: |s| <= tie_rtol * sum_i |c_i|. Since |c_i| <= M, only
+    # documents with |s| <= tie_rtol * M * n_d can qualify; the exact test runs when one exists.
+    counts = np.diff(np.append(starts, p.shape[0]))
+    if np.any(np.abs(s) <= tie_rtol * M * counts):
+        scale = _segment_sum(np.abs(c), starts)
+        s = np.where(np.abs(s) <= tie_rtol * scale, 0.0, s)
     change = s >= 0.0
     # softmax of (s, -s)/T gives the winner expit(2|s|/T)
     confidence = expit(2.0 * np.abs(s) / T)
