@@ -1,0 +1,54 @@
+"""Shared pytest fixtures.
+
+``mind_dir`` locates the MIND sample (never copied into the repository): the environment variable
+``MIND_DATA_DIR`` when it is set and not blank, else the repository's sibling
+``../shared/data/mind``. Tests that need it are skipped with a message when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+def _mind_sample_dir() -> Path:
+    """Return where the MIND sample should be (it may not exist)."""
+    env = os.environ.get("MIND_DATA_DIR", "").strip()
+    return Path(env).expanduser() if env else SHARED_DIR / "data" / "mind"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (the parent of ``tests/``)."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def mind_dir() -> Path:
+    """Directory holding ``mind_en.jsonl`` and ``mind_zh.jsonl``; skips the test when absent."""
+    path = _mind_sample_dir()
+    if not all((path / f"mind_{lang}.jsonl").is_file() for lang in ("en", "zh")):
+        pytest.skip(f"MIND sample not found at {path}; set MIND_DATA_DIR")
+    return path
+
+
+@pytest.fixture(scope="session")
+def mind_posts(mind_dir: Path) -> dict:
+    """The validated posts of the MIND sample: ``{"en": [...], "zh": [...]}``."""
+    from tefcore.data import load_posts
+
+    return {lang: load_posts(lang, mind_dir) for lang in ("en", "zh")}
+
+
+@pytest.fixture(scope="session")
+def protocol_text() -> str:
+    """The text of ``../shared/spec/protocol.md``; skips the test when absent."""
+    path = SHARED_DIR / "spec" / "protocol.md"
+    if not path.is_file():
+        pytest.skip(f"protocol not found at {path}")
+    return path.read_text(encoding="utf-8")
