@@ -1,0 +1,171 @@
+"""Keep secrets out of messages, logs and provenance.
+
+API keys live only in environment variables (never in a parameter, a file of the repository or a notebook).
+Whatever text may leave the process (an exception message, a log record, a provenance URL) goes through
+:func:`redact` first, which replaces
+
+- the value of every environment variable whose name looks secret (:func:`is_secret_name`:
+  ``*_API_KEY``, ``*API_KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``),
+- any secret passed explicitly,
+- ``Bearer <token>`` credentials, ``sk-...`` style keys, URL user-info and secret-looking query values
+
+with :data:`MASK`. :func:`clean_url` strips credentials from a base URL for provenance records, and
+:class:`RedactingFilter` applies :func:`redact` to log records.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+MASK: str = "***"
+"""What a secret is replaced with."""
+
+MIN_ENV_SECRET_LENGTH: int = 8
+"""Environment values shorter than this are not treated as secrets (``"1"`` would mask every digit)."""
+
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|_KEY$|^KEY$)", re.IGNORECASE)
+_SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|sig|signature|auth)", re.IGNORECASE)
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Authorization headers, whatever the scheme's case
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + MASK),
+    # OpenAI-style keys (sk-..., sk-proj-...) and similar prefixed keys
+    (re.compile(r"\b(sk|pk|rk|xox[abpr])-[A-Za-z0-9_-]{16,}"), MASK),
+    # user-info in URLs: scheme://user:pass@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(:[^/\s@]*)?@"), r"\1" + MASK + "@"),
+    # key=value pairs with a secret-looking key (query strings, log lines)
+    (re.compile(r"(?i)\b([\w-]*(?:api[_-]?key|token(?!s)|secret|password)[\w-]*)([=:]\s*)([^\s&\"',;]{4,})"),
+     r"\1\2" + MASK),
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret.
+
+    Parameters
+    ----------
+    name : str
+        A variable name such as ``OPENAI_API_KEY``, ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``.
+
+    Returns
+    -------
+    bool
+        True for names containing ``API_KEY``/``APIKEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`` or ending
+        with ``_KEY`` (case-insensitive).
+    """
+    return bool(_SECRET_NAME.search(name))
+
+
+def secret_values(extra: Iterable[str | None] | None = None,
+                  environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every value :func:`redact` masks, longest first.
+
+    Parameters
+    ----------
+    extra : iterable of str, optional
+        Secrets given explicitly (any non-empty value counts, whatever its length).
+    environ : mapping, optional
+        The environment to read (default :data:`os.environ`, read at call time).
+
+    Returns
+    -------
+    list of str
+        Values of secret-named environment variables at least :data:`MIN_ENV_SECRET_LENGTH` long, plus
+        the explicit ones, without duplicates, longest first (so a secret that contains another is masked
+        whole).
+    """
+    env = os.environ if environ is None else environ
+    values = {v for k, v in env.items() if v and len(v) >= MIN_ENV_SECRET_LENGTH and is_secret_name(k)}
+    values.update(s for s in (extra or ()) if s)
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: object, secrets: Iterable[str | None] | None = None,
+           environ: Mapping[str, str] | None = None) -> str:
+    """Mask every secret in ``text``.
+
+    Parameters
+    ----------
+    text : object
+        The text (anything else is converted with :func:`str`).
+    secrets : iterable of str, optional
+        Extra secret values to mask, besides those found in the environment.
+    environ : mapping, optional
+        The environment to scan (default :data:`os.environ`).
+
+    Returns
+    -------
+    str
+        ``text`` with each secret value, bearer credential, ``sk-`` key, URL user-info and secret-named
+        ``key=value`` replaced by :data:`MASK`.
+
+    Examples
+    --------
+    >>> redact("Authorization: Bearer abcdefgh12345", environ={})
+    'Authorization: Bearer ***'
+    >>> redact("call failed for key hunter2!", secrets=["hunter2!"], environ={})
+    'call failed for key ***'
+    """
+    out = str(text)
+    for value in secret_values(secrets, environ):
+        out = out.replace(value, MASK)
+    for pattern, repl in _PATTERNS:
+        out = pattern.sub(repl, out)
+    return out
+
+
+def clean_url(url: str) -> str:
+    """A URL fit for a provenance record: no user-info, no secret-looking query values, no fragment.
+
+    Parameters
+    ----------
+    url : str
+        A base URL such as ``https://user:pw@host/v1?api-key=...``.
+
+    Returns
+    -------
+    str
+        The same URL with user-info dropped and the values of query parameters whose names look secret
+        (``key``, ``token``, ``secret``, ``sig``, ...) replaced by :data:`MASK`.
+
+    Examples
+    --------
+    >>> clean_url("https://bob:pw@api.example.com/v1?api-key=abc&region=eu")
+    'https://api.example.com/v1?api-key=%2A%2A%2A&region=eu'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    query = urlencode([(k, MASK if _SECRET_QUERY.search(k) else v)
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks secrets in every record it sees.
+
+    Attach it to a handler (``handler.addFilter(RedactingFilter())``) or a logger. The record's message
+    is rendered, redacted, and stored back with no arguments, so no formatter can re-insert a secret.
+
+    Parameters
+    ----------
+    secrets : iterable of str, optional
+        Extra secret values to mask, besides those found in the environment.
+    """
+
+    def __init__(self, secrets: Iterable[str] | None = None) -> None:
+        super().__init__()
+        self._secrets = [s for s in (secrets or ()) if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - logging API
+        """Redact ``record`` in place; always keep it."""
+        record.msg = redact(record.getMessage(), self._secrets)
+        record.args = None
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self._secrets)
+        return True
