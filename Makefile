@@ -1,0 +1,46 @@
+# TEF Companion: build and test the book. `make help` lists the targets.
+# Everything runs offline once the Python packages (and, for the PDF/browser, Chromium) are
+# installed: pip install -e ".[book,test]" ; apt-get install chromium
+
+PYTHON ?= python
+BOOK_ARGS ?=
+BOOK_DIR ?= _build/html
+
+.PHONY: help test test-unit book book-ci book-html pdf test-book browser nbval clean-book
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+test:  ## what CI runs: pytest, the book with the CI parameters, nbval, the browser test
+	$(MAKE) test-unit
+	$(MAKE) book-ci
+	$(MAKE) nbval
+	TEF_REQUIRE_BROWSER=1 $(MAKE) browser
+
+test-unit:  ## the pytest suite without the browser test (slow tests included)
+	$(PYTHON) -m pytest -m "not browser"
+
+book:  ## execute every chapter (default parameters) and build the HTML, warnings as errors
+	$(PYTHON) -m tefcore.book $(BOOK_ARGS)
+
+book-ci:  ## the same with the CI parameters (chapter 4 on a small limit)
+	$(PYTHON) -m tefcore.book --profile ci $(BOOK_ARGS)
+
+book-html:  ## rebuild the HTML from the notebooks executed last time
+	$(PYTHON) -m tefcore.book --skip-execute $(BOOK_ARGS)
+
+pdf:  ## execute with static figures, build the HTML and _build/pdf/tef-companion.pdf
+	$(PYTHON) -m tefcore.book --pdf $(BOOK_ARGS)
+
+test-book:  ## fast checks of the chapter sources, the build code and the secrets guard
+	$(PYTHON) -m pytest tests/test_notebooks.py tests/test_book.py tests/test_book_secrets.py tests/test_plotting.py
+
+browser:  ## load every page of the built book in headless Chromium (screenshots in artifacts/)
+	TEF_BOOK_DIR=$(BOOK_DIR) $(PYTHON) -m pytest tests/test_book_browser.py -v
+
+nbval:  ## re-execute the executed chapters and compare their outputs
+	$(PYTHON) -m pytest --nbval --nbval-current-env \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg _build/executed/notebooks/
+
+clean-book:  ## remove the book's build outputs and screenshots
+	rm -rf _build artifacts/screenshots

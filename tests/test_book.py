@@ -1,0 +1,416 @@
+"""Tests of tefcore.book (chapter selection, parameters, secrets, staging) and of the book's
+configuration files and offline-assets extension. Building a whole book is in
+tests/test_book_secrets.py; loading it in a browser in tests/test_book_browser.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+from tefcore import book
+from tefcore.book import (
+    PROFILES,
+    BookError,
+    Chapter,
+    chapter_parameters,
+    filter_toc,
+    find_secret_leaks,
+    is_secret_like,
+    load_overrides,
+    parameter_defaults,
+    parse_param,
+    secret_values,
+    select_chapters,
+    stage_tree,
+    toc_docnames,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FINAL_CHAPTERS = [
+    "01_derivation",
+    "02_propositions",
+    "03_mind_statistics",
+    "04_extraction",
+    "05_main_results",
+    "06_ablation",
+    "07_prompt_robustness",
+    "08_efficiency",
+    "09_calibration",
+    "10_teaching_lab",
+]
+
+CHAPTER_TEXT = """# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A chapter
+
+# %% tags=["parameters"]
+limit = 8
+langs = ["en", "zh"]
+model: str = "local"
+data_dir = None
+out = str(limit)
+
+# %%
+print(limit)
+"""
+
+
+def _toc() -> dict:
+    return {
+        "format": "jb-book",
+        "root": "book/intro",
+        "parts": [
+            {"caption": "A", "chapters": [{"file": "notebooks/01_a"}, {"file": "notebooks/02_b"}]},
+            {"caption": "B", "chapters": [{"file": "notebooks/03_c"}]},
+            {"caption": "C", "chapters": [{"file": "book/running"}]},
+        ],
+    }
+
+
+def _chapters() -> list[Chapter]:
+    return [
+        Chapter("notebooks/01_a", Path("notebooks/01_a.py")),
+        Chapter("notebooks/02_b", None),
+        Chapter("notebooks/03_c", Path("notebooks/03_c.py")),
+    ]
+
+
+# ----------------------------------------------------------------------------- secrets
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "api_key",
+        "apiKey",
+        "hf_token",
+        "token",
+        "client_secret",
+        "db_password",
+        "AWS_SECRET_ACCESS_KEY",
+        "private_key_path",
+        "auth",
+        "bearer_header",
+        "key",
+    ],
+)
+def test_secret_like_names(name: str) -> None:
+    assert is_secret_like(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["limit", "model", "max_tokens", "n_tokens", "langs", "prompt", "data_dir", "keyword", "monkey"]
+)
+def test_ordinary_names(name: str) -> None:
+    assert not is_secret_like(name)
+
+
+def test_secret_values_skip_short_and_standard_variables() -> None:
+    env = {
+        "OPENAI_API_KEY": "sk-abcdefgh12345",
+        "DEEPSEEK_API_KEY": "EMPTY",  # vLLM's placeholder: too short to search for
+        "PWD": "/work/main",
+        "HOME": "/root",
+        "HF_TOKEN": "hf_0123456789",
+    }
+    assert secret_values(env) == {"OPENAI_API_KEY": "sk-abcdefgh12345", "HF_TOKEN": "hf_0123456789"}
+
+
+def test_find_secret_leaks_in_raw_json_and_html_forms(tmp_path: Path) -> None:
+    value = 'sk-"tricky"&<value>/42'
+    (tmp_path / "raw.txt").write_text(f"x {value} y")
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"text": value}))
+    (tmp_path / "page.html").write_text("<p>sk-&quot;tricky&quot;&amp;&lt;value&gt;/42</p>")
+    (tmp_path / "clean.html").write_text("<p>nothing here</p>")
+    leaks = find_secret_leaks([tmp_path], {"OPENAI_API_KEY": value})
+    assert sorted(p.name for p, _ in leaks) == ["nb.ipynb", "page.html", "raw.txt"]
+    assert {name for _, name in leaks} == {"OPENAI_API_KEY"}
+
+
+def test_raise_on_leaks_deletes_and_names_variable_not_value(tmp_path: Path) -> None:
+    leaked = tmp_path / "out.ipynb"
+    leaked.write_text("sk-0123456789")
+    leaks = find_secret_leaks([leaked], {"OPENAI_API_KEY": "sk-0123456789"})
+    with pytest.raises(book.SecretLeakError) as info:
+        book._raise_on_leaks(leaks, "test", [leaked])
+    assert not leaked.exists()
+    assert "OPENAI_API_KEY" in str(info.value) and "sk-0123456789" not in str(info.value)
+
+
+# ----------------------------------------------------------------------------- toc and chapters
+
+
+def test_toc_docnames_in_reading_order() -> None:
+    assert toc_docnames(_toc()) == [
+        "book/intro",
+        "notebooks/01_a",
+        "notebooks/02_b",
+        "notebooks/03_c",
+        "book/running",
+    ]
+
+
+def test_filter_toc_keeps_pages_and_drops_empty_parts() -> None:
+    kept = filter_toc(_toc(), {"notebooks/01_a"})
+    assert toc_docnames(kept) == ["book/intro", "notebooks/01_a", "book/running"]
+    assert [p["caption"] for p in kept["parts"]] == ["A", "C"]
+    # the input is not modified
+    assert len(_toc()["parts"][0]["chapters"]) == 2
+
+
+def test_select_all_requires_every_source() -> None:
+    with pytest.raises(BookError, match="notebooks/02_b.py"):
+        select_chapters(_chapters(), None)
+
+
+def test_select_existing_and_named_chapters() -> None:
+    selected, skipped = select_chapters(_chapters(), ["all"])
+    assert [c.name for c in selected] == ["01_a", "03_c"] and [c.name for c in skipped] == ["02_b"]
+    selected, skipped = select_chapters(_chapters(), ["3", "01_a", "b"])
+    assert [c.name for c in selected] == ["01_a", "03_c"] and [c.name for c in skipped] == ["02_b"]
+    assert select_chapters(_chapters(), []) == ([], [])
+
+
+def test_unknown_selector_names_the_chapters() -> None:
+    with pytest.raises(BookError, match="01_a, 02_b, 03_c"):
+        select_chapters(_chapters(), ["99"])
+
+
+# ----------------------------------------------------------------------------- parameters
+
+
+def test_parse_param_reads_yaml_values() -> None:
+    assert parse_param("04.limit=8") == ("04", "limit", 8)
+    assert parse_param("04_extraction.langs=[en, zh]") == ("04_extraction", "langs", ["en", "zh"])
+    assert parse_param("extraction.model=qwen2.5-7b") == ("extraction", "model", "qwen2.5-7b")
+    assert parse_param("04.data_dir=null") == ("04", "data_dir", None)
+
+
+@pytest.mark.parametrize("text", ["limit=8", "04.=3", "04.li mit=3", "04.limit"])
+def test_parse_param_rejects_malformed(text: str) -> None:
+    with pytest.raises(BookError, match="CHAPTER.NAME=VALUE"):
+        parse_param(text)
+
+
+@pytest.mark.parametrize("text", ["04.api_key=sk-1", "04.openai_token=x", "04.secret=1"])
+def test_parse_param_refuses_secret_names(text: str) -> None:
+    with pytest.raises(BookError, match="looks like a key, token or secret"):
+        parse_param(text)
+
+
+def test_load_overrides_inline_and_file(tmp_path: Path) -> None:
+    assert load_overrides("{04_extraction: {limit: 3}}") == {"04_extraction": {"limit": 3}}
+    path = tmp_path / "p.yml"
+    path.write_text("'05': {langs: [en]}\n")
+    assert load_overrides(str(path)) == {"05": {"langs": ["en"]}}
+    with pytest.raises(BookError, match="expected a mapping"):
+        load_overrides("[1, 2]")
+    with pytest.raises(BookError, match="looks like a key"):
+        load_overrides("{04: {deepseek_api_key: x}}")
+
+
+def test_chapter_parameters_merge_in_order() -> None:
+    chapters = [Chapter("notebooks/04_extraction", Path("x.py")), Chapter("notebooks/05_main", Path("y.py"))]
+    merged = chapter_parameters(
+        chapters,
+        chapters,
+        "ci",
+        {"04": {"limit": 20, "model": "e5-zeroshot"}},
+        [("extraction", "limit", 5)],
+    )
+    assert merged == {"04_extraction": {"limit": 5, "model": "e5-zeroshot"}, "05_main": {}}
+    with pytest.raises(BookError, match="unknown profile"):
+        chapter_parameters(chapters, chapters, "nightly", {}, [])
+
+
+def test_ci_profile_targets_real_chapters() -> None:
+    for profile in PROFILES.values():
+        assert set(profile) <= set(FINAL_CHAPTERS)
+
+
+def test_parameter_defaults_reads_literals_and_expressions() -> None:
+    notebook = jupytext.reads(CHAPTER_TEXT, fmt="py:percent")
+    assert parameter_defaults(notebook) == {
+        "limit": 8,
+        "langs": ["en", "zh"],
+        "model": "local",
+        "data_dir": None,
+        "out": "str(limit)",
+    }
+
+
+def test_execute_refuses_unknown_and_secret_parameters(tmp_path: Path) -> None:
+    source = tmp_path / "04_x.py"
+    source.write_text(CHAPTER_TEXT)
+    chapter = Chapter("notebooks/04_x", source)
+    with pytest.raises(BookError, match="has no parameter 'limt'; its parameters are: limit"):
+        book.execute_chapter(chapter, {"limt": 3}, tmp_path / "out")
+    source.write_text(CHAPTER_TEXT.replace("data_dir = None", "api_key = None"))
+    with pytest.raises(BookError, match="refusing parameter 'api_key'"):
+        book.execute_chapter(chapter, {}, tmp_path / "out")
+    assert not (tmp_path / "out" / "04_x.ipynb").exists()
+
+
+def test_missing_kernelspec_is_a_clear_error(tmp_path: Path) -> None:
+    source = tmp_path / "01_x.py"
+    source.write_text("# %% tags=['parameters']\nlimit = 1\n")
+    with pytest.raises(BookError, match="no kernelspec"):
+        book.read_chapter(source)
+
+
+# ----------------------------------------------------------------------------- staging
+
+
+def test_stage_tree_holds_no_sources_beside_executed(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "book").mkdir(parents=True)
+    (root / "notebooks" / "img").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    (root / "notebooks" / "01_a.py").write_text("# source\n")
+    (root / "notebooks" / "01_a.ipynb").write_text("{}")  # a stray paired copy
+    (root / "notebooks" / "img" / "f.png").write_bytes(b"png")
+    executed = tmp_path / "executed" / "01_a.ipynb"
+    executed.parent.mkdir()
+    executed.write_text('{"executed": true}')
+    stage = stage_tree(root, tmp_path / "stage", {"root": "book/intro"}, {"notebooks/01_a": executed})
+    assert sorted(p.relative_to(stage).as_posix() for p in stage.rglob("*") if p.is_file()) == [
+        "_config.yml",
+        "_toc.yml",
+        "book/intro.md",
+        "notebooks/01_a.ipynb",
+        "notebooks/img/f.png",
+    ]
+    assert json.loads((stage / "notebooks" / "01_a.ipynb").read_text()) == {"executed": True}
+
+
+# ----------------------------------------------------------------------------- config files
+
+
+def test_root_toc_lists_the_final_chapters() -> None:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    names = toc_docnames(toc)
+    assert names[0] == "book/intro"
+    assert [n.split("/")[1] for n in names if n.startswith("notebooks/")] == FINAL_CHAPTERS
+    assert names[-2:] == ["book/running", "book/bibliography"]
+    for page in ("intro", "running", "bibliography"):
+        assert (ROOT / "book" / f"{page}.md").is_file()
+
+
+def test_root_config_renders_stored_outputs_offline() -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["only_build_toc_files"] is True
+    assert config["execute"]["execute_notebooks"] == "off"
+    assert {"_build", ".venv", "tests", "data", "benchmarks", ".ci"} <= set(config["exclude_patterns"])
+    assert config["bibtex_bibfiles"] == ["book/references.bib"]
+    assert "sphinx_proof" in config["sphinx"]["extra_extensions"]
+    assert config["sphinx"]["local_extensions"] == {"tef_offline": "book/_ext"}
+    assert not (ROOT / "_static").exists(), "a top-level _static/ is added to every page"
+    assert not list((ROOT / "book").rglob("*.js")), "no JavaScript is committed"
+
+
+def test_bibliography_has_the_papers_key_references() -> None:
+    text = (ROOT / "book" / "references.bib").read_text()
+    keys = {
+        "tefpaper",
+        "bissiri2016general",
+        "grunwald2017inconsistency",
+        "rago1996censoring",
+        "chair1986optimal",
+        "varshney1997distributed",
+        "cover2005elements",
+        "naeini2015obtaining",
+        "guo2017calibration",
+        "genest1986combining",
+        "tenney1981detection",
+    }
+    import re
+
+    assert keys <= set(re.findall(r"@\w+\{([^,]+),", text))
+
+
+# ----------------------------------------------------------------------------- tef_offline
+
+
+def _load_extension():
+    spec = importlib.util.spec_from_file_location("tef_offline", ROOT / "book" / "_ext" / "tef_offline.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tef_offline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vega_bundle_is_scoped_and_announces_altairs_versions() -> None:
+    from altair.vegalite.v6 import display
+
+    ext = _load_extension()
+    js = ext.vega_bundle_js()
+    assert js.splitlines()[1] == "(function () {"
+    assert "window.vegaEmbed=" in js
+    debug = json.loads(js.rsplit("Object.assign(window.VEGA_DEBUG || {}, ", 1)[1].rsplit(");", 1)[0])
+    assert debug == {
+        "vega_version": display.VEGA_VERSION,
+        "vegalite_version": display.VEGALITE_VERSION,
+        "vegaembed_version": display.VEGAEMBED_VERSION,
+    }
+
+
+def test_stage_assets_copies_every_asset_once(tmp_path: Path) -> None:
+    ext = _load_extension()
+    ext.stage_assets(tmp_path)
+    base = tmp_path / "tef-offline"
+    for path in (
+        "plotly.min.js",
+        "vega-bundle.js",
+        "mathjax/tex-mml-chtml.js",
+        "mathjax/output/chtml/fonts/woff-v2",
+        "mathjax/input/tex/extensions/ams.js",
+        "mathjax/ui/menu.js",
+        "mathjax/a11y/assistive-mml.js",
+    ):
+        assert (base / path).exists(), path
+    assert (base / "plotly.min.js").stat().st_size > 3_000_000
+    stamp = (base / ".stamp").read_text()
+    mtime = (base / "plotly.min.js").stat().st_mtime_ns
+    ext.stage_assets(tmp_path)  # unchanged versions: reused, not copied again
+    assert (base / ".stamp").read_text() == stamp
+    assert (base / "plotly.min.js").stat().st_mtime_ns == mtime
+
+
+# ----------------------------------------------------------------------------- execution
+
+
+@pytest.mark.slow
+def test_failing_chapter_is_moved_out_of_the_executed_folder(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: notebooks/01_a\n")
+    (root / "notebooks" / "01_a.py").write_text(
+        CHAPTER_TEXT + "\n# %%\nraise ValueError('boom at ' + str(limit))\n"
+    )
+    assert book.main(["--root", str(root), "--chapters", "01", "--execute-only", "-p", "01.limit=3"]) == 1
+    err = capfd.readouterr().err
+    assert "raised ValueError: boom at 3" in err
+    executed = root / "_build" / "executed"
+    assert not (executed / "notebooks" / "01_a.ipynb").exists()
+    failed = json.loads((executed / "failed" / "01_a.ipynb").read_text())
+    injected = [c for c in failed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert injected and "limit = 3" in "".join(injected[0]["source"])

@@ -1,0 +1,317 @@
+"""Load every page of the built book in headless Chromium, offline.
+
+The book is served from ``$TEF_BOOK_DIR`` (default ``_build/html``, built by
+``python -m tefcore.book``) on 127.0.0.1 and every page under ``book/`` and ``notebooks/`` is
+opened with Debian's ``chromium`` driven by Playwright (``executable_path``; Playwright's own
+browser download is not used). For each page the test asserts:
+
+* no failed request (network error or HTTP status >= 400) and no console error or page error
+  (the generated pages ``search.html``, ``genindex.html``, ... are loaded too);
+* no request to any host but the loopback one: such requests are aborted and reported;
+* math is typeset: every Sphinx math element holds a MathJax ``mjx-container``, no
+  ``mjx-merror``, and no raw LaTeX is left in the visible text outside code;
+* every figure is drawn: each plotly div holds a non-empty ``.main-svg``, each altair chart an
+  ``svg`` or ``canvas`` with non-zero size inside ``.vega-embed`` and no error message;
+
+and saves a full-page screenshot to ``artifacts/screenshots/`` (``$TEF_SCREENSHOT_DIR``).
+Without a built book, Playwright or Chromium the tests skip, unless ``TEF_REQUIRE_BROWSER=1``
+(CI), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from tefcore.book import BookError, chromium_flags, find_chromium, serve_directory
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_DIR = Path(os.environ.get("TEF_BOOK_DIR") or ROOT / "_build" / "html")
+SCREENSHOT_DIR = Path(os.environ.get("TEF_SCREENSHOT_DIR") or ROOT / "artifacts" / "screenshots")
+REQUIRE = os.environ.get("TEF_REQUIRE_BROWSER", "") == "1"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+#: Seconds a page may take to typeset its math and draw its figures.
+RENDER_TIMEOUT_S = float(os.environ.get("TEF_BROWSER_TIMEOUT", "45"))
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+def _unavailable(reason: str) -> None:
+    """Skip the test, or fail it when the environment requires the browser test to run."""
+    if REQUIRE:
+        pytest.fail(f"{reason} (TEF_REQUIRE_BROWSER=1)")
+    pytest.skip(reason)
+
+
+def book_pages(book_dir: Path) -> list[str]:
+    """The pages of a built book: every ``.html`` under ``book/`` and ``notebooks/``, then the
+    generated ones (search, index of theorems, ...) but the root redirect ``index.html``."""
+    pages: list[str] = []
+    for folder in ("book", "notebooks"):
+        pages += sorted(p.relative_to(book_dir).as_posix() for p in (book_dir / folder).glob("**/*.html"))
+    pages += sorted(p.name for p in book_dir.glob("*.html") if p.name != "index.html")
+    return pages
+
+
+PAGES = book_pages(BOOK_DIR) if BOOK_DIR.is_dir() else []
+
+# A page is ready when MathJax has typeset every math element and every figure is drawn
+# (or has failed visibly).
+READY_JS = """
+() => {
+  const maths = document.querySelectorAll('.math');
+  if (maths.length) {
+    if (!(window.MathJax && MathJax.startup && MathJax.startup.document)) return false;
+    for (const m of maths) { if (!m.querySelector('mjx-container')) return false; }
+  }
+  for (const d of document.querySelectorAll('.plotly-graph-div')) {
+    if (!d.querySelector('.main-svg')) return false;
+  }
+  for (const d of document.querySelectorAll('div[id^="altair-viz-"]')) {
+    if (!d.querySelector('svg, canvas') && !d.querySelector('.error')) return false;
+  }
+  return true;
+}
+"""
+
+INSPECT_JS = r"""
+() => {
+  const size = (el) => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };
+  const math = [...document.querySelectorAll('.math')].map((m) => ({
+    typeset: !!m.querySelector('mjx-container'),
+    text: (m.querySelector('mjx-container') ? '' : m.textContent).slice(0, 80),
+  }));
+  const plotly = [...document.querySelectorAll('.plotly-graph-div')].map((d) => {
+    const svg = d.querySelector('.main-svg');
+    const [w, h] = svg ? size(svg) : [0, 0];
+    // drawn data: scatter/bar/box traces, heatmap images, pie slices, contour paths
+    const drawn = d.querySelectorAll(
+      '.trace, .hm, image, .slice, .contourlayer path, .heatmaplayer *').length;
+    return {id: d.id, w, h, traces: (d.data || []).length, drawn,
+            children: svg ? svg.childElementCount : 0};
+  });
+  const altair = [...document.querySelectorAll('div[id^="altair-viz-"]')].map((d) => {
+    const g = d.querySelector('svg, canvas');
+    const [w, h] = g ? size(g) : [0, 0];
+    const err = d.querySelector('.error');
+    return {id: d.id, embedded: d.classList.contains('vega-embed'), w, h,
+            marks: g && g.tagName.toLowerCase() === 'svg'
+              ? g.querySelectorAll('path, rect, line, circle, text').length : -1,
+            error: err ? err.textContent.slice(0, 300) : null};
+  });
+  // Visible text outside code, formulas and scripts, to find LaTeX that MathJax left raw.
+  const article = document.querySelector('article') || document.body;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => n.parentElement.closest(
+      'pre, code, script, style, mjx-container, .highlight, textarea, .tef-figure')
+      ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
+  });
+  const raw = [];
+  const pattern = /\\\(|\\\[|\$\$|\\(frac|sum|log|mathbf|mathcal|operatorname|begin|left|right)\b/;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (pattern.test(n.textContent)) raw.push(n.textContent.trim().slice(0, 120));
+  }
+  return {
+    title: document.title,
+    math, plotly, altair, raw,
+    merrors: document.querySelectorAll('mjx-merror').length,
+    // print-only static renditions (TEF_STATIC_FIGURES=1) must stay hidden on screen
+    staticShown: [...document.querySelectorAll('.tef-figure-static')]
+      .filter((e) => e.offsetParent !== null).length,
+    mathjax: !!window.MathJax,
+  };
+}
+"""
+
+
+@dataclass
+class PageLog:
+    """What happened while one page loaded."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+
+def _is_loopback(url: str) -> bool:
+    """Whether a URL stays on this machine (data:, blob: and about: do)."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https", "ws", "wss", "ftp"}:
+        return True
+    return (parts.hostname or "") in LOOPBACK
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """The built book, served on 127.0.0.1."""
+    if not (BOOK_DIR / "index.html").is_file():
+        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefcore.book` or set TEF_BOOK_DIR")
+    with serve_directory(BOOK_DIR) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A headless Chromium (Debian's) with a fresh profile, driven by Playwright."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    try:
+        executable = find_chromium()
+    except BookError as exc:
+        _unavailable(str(exc))
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    # Playwright passes --user-data-dir itself for a persistent context.
+    args = [a for a in chromium_flags(profile) if not a.startswith(("--user-data-dir", "--headless"))]
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=executable,
+            headless=True,
+            args=args,
+            viewport=VIEWPORT,
+            service_workers="block",
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _load(
+    context: Any, url: str, screenshot: Path, timeout_s: float = RENDER_TIMEOUT_S
+) -> tuple[PageLog, dict[str, Any], float]:
+    """Open a page, wait (at most ``timeout_s``) until it has rendered, inspect it and take a
+    screenshot."""
+    record = PageLog()
+    page = context.new_page()
+
+    def route(route: Any) -> None:
+        if _is_loopback(route.request.url):
+            route.continue_()
+        else:
+            record.external.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400:
+            record.failed.append(f"HTTP {response.status} {response.url}")
+
+    def on_failed(request: Any) -> None:
+        if _is_loopback(request.url):
+            record.failed.append(f"{request.failure} {request.url}")
+
+    in_flight: dict[Any, float] = {}
+
+    def on_request(request: Any) -> None:
+        record.requests.append(request.url)
+        in_flight[request] = time.perf_counter()
+
+    page.route("**/*", route)
+    page.on("request", on_request)
+    page.on("response", on_response)
+    page.on("requestfinished", lambda request: in_flight.pop(request, None))
+    page.on("requestfailed", lambda request: (in_flight.pop(request, None), on_failed(request)))
+    page.on(
+        "console",
+        lambda msg: (
+            record.console_errors.append(f"{msg.text} @ {msg.location}") if msg.type == "error" else None
+        ),
+    )
+    page.on("pageerror", lambda error: record.page_errors.append(str(error)))
+    started = time.perf_counter()
+    page.goto(url, wait_until="load")
+    try:
+        page.wait_for_function(READY_JS, timeout=timeout_s * 1000, polling=200)
+    except Exception:  # noqa: BLE001 - the assertions below say what is missing
+        pass
+    # Quiet network: no request in flight for 500 ms (Chromium's own "networkidle" event does
+    # not always fire on pages with many plotly figures).
+    quiet_since = time.perf_counter()
+    deadline = quiet_since + timeout_s
+    while time.perf_counter() < deadline:
+        page.wait_for_timeout(100)
+        if in_flight:
+            quiet_since = time.perf_counter()
+        elif time.perf_counter() - quiet_since >= 0.5:
+            break
+    if in_flight:
+        record.failed += [f"still loading after {timeout_s:.0f} s: {r.url}" for r in in_flight]
+    elapsed = time.perf_counter() - started
+    info = page.evaluate(INSPECT_JS)
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(screenshot), full_page=True)
+    page.close()
+    return record, info, elapsed
+
+
+def test_book_has_pages() -> None:
+    """The built book has its content pages (the root page at least)."""
+    if not BOOK_DIR.is_dir():
+        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefcore.book` or set TEF_BOOK_DIR")
+    assert "book/intro.html" in PAGES, f"no book/intro.html in {BOOK_DIR}; pages: {PAGES}"
+
+
+@pytest.mark.parametrize(
+    "page_path", PAGES or [pytest.param("none", marks=pytest.mark.skip(reason="no built book"))]
+)
+def test_page_renders_offline(page_path: str, base_url: str, browser: Any) -> None:
+    """One page: offline, no errors, math typeset, figures drawn; screenshot saved."""
+    shot = SCREENSHOT_DIR / (page_path.removesuffix(".html").replace("/", "__") + ".png")
+    record, info, elapsed = _load(browser, f"{base_url}/{page_path}", shot)
+    print(
+        f"{page_path}: {elapsed:.1f} s, {len(record.requests)} requests, "
+        f"{len(info['math'])} formulas, {len(info['plotly'])} plotly, {len(info['altair'])} altair -> {shot}"
+    )
+
+    assert not record.external, f"requests to other hosts: {record.external}"
+    assert not record.failed, f"failed requests: {record.failed}"
+    assert not record.page_errors, f"page errors: {record.page_errors}"
+    assert not record.console_errors, f"console errors: {record.console_errors}"
+    assert "404" not in info["title"], info["title"]
+
+    untypeset = [m["text"] for m in info["math"] if not m["typeset"]]
+    assert not untypeset, f"{len(untypeset)} of {len(info['math'])} formulas not typeset: {untypeset[:5]}"
+    assert info["merrors"] == 0, f"{info['merrors']} MathJax errors (mjx-merror)"
+    assert not info["raw"], f"raw LaTeX left in the text: {info['raw'][:5]}"
+
+    for fig in info["plotly"]:
+        assert fig["children"] > 0 and fig["w"] > 50 and fig["h"] > 50, f"plotly figure not drawn: {fig}"
+        assert fig["traces"] > 0 and fig["drawn"] > 0, f"plotly figure without drawn data: {fig}"
+    for chart in info["altair"]:
+        assert chart["error"] is None, f"altair chart failed: {chart}"
+        assert chart["embedded"] and chart["w"] > 50 and chart["h"] > 50, f"altair chart not drawn: {chart}"
+        assert chart["marks"] != 0, f"altair chart without marks: {chart}"
+    assert info["staticShown"] == 0, f"{info['staticShown']} print-only figures shown on screen"
+    assert shot.is_file() and shot.stat().st_size > 0
+
+
+def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_path: Path) -> None:
+    """The checks are not vacuous: a bad page trips every one of them, and stays offline."""
+    (tmp_path / "bad.html").write_text(
+        "<html><head><link rel='icon' href='data:,'>"
+        "<script src='https://cdn.jsdelivr.net/npm/vega@6'></script></head><body><article>"
+        "<p>raw \\(\\frac{a}{b}\\)</p><span class='math'>\\(x\\)</span>"
+        "<img src='missing.png'><script>undefinedFunction()</script>"
+        "</article></body></html>"
+    )
+    with serve_directory(tmp_path) as url:
+        record, info, _ = _load(browser, f"{url}/bad.html", tmp_path / "bad.png", timeout_s=3)
+    assert record.external == ["https://cdn.jsdelivr.net/npm/vega@6"]
+    assert any("missing.png" in f for f in record.failed)
+    assert any("undefinedFunction" in e for e in record.page_errors)
+    assert [m["typeset"] for m in info["math"]] == [False]
+    assert info["raw"] and "\\frac" in info["raw"][0]
