@@ -1,0 +1,888 @@
+r"""Synthetic sentence detectors whose calibration and independence are under our control.
+
+The book's chapters on the derivation and the propositions, and the teaching lab, need detectors for
+which the right answer is known. This module draws them from a Gaussian shift model.
+
+Generative model
+----------------
+A document has a latent side :math:`Y \in \{\text{change}, \text{stability}\}` with
+:math:`\pi = P(Y = \text{change})`; write :math:`s = +1` for change and :math:`s = -1` for stability.
+Sentence :math:`i` of the document carries a latent observation
+
+.. math::
+
+    x_i = s\,\frac{\mu_i}{2} + \varepsilon_i, \qquad
+    \varepsilon_i = \sqrt{\rho}\, z + \sqrt{1-\rho}\, e_i, \qquad z, e_i \sim \mathcal N(0, 1),
+
+where :math:`\mu_i \ge 0` is the sentence's *strength* (the distance between the two class-conditional
+means in standard deviations) and :math:`\rho \in [0, 1)` is the correlation that a noise term
+:math:`z` shared by all sentences of the document induces. Marginally :math:`x_i \mid Y \sim
+\mathcal N(s\mu_i/2, 1)`, so the exact posterior of :math:`Y` given this one sentence is
+
+.. math::
+
+    \lambda_i = \log\frac{P(Y=\text{change}\mid x_i)}{P(Y=\text{stability}\mid x_i)}
+             = \mu_i x_i + \operatorname{logit}\pi ,
+
+and :math:`\sigma(\lambda_i)` is a perfectly calibrated sentence posterior. The detector *reports*
+
+.. math::
+
+    p_i = \sigma\big(\lambda_i / T + b + \eta_i\big), \qquad \eta_i \sim \mathcal N(0, \tau^2),
+
+so a temperature :math:`T \ne 1` (:math:`T < 1` sharper, :math:`T > 1` flatter), a bias :math:`b \ne 0`
+towards one side or logit noise :math:`\tau > 0` makes the reported posteriors miscalibrated. With
+:math:`T = 1`, :math:`b = 0`, :math:`\tau = 0` and :math:`\rho = 0` the sentences are calibrated and
+conditionally independent: the hypotheses of the paper's Proposition 2.
+
+Two kinds of sentences are drawn: *decisive* ones with strength ``strength`` and *uncertain* ones with
+the (small) strength ``uncertain_strength``. Every array is flat, with a sorted ``doc_index``, so a
+:class:`SimulatedCorpus` feeds :func:`tefcore.fusion.fuse_many` directly.
+
+Examples
+--------
+>>> from tefcore.simulate import simulate_documents
+>>> from tefcore.fusion import fuse_many
+>>> c = simulate_documents(1000, n_decisive=1, n_uncertain=4, strength=3.0, rng=0)
+>>> c.n_docs, c.p.shape
+(1000, (5000,))
+>>> b = fuse_many(c.p, c.doc_index, rule="tef")
+>>> bool((b.prediction == c.y).mean() > 0.8)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.special import entr, expit, logit
+from scipy.stats import norm
+
+__all__ = [
+    "CLASSES",
+    "Information",
+    "SimulatedCorpus",
+    "additive_log_odds",
+    "binary_entropy",
+    "calibration_slope",
+    "contributions",
+    "decisive_counts",
+    "evidence_profile",
+    "fusion_study",
+    "gaussian_information",
+    "mutual_information",
+    "reliability_table",
+    "simulate_documents",
+]
+
+CLASSES: tuple[str, str] = ("change", "stability")
+"""Class names, change first (as in :mod:`tefcore.fusion`)."""
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+RandomState = int | np.random.Generator | None
+Counts = int | Sequence[int] | npt.NDArray[np.integer]
+
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(161)
+_GH_WEIGHTS = _GH_WEIGHTS / math.sqrt(2.0 * math.pi)  # expectations under N(0, 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# the corpus
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SimulatedCorpus:
+    """Documents drawn from the Gaussian shift model (flat, sentence-aligned arrays).
+
+    Attributes
+    ----------
+    p : ndarray of float, shape (n_sentences,)
+        Reported sentence posteriors :math:`p_i = P(\\text{change} \\mid D_i)` (what a judge would
+        write into a cache).
+    doc_index : ndarray of int, shape (n_sentences,)
+        Document of each sentence, ``0 .. n_docs - 1``, non-decreasing.
+    y : ndarray of str, shape (n_docs,)
+        True side of each document, ``"change"`` or ``"stability"``.
+    true_log_odds : ndarray of float, shape (n_docs,)
+        Exact posterior log-odds :math:`\\log P(\\text{change} \\mid x_{1:N}) / P(\\text{stability}
+        \\mid x_{1:N})` of each document under the generative model (correlation included).
+    sentence_log_odds : ndarray of float, shape (n_sentences,)
+        Calibrated single-sentence log-odds :math:`\\lambda_i` before any miscalibration.
+    decisive : ndarray of bool, shape (n_sentences,)
+        Whether each sentence was drawn as a decisive one.
+    params : dict
+        The generating parameters.
+    """
+
+    p: FloatArray
+    doc_index: IntArray
+    y: npt.NDArray[np.object_]
+    true_log_odds: FloatArray
+    sentence_log_odds: FloatArray
+    decisive: BoolArray
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents."""
+        return int(self.y.shape[0])
+
+    @property
+    def n_sentences(self) -> int:
+        """Number of sentences over all documents."""
+        return int(self.p.shape[0])
+
+    @property
+    def is_change(self) -> BoolArray:
+        """``y == "change"`` per document."""
+        return np.asarray(self.y == CLASSES[0], dtype=bool)
+
+    @property
+    def sentence_is_change(self) -> BoolArray:
+        """The true side of each sentence's document, per sentence."""
+        return self.is_change[self.doc_index]
+
+    @property
+    def sentences_per_doc(self) -> IntArray:
+        """Number of sentences of each document."""
+        return np.bincount(self.doc_index, minlength=self.n_docs).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------------
+def _rng(rng: RandomState) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(rng)
+    raise ValueError(
+        f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}"
+    )
+
+
+def _counts(value: Counts, n_docs: int, name: str) -> IntArray:
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        arr = np.full(n_docs, arr)
+    if arr.shape != (n_docs,):
+        raise ValueError(
+            f"{name} must be an int or an array of {n_docs} per-document counts, "
+            f"got shape {arr.shape}"
+        )
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if (arr < 0).any():
+        raise ValueError(f"{name} must be >= 0, got a minimum of {int(arr.min())}")
+    return arr.astype(np.int64)
+
+
+def _check_unit_interval(value: float, name: str, *, low_open: bool, high_open: bool) -> None:
+    low_ok = value > 0.0 if low_open else value >= 0.0
+    high_ok = value < 1.0 if high_open else value <= 1.0
+    if not (low_ok and high_ok) or math.isnan(value):
+        lo = "(" if low_open else "["
+        hi = ")" if high_open else "]"
+        raise ValueError(f"{name} must lie in {lo}0, 1{hi}, got {value!r}")
+
+
+def _check_nonnegative(value: float, name: str, *, strict: bool = False) -> None:
+    ok = value > 0.0 if strict else value >= 0.0
+    if not ok or not math.isfinite(value):
+        bound = "> 0" if strict else ">= 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# drawing documents
+# --------------------------------------------------------------------------------------------------
+def simulate_documents(
+    n_docs: int,
+    *,
+    n_decisive: Counts = 1,
+    n_uncertain: Counts = 4,
+    strength: float = 3.0,
+    uncertain_strength: float = 0.5,
+    temperature: float = 1.0,
+    logit_noise: float = 0.0,
+    logit_bias: float = 0.0,
+    correlation: float = 0.0,
+    prior: float = 0.5,
+    rng: RandomState = None,
+) -> SimulatedCorpus:
+    r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model.
+
+    Within a document the decisive sentences come first, then the uncertain ones (the fusion rules
+    ignore the order).
+
+    Parameters
+    ----------
+    n_docs : int
+        Number of documents (>= 1).
+    n_decisive, n_uncertain : int or array_like of int
+        Sentences of each kind per document: one count for all documents, or one per document. Every
+        document needs at least one sentence.
+    strength : float
+        Strength :math:`\mu` of the decisive sentences (>= 0): the gap between the two class means of
+        the latent observation, in noise standard deviations. A single decisive sentence is right with
+        probability :math:`\Phi(\mu/2)` under equal priors (0.93 at the default 3).
+    uncertain_strength : float
+        Strength of the uncertain sentences (>= 0). 0 makes them carry no information at all (their
+        calibrated posterior is then exactly the prior).
+    temperature : float
+        Reported log-odds are the calibrated ones divided by ``temperature`` (> 0): < 1 overconfident,
+        > 1 underconfident.
+    logit_noise : float
+        Standard deviation :math:`\tau` of independent Gaussian noise added to every reported log-odds
+        (>= 0): a detector that is wrong in ways unrelated to the document.
+    logit_bias : float
+        Constant :math:`b` added to every reported log-odds: a detector that leans towards change
+        (:math:`b > 0`) or stability (:math:`b < 0`) whatever it reads, as an LLM that prefers one
+        answer letter does.
+    correlation : float
+        Correlation :math:`\rho \in [0, 1)` of the latent noise of the sentences of one document.
+    prior : float
+        :math:`\pi = P(Y = \text{change})`, in (0, 1).
+    rng : int, numpy.random.Generator or None
+        Seed or generator; the same seed gives the same corpus.
+
+    Returns
+    -------
+    SimulatedCorpus
+
+    Notes
+    -----
+    The exact document log-odds under the model follow from the Gaussian likelihood of the latent
+    vector :math:`x \mid Y \sim \mathcal N(s\,m, \Sigma)` with :math:`m_i = \mu_i/2` and
+    :math:`\Sigma = (1-\rho) I + \rho\,\mathbf 1\mathbf 1^\top`:
+
+    .. math::
+
+        \log\frac{P(\text{change}\mid x)}{P(\text{stability}\mid x)}
+        = \operatorname{logit}\pi + 2\,m^\top\Sigma^{-1}x
+        = \operatorname{logit}\pi + \frac{2}{1-\rho}\Big(\sum_i m_i x_i
+          - \frac{\rho \sum_i m_i \sum_i x_i}{1-\rho+N\rho}\Big),
+
+    which for :math:`\rho = 0` is :math:`\operatorname{logit}\pi + \sum_i \mu_i x_i`.
+    """
+    if not isinstance(n_docs, (int, np.integer)) or n_docs < 1:
+        raise ValueError(f"n_docs must be a positive integer, got {n_docs!r}")
+    n_docs = int(n_docs)
+    _check_nonnegative(strength, "strength")
+    _check_nonnegative(uncertain_strength, "uncertain_strength")
+    _check_nonnegative(temperature, "temperature", strict=True)
+    _check_nonnegative(logit_noise, "logit_noise")
+    if not math.isfinite(logit_bias):
+        raise ValueError(f"logit_bias must be finite, got {logit_bias!r}")
+    _check_unit_interval(correlation, "correlation", low_open=False, high_open=True)
+    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
+    n_dec = _counts(n_decisive, n_docs, "n_decisive")
+    n_unc = _counts(n_uncertain, n_docs, "n_uncertain")
+    n_per_doc = n_dec + n_unc
+    if (n_per_doc == 0).any():
+        first = int(np.flatnonzero(n_per_doc == 0)[0])
+        raise ValueError(
+            f"every document needs at least one sentence; document {first} has "
+            "n_decisive = n_uncertain = 0"
+        )
+    gen = _rng(rng)
+
+    is_change = gen.random(n_docs) < prior
+    sign = np.where(is_change, 1.0, -1.0)
+    doc_index = np.repeat(np.arange(n_docs, dtype=np.int64), n_per_doc)
+    starts = np.concatenate(([0], np.cumsum(n_per_doc)[:-1]))
+    position = np.arange(doc_index.shape[0]) - starts[doc_index]
+    decisive = position < n_dec[doc_index]
+    mu = np.where(decisive, strength, uncertain_strength)
+
+    shared = gen.standard_normal(n_docs)
+    own = gen.standard_normal(doc_index.shape[0])
+    noise = math.sqrt(correlation) * shared[doc_index] + math.sqrt(1.0 - correlation) * own
+    x = sign[doc_index] * mu / 2.0 + noise
+    prior_lo = float(logit(prior))
+    lam = mu * x + prior_lo
+
+    eta = gen.standard_normal(doc_index.shape[0]) * logit_noise if logit_noise > 0 else 0.0
+    p = expit(lam / temperature + logit_bias + eta)
+
+    m = mu / 2.0
+    smx = np.bincount(doc_index, weights=m * x, minlength=n_docs)
+    if correlation == 0.0:
+        true_lo = prior_lo + 2.0 * smx
+    else:
+        sm = np.bincount(doc_index, weights=m, minlength=n_docs)
+        sx = np.bincount(doc_index, weights=x, minlength=n_docs)
+        shrink = correlation / (1.0 - correlation + n_per_doc * correlation)
+        true_lo = prior_lo + 2.0 / (1.0 - correlation) * (smx - shrink * sm * sx)
+
+    y = np.where(is_change, CLASSES[0], CLASSES[1]).astype(object)
+    params = {
+        "n_docs": n_docs,
+        "strength": strength,
+        "uncertain_strength": uncertain_strength,
+        "temperature": temperature,
+        "logit_noise": logit_noise,
+        "logit_bias": logit_bias,
+        "correlation": correlation,
+        "prior": prior,
+        "n_decisive": int(n_dec[0]) if np.all(n_dec == n_dec[0]) else "per-document",
+        "n_uncertain": int(n_unc[0]) if np.all(n_unc == n_unc[0]) else "per-document",
+    }
+    return SimulatedCorpus(
+        p=p.astype(np.float64),
+        doc_index=doc_index,
+        y=y,
+        true_log_odds=true_lo,
+        sentence_log_odds=lam,
+        decisive=decisive,
+        params=params,
+    )
+
+
+def decisive_counts(
+    share: float, n_uncertain: int, n_docs: int, *, rng: RandomState = None
+) -> IntArray:
+    r"""Per-document numbers of decisive sentences that make a given share of all sentences decisive.
+
+    With :math:`u` uncertain sentences per document, a share :math:`q` of decisive sentences needs on
+    average :math:`r = u\,q/(1-q)` decisive ones. Each document gets :math:`\lfloor r\rfloor` or
+    :math:`\lceil r\rceil` of them (the latter with probability :math:`r - \lfloor r\rfloor`), so the
+    pooled share is :math:`q` in expectation and some documents may have no decisive sentence at all.
+
+    Parameters
+    ----------
+    share : float
+        Share of decisive sentences, in [0, 1).
+    n_uncertain : int
+        Uncertain sentences per document (>= 1).
+    n_docs : int
+        Number of documents.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    ndarray of int, shape (n_docs,)
+    """
+    _check_unit_interval(share, "share", low_open=False, high_open=True)
+    if n_uncertain < 1:
+        raise ValueError(f"n_uncertain must be >= 1 to define a share, got {n_uncertain!r}")
+    r = n_uncertain * share / (1.0 - share)
+    base = math.floor(r)
+    extra = _rng(rng).random(n_docs) < (r - base)
+    return (base + extra).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# Proposition 2: the additive identity
+# --------------------------------------------------------------------------------------------------
+def additive_log_odds(
+    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
+) -> FloatArray:
+    r"""Document log-odds obtained by adding sentence log-odds (the identity of Proposition 2).
+
+    For conditionally independent sentences with calibrated posteriors :math:`p_i`,
+
+    .. math::
+
+        \log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})}
+        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi ,
+
+    which with equal priors (:math:`\pi = 1/2`) is the plain sum of the sentence log-odds. No clipping
+    is applied (contrast :func:`tefcore.fusion.clipped_log_odds`).
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n_sentences,)
+        Sentence posteriors in (0, 1).
+    doc_index : array_like of int, shape (n_sentences,)
+        Document of each sentence, values ``0 .. n_docs - 1``.
+    prior : float
+        :math:`\pi = P(c)`.
+
+    Returns
+    -------
+    ndarray of float, shape (n_docs,)
+    """
+    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
+    arr = np.asarray(p, dtype=np.float64)
+    idx = np.asarray(doc_index)
+    if arr.shape != idx.shape or arr.ndim != 1:
+        raise ValueError(
+            f"p and doc_index must be 1-D and aligned, got shapes {arr.shape} and {idx.shape}"
+        )
+    if not (arr.size and arr.min() > 0.0 and arr.max() < 1.0):
+        raise ValueError("p must be non-empty and hold probabilities strictly inside (0, 1)")
+    if idx.dtype.kind not in "iu" or idx.min() < 0:
+        raise ValueError("doc_index must hold non-negative integers")
+    n = np.bincount(idx)
+    return np.bincount(idx, weights=logit(arr)) - (n - 1) * float(logit(prior))
+
+
+def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`.
+
+    A log-odds score :math:`s` that is a calibrated posterior has :math:`\beta = 1`; :math:`\beta < 1`
+    means the score is overconfident (too large in magnitude), :math:`\beta > 1` underconfident. Fitted
+    by unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
+
+    Parameters
+    ----------
+    score : array_like of float, shape (n_docs,)
+        Log-odds in favour of change.
+    y : array_like, shape (n_docs,)
+        True sides (``"change"``/``"stability"``) or booleans (True = change).
+
+    Returns
+    -------
+    float
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    s = np.asarray(score, dtype=np.float64).reshape(-1, 1)
+    target = _as_bool_labels(y)
+    if s.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"score and y must have the same length, got {s.shape[0]} and {target.shape[0]}"
+        )
+    if not np.isfinite(s).all():
+        raise ValueError("score must be finite")
+    if target.all() or not target.any():
+        raise ValueError("y must contain both classes to fit a calibration slope")
+    model = LogisticRegression(C=np.inf, max_iter=1000).fit(s, target)
+    return float(model.coef_[0, 0])
+
+
+def _as_bool_labels(y: npt.ArrayLike) -> BoolArray:
+    arr = np.asarray(y)
+    if arr.dtype == bool:
+        return arr
+    if arr.dtype.kind in "OUS":
+        bad = ~np.isin(arr, CLASSES)
+        if bad.any():
+            raise ValueError(f"labels must be 'change' or 'stability', got {arr[bad][0]!r}")
+        return arr == CLASSES[0]
+    if arr.dtype.kind in "iu" and np.isin(arr, (0, 1)).all():
+        return arr.astype(bool)
+    raise ValueError("labels must be booleans, 0/1 or the strings 'change'/'stability'")
+
+
+# --------------------------------------------------------------------------------------------------
+# Proposition 1: information
+# --------------------------------------------------------------------------------------------------
+def binary_entropy(p: npt.ArrayLike) -> FloatArray:
+    r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`.
+
+    Parameters
+    ----------
+    p : array_like of float in [0, 1]
+
+    Returns
+    -------
+    ndarray of float (same shape), with :math:`0 \log 0 = 0`.
+    """
+    arr = np.asarray(p, dtype=np.float64)
+    return entr(arr) + entr(1.0 - arr)
+
+
+@dataclass(frozen=True)
+class Information:
+    """Mutual information (nats) of the true side with a sentence's posterior and its hard label.
+
+    Attributes
+    ----------
+    soft : float or ndarray
+        :math:`I(Y; p_i)`.
+    hard : float or ndarray
+        :math:`I(Y; \\hat y_i)` with :math:`\\hat y_i = \\mathbb 1[p_i \\ge 1/2]`.
+    """
+
+    soft: float | FloatArray
+    hard: float | FloatArray
+
+    @property
+    def lost(self) -> float | FloatArray:
+        """Information the hard label throws away, :math:`I(Y; p_i) - I(Y; \\hat y_i) \\ge 0`."""
+        return self.soft - self.hard
+
+
+def gaussian_information(
+    strength: float | npt.ArrayLike,
+    *,
+    prior: float = 0.5,
+    temperature: float = 1.0,
+    logit_noise: float = 0.0,
+) -> Information:
+    r"""Exact :math:`I(Y; p_i)` and :math:`I(Y; \hat y_i)` of one sentence of the Gaussian shift model.
+
+    Logit noise :math:`\tau` turns the observation into :math:`x_i + (T\tau/\mu)\,\eta`, again a
+    Gaussian shift with effective strength :math:`\mu_e = \mu/\sqrt{1 + (T\tau/\mu)^2}`; a temperature
+    alone is an invertible map of :math:`p_i` and changes neither quantity. Then
+
+    .. math::
+
+        I(Y; p_i) = h(\pi) - \mathbb E\big[h\big(\sigma(\mu_e u + \operatorname{logit}\pi)\big)\big],
+        \qquad u \mid Y \sim \mathcal N(\pm\mu_e/2, 1),
+
+    computed by Gauss-Hermite quadrature, and the hard label is a binary channel with
+    :math:`P(\hat y = 1 \mid Y) = 1 - \Phi\big(c - s\,\mu_e/2\big)`,
+    :math:`c = -\operatorname{logit}\pi / (\mu\sqrt{1+(T\tau/\mu)^2})`:
+
+    .. math:: I(Y; \hat y_i) = h\big(P(\hat y = 1)\big) - \sum_y P(y)\, h\big(P(\hat y = 1\mid y)\big).
+
+    Parameters
+    ----------
+    strength : float or array_like
+        Sentence strength :math:`\mu \ge 0`.
+    prior, temperature, logit_noise : float
+        As in :func:`simulate_documents`.
+
+    Returns
+    -------
+    Information
+        ``soft`` and ``hard`` in nats, floats for a scalar ``strength``, arrays otherwise.
+    """
+    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
+    _check_nonnegative(temperature, "temperature", strict=True)
+    _check_nonnegative(logit_noise, "logit_noise")
+    mu = np.asarray(strength, dtype=np.float64)
+    if (mu < 0).any() or not np.isfinite(mu).all():
+        raise ValueError("strength must be finite and >= 0")
+    scalar = mu.ndim == 0
+    mu = np.atleast_1d(mu)
+    spread = np.sqrt(
+        1.0
+        + np.divide(temperature * logit_noise, mu, out=np.full_like(mu, np.inf), where=mu > 0) ** 2
+    )
+    mu_e = np.where(mu > 0, mu / spread, 0.0)
+    lo = float(logit(prior))
+    h_prior = float(binary_entropy(prior))
+
+    # E[h(sigma(mu_e u + lo))] over the two classes, u = s mu_e / 2 + standard normal
+    u_change = mu_e[:, None] / 2.0 + _GH_NODES[None, :]
+    u_stab = -mu_e[:, None] / 2.0 + _GH_NODES[None, :]
+    h_change = binary_entropy(expit(mu_e[:, None] * u_change + lo)) @ _GH_WEIGHTS
+    h_stab = binary_entropy(expit(mu_e[:, None] * u_stab + lo)) @ _GH_WEIGHTS
+    soft = np.clip(h_prior - prior * h_change - (1.0 - prior) * h_stab, 0.0, None)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(mu > 0, -lo / (mu * spread), 0.0)
+    a1 = norm.sf(c - mu_e / 2.0)  # P(yhat = change | change)
+    a0 = norm.sf(c + mu_e / 2.0)  # P(yhat = change | stability)
+    marginal = prior * a1 + (1.0 - prior) * a0
+    hard = (
+        binary_entropy(marginal) - prior * binary_entropy(a1) - (1.0 - prior) * binary_entropy(a0)
+    )
+    hard = np.where(mu > 0, np.clip(hard, 0.0, None), 0.0)
+    soft = np.where(mu > 0, soft, 0.0)
+    if scalar:
+        return Information(float(soft[0]), float(hard[0]))
+    return Information(soft, hard)
+
+
+def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None = 32) -> float:
+    r"""Plug-in estimate of :math:`I(Y; X)` in nats from a sample, with :math:`X` binned.
+
+    ``p`` is discretised into ``bins`` quantile bins to which :math:`1/2` is added as an edge, so that
+    the hard label :math:`\mathbb 1[p \ge 1/2]` is a function of the bin. The data processing inequality
+    then also holds for the empirical distribution: the estimate for ``p`` is never below the estimate
+    for the hard labels of the same sample. Pass ``bins=None`` when ``p`` is already discrete (for
+    example hard labels). The contingency-table estimate is
+    :func:`sklearn.metrics.mutual_info_score`.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        True sides (strings, booleans or 0/1).
+    p : array_like, shape (n,)
+        Posteriors in [0, 1] (binned), or discrete labels with ``bins=None``.
+    bins : int or None
+        Number of quantile bins (>= 2).
+
+    Returns
+    -------
+    float
+        The estimate (biased upwards by about :math:`(\text{bins}-1)/(2n)` nats at small :math:`n`,
+        downwards by the binning).
+    """
+    from sklearn.metrics import mutual_info_score
+
+    target = _as_bool_labels(y)
+    x = np.asarray(p)
+    if x.shape != target.shape:
+        raise ValueError(f"y and p must have the same shape, got {target.shape} and {x.shape}")
+    if bins is None:
+        return float(mutual_info_score(target, x))
+    if bins < 2:
+        raise ValueError(f"bins must be >= 2, got {bins!r}")
+    xf = x.astype(np.float64)
+    if not (xf.min() >= 0.0 and xf.max() <= 1.0):
+        raise ValueError("p must hold probabilities in [0, 1] when binned")
+    edges = np.unique(np.concatenate([np.quantile(xf, np.linspace(0, 1, bins + 1)[1:-1]), [0.5]]))
+    codes = np.searchsorted(edges, xf, side="right")  # bin k holds edges[k-1] <= p < edges[k]
+    return float(mutual_info_score(target, codes))
+
+
+# --------------------------------------------------------------------------------------------------
+# calibration of sentence posteriors
+# --------------------------------------------------------------------------------------------------
+def reliability_table(
+    prob: npt.ArrayLike, outcome: npt.ArrayLike, *, n_bins: int = 10
+) -> pd.DataFrame:
+    r"""Binned reliability of probabilities of a binary event.
+
+    Equal-width bins on [0, 1] (the last closed at 1). A calibrated forecaster has
+    :math:`\text{observed} \approx \text{mean\_predicted}` in every bin with enough data.
+
+    Parameters
+    ----------
+    prob : array_like of float, shape (n,)
+        Forecast probabilities of the event (e.g. :math:`P(\text{change})`).
+    outcome : array_like, shape (n,)
+        Whether the event happened (booleans, 0/1 or ``"change"``/``"stability"``).
+    n_bins : int
+        Number of bins (>= 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin: ``bin_lower``, ``bin_upper``, ``count``, ``mean_predicted``,
+        ``observed``, ``gap`` (observed - mean_predicted) and ``stderr`` (binomial standard error of
+        ``observed`` at ``mean_predicted``).
+    """
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
+    q = np.asarray(prob, dtype=np.float64)
+    event = _as_bool_labels(outcome).astype(np.float64)
+    if q.shape != event.shape:
+        raise ValueError(
+            f"prob and outcome must have the same shape, got {q.shape} and {event.shape}"
+        )
+    if not (q.size and q.min() >= 0.0 and q.max() <= 1.0):
+        raise ValueError("prob must be non-empty probabilities in [0, 1]")
+    which = np.minimum((q * n_bins).astype(np.int64), n_bins - 1)
+    count = np.bincount(which, minlength=n_bins)
+    mean_pred = np.bincount(which, weights=q, minlength=n_bins)
+    observed = np.bincount(which, weights=event, minlength=n_bins)
+    keep = count > 0
+    table = pd.DataFrame(
+        {
+            "bin_lower": np.arange(n_bins)[keep] / n_bins,
+            "bin_upper": (np.arange(n_bins)[keep] + 1) / n_bins,
+            "count": count[keep],
+            "mean_predicted": mean_pred[keep] / count[keep],
+            "observed": observed[keep] / count[keep],
+        }
+    )
+    table["gap"] = table["observed"] - table["mean_predicted"]
+    mp = table["mean_predicted"].to_numpy()
+    table["stderr"] = np.sqrt(mp * (1.0 - mp) / table["count"].to_numpy())
+    return table
+
+
+# --------------------------------------------------------------------------------------------------
+# the rules on one scale
+# --------------------------------------------------------------------------------------------------
+CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_without_entropy", "tef")
+
+
+def contributions(p: npt.ArrayLike) -> pd.DataFrame:
+    r"""What one sentence adds to each rule's decision statistic (the rules of chapter 1 on one scale).
+
+    Each binary rule predicts change when a sum of per-sentence contributions
+    :math:`\varphi(p_i)` is non-negative:
+
+    .. math::
+
+        \varphi_{\mathrm{MV}}(p) = \operatorname{sign}(p - \tfrac12)\ (+1 \text{ at } \tfrac12),\quad
+        \varphi_{\mathrm{SV}}(p) = p - \tfrac12,\quad
+        \varphi_{\text{w/o Entropy}}(p) = \ell(p),\quad
+        \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p),
+
+    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion` (clipped log-odds, normalised information
+    gain). Decisions are unchanged when a rule's :math:`\varphi` is multiplied by a positive constant,
+    so ratios of contributions within a rule ("how many sentences at :math:`p'` outweigh one at
+    :math:`p`") are meaningful across rules.
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n,)
+        Sentence posteriors P(change) in [0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per rule of :data:`CONTRIBUTION_RULES`, one row per probability.
+    """
+    from tefcore.fusion import clipped_log_odds, weights
+
+    arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+    ell = clipped_log_odds(arr)
+    return pd.DataFrame(
+        {
+            "majority_vote": np.where(arr >= 0.5, 1.0, -1.0),
+            "soft_vote": arr - 0.5,
+            "tef_without_entropy": ell,
+            "tef": weights(arr) * ell,
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# where a set of posteriors sits: decisive and uncertain sentences
+# --------------------------------------------------------------------------------------------------
+def evidence_profile(
+    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, decisive_weight: float = 0.5
+) -> pd.DataFrame:
+    r"""Count decisive and uncertain sentences per document from their TEF weights.
+
+    A sentence is *decisive* when its weight :math:`w(p_i) = 1 - h(p_i)/\log 2` reaches
+    ``decisive_weight`` (0.5 means :math:`p_i \le 0.110` or :math:`p_i \ge 0.890`), *uncertain*
+    otherwise. This places real judges' posts on the map of :func:`fusion_study`.
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n_sentences,)
+        Sentence posteriors in [0, 1] (drop invalid ones first).
+    doc_index : array_like, shape (n_sentences,)
+        Document of each sentence (any sortable ids).
+    decisive_weight : float
+        Threshold on the weight, in (0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by document: ``n_sentences``, ``n_decisive``, ``n_uncertain``, ``decisive_share``,
+        ``mean_weight``, ``max_weight``.
+    """
+    from tefcore.fusion import weights
+
+    _check_unit_interval(decisive_weight, "decisive_weight", low_open=True, high_open=False)
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+    w = weights(arr)
+    frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
+    if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself
+        raise ValueError("p and doc_index must have the same length")
+    g = frame.groupby("doc", sort=True)
+    out = pd.DataFrame(
+        {
+            "n_sentences": g.size(),
+            "n_decisive": g["decisive"].sum().astype(np.int64),
+            "mean_weight": g["w"].mean(),
+            "max_weight": g["w"].max(),
+        }
+    )
+    out["n_uncertain"] = out["n_sentences"] - out["n_decisive"]
+    out["decisive_share"] = out["n_decisive"] / out["n_sentences"]
+    return out[
+        ["n_sentences", "n_decisive", "n_uncertain", "decisive_share", "mean_weight", "max_weight"]
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# when does TEF beat MV and SV?
+# --------------------------------------------------------------------------------------------------
+STUDY_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_without_entropy")
+
+
+def fusion_study(
+    decisive_shares: Sequence[float],
+    n_uncertain_values: Sequence[int],
+    *,
+    n_docs: int = 2000,
+    rules: Sequence[str] = STUDY_RULES,
+    strength: float = 3.0,
+    uncertain_strength: float = 0.5,
+    temperature: float = 1.0,
+    logit_noise: float = 0.0,
+    logit_bias: float = 0.0,
+    correlation: float = 0.0,
+    prior: float = 0.5,
+    rng: RandomState = None,
+) -> pd.DataFrame:
+    r"""Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences).
+
+    For every cell, ``n_docs`` documents are drawn with ``n_uncertain`` uncertain sentences each and a
+    number of decisive ones from :func:`decisive_counts`; all cells go through
+    :func:`tefcore.fusion.fuse_many` in one call per rule. The Bayes-optimal decision of the generating
+    model (the sign of :attr:`SimulatedCorpus.true_log_odds`) is reported as ``oracle``.
+
+    Parameters
+    ----------
+    decisive_shares : sequence of float
+        Shares of decisive sentences, each in [0, 1).
+    n_uncertain_values : sequence of int
+        Numbers of uncertain sentences per document, each >= 1.
+    n_docs : int
+        Documents per cell.
+    rules : sequence of str
+        Rule names of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``, which needs a whole-post
+        posterior).
+    strength, uncertain_strength, temperature, logit_noise, logit_bias, correlation, prior, rng
+        As in :func:`simulate_documents`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format: ``decisive_share``, ``n_uncertain``, ``rule`` (the rule names and ``oracle``),
+        ``accuracy`` (a fraction), ``n_docs``.
+    """
+    from tefcore.fusion import RULE_NAMES, fuse_many
+
+    shares = [float(s) for s in decisive_shares]
+    uncertain = [int(u) for u in n_uncertain_values]
+    if not shares or not uncertain:
+        raise ValueError("decisive_shares and n_uncertain_values must be non-empty")
+    unknown = [r for r in rules if r not in RULE_NAMES or r == "direct"]
+    if unknown:
+        raise ValueError(f"rules must be sentence-level rules of tefcore.fusion, got {unknown}")
+    gen = _rng(rng)
+    cells = [(s, u) for s in shares for u in uncertain]
+    n_dec = np.concatenate([decisive_counts(s, u, n_docs, rng=gen) for s, u in cells])
+    n_unc = np.repeat(np.asarray([u for _, u in cells], dtype=np.int64), n_docs)
+    corpus = simulate_documents(
+        len(cells) * n_docs,
+        n_decisive=n_dec,
+        n_uncertain=n_unc,
+        strength=strength,
+        uncertain_strength=uncertain_strength,
+        temperature=temperature,
+        logit_noise=logit_noise,
+        logit_bias=logit_bias,
+        correlation=correlation,
+        prior=prior,
+        rng=gen,
+    )
+    cell_of_doc = np.repeat(np.arange(len(cells)), n_docs)
+    correct: dict[str, BoolArray] = {}
+    for rule in rules:
+        batch = fuse_many(corpus.p, corpus.doc_index, rule=rule)
+        correct[rule] = np.asarray(batch.prediction == corpus.y, dtype=bool)
+    correct["oracle"] = (corpus.true_log_odds >= 0.0) == corpus.is_change
+    rows = []
+    for name, hits in correct.items():
+        acc = np.bincount(cell_of_doc, weights=hits.astype(np.float64)) / n_docs
+        for k, (s, u) in enumerate(cells):
+            rows.append(
+                {
+                    "decisive_share": s,
+                    "n_uncertain": u,
+                    "rule": name,
+                    "accuracy": float(acc[k]),
+                    "n_docs": n_docs,
+                }
+            )
+    return pd.DataFrame(rows)
