@@ -315,11 +315,12 @@ def sample_queries(queries: pd.DataFrame, n: int, kind: str, seed: int = 0,
 # --------------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
-    """Silence file descriptor 2 (C libraries write there directly) for the duration of the block."""
+    """Silence standard error for the block: ``sys.stderr`` (llama-cpp-python's log callback writes
+    there, which is the notebook's output in a kernel) and file descriptor 2 (C code writing directly)."""
     sys.stderr.flush()
     saved = os.dup(2)
     try:
-        with open(os.devnull, "w") as null:
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
             os.dup2(null.fileno(), 2)
             yield
     finally:
