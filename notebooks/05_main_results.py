@@ -65,8 +65,8 @@ pd.set_option("display.width", 200)
 BASE_RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = ex.parse_list(langs)
 runs = ex.load_runs(models, prompt, lang_list, cache_dir)
-for note in runs.missing:
-    print("note:", note)
+if runs.missing:
+    display(Markdown("\n".join(f"* note: {note}" for note in runs.missing)))
 if runs.frame.empty:
     raise RuntimeError(f"no cache found under {ex.repo_path(cache_dir)}; run chapter 4 (tef extract) first")
 with pd.option_context("display.max_colwidth", None):
@@ -126,7 +126,7 @@ display(major[major["dimension"] != "Average"].pivot_table(index="lang", columns
                                                            sort=False).reindex(lang_list).astype(int).rename_axis(
     columns="pairs per dimension"))
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 per_dim = table[table["dimension"] != "Average"].copy()
 per_dim["judge"] = per_dim["model"].map(ex.judge_label)
 per_dim["method"] = per_dim["rule"].map(RULE_LABELS)
@@ -191,7 +191,7 @@ vs_show = vs.assign(judge=vs["model"].map(ex.judge_label), strongest=vs["b"].map
 display(vs_show.set_index(["judge", "lang", "metric"])[
     ["strongest", "baseline", "tef", "difference", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]])
 
-# %%
+# %% tags=["hide-input"]
 paper_gain = paper.strongest_baseline_gain(t3, level="model_lang").reset_index()
 paper_gain = paper_gain.assign(judge=paper_gain["model"].map(paper.MODEL_LABELS),
                                _m=paper_gain["model"].map(paper.MODELS.index),
@@ -199,12 +199,13 @@ paper_gain = paper_gain.assign(judge=paper_gain["model"].map(paper.MODEL_LABELS)
 print("paper, GPU/API LLMs: TEF minus the strongest baseline on the Average (points)")
 display(paper_gain.pivot_table(index=["judge", "lang"], columns="metric", values="gain", sort=False))
 
-# %%
+# %% tags=["hide-input"]
 acc = vs[vs["metric"] == "accuracy"]
 lo, hi = acc["difference"].min(), acc["difference"].max()
 sig_up = acc[(acc["low"] > 0)]
 sig_down = acc[(acc["high"] < 0)]
 paper_acc = paper_gain[paper_gain["metric"] == "accuracy"]["gain"]
+n_cross = len(acc) - len(sig_up) - len(sig_down)
 
 
 def cells(frame: pd.DataFrame) -> str:
@@ -215,7 +216,7 @@ def cells(frame: pd.DataFrame) -> str:
 lines = [(f"Ours: TEF minus the strongest baseline (accuracy) ranges from {lo:+.1f} to {hi:+.1f} points over "
          f"{len(acc)} judge-language cells; paper: {paper_acc.min():+.1f} to {paper_acc.max():+.1f}."),
          (f"Interval above zero (TEF better): {len(sig_up)} cell(s){cells(sig_up)}; below zero (baseline "
-         f"better): {len(sig_down)} cell(s){cells(sig_down)}; crossing zero: {len(acc) - len(sig_up) - len(sig_down)}.")]
+         f"better): {len(sig_down)} cell(s){cells(sig_down)}; crossing zero: {n_cross}.")]
 for _, r in acc.iterrows():
     diff = ex.format_interval(r["difference"], r["low"], r["high"], signed=True)
     lines.append(f"{ex.judge_label(r['model'])}, {r['lang']}: TEF {r['tef']:.1f} vs {RULE_LABELS[r['b']]} "
@@ -309,7 +310,7 @@ else:
     display(ex.format_columns(show.set_index(["judge", "lang", "t"])[
         ["best", "baseline", "tef", "gain_ci", "mean_weight", "decisive_share"]], mean_weight=3))
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 if not sweep_runs.frame.empty:
     from plotly.subplots import make_subplots
 

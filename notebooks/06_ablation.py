@@ -59,8 +59,8 @@ ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
 lang_list = ex.parse_list(langs)
 runs = ex.load_runs(models, prompt, lang_list, cache_dir)
-for note in runs.missing:
-    print("note:", note)
+if runs.missing:
+    display(Markdown("\n".join(f"* note: {note}" for note in runs.missing)))
 if runs.frame.empty:
     raise RuntimeError(f"no cache found under {ex.repo_path(cache_dir)}; run chapter 4 (tef extract) first")
 display(ex.judge_table(runs.models))
@@ -94,7 +94,7 @@ ci_wide = cis.pivot_table(index=["judge", "lang"], columns=["metric", "method"],
                           sort=False)
 display(ci_wide[[(m, RULE_LABELS[r]) for m in ("accuracy", "macro_f1") for r in RULES]])
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 fig = ex.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",
                              col="metric", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
                              y_title="Average (%)",

@@ -88,8 +88,8 @@ found = []
 for name, r in (("LLM judges", llm_runs), ("prompt-free judges", ref_runs)):
     if r is None:
         continue
-    for note in r.missing:
-        print("note:", note)
+    if r.missing:
+        display(Markdown("\n".join(f"* note: {note}" for note in r.missing)))
     if len(r.provenance):
         cols = ["model", "prompt", "lang", "n_pairs"] + (["uses_prompt"] if "uses_prompt" in r.provenance else [])
         found.append(r.provenance[cols].assign(group=name))
@@ -108,8 +108,9 @@ for model in llms:
     variants = [v for v in prompt_list if v in complete.get(model, [])]
     complete[model] = variants
     lacking = [v for v in prompt_list if v not in variants]
-    print(f"{ex.judge_label(model)}: complete variants {variants or 'none'}"
-          + (f"; missing {lacking} (not shown)" if lacking else ""))
+    display(Markdown(f"{ex.judge_label(model)}: caches for every language with the variant(s) "
+                     f"{', '.join(variants) or 'none'}"
+                     + (f"; missing {', '.join(lacking)} (not shown)" if lacking else "") + "."))
 
 # %% [markdown]
 # ## Table 1, ours beside the paper's
@@ -156,7 +157,7 @@ print("paper: TEF's margin over the strongest baseline, per prompt (points)")
 display(summary[[c for c in summary.columns if c.startswith("margin_")]].rename(
     index=paper.MODEL_LABELS, columns=lambda c: c.removeprefix("margin_")).rename_axis("paper, GPU/API LLMs"))
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 fig = make_subplots(rows=1, cols=2, shared_yaxes=False, subplot_titles=["ours, CPU judges", "paper, GPU/API LLMs"])
 order = {p: i for i, p in enumerate(prompt_list)}
 palette = px.colors.qualitative.Dark24
@@ -172,6 +173,8 @@ for k, (name, col, g) in enumerate(curves):
                                  hovertemplate=f"{name}, {'TEF' if field == 'tef' else 'strongest baseline'}"
                                                ": %{y:.1f}<extra></extra>"), row=1, col=col)
 fig.update_yaxes(title_text="mean Average accuracy over languages (%)", row=1, col=1)
+fig.update_xaxes(type="category", categoryorder="array", categoryarray=["original", "verbose", "minimal"],
+                 range=[-0.5, 2.5])
 fig.update_layout(height=520, title="Strongest baseline (dotted) and TEF (solid) under three prompts")
 fig.show()
 

@@ -211,7 +211,8 @@ estimate.set_index(["lang", "kind"]).round(1)
 # ## Time to first token
 #
 # We time `ttft_sample` Direct requests and as many sentence requests, drawn at random (seed `seed`)
-# from the queries above and sent one at a time, grouped by language and dimension. For the embedded
+# from the queries above and sent one at a time (the local judge then computes each one with all its
+# threads), grouped by language and dimension. For the embedded
 # judge the "first token" is the distribution of the answer token, which is all the backend reads, so
 # the time of one scoring call is its time to first token. The instruction shared by all prompts of a
 # (language, dimension) is put in the KV cache before the first timed request of the group (by an
@@ -237,7 +238,8 @@ elif spec.backend == "llama_cpp":
     for mode in [m.strip() for m in ttft_modes.split(",") if m.strip()]:
         if mode not in ("warm", "cold"):
             raise ValueError(f"ttft_modes takes 'warm' and/or 'cold', got {mode!r}")
-        judge = make_backend(spec, reuse_prefix=mode == "warm")
+        # one request at a time with every thread of the judge (no parallel workers)
+        judge = make_backend(spec, reuse_prefix=mode == "warm", workers=1)
         timed.append(eff.time_queries(lambda r: judge.score([r]), sample, warm_prefix=mode == "warm")
                      .assign(mode=mode))
         del judge

@@ -70,8 +70,8 @@ pd.set_option("display.width", 200)
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = ex.parse_list(langs)
 runs = ex.load_runs(models, prompt, lang_list, cache_dir)
-for note in runs.missing:
-    print("note:", note)
+if runs.missing:
+    display(Markdown("\n".join(f"* note: {note}" for note in runs.missing)))
 if runs.frame.empty:
     raise RuntimeError(f"no cache found under {ex.repo_path(cache_dir)}; run chapter 4 (tef extract) first")
 display(ex.judge_table(runs.models))
@@ -97,7 +97,7 @@ display(ex.format_columns(show.set_index(["judge", "lang", "method"])[
     ["n", "n_abstain", "accuracy", "confidence", "ECE", "ece_equal_mass", "gap", "brier", "nll"]],
     3, accuracy=1))
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 long = pd.concat([
     cal.assign(measure="ECE", value=cal["ece"], lo=cal["ece_low"], hi=cal["ece_high"]),
     cal.assign(measure="overconfidence gap", value=cal["gap"], lo=cal["gap_low"], hi=cal["gap_high"]),
@@ -144,7 +144,7 @@ display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge
 # in it (y), sized by the number of posts. Points under the diagonal are overconfident. Confidence of
 # a binary decision is at least 0.5, so only the upper half of the axis is used. Hover for counts.
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 rel = ex.reliability_table(pred, n_bins=n_bins)
 for model in runs.models:
     r = rel[rel["model"] == model]

@@ -10,10 +10,12 @@ times too. Everything here is computed from the data at hand and from a model's 
 * :func:`count_tokens` counts prompt tokens with any counter, for instance :func:`llama_token_counter`
   (the GGUF model's tokenizer and chat template), and :func:`token_totals` sums them over the twelve
   (language × dimension) subsets;
-* :func:`measure_latency` times requests one after another on a backend, :func:`time_fusion` times the
-  fusion rules over every pair at once;
+* :func:`time_queries` (:func:`measure_latency`) times requests one after another on a backend, with
+  the shared prompt prefix warm or cold, and :func:`time_fusion` times the fusion rules over every pair
+  at once; :func:`method_costs` turns tokens and times into Table 2's rows;
 * :func:`paper_workload` reads the paper's Table 2 against the size of the full release
-  (:data:`FULL_RELEASE`) and derives the hourly GPU price the table implies.
+  (:data:`FULL_RELEASE`, the published counts of protocol §2, also used by the data-card chapter) and
+  derives the hourly GPU price the table implies.
 
 For a query answered with a single token, the time to first token is essentially the whole request,
 so a judge that serves requests one after another is busy for
@@ -56,8 +58,8 @@ __all__ = [
     "full_release_card",
     "full_release_estimate",
     "full_release_pairs",
-    "is_full_release",
     "hf_token_counter",
+    "is_full_release",
     "llama_token_counter",
     "measure_latency",
     "method_costs",

@@ -519,6 +519,8 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
 def _with_average(table: pd.DataFrame, outer: Sequence[str], values: Sequence[str]) -> pd.DataFrame:
     """Append an ``Average`` row per ``outer`` group and sort dimensions in table order."""
     avg = table.groupby(list(outer), sort=False)[list(values)].mean().reset_index().assign(dimension="Average")
+    if "n" in table.columns:
+        avg = avg.merge(table.groupby(list(outer), sort=False)["n"].sum().reset_index(), on=list(outer))
     out = pd.concat([table, avg], ignore_index=True)
     order = {d: i for i, d in enumerate([*TABLE_ORDER, "Average"])}
     out["_d"] = out["dimension"].map(order)

@@ -204,7 +204,7 @@ def test_summarise_latency() -> None:
 def test_time_fusion_reports_every_rule() -> None:
     rng = np.random.default_rng(0)
     doc = np.repeat(np.arange(50), 4)
-    table = time_fusion(rng.uniform(size=doc.size), doc, repeat=2)
+    table = time_fusion(rng.uniform(size=doc.size), doc, repeat=1)
     assert list(table["rule"]) == ["majority_vote", "soft_vote", "tef"]
     assert (table["documents"] == 50).all() and (table["sentences"] == 200).all()
     assert (table["seconds"] > 0).all()
@@ -287,6 +287,12 @@ def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
     assert n_bare.dtype == np.int64 and (n_bare > 3).all()
     # one user turn adds the same template tokens to every prompt (no system turn: protocol §4)
     assert (n_chat - n_bare).min() == (n_chat - n_bare).max() > 3
-    backend = LocalBackend()
-    assert backend.chat.removes_default_system
-    assert list(n_chat) == [len(backend._tokenize(backend.chat.render(p))) for p in prompts]
+    # the local backend evaluates exactly these tokens (no prefix reuse: the whole prompt)
+    backend = LocalBackend(reuse_prefix=False, workers=1)
+    short = ["Markets decide prices.", "市场决定价格。", "Dimension: Economy"]
+    evaluated = []
+    for p in short:
+        before = backend.tokens_evaluated
+        backend.score([ScoreRequest(p, p, "en", "Economy", "post", "direct")])
+        evaluated.append(backend.tokens_evaluated - before)
+    assert list(chat(short)) == evaluated

@@ -102,6 +102,7 @@ def test_majority_rate_counts_the_larger_side(hand_frame):
     y = hand_frame[hand_frame["dimension"] == "Culture"]["side"]
     assert mr.loc["Culture", "macro_f1"] == pytest.approx(metrics.macro_f1(y, ["stability"] * 3))
     assert mr.loc["Average", "accuracy"] == pytest.approx((200 / 3 + 50) / 2)
+    assert mr.loc["Average", "n"] == 5
     # a second (partial) run of the same pairs changes nothing
     both = pd.concat([hand_frame.assign(model="a"), hand_frame.iloc[:2].assign(model="b")])
     pd.testing.assert_frame_equal(ex.majority_rate(both), ex.majority_rate(hand_frame))
