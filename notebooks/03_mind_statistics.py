@@ -181,7 +181,7 @@ for row, lang in enumerate(("zh", "en"), start=1):
                                        tickfont=dict(size=9), direction="clockwise"),
                       radialaxis=dict(tickfont=dict(size=8), angle=90))
 fig.update_layout(title="Labels per value orientation<br><sup>colour: dimension; solid: change, hatched: stability</sup>",
-                  height=1150, margin=dict(l=120, r=120, t=110), legend=dict(orientation="h", y=-0.04))
+                  height=1180, margin=dict(l=120, r=120, t=150), legend=dict(orientation="h", y=-0.04))
 fig.update_annotations(yshift=22)  # the panel titles above the top tick label
 fig.show()
 

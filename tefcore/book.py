@@ -84,7 +84,7 @@ PDF_NAME = "tef-companion.pdf"
 #: on two cores.
 PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "default": {},
-    "ci": {"04_extraction": {"limit": 8}},
+    "ci": {"04_extraction": {"limit": 8}, "08_efficiency": {"ttft_sample": 8}},
 }
 #: Environment variables the build sets for the kernels.
 BUILD_ENV_FLAG = "TEF_BOOK_BUILD"
@@ -614,10 +614,15 @@ def chapter_parameters(
     if profile not in PROFILES:
         raise BookError(f"unknown profile {profile!r}; profiles are: {', '.join(PROFILES)}")
     merged: dict[str, dict[str, Any]] = {c.name: {} for c in selected}
-    layers: list[tuple[str, str, Any]] = []
-    for source in (PROFILES[profile], overrides):
-        for selector, values in source.items():
-            layers.extend((selector, name, value) for name, value in values.items())
+    known = {c.name for c in chapters}
+    layers: list[tuple[str, str, Any]] = [
+        # a built-in profile may name chapters that this table of contents does not have
+        (selector, name, value)
+        for selector, values in PROFILES[profile].items() if selector in known
+        for name, value in values.items()
+    ]
+    for selector, values in overrides.items():
+        layers.extend((selector, name, value) for name, value in values.items())
     layers.extend(params)
     for selector, name, value in layers:
         _check_parameter_name(name, f"parameter of {selector}")

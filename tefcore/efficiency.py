@@ -670,15 +670,17 @@ def full_release_estimate(queries: pd.DataFrame) -> pd.DataFrame:
 
 def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int, sentence_tokens: int,
                  direct_ms: float, sentence_ms: float, fusion_seconds: Mapping[str, float],
-                 price_per_hour: float) -> pd.DataFrame:
+                 price_per_hour: float, concurrency: int = 1) -> pd.DataFrame:
     r"""Table 2's quantities for our run: tokens, mean time to first token, busy hours and cost.
 
     Direct sends one query per pair; Voting (MV and SV) and TEF send the same sentence queries, so
     they share tokens and time to first token; the fusion itself adds ``fusion_seconds[rule]`` (for
     all pairs at once) to the busy time of each sentence-level method.
 
-    .. math:: \text{hours} = \frac{n \cdot \overline{\text{TTFT}} + t_{\text{fusion}}}{3600\,\text{s}},
+    .. math:: \text{hours} = \frac{n \cdot \overline{\text{TTFT}} / c + t_{\text{fusion}}}{3600\,\text{s}},
               \qquad \text{cost} = \text{hours} \times \text{price per hour}
+
+    with :math:`c` the number of requests the judge serves at once (``concurrency``).
 
     Parameters
     ----------
@@ -692,6 +694,9 @@ def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int,
         Fusion time of all pairs per rule (keys ``majority_vote``, ``soft_vote``, ``tef``).
     price_per_hour : float
         Price of one hour of the machine.
+    concurrency : int
+        Requests served at the same time, each at the measured time to first token (e.g. the local
+        backend's independent single-thread workers); 1 reads the times as one request after another.
 
     Returns
     -------
@@ -701,6 +706,8 @@ def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int,
     """
     if price_per_hour < 0 or not math.isfinite(price_per_hour):
         raise ValueError(f"price_per_hour must be a non-negative number, got {price_per_hour!r}")
+    if int(concurrency) != concurrency or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
     voting = max(fusion_seconds.get("majority_vote", 0.0), fusion_seconds.get("soft_vote", 0.0))
     rows = [("direct", direct_queries, direct_tokens, direct_ms, 0.0),
             ("voting", sentence_queries, sentence_tokens, sentence_ms, voting),
@@ -708,6 +715,6 @@ def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int,
     out = pd.DataFrame(rows, columns=["method", "queries", "tokens", "ttft_ms", "fusion_s"])
     out["tokens_m"] = out["tokens"] / 1e6
     out["fusion_ms"] = out["fusion_s"] * 1e3
-    out["busy_hours"] = (out["queries"] * out["ttft_ms"] / 1e3 + out["fusion_s"]) / 3600.0
+    out["busy_hours"] = (out["queries"] * out["ttft_ms"] / 1e3 / int(concurrency) + out["fusion_s"]) / 3600.0
     out["cost"] = out["busy_hours"] * price_per_hour
     return out[["method", "queries", "tokens_m", "ttft_ms", "fusion_ms", "busy_hours", "cost"]]

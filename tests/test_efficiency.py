@@ -253,8 +253,12 @@ def test_method_costs() -> None:
     assert math.isclose(out.loc["voting", "busy_hours"], (500 * 0.012 + 0.002) / 3600)
     assert math.isclose(out.loc["tef", "cost"], (500 * 0.012 + 0.004) / 3600 * 0.9)
     assert out.loc["tef", "tokens_m"] == out.loc["voting", "tokens_m"] == 0.09
+    two = method_costs(100, 500, 1, 1, 30.0, 12.0, {}, 0.9, concurrency=2).set_index("method")
+    assert math.isclose(two.loc["direct", "busy_hours"], 100 * 0.030 / 2 / 3600)
     with pytest.raises(ValueError, match="price_per_hour"):
         method_costs(1, 1, 1, 1, 1.0, 1.0, {}, -1.0)
+    with pytest.raises(ValueError, match="concurrency"):
+        method_costs(1, 1, 1, 1, 1.0, 1.0, {}, 1.0, concurrency=0)
 
 
 # --- real data and the real tokenizer -----------------------------------------------------------

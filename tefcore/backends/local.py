@@ -21,10 +21,8 @@ How a prompt is scored (protocol §4-§5):
    keeps it). The text is tokenised with special tokens parsed and no extra BOS: the template says
    where BOS goes, as with transformers' ``apply_chat_template``.
 2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
-   With ``workers > 1`` several llama.cpp contexts (one thread each by default) score different
-   prompts of a batch at the same time; on a 2-core machine this avoids the synchronisation of two
-   threads inside every forward pass. Scores are bitwise the same for any number of threads or
-   workers (tested).
+   With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
+   time. Scores are bitwise the same for any number of threads or workers (tested).
 3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
    decoded text normalises to C or S (found once per model by decoding all ids,
    :func:`tefcore.backends.labels.label_token_ids`) and the argmax token go to
@@ -313,10 +311,11 @@ class LocalBackend:
         CPU threads in all.
     workers : int
         Independent llama.cpp contexts scoring different prompts at the same time, each with
-        ``n_threads // workers`` threads (default 1; at most ``n_threads``; the ``local`` registry
-        entry uses 2 workers of one thread on 2 cores: no thread synchronisation inside a forward
-        pass). Each context holds its own KV cache (memory grows with ``workers * n_ctx``). The
-        numbers do not depend on it (nor on the thread count).
+        ``n_threads // workers`` threads (default 1; at most ``n_threads``). Single-thread workers
+        avoid thread synchronisation inside a forward pass, which may help on an idle many-core
+        machine (on the shared 2-core machine here it did not). Each context holds its own KV cache
+        (memory grows with ``workers * n_ctx``). The numbers do not depend on it (nor on the thread
+        count).
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.backends.labels`).
     reuse_prefix : bool
