@@ -57,6 +57,7 @@ sweep_bootstrap = 200
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from IPython.display import display
 from plotly.subplots import make_subplots
 
 from tefcore import simulate as sim

@@ -38,8 +38,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tefcore.data import data_card, evaluation_pairs, label_counts, load_posts, pair_counts
-from tefcore.efficiency import (
+from tefcore.data import (
+    data_card,
+    evaluation_pairs,
+    label_counts,
+    load_posts,
+    pair_counts,
+)
+from tefcore.plotting import setup_notebook
+from tefcore.release import (
     FULL_RELEASE,
     check_full_release,
     full_release_card,
@@ -47,8 +54,7 @@ from tefcore.efficiency import (
     is_full_release,
     post_table,
 )
-from tefcore.plotting import setup_notebook
-from tefcore.schema import DIMENSIONS, SIDES, TABLE_ORDER
+from tefcore.schema import DIMENSIONS, SIDES
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}

@@ -64,11 +64,8 @@ pd.set_option("display.width", 200)
 
 BASE_RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = ex.parse_list(langs)
-runs = ex.load_runs(models, prompt, lang_list, cache_dir)
-if runs.missing:
-    display(Markdown("\n".join(f"* note: {note}" for note in runs.missing)))
-if runs.frame.empty:
-    raise RuntimeError(f"no cache found under {ex.repo_path(cache_dir)}; run chapter 4 (tef extract) first")
+runs = ex.chapter_runs(models, prompt, lang_list, cache_dir)
+display(Markdown(runs.notes_markdown))
 with pd.option_context("display.max_colwidth", None):
     display(ex.judge_table(runs.models))
 display(ex.provenance_view(runs))

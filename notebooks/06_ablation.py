@@ -58,11 +58,8 @@ pd.set_option("display.width", 200)
 ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
 lang_list = ex.parse_list(langs)
-runs = ex.load_runs(models, prompt, lang_list, cache_dir)
-if runs.missing:
-    display(Markdown("\n".join(f"* note: {note}" for note in runs.missing)))
-if runs.frame.empty:
-    raise RuntimeError(f"no cache found under {ex.repo_path(cache_dir)}; run chapter 4 (tef extract) first")
+runs = ex.chapter_runs(models, prompt, lang_list, cache_dir)
+display(Markdown(runs.notes_markdown))
 display(ex.judge_table(runs.models))
 pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
 table = ex.score_runs(pred)

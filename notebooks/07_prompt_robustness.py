@@ -88,8 +88,7 @@ found = []
 for name, r in (("LLM judges", llm_runs), ("prompt-free judges", ref_runs)):
     if r is None:
         continue
-    if r.missing:
-        display(Markdown("\n".join(f"* note: {note}" for note in r.missing)))
+    display(Markdown(r.notes_markdown))
     if len(r.provenance):
         cols = ["model", "prompt", "lang", "n_pairs"] + (["uses_prompt"] if "uses_prompt" in r.provenance else [])
         found.append(r.provenance[cols].assign(group=name))

@@ -78,6 +78,7 @@ from tefcore.paper import MODEL_LABELS, efficiency_summary, load_table
 from tefcore.plotting import setup_notebook
 from tefcore.prompts import build_prompt
 from tefcore.registry import resolve_model
+from tefcore.release import FULL_RELEASE
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
@@ -137,8 +138,8 @@ efficiency_summary(table2).rename(index=MODEL_LABELS).round(2)
 #   their median is the default `price_per_hour` of this chapter.
 
 # %%
-direct_full = sum(eff.FULL_RELEASE[x]["pairs"] for x in ("zh", "en"))
-sentence_full = sum(eff.FULL_RELEASE[x]["pairs"] * eff.FULL_RELEASE[x]["mean_sentences"] for x in ("zh", "en"))
+direct_full = sum(FULL_RELEASE[x]["pairs"] for x in ("zh", "en"))
+sentence_full = sum(FULL_RELEASE[x]["pairs"] * FULL_RELEASE[x]["mean_sentences"] for x in ("zh", "en"))
 workload = eff.paper_workload(table2, direct_full, sentence_full)
 implied_rate = float(workload["implied_usd_per_hour"].median())
 rate = implied_rate if price_per_hour is None else float(price_per_hour)

@@ -36,6 +36,7 @@ sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from IPython.display import display
 
 from tefcore import simulate as sim
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, fuse_many, weights

@@ -43,7 +43,7 @@ import pandas as pd
 from scipy.special import expit
 
 from tefcore import metrics
-from tefcore.evaluate import ABSTAIN, predict_pairs
+from tefcore.evaluate import ABSTAIN, predict_pairs, score_table
 from tefcore.fusion import RULE_LABELS, RULE_NAMES, weights
 from tefcore.schema import ABBREVIATIONS, TABLE_ORDER
 
@@ -78,6 +78,7 @@ __all__ = [
     "repo_path",
     "retemper",
     "score_runs",
+    "chapter_runs",
     "side_by_side",
     "temperature_sweep",
     "versus_best_baseline",
@@ -284,6 +285,11 @@ class Runs:
         """Prompt variants with at least one cache."""
         return list(pd.unique(self.frame["prompt"])) if len(self.frame) else []
 
+    @property
+    def notes_markdown(self) -> str:
+        """The notes on missing or uneven caches as a Markdown bullet list (empty when there are none)."""
+        return "\n".join(f"* note: {note}" for note in self.missing)
+
     def select(self, **where: str | Sequence[str]) -> Runs:
         """The runs whose columns take the given value(s), e.g. ``runs.select(model="local")``."""
         mask = np.ones(len(self.frame), dtype=bool)
@@ -417,6 +423,28 @@ def load_runs(
     return Runs(frame, provenance, missing)
 
 
+def chapter_runs(
+    models: str | Sequence[str],
+    prompts: str | Sequence[str] = "original",
+    langs: str | Sequence[str] = ("en", "zh"),
+    cache_dir: str | Path = "data/caches",
+) -> Runs:
+    """:func:`load_runs` for a chapter of the book: at least one cache must exist.
+
+    Raises
+    ------
+    FileNotFoundError
+        When none of the requested caches exists, with the folder looked in and the command that
+        writes one.
+    """
+    runs = load_runs(models, prompts, langs, cache_dir)
+    if runs.frame.empty:
+        raise FileNotFoundError(f"no cache found under {repo_path(cache_dir)} for models={models!r}, "
+                                f"prompts={prompts!r}, langs={langs!r}; write one with `tef extract` "
+                                "(chapter 4)")
+    return runs
+
+
 # --------------------------------------------------------------------------------------------------
 # predictions and tables
 # --------------------------------------------------------------------------------------------------
@@ -448,45 +476,8 @@ def predict_runs(
 
 
 def score_runs(pred: pd.DataFrame) -> pd.DataFrame:
-    r"""Per-dimension accuracy and macro-F1 with the Average rows, per model, prompt, language, rule.
-
-    The same table as :func:`tefcore.evaluate.score_table` with ``by = (model, prompt, lang, rule,
-    dimension)``, computed from per-group counts in one pass (no per-group metric calls):
-
-    .. math::
-
-        \text{acc} = \frac{100}{n}\sum_j \mathbb 1[\hat y_j = y_j], \qquad
-        \text{F1}_c = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c}\ (0 \text{ when the denominator is } 0).
-    """
-    by = [*_keys_present(pred), "lang", "rule", "dimension"]
-    side, guess = pred["side"].to_numpy(), pred["prediction"].to_numpy()
-    counts = pred[by].copy()
-    counts["n"] = 1
-    counts["n_abstain"] = (guess == ABSTAIN).astype(int)
-    counts["hit"] = (side == guess).astype(int)
-    for c in ("change", "stability"):
-        counts[f"tp_{c}"] = ((side == c) & (guess == c)).astype(int)
-        counts[f"fp_{c}"] = ((side != c) & (guess == c)).astype(int)
-        counts[f"fn_{c}"] = ((side == c) & (guess != c)).astype(int)
-    g = counts.groupby(by, sort=False).sum().reset_index()
-    f1 = []
-    for c in ("change", "stability"):
-        den = 2 * g[f"tp_{c}"] + g[f"fp_{c}"] + g[f"fn_{c}"]
-        f1.append(np.where(den > 0, 2 * g[f"tp_{c}"] / den.clip(lower=1), 0.0))
-    table = g[by + ["n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"], macro_f1=100.0 * np.mean(f1, axis=0))
-    outer = by[:-1]
-    avg = table.groupby(outer, sort=False)[["accuracy", "macro_f1"]].mean().reset_index()
-    sums = table.groupby(outer, sort=False)[["n", "n_abstain"]].sum().reset_index()
-    avg = avg.merge(sums, on=outer).assign(dimension="Average")
-    out = pd.concat([table, avg[table.columns]], ignore_index=True)
-    ranks = {"rule": {r: i for i, r in enumerate(RULE_NAMES)},
-             "dimension": {d: i for i, d in enumerate([*TABLE_ORDER, "Average"])}}
-    keys = []
-    for col in by:
-        rank = ranks.get(col) or {v: i for i, v in enumerate(pd.unique(out[col]))}
-        out[f"_{col}"] = out[col].map(rank)
-        keys.append(f"_{col}")
-    return out.sort_values(keys, kind="stable").drop(columns=keys).reset_index(drop=True)
+    """:func:`tefcore.evaluate.score_table` grouped by model, prompt (when present), language, rule, dimension."""
+    return score_table(pred, by=[*_keys_present(pred), "lang", "rule", "dimension"])
 
 
 def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:

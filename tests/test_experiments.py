@@ -10,7 +10,7 @@ import pytest
 
 from tefcore import experiments as ex
 from tefcore import metrics
-from tefcore.evaluate import predict_pairs, score_table
+from tefcore.evaluate import ABSTAIN, predict_pairs, score_table
 from tefcore.fusion import fuse_many
 
 NAN = math.nan
@@ -89,6 +89,16 @@ def test_load_runs_with_nothing_found_is_empty_not_an_error(tmp_path):
     assert runs.frame.empty and runs.models == [] and len(runs.missing) == 1
     with pytest.raises(ValueError, match="at least one model"):
         ex.load_runs("", "original", "en", tmp_path)
+    assert runs.notes_markdown == f"* note: nope/original/en: no cache at {tmp_path}/nope/original/en.jsonl"
+    with pytest.raises(FileNotFoundError, match="no cache found under .*tef extract"):
+        ex.chapter_runs("nope", "original", "en", tmp_path)
+
+
+def test_chapter_runs_reads_the_committed_caches_and_notes_the_absent_ones():
+    runs = ex.chapter_runs("e5-zeroshot,absent-judge", "original", "en,zh", "data/caches")
+    assert runs.models == ["e5-zeroshot"]
+    assert runs.provenance["n_pairs"].tolist() == [605, 1215]
+    assert runs.notes_markdown.count("* note: absent-judge/original/") == 2
 
 
 def test_majority_rate_counts_the_larger_side(hand_frame):
@@ -302,15 +312,27 @@ def test_temperature_sweep():
     assert (t4["prediction"].to_numpy() == t1["prediction"].to_numpy()).all()
 
 
-def test_score_runs_equals_score_table(hand_frame):
+def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
+    """Counts route (score_table) against one scikit-learn call per group (metrics.accuracy/macro_f1)."""
     frames = [synthetic_cache(13, 5).assign(model="A", prompt="p"),
               synthetic_cache(14, 7).assign(model="B", prompt="p"),
               hand_frame.drop(columns="sentence_sources").assign(model="C", prompt="q")]
     pred = ex.predict_runs(pd.concat(frames, ignore_index=True))
+    pred.loc[pred.index[::11], "prediction"] = ABSTAIN  # abstentions count as misses
     table = ex.score_runs(pred)
-    ref = score_table(pred, by=("model", "prompt", "lang", "rule", "dimension"))
-    assert list(table.columns[:4]) == ["model", "prompt", "lang", "rule"]
-    pd.testing.assert_frame_equal(table, ref, check_dtype=False)
+    assert list(table.columns[:5]) == ["model", "prompt", "lang", "rule", "dimension"]
+    by = ["model", "prompt", "lang", "rule", "dimension"]
+    dims = table[table["dimension"] != "Average"].set_index(by)
+    for key, g in pred.groupby(by):
+        row = dims.loc[key]
+        assert row["n"] == len(g) and row["n_abstain"] == int((g["prediction"] == ABSTAIN).sum())
+        assert row["accuracy"] == pytest.approx(metrics.accuracy(g["side"], g["prediction"]), abs=1e-9)
+        assert row["macro_f1"] == pytest.approx(metrics.macro_f1(g["side"], g["prediction"]), abs=1e-9)
+    avg = table[table["dimension"] == "Average"].set_index(by[:-1])
+    means = dims.groupby(level=by[:-1])[["accuracy", "macro_f1"]].mean()
+    pd.testing.assert_frame_equal(avg[["accuracy", "macro_f1"]].sort_index(), means.sort_index(),
+                                  check_dtype=False)
+    assert score_table(pred, by=["lang", "rule"])["n"].sum() == len(pred)
 
 
 def test_fuse_many_agrees_with_sweep_frame_split():
