@@ -6,16 +6,20 @@ PYTHON ?= python
 BOOK_ARGS ?=
 BOOK_DIR ?= _build/html
 
-.PHONY: help test test-unit book book-ci book-html pdf test-book browser nbval clean-book
+.PHONY: help lint test test-unit book book-ci book-html pdf test-book browser nbval clean-book
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-test:  ## what CI runs: pytest, the book with the CI parameters, nbval, the browser test
+test:  ## what CI runs: lint, pytest, the book with the CI parameters, nbval, the browser test
+	$(MAKE) lint
 	$(MAKE) test-unit
 	$(MAKE) book-ci
 	$(MAKE) nbval
 	TEF_REQUIRE_BROWSER=1 $(MAKE) browser
+
+lint:  ## pyflakes checks (ruff) over the package, tests, chapters and benchmarks
+	$(PYTHON) -m ruff check tefcore tests notebooks benchmarks scripts book
 
 test-unit:  ## the pytest suite without the browser test (slow tests included)
 	$(PYTHON) -m pytest -m "not browser"
