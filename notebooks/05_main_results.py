@@ -151,14 +151,8 @@ fig.show()
 # They describe the uncertainty that comes from the sample of posts, for a fixed judge.
 
 # %% tags=["full-width"]
-cis = ex.average_intervals(pred, n_boot=n_boot, random_state=seed)
-cis["judge"] = cis["model"].map(ex.judge_label)
-cis["method"] = cis["rule"].map(RULE_LABELS)
-cis["cell"] = [ex.format_interval(e, lo, hi) for e, lo, hi in zip(cis["estimate"], cis["low"], cis["high"])]
-ci_wide = cis.pivot_table(index=["judge", "lang"], columns=["metric", "method"], values="cell", aggfunc="first",
-                          sort=False)
-ci_wide = ci_wide[[(m, RULE_LABELS[r]) for m in ("accuracy", "macro_f1") for r in BASE_RULES]]
-display(ci_wide)
+cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=n_boot, random_state=seed))
+display(ex.interval_table(cis, BASE_RULES))
 
 # %% tags=["hide-input"]
 fig = ex.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",

@@ -83,13 +83,8 @@ for lang_name in wide.index.get_level_values("language").unique():
 # ## Averages with intervals
 
 # %% tags=["full-width"]
-cis = ex.average_intervals(pred, n_boot=n_boot, random_state=seed)
-cis["judge"] = cis["model"].map(ex.judge_label)
-cis["method"] = cis["rule"].map(RULE_LABELS)
-cis["cell"] = [ex.format_interval(e, lo, hi) for e, lo, hi in zip(cis["estimate"], cis["low"], cis["high"])]
-ci_wide = cis.pivot_table(index=["judge", "lang"], columns=["metric", "method"], values="cell", aggfunc="first",
-                          sort=False)
-display(ci_wide[[(m, RULE_LABELS[r]) for m in ("accuracy", "macro_f1") for r in RULES]])
+cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=n_boot, random_state=seed))
+display(ex.interval_table(cis, RULES))
 
 # %% tags=["hide-input", "full-width"]
 fig = ex.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",

@@ -78,6 +78,8 @@ __all__ = [
     "repo_path",
     "retemper",
     "score_runs",
+    "labelled_intervals",
+    "interval_table",
     "chapter_runs",
     "side_by_side",
     "temperature_sweep",
@@ -564,6 +566,32 @@ def average_intervals(
             rows.append({**key, "metric": metric, "estimate": ci.estimate, "low": ci.low, "high": ci.high,
                          "n": len(g)})
     return _sort_rules(pd.DataFrame(rows), keys[:-1])
+
+
+def labelled_intervals(cis: pd.DataFrame) -> pd.DataFrame:
+    """:func:`average_intervals` output with ``judge``, ``method`` and a formatted ``cell`` column.
+
+    ``cell`` reads ``estimate [low, high]`` (:func:`format_interval`); ``judge`` and ``method`` are the
+    display names of ``model`` and ``rule``.
+    """
+    out = cis.copy()
+    out["judge"] = out["model"].map(judge_label)
+    out["method"] = out["rule"].map(RULE_LABELS)
+    out["cell"] = [format_interval(e, lo, hi) for e, lo, hi in zip(out["estimate"], out["low"], out["high"])]
+    return out
+
+
+def interval_table(cis: pd.DataFrame, rules: Sequence[str],
+                   metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> pd.DataFrame:
+    """Wide table of :func:`labelled_intervals` cells: rows (judge, lang), columns (metric, method).
+
+    Columns follow ``metric_names`` then ``rules`` in the given order; rules absent from ``cis`` are
+    skipped.
+    """
+    wide = cis.pivot_table(index=["judge", "lang"], columns=["metric", "method"], values="cell",
+                           aggfunc="first", sort=False)
+    cols = [(m, RULE_LABELS[r]) for m in metric_names for r in rules]
+    return wide[[c for c in cols if c in wide.columns]]
 
 
 def _sort_rules(frame: pd.DataFrame, outer: Sequence[str]) -> pd.DataFrame:

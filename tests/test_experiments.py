@@ -160,6 +160,19 @@ def test_average_intervals_estimate_is_the_table_average():
         "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"]
 
 
+def test_interval_table_lays_out_formatted_cells():
+    pred = ex.predict_runs(synthetic_cache(5).assign(model="e5-zeroshot", prompt="p"))
+    cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=100))
+    wide = ex.interval_table(cis, ["tef", "direct"])
+    assert list(wide.columns) == [("accuracy", "TEF"), ("accuracy", "Direct"), ("macro_f1", "TEF"),
+                                  ("macro_f1", "Direct")]
+    assert wide.index.names == ["judge", "lang"] and len(wide) == 2
+    r = cis[(cis["rule"] == "tef") & (cis["metric"] == "accuracy") & (cis["lang"] == "en")].iloc[0]
+    cell = wide.loc[(ex.judge_label("e5-zeroshot"), "en"), ("accuracy", "TEF")]
+    assert cell == ex.format_interval(r["estimate"], r["low"], r["high"])
+    assert cell.startswith(f"{r['estimate']:.1f}")
+
+
 def test_best_rule_and_versus_best_baseline():
     pred = ex.predict_runs(synthetic_cache(6).assign(model="A", prompt="p"))
     table = ex.score_runs(pred)
