@@ -270,6 +270,26 @@ def _prepare(
     return cols, st, groups
 
 
+def _draw(
+    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool, n_boot: int,
+    random_state: int | np.random.Generator | None,
+) -> tuple[list[np.ndarray], list[np.ndarray] | None, np.ndarray]:
+    """Validated columns, strata groups and the bootstrap index matrix ``(n_boot, n)``."""
+    cols, st, groups = _prepare(arrays, strata, average_over_strata)
+    idx = _resample_indices(cols[0].size, n_boot, np.random.default_rng(random_state), st)
+    return cols, groups, idx
+
+
+def _boot_and_estimate(
+    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray,
+    groups: list[np.ndarray] | None,
+) -> tuple[np.ndarray, float]:
+    """The statistic on every bootstrap row of ``idx`` and on the whole sample."""
+    whole = np.arange(cols[0].size)[None, :]
+    boots = _statistic_over(statistic, cols, idx, groups)
+    return boots, float(_statistic_over(statistic, cols, whole, groups)[0])
+
+
 def bootstrap_ci(
     statistic: Callable[..., float],
     *arrays: ArrayLike,
@@ -308,12 +328,8 @@ def bootstrap_ci(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    cols, st, groups = _prepare(arrays, strata, average_over_strata)
-    rng = np.random.default_rng(random_state)
-    idx = _resample_indices(cols[0].size, n_boot, rng, st)
-    boots = _statistic_over(statistic, cols, idx, groups)
-    whole = np.arange(cols[0].size)[None, :]
-    estimate = float(_statistic_over(statistic, cols, whole, groups)[0])
+    cols, groups, idx = _draw(arrays, strata, average_over_strata, n_boot, random_state)
+    boots, estimate = _boot_and_estimate(statistic, cols, idx, groups)
     lo, hi = np.nanquantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return Interval(estimate, float(lo), float(hi), level, n_boot)
 
@@ -361,14 +377,12 @@ def paired_bootstrap(
     Both methods are scored on the same resampled pairs, so the interval reflects the paired design.
     ``strata`` and ``average_over_strata`` work as in :func:`bootstrap_ci`.
     """
-    cols, st, groups = _prepare([y_true, pred_a, pred_b], strata, average_over_strata)
-    t, a, b = cols
-    rng = np.random.default_rng(random_state)
-    idx = _resample_indices(t.size, n_boot, rng, st)
-    diffs = _statistic_over(metric, [t, a], idx, groups) - _statistic_over(metric, [t, b], idx, groups)
-    whole = np.arange(t.size)[None, :]
-    diff = float(_statistic_over(metric, [t, a], whole, groups)[0]
-                 - _statistic_over(metric, [t, b], whole, groups)[0])
+    (t, a, b), groups, idx = _draw(
+        [y_true, pred_a, pred_b], strata, average_over_strata, n_boot, random_state
+    )
+    boots_a, estimate_a = _boot_and_estimate(metric, [t, a], idx, groups)
+    boots_b, estimate_b = _boot_and_estimate(metric, [t, b], idx, groups)
+    diffs, diff = boots_a - boots_b, estimate_a - estimate_b
     lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
     p = min(1.0, 2.0 * min(np.mean(diffs <= 0.0), np.mean(diffs >= 0.0)))
     return PairedComparison(diff, float(lo), float(hi), float(p), level, n_boot)

@@ -174,6 +174,22 @@ def _metric_rows(table: pd.DataFrame, metrics: Sequence[str] | None) -> pd.DataF
     return table[table["metric"].isin(list(metrics))]
 
 
+def _dimension_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the six dimensions (a printed ``"Average"`` row left out)."""
+    return table[table["dimension"] != "Average"]
+
+
+def _in_model_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` indexed by model, reordered to the paper's :data:`MODELS` order."""
+    return frame.reindex([m for m in MODELS if m in frame.index])
+
+
+def _per_model(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """One row per model (paper order), one column per combination of ``columns``."""
+    wide = table.pivot_table(index="model", columns=columns, values="value", aggfunc="first")
+    return _in_model_order(wide)
+
+
 def main_results_wide(table3: pd.DataFrame) -> pd.DataFrame:
     """Table 3 with one column per method.
 
@@ -202,7 +218,7 @@ def dimension_averages(table: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Index ``(model, lang, metric)``, one column per method.
     """
-    rows = table[table["dimension"] != "Average"]
+    rows = _dimension_rows(table)
     counts = rows.groupby(["model", "lang", "metric", "method"])["dimension"].nunique()
     if (counts != 6).any():
         bad = counts[counts != 6].index[0]
@@ -425,14 +441,11 @@ def table1_from_table3(table3: pd.DataFrame) -> pd.DataFrame:
             "tef": gains["tef"],
         }
     )
-    return out.reindex([m for m in MODELS if m in out.index])
+    return _in_model_order(out)
 
 
 def _table1_wide(table1: pd.DataFrame) -> pd.DataFrame:
-    wide = table1.pivot_table(
-        index="model", columns=["method", "prompt"], values="value", aggfunc="first"
-    )
-    return wide.reindex([m for m in MODELS if m in wide.index])
+    return _per_model(table1, ["method", "prompt"])
 
 
 def prompt_robustness_summary(table1: pd.DataFrame) -> pd.DataFrame:
@@ -467,10 +480,7 @@ def efficiency_summary(table2: pd.DataFrame) -> pd.DataFrame:
         (voting / Direct), ``cost_ratio_voting`` and ``cost_ratio_tef`` (over Direct),
         ``ttft_tef_minus_voting`` (ms).
     """
-    wide = table2.pivot_table(
-        index="model", columns=["quantity", "method"], values="value", aggfunc="first"
-    )
-    wide = wide.reindex([m for m in MODELS if m in wide.index])
+    wide = _per_model(table2, ["quantity", "method"])
     return pd.DataFrame(
         {
             "tokens_equal": wide[("tokens", "tef")] == wide[("tokens", "voting")],
@@ -498,8 +508,7 @@ def table4_average_check(table4: pd.DataFrame) -> pd.DataFrame:
         ["model", "lang", "method", "metric"]
     )["value"]
     dimension_averages(table4)  # validates six dimensions per row group
-    rows = table4[table4["dimension"] != "Average"]
-    recomputed = rows.groupby(["model", "lang", "method", "metric"])["value"].mean()
+    recomputed = _dimension_rows(table4).groupby(["model", "lang", "method", "metric"])["value"].mean()
     out = pd.DataFrame({"printed": printed, "recomputed": recomputed.reindex(printed.index)})
     out["difference"] = out["printed"] - out["recomputed"]
     out["consistent"] = out["difference"].abs() <= ROUNDING_TOLERANCE + _FLOAT_SLACK
@@ -516,8 +525,7 @@ def ablation_drops(table4: pd.DataFrame) -> pd.DataFrame:
         ``tef_without_entropy``, ``tef_without_log_odds``, ``drop_without_entropy`` and
         ``drop_without_log_odds`` (TEF - ablation).
     """
-    rows = table4[table4["dimension"] != "Average"]
-    wide = main_results_wide(rows)
+    wide = main_results_wide(_dimension_rows(table4))
     wide["drop_without_entropy"] = wide["tef"] - wide["tef_without_entropy"]
     wide["drop_without_log_odds"] = wide["tef"] - wide["tef_without_log_odds"]
     return wide

@@ -203,6 +203,11 @@ def _check_nonnegative(value: float, name: str, *, strict: bool = False) -> None
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
+def _check_probabilities_1d(arr: FloatArray) -> None:
+    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+
+
 # --------------------------------------------------------------------------------------------------
 # drawing documents
 # --------------------------------------------------------------------------------------------------
@@ -726,8 +731,7 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
     from tefcore.fusion import clipped_log_odds, weights
 
     arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
-    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
-        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+    _check_probabilities_1d(arr)
     ell = clipped_log_odds(arr)
     return pd.DataFrame(
         {
@@ -770,8 +774,7 @@ def evidence_profile(
 
     _check_unit_interval(decisive_weight, "decisive_weight", low_open=True, high_open=False)
     arr = np.asarray(p, dtype=np.float64)
-    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
-        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+    _check_probabilities_1d(arr)
     w = weights(arr)
     frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
     if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself

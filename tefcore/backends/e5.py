@@ -328,10 +328,12 @@ class E5ZeroShotBackend:
         segmentation: str = SEGMENTATION_RULE,
         embedder: E5Embedder | None = None,
     ) -> None:
-        if isinstance(temperature, str):
-            if temperature != "auto":
-                raise ValueError(f"temperature must be 'auto' or a positive float, got {temperature!r}")
-        elif not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
+        valid = (
+            temperature == "auto"
+            if isinstance(temperature, str)
+            else isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0
+        )
+        if not valid:
             raise ValueError(f"temperature must be 'auto' or a positive float, got {temperature!r}")
         if description_style not in DESCRIPTION_STYLES:
             raise ValueError(
@@ -420,13 +422,7 @@ class E5ZeroShotBackend:
     def provenance(self) -> dict[str, Any]:
         """Model file and hash, prefixes, descriptions (and their hash), the temperature rule and values."""
         return {
-            "backend": self.name,
-            "model": MODEL_ID,
-            "engine": _engine_version(),
-            "weights_file": WEIGHTS_FILE,
-            "weights_sha256": weights_sha256(),
-            "uses_prompt": False,
-            "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
+            **_model_provenance(self.name),
             "text_prefix": "query",
             "description_prefix": "passage",
             "description_style": self.description_style,
@@ -667,13 +663,7 @@ class E5CrossFitBackend:
     def provenance(self) -> dict[str, Any]:
         """Model file and hash, folds, seeds, C, embedding side, and a summary of every fitted subset."""
         return {
-            "backend": self.name,
-            "model": MODEL_ID,
-            "engine": _engine_version(),
-            "weights_file": WEIGHTS_FILE,
-            "weights_sha256": weights_sha256(),
-            "uses_prompt": False,
-            "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
+            **_model_provenance(self.name),
             "embedding_side": self.embedding_side,
             "classifier": "sklearn LogisticRegression (L2, lbfgs)",
             "sklearn": _sklearn_version(),
@@ -696,6 +686,31 @@ class E5CrossFitBackend:
                 for (lang, dim), sub in sorted(self._subsets.items())
             },
         }
+
+
+def _model_provenance(backend: str) -> dict[str, Any]:
+    """The provenance entries both judges share: backend name, model, engine and weights, no prompt.
+
+    Parameters
+    ----------
+    backend : str
+        The judge's ``name``.
+
+    Returns
+    -------
+    dict
+        ``backend``, ``model``, ``engine``, ``weights_file``, ``weights_sha256``, ``uses_prompt`` and
+        ``prompt_note``, in that order.
+    """
+    return {
+        "backend": backend,
+        "model": MODEL_ID,
+        "engine": _engine_version(),
+        "weights_file": WEIGHTS_FILE,
+        "weights_sha256": weights_sha256(),
+        "uses_prompt": False,
+        "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
+    }
 
 
 def _engine_version() -> str:
