@@ -1,6 +1,7 @@
-"""Tests of tefcore.book (chapter selection, parameters, secrets, staging) and of the book's
-configuration files and offline-assets extension. Building a whole book is in
-tests/test_book_secrets.py; loading it in a browser in tests/test_book_browser.py."""
+"""Tests of the book toolchain (tefcore.toc, tefcore.parameters, tefcore.leaks and tefcore.book:
+chapter selection, parameters, secrets, staging) and of the book's configuration files and
+offline-assets extension. Building a whole book is in tests/test_book_secrets.py; loading it
+in a browser in tests/test_book_browser.py."""
 
 from __future__ import annotations
 
@@ -14,22 +15,18 @@ import pytest
 import yaml
 
 from tefcore import book
-from tefcore.book import (
+from tefcore.book import stage_tree
+from tefcore.bookerror import BookError
+from tefcore.leaks import SecretLeakError, find_secret_leaks, guard_outputs, is_secret_like, secret_values
+from tefcore.parameters import (
     PROFILES,
-    BookError,
-    Chapter,
     chapter_parameters,
-    filter_toc,
-    find_secret_leaks,
-    is_secret_like,
     load_overrides,
     parameter_defaults,
     parse_param,
-    secret_values,
-    select_chapters,
-    stage_tree,
-    toc_docnames,
+    read_chapter,
 )
+from tefcore.toc import Chapter, filter_toc, select_chapters, toc_docnames
 
 ROOT = Path(__file__).resolve().parents[1]
 FINAL_CHAPTERS = [
@@ -141,12 +138,15 @@ def test_find_secret_leaks_in_raw_json_and_html_forms(tmp_path: Path) -> None:
     assert {name for _, name in leaks} == {"OPENAI_API_KEY"}
 
 
-def test_raise_on_leaks_deletes_and_names_variable_not_value(tmp_path: Path) -> None:
+def test_guard_outputs_deletes_and_names_variable_not_value(tmp_path: Path) -> None:
     leaked = tmp_path / "out.ipynb"
     leaked.write_text("sk-0123456789")
-    leaks = find_secret_leaks([leaked], {"OPENAI_API_KEY": "sk-0123456789"})
-    with pytest.raises(book.SecretLeakError) as info:
-        book._raise_on_leaks(leaks, "test", [leaked])
+    clean = tmp_path / "clean.ipynb"
+    clean.write_text("nothing here")
+    guard_outputs([clean], "test", {"OPENAI_API_KEY": "sk-0123456789"})
+    assert clean.exists()
+    with pytest.raises(SecretLeakError) as info:
+        guard_outputs([leaked], "test", {"OPENAI_API_KEY": "sk-0123456789"})
     assert not leaked.exists()
     assert "OPENAI_API_KEY" in str(info.value) and "sk-0123456789" not in str(info.value)
 
@@ -269,7 +269,7 @@ def test_missing_kernelspec_is_a_clear_error(tmp_path: Path) -> None:
     source = tmp_path / "01_x.py"
     source.write_text("# %% tags=['parameters']\nlimit = 1\n")
     with pytest.raises(BookError, match="no kernelspec"):
-        book.read_chapter(source)
+        read_chapter(source)
 
 
 # ----------------------------------------------------------------------------- staging

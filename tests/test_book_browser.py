@@ -31,7 +31,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tefcore.book import BookError, chromium_flags, find_chromium, serve_directory
+from tefcore.bookerror import BookError
+from tefcore.chromium import chromium_flags, find_chromium, serve_directory
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

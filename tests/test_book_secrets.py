@@ -95,6 +95,14 @@ def make_book(root: Path, chapter_text: str, name: str = "01_derivation") -> Pat
     return root
 
 
+def build_chapter_one(tmp_path: Path, chapter_text: str, *args: str, status: int) -> Path:
+    """Lay out a book whose chapter 01 is ``chapter_text`` and run ``tefcore.book.main`` on that
+    chapter with ``args``, checking its exit status; returns the book root."""
+    root = make_book(tmp_path / "book", chapter_text)
+    assert book.main(["--root", str(root), "--chapters", "01", *args]) == status
+    return root
+
+
 def assert_clean(paths: list[Path], keys: dict[str, str], min_files: int = 1) -> None:
     """No file under ``paths`` holds any of the keys."""
     for value in keys.values():
@@ -105,8 +113,7 @@ def assert_clean(paths: list[Path], keys: dict[str, str], min_files: int = 1) ->
 def test_keys_reach_neither_notebooks_nor_pages(
     tmp_path: Path, keys: dict[str, str], capfd: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_book(tmp_path / "book", SAFE_CHAPTER)
-    assert book.main(["--root", str(root), "--chapters", "01"]) == 0
+    root = build_chapter_one(tmp_path, SAFE_CHAPTER, status=0)
     build = root / "_build"
     executed = build / "executed" / "notebooks" / "01_derivation.ipynb"
     page = build / "html" / "notebooks" / "01_derivation.html"
@@ -125,8 +132,7 @@ def test_keys_reach_neither_notebooks_nor_pages(
 def test_chapter_printing_a_key_fails_and_leaves_nothing(
     tmp_path: Path, keys: dict[str, str], capfd: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_book(tmp_path / "book", LEAKY_CHAPTER)
-    assert book.main(["--root", str(root), "--chapters", "01"]) == 1
+    root = build_chapter_one(tmp_path, LEAKY_CHAPTER, status=1)
     out, err = capfd.readouterr()
     assert "holds the value of $OPENAI_API_KEY" in err
     assert not (root / "_build" / "executed" / "notebooks" / "01_derivation.ipynb").exists()
@@ -149,8 +155,7 @@ def test_chapter_printing_a_key_fails_and_leaves_nothing(
 def test_secret_named_parameter_is_refused(
     tmp_path: Path, argv: list[str], capfd: pytest.CaptureFixture[str]
 ) -> None:
-    root = make_book(tmp_path / "book", SAFE_CHAPTER)
-    assert book.main(["--root", str(root), "--chapters", "01", *argv]) == 1
+    root = build_chapter_one(tmp_path, SAFE_CHAPTER, *argv, status=1)
     assert "looks like a key, token or secret" in capfd.readouterr().err
     assert not (root / "_build" / "executed").exists(), "a kernel ran before the refusal"
 
@@ -159,8 +164,7 @@ def test_secret_named_parameter_in_the_chapter_is_refused(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     chapter = SAFE_CHAPTER.replace("limit = 2", "limit = 2\nopenai_api_key = None")
-    root = make_book(tmp_path / "book", chapter)
-    assert book.main(["--root", str(root), "--chapters", "01", "--execute-only"]) == 1
+    root = build_chapter_one(tmp_path, chapter, "--execute-only", status=1)
     assert "refusing parameter 'openai_api_key'" in capfd.readouterr().err
     assert not (root / "_build" / "executed" / "notebooks" / "01_derivation.ipynb").exists()
 
@@ -170,8 +174,7 @@ def test_real_chapter_one_keeps_keys_out(tmp_path: Path, keys: dict[str, str]) -
     source = ROOT / "notebooks" / "01_derivation.py"
     if not source.is_file():
         pytest.skip("notebooks/01_derivation.py does not exist yet")
-    root = make_book(tmp_path / "book", source.read_text(encoding="utf-8"))
-    assert book.main(["--root", str(root), "--chapters", "01", "--execute-only"]) == 0
+    root = build_chapter_one(tmp_path, source.read_text(encoding="utf-8"), "--execute-only", status=0)
     executed = root / "_build" / "executed" / "notebooks"
     assert (executed / "01_derivation.ipynb").is_file()
     assert_clean([executed], keys)

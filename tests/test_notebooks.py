@@ -19,12 +19,9 @@ import jupytext
 import pytest
 from jupytext.formats import guess_format
 
-from tefcore.book import (
-    is_secret_like,
-    load_toc,
-    parameter_defaults,
-    toc_chapters,
-)
+from tefcore.leaks import is_secret_like
+from tefcore.parameters import parameter_defaults
+from tefcore.toc import load_toc, toc_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

@@ -107,7 +107,8 @@ def test_setup_notebook_enables_both_and_prints_nothing() -> None:
 @pytest.mark.slow
 def test_plotly_static_rendition_through_kaleido() -> None:
     """kaleido needs Chromium; about 3.5 s per figure."""
-    from tefcore.book import BookError, find_chromium
+    from tefcore.bookerror import BookError
+    from tefcore.chromium import find_chromium
 
     try:
         find_chromium()
