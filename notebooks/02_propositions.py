@@ -592,13 +592,10 @@ for name, m in gain_maps.items():
 # exist and says so when they do not.
 
 # %%
-from tefcore.experiments import (
-    format_interval,
-    load_runs,
-    parse_list,
-    posterior_summary,
-    temperature_sweep,
-)
+from tefcore.calibration import temperature_sweep
+from tefcore.experiments import posterior_summary
+from tefcore.presentation import format_interval
+from tefcore.runs import load_runs, parse_list
 
 try:
     runs = load_runs(parse_list(judges), prompt, ("en", "zh"), cache_dir)
@@ -784,7 +781,7 @@ if have_real:
 #
 # The map says that TEF's advantage depends on how many sentences are decisive. A real judge can be
 # made sharper or flatter by re-tempering its posteriors, $p \mapsto \sigma(\ell(p)/t)$ with $t < 1$
-# sharper and $t > 1$ flatter (`tefcore.experiments.temperature_sweep`). Direct and MV do not move
+# sharper and $t > 1$ flatter (`tefcore.calibration.temperature_sweep`). Direct and MV do not move
 # ($1/2$ is a fixed point), so the sweep shows how TEF and SV respond. Each entry is TEF's accuracy
 # gain over the strongest of Direct, MV and SV on the dimension average, in points, with a 95 %
 # paired bootstrap interval over posts (`sweep_bootstrap` replicates); the other rows give the

@@ -78,6 +78,8 @@ from tqdm import TqdmWarning
 warnings.filterwarnings("ignore", category=TqdmWarning)  # no ipywidgets here: tqdm prints text
 
 from tefcore import experiments as ex
+from tefcore import presentation as pres
+from tefcore import runs as rn
 from tefcore.backends import Backend, make_backend
 from tefcore.cache import ProvenanceMismatch
 from tefcore.data import evaluation_pairs, load_posts
@@ -88,11 +90,11 @@ from tefcore.registry import LLM_BACKENDS, ModelSpec, resolve_model
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
-model_list, lang_list = ex.parse_list(models), ex.parse_list(langs)
+model_list, lang_list = rn.parse_list(models), rn.parse_list(langs)
 # A limited run writes under <out>/limit-<n>/, so that it is never mixed with (or mistaken for) a
 # complete cache of the same judge.
-out_dir = ex.repo_path(out) if not limit else ex.repo_path(out) / f"limit-{limit}"
-SCRATCH = ex.repo_path("_build").resolve()
+out_dir = rn.repo_path(out) if not limit else rn.repo_path(out) / f"limit-{limit}"
+SCRATCH = rn.repo_path("_build").resolve()
 all_pairs = {lang: evaluation_pairs(load_posts(lang, data_dir)) for lang in lang_list}
 pairs = {lang: p[:limit] if limit else p for lang, p in all_pairs.items()}
 specs = {m: resolve_model(m) for m in model_list}
@@ -110,12 +112,12 @@ def extract(judge: Backend, spec: ModelSpec, lang: str) -> dict[str, object]:
             raise  # a cache outside the scratch folder is never moved
         path.replace(path.with_name(path.name + ".stale"))  # left by an older version of the judge
         report = run_extraction(judge, pairs[lang], path, variant=prompt, progress=False)
-    return {"judge": ex.judge_label(spec.name), "language": LANG_NAMES[lang], "pairs": report.pairs_done,
+    return {"judge": pres.judge_label(spec.name), "language": LANG_NAMES[lang], "pairs": report.pairs_done,
             "prompts scored": report.prompts, "seconds": report.seconds, "prompts/s": report.prompts_per_second}
 
 
 print({LANG_NAMES[x]: f"{len(pairs[x])} of {len(all_pairs[x])} pairs" for x in lang_list})
-ex.judge_table([s.name for s in specs.values()])
+pres.judge_table([s.name for s in specs.values()])
 
 # %% [markdown]
 # ## Running the extraction
@@ -139,8 +141,8 @@ for spec in specs.values():
     judge = make_backend(spec)
     reports += [extract(judge, spec, lang) for lang in lang_list]
     del judge
-runs = ex.load_runs([s.name for s in specs.values()], prompt, lang_list, out_dir)
-runs = ex.Runs(runs.frame.merge(in_scope, on=["post_id", "dimension"]), runs.provenance, runs.missing)
+runs = rn.load_runs([s.name for s in specs.values()], prompt, lang_list, out_dir)
+runs = rn.Runs(runs.frame.merge(in_scope, on=["post_id", "dimension"]), runs.provenance, runs.missing)
 for note in runs.missing:
     print("note:", note)
 print("pairs read back:", {f"{m}/{LANG_NAMES[x]}": int(n) for m, x, n in
@@ -173,7 +175,7 @@ shares = (sources.groupby(["model", "lang", "kind"], sort=False)["source"].value
           .mul(100).unstack(fill_value=0.0))
 counts = sources.groupby(["model", "lang", "kind"], sort=False).size().rename("numbers")
 source_table = shares.join(counts).reset_index()
-source_table["model"] = source_table["model"].map(ex.judge_label)
+source_table["model"] = source_table["model"].map(pres.judge_label)
 source_table["lang"] = source_table["lang"].map(LANG_NAMES)
 source_table.set_index(["model", "lang", "kind"]).round(1)
 
@@ -196,7 +198,7 @@ masses = masses[masses["model"].isin([specs[m].name for m in llm_models])].astyp
 if len(masses):
     mass_table = masses.groupby(["model", "lang", "kind"], sort=False)["mass"].describe(
         percentiles=[0.05, 0.5, 0.95])[["count", "mean", "5%", "50%", "95%", "min"]]
-    display(mass_table.rename(index=LANG_NAMES, level=1).rename(index=ex.judge_label, level=0).round(3))
+    display(mass_table.rename(index=LANG_NAMES, level=1).rename(index=pres.judge_label, level=0).round(3))
 else:
     print("no LLM judge in this run")
 
@@ -204,7 +206,7 @@ else:
 if len(masses):
     fig = go.Figure()
     for (model_name, lang), g in masses.groupby(["model", "lang"], sort=False):
-        fig.add_histogram(x=g["mass"], name=f"{ex.judge_label(model_name)} · {LANG_NAMES[lang]}",
+        fig.add_histogram(x=g["mass"], name=f"{pres.judge_label(model_name)} · {LANG_NAMES[lang]}",
                           xbins=dict(start=0, end=1.0001, size=0.02), opacity=0.7)
     fig.update_layout(title="C+S mass of every answer (Direct and sentences)", barmode="overlay",
                       xaxis_title="P(C) + P(S)", yaxis_title="answers", height=380,
@@ -223,7 +225,7 @@ sent = flat.dropna(subset=["sentences"]).astype({"sentences": float})
 sent["weight"] = weights(sent["sentences"].to_numpy())
 judges = list(pd.unique(sent["model"]))
 fig = make_subplots(rows=len(judges), cols=2, shared_xaxes=True, vertical_spacing=0.06, horizontal_spacing=0.08,
-                    subplot_titles=[f"{ex.judge_label(m)}: {what}" for m in judges
+                    subplot_titles=[f"{pres.judge_label(m)}: {what}" for m in judges
                                     for what in ("sentence P(change)", "TEF weight w(p)")])
 LANG_COLORS = {"en": "#4e79a7", "zh": "#e15759"}
 for row, model_name in enumerate(judges, start=1):
@@ -241,7 +243,7 @@ fig.show()
 
 # %%
 summary = ex.posterior_summary(runs)
-summary.insert(0, "judge", summary.pop("model").map(ex.judge_label))
+summary.insert(0, "judge", summary.pop("model").map(pres.judge_label))
 summary["lang"] = summary["lang"].map(LANG_NAMES)
 summary.drop(columns=["prompt"]).set_index(["judge", "lang"]).round(3)
 
@@ -285,7 +287,7 @@ else:
 # log-odds, the order of the sentences within a language and dimension stays the same).
 
 # %%
-ref = ex.load_runs([s.name for s in specs.values()], prompt, lang_list, reference_caches)
+ref = rn.load_runs([s.name for s in specs.values()], prompt, lang_list, reference_caches)
 if ref.frame.empty:
     print(f"no committed caches under {reference_caches}")
 else:
@@ -298,13 +300,13 @@ else:
         s_new = np.concatenate([np.asarray(x, float) for x in ok["sentences"]]) if len(ok) else np.empty(0)
         s_ref = np.concatenate([np.asarray(x, float) for x in ok["sentences_ref"]]) if len(ok) else np.empty(0)
         d = np.abs(g["direct"].to_numpy(float) - g["direct_ref"].to_numpy(float))
-        rows.append({"judge": ex.judge_label(model_name), "lang": LANG_NAMES[lang], "pairs compared": len(g),
+        rows.append({"judge": pres.judge_label(model_name), "lang": LANG_NAMES[lang], "pairs compared": len(g),
                      "same sentence count": int(len(ok)),
                      "max |Δ Direct|": float(np.nanmax(d)) if d.size else np.nan,
                      "max |Δ sentence|": float(np.nanmax(np.abs(s_new - s_ref))) if s_new.size else np.nan})
     agreement = pd.DataFrame(rows).set_index(["judge", "lang"])
     display(agreement.round(6))
-    local_label = ex.judge_label("local")
+    local_label = pres.judge_label("local")
     if local_label in agreement.index.get_level_values("judge"):
         local_rows = agreement.xs(local_label, level="judge")
         assert (local_rows["max |Δ Direct|"] <= 1e-9).all() and (local_rows["max |Δ sentence|"] <= 1e-9).all(), \

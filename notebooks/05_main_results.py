@@ -52,8 +52,11 @@ import plotly.express as px
 import plotly.graph_objects as go
 from IPython.display import Markdown, display
 
+from tefcore import calibration as calib
 from tefcore import experiments as ex
 from tefcore import paper
+from tefcore import presentation as pres
+from tefcore import runs as rn
 from tefcore.fusion import RULE_LABELS
 from tefcore.plotting import setup_notebook
 
@@ -63,12 +66,12 @@ pd.set_option("display.max_columns", 40)
 pd.set_option("display.width", 200)
 
 BASE_RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = ex.parse_list(langs)
-runs = ex.chapter_runs(models, prompt, lang_list, cache_dir)
+lang_list = rn.parse_list(langs)
+runs = rn.chapter_runs(models, prompt, lang_list, cache_dir)
 display(Markdown(runs.notes_markdown))
 with pd.option_context("display.max_colwidth", None):
-    display(ex.judge_table(runs.models))
-display(ex.provenance_view(runs))
+    display(pres.judge_table(runs.models))
+display(rn.provenance_view(runs))
 
 # %% [markdown]
 # ## What the judges' sentence posteriors look like
@@ -85,9 +88,9 @@ display(ex.provenance_view(runs))
 
 # %% tags=["full-width"]
 post = ex.posterior_summary(runs)
-post.insert(0, "judge", post.pop("model").map(ex.judge_label))
-display(ex.format_columns(post.drop(columns=["prompt"]).set_index(["judge", "lang"]), 3,
-                          decisive_share=1))
+post.insert(0, "judge", post.pop("model").map(pres.judge_label))
+display(pres.format_columns(post.drop(columns=["prompt"]).set_index(["judge", "lang"]), 3,
+                            decisive_share=1))
 
 # %% [markdown]
 # ## Table 3, ours beside the paper's
@@ -125,7 +128,7 @@ display(major[major["dimension"] != "Average"].pivot_table(index="lang", columns
 
 # %% tags=["hide-input", "full-width"]
 per_dim = table[table["dimension"] != "Average"].copy()
-per_dim["judge"] = per_dim["model"].map(ex.judge_label)
+per_dim["judge"] = per_dim["model"].map(pres.judge_label)
 per_dim["method"] = per_dim["rule"].map(RULE_LABELS)
 fig = px.bar(per_dim, x="dimension", y="accuracy", color="method", barmode="group",
              facet_row="judge", facet_col="lang", height=260 * per_dim["judge"].nunique() + 80,
@@ -155,10 +158,10 @@ cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=n_boot, random_sta
 display(ex.interval_table(cis, BASE_RULES))
 
 # %% tags=["hide-input"]
-fig = ex.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",
-                             col="metric", x_order=[RULE_LABELS[r] for r in BASE_RULES], color_order=lang_list,
-                             y_title="Average (%)",
-                             title="Average accuracy and macro-F1 with 95% bootstrap intervals")
+fig = pres.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",
+                               col="metric", x_order=[RULE_LABELS[r] for r in BASE_RULES], color_order=lang_list,
+                               y_title="Average (%)",
+                               title="Average accuracy and macro-F1 with 95% bootstrap intervals")
 fig.show()
 
 # %% [markdown]
@@ -174,11 +177,11 @@ fig.show()
 
 # %% tags=["full-width"]
 vs = ex.versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
-vs_show = vs.assign(judge=vs["model"].map(ex.judge_label), strongest=vs["b"].map(RULE_LABELS),
-                    difference=[ex.format_interval(d, lo, hi, signed=True)
+vs_show = vs.assign(judge=vs["model"].map(pres.judge_label), strongest=vs["b"].map(RULE_LABELS),
+                    difference=[pres.format_interval(d, lo, hi, signed=True)
                                 for d, lo, hi in zip(vs["difference"], vs["low"], vs["high"])],
-                    p_bootstrap=[ex.format_p(p, n_boot) for p in vs["p_bootstrap"]],
-                    p_mcnemar=[ex.format_p(p) for p in vs["p_mcnemar"]])
+                    p_bootstrap=[pres.format_p(p, n_boot) for p in vs["p_bootstrap"]],
+                    p_mcnemar=[pres.format_p(p) for p in vs["p_mcnemar"]])
 display(vs_show.set_index(["judge", "lang", "metric"])[
     ["strongest", "baseline", "tef", "difference", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]])
 
@@ -200,7 +203,7 @@ n_cross = len(acc) - len(sig_up) - len(sig_down)
 
 
 def cells(frame: pd.DataFrame) -> str:
-    return ": " + ", ".join(f"{ex.judge_label(m)} {la}" for m, la in zip(frame["model"], frame["lang"])) \
+    return ": " + ", ".join(f"{pres.judge_label(m)} {la}" for m, la in zip(frame["model"], frame["lang"])) \
         if len(frame) else ""
 
 
@@ -209,8 +212,8 @@ lines = [(f"Ours: TEF minus the strongest baseline (accuracy) ranges from {lo:+.
          (f"Interval above zero (TEF better): {len(sig_up)} cell(s){cells(sig_up)}; below zero (baseline "
          f"better): {len(sig_down)} cell(s){cells(sig_down)}; crossing zero: {n_cross}.")]
 for _, r in acc.iterrows():
-    diff = ex.format_interval(r["difference"], r["low"], r["high"], signed=True)
-    lines.append(f"{ex.judge_label(r['model'])}, {r['lang']}: TEF {r['tef']:.1f} vs {RULE_LABELS[r['b']]} "
+    diff = pres.format_interval(r["difference"], r["low"], r["high"], signed=True)
+    lines.append(f"{pres.judge_label(r['model'])}, {r['lang']}: TEF {r['tef']:.1f} vs {RULE_LABELS[r['b']]} "
                  f"{r['baseline']:.1f}, difference {diff}.")
 display(Markdown("\n".join(f"* {line}" for line in lines)))
 
@@ -257,7 +260,7 @@ display(Markdown("\n".join(f"* {line}" for line in lines)))
 
 # %% tags=["full-width"]
 acct = ex.invalid_accounting(runs)
-acct.insert(0, "judge", acct.pop("model").map(ex.judge_label))
+acct.insert(0, "judge", acct.pop("model").map(pres.judge_label))
 display(acct.drop(columns=["prompt"]).set_index(["judge", "lang"]))
 
 # %%
@@ -265,7 +268,7 @@ other = "reference" if invalid == "drop" else "drop"
 pred_other = ex.predict_runs(runs, rules=BASE_RULES, invalid=other)
 both = pd.concat([ex.score_runs(pred).assign(policy=invalid), ex.score_runs(pred_other).assign(policy=other)])
 both = both[both["dimension"] == "Average"]
-both["judge"] = both["model"].map(ex.judge_label)
+both["judge"] = both["model"].map(pres.judge_label)
 both["method"] = both["rule"].map(RULE_LABELS)
 policy = both.pivot_table(index=["judge", "lang", "policy"], columns="method", values=["accuracy", "macro_f1"],
                           sort=False)
@@ -287,18 +290,18 @@ display(policy[[(m, RULE_LABELS[r]) for m in ("accuracy", "macro_f1") for r in B
 # paired-bootstrap intervals, and, below, the mean TEF weight of a sentence.
 
 # %% tags=["full-width"]
-sweep_runs = runs.select(model=ex.parse_list(sweep_models))
-factors = [float(x) for x in ex.parse_list(sweep_factors)]
+sweep_runs = runs.select(model=rn.parse_list(sweep_models))
+factors = [float(x) for x in rn.parse_list(sweep_factors)]
 if sweep_runs.frame.empty:
     print("no cache of", sweep_models, "- the sweep is skipped")
 else:
-    sweep = ex.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid)
-    sweep["judge"] = sweep["model"].map(ex.judge_label)
-    show = sweep.assign(gain_ci=[ex.format_interval(g, lo, hi, signed=True)
+    sweep = calib.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid)
+    sweep["judge"] = sweep["model"].map(pres.judge_label)
+    show = sweep.assign(gain_ci=[pres.format_interval(g, lo, hi, signed=True)
                                  for g, lo, hi in zip(sweep["gain"], sweep["low"], sweep["high"])],
                         best=sweep["best_baseline"].map(RULE_LABELS))
     show["t"] = show["t"].map("{:g}".format)
-    display(ex.format_columns(show.set_index(["judge", "lang", "t"])[
+    display(pres.format_columns(show.set_index(["judge", "lang", "t"])[
         ["best", "baseline", "tef", "gain_ci", "mean_weight", "decisive_share"]], mean_weight=3))
 
 # %% tags=["hide-input", "full-width"]
@@ -306,8 +309,8 @@ if not sweep_runs.frame.empty:
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=2, cols=len(lang_list), shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[f"{ex.LANG_LABELS.get(l, l)}: TEF - best baseline" for l in lang_list]
-                        + [f"{ex.LANG_LABELS.get(l, l)}: mean sentence weight" for l in lang_list],
+                        subplot_titles=[f"{pres.LANG_LABELS.get(l, l)}: TEF - best baseline" for l in lang_list]
+                        + [f"{pres.LANG_LABELS.get(l, l)}: mean sentence weight" for l in lang_list],
                         row_heights=[0.65, 0.35])
     palette = px.colors.qualitative.Set1
     for j, judge in enumerate(sweep["judge"].unique()):

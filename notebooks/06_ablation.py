@@ -47,6 +47,8 @@ from IPython.display import Markdown, display
 
 from tefcore import experiments as ex
 from tefcore import paper
+from tefcore import presentation as pres
+from tefcore import runs as rn
 from tefcore.fusion import RULE_LABELS
 from tefcore.plotting import setup_notebook
 
@@ -57,10 +59,10 @@ pd.set_option("display.width", 200)
 
 ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
-lang_list = ex.parse_list(langs)
-runs = ex.chapter_runs(models, prompt, lang_list, cache_dir)
+lang_list = rn.parse_list(langs)
+runs = rn.chapter_runs(models, prompt, lang_list, cache_dir)
 display(Markdown(runs.notes_markdown))
-display(ex.judge_table(runs.models))
+display(pres.judge_table(runs.models))
 pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
 table = ex.score_runs(pred)
 
@@ -74,7 +76,7 @@ table = ex.score_runs(pred)
 
 # %% tags=["full-width"]
 t4 = paper.load_table("table4")
-wide = ex.side_by_side(table, t4, rules=RULES, paper_models=ex.parse_list(paper_models), langs=lang_list)
+wide = ex.side_by_side(table, t4, rules=RULES, paper_models=rn.parse_list(paper_models), langs=lang_list)
 for lang_name in wide.index.get_level_values("language").unique():
     display(Markdown(f"**{lang_name}**"))
     display(wide.xs(lang_name, level="language").dropna(how="all"))
@@ -87,10 +89,10 @@ cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=n_boot, random_sta
 display(ex.interval_table(cis, RULES))
 
 # %% tags=["hide-input", "full-width"]
-fig = ex.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",
-                             col="metric", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
-                             y_title="Average (%)",
-                             title="Full TEF, its two ablations and Soft Vote: Average with 95% bootstrap intervals")
+fig = pres.dot_interval_figure(cis, x="method", y="estimate", low="low", high="high", color="lang", row="judge",
+                               col="metric", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
+                               y_title="Average (%)",
+                               title="Full TEF, its two ablations and Soft Vote: Average with 95% bootstrap intervals")
 fig.show()
 
 # %% [markdown]
@@ -105,12 +107,12 @@ for ablation in ABLATION[1:]:
     for metric in ("accuracy", "macro_f1"):
         rows.append(ex.paired_comparisons(pred, "tef", ablation, metric=metric, n_boot=n_boot, random_state=seed))
 cmp = pd.concat(rows, ignore_index=True)
-cmp["judge"] = cmp["model"].map(ex.judge_label)
+cmp["judge"] = cmp["model"].map(pres.judge_label)
 cmp["removed"] = cmp["b"].map({"tef_without_entropy": "entropy weighting", "tef_without_log_odds": "log-odds"})
-cmp["TEF - ablation"] = [ex.format_interval(d, lo, hi, signed=True)
+cmp["TEF - ablation"] = [pres.format_interval(d, lo, hi, signed=True)
                          for d, lo, hi in zip(cmp["difference"], cmp["low"], cmp["high"])]
-cmp_show = cmp.assign(p_bootstrap=[ex.format_p(p, n_boot) for p in cmp["p_bootstrap"]],
-                      p_mcnemar=[ex.format_p(p) for p in cmp["p_mcnemar"]])
+cmp_show = cmp.assign(p_bootstrap=[pres.format_p(p, n_boot) for p in cmp["p_bootstrap"]],
+                      p_mcnemar=[pres.format_p(p) for p in cmp["p_mcnemar"]])
 display(cmp_show.set_index(["judge", "lang", "removed", "metric"])[
     ["TEF - ablation", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]])
 
@@ -124,7 +126,7 @@ display(cmp_show.set_index(["judge", "lang", "removed", "metric"])[
 # %%
 avg = table[table["dimension"] == "Average"].pivot_table(index=["model", "lang"], columns="rule",
                                                            values="accuracy", sort=False).reset_index()
-ours_margin = pd.DataFrame({"source": "ours, CPU judge", "judge": avg["model"].map(ex.judge_label),
+ours_margin = pd.DataFrame({"source": "ours, CPU judge", "judge": avg["model"].map(pres.judge_label),
                             "lang": avg["lang"],
                             **{RULE_LABELS[r]: avg[r] - avg["soft_vote"] for r in ABLATION}})
 t3 = paper.load_table("table3")

@@ -50,6 +50,8 @@ from plotly.subplots import make_subplots
 
 from tefcore import experiments as ex
 from tefcore import paper
+from tefcore import presentation as pres
+from tefcore import runs as rn
 from tefcore.fusion import RULE_LABELS
 from tefcore.plotting import setup_notebook
 from tefcore.prompts import template, template_hash
@@ -60,10 +62,10 @@ pd.set_option("display.max_columns", 30)
 pd.set_option("display.width", 200)
 
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = ex.parse_list(langs)
-prompt_list = ex.parse_list(prompts)
-llms = [m for m in ex.parse_list(models) if m in ex.parse_list(llm_models)]
-others = [m for m in ex.parse_list(models) if m not in llms]
+lang_list = rn.parse_list(langs)
+prompt_list = rn.parse_list(prompts)
+llms = [m for m in rn.parse_list(models) if m in rn.parse_list(llm_models)]
+others = [m for m in rn.parse_list(models) if m not in llms]
 
 # %% [markdown]
 # ## The three prompts
@@ -82,8 +84,8 @@ display(Markdown("\n\n".join(
 # ## Which caches exist
 
 # %%
-llm_runs = ex.load_runs(llms, prompt_list, lang_list, cache_dir) if llms else None
-ref_runs = ex.load_runs(others, prompt, lang_list, cache_dir) if others else None
+llm_runs = rn.load_runs(llms, prompt_list, lang_list, cache_dir) if llms else None
+ref_runs = rn.load_runs(others, prompt, lang_list, cache_dir) if others else None
 found = []
 for name, r in (("LLM judges", llm_runs), ("prompt-free judges", ref_runs)):
     if r is None:
@@ -107,7 +109,7 @@ for model in llms:
     variants = [v for v in prompt_list if v in complete.get(model, [])]
     complete[model] = variants
     lacking = [v for v in prompt_list if v not in variants]
-    display(Markdown(f"{ex.judge_label(model)}: caches for every language with the variant(s) "
+    display(Markdown(f"{pres.judge_label(model)}: caches for every language with the variant(s) "
                      f"{', '.join(variants) or 'none'}"
                      + (f"; missing {', '.join(lacking)} (not shown)" if lacking else "") + "."))
 
@@ -132,13 +134,13 @@ if not frames:
     raise RuntimeError("no complete set of caches found; run chapter 4 (tef extract) first")
 pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=RULES, invalid=invalid)
 rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
-rob_show = rob.assign(judge=rob["model"].map(ex.judge_label),
+rob_show = rob.assign(judge=rob["model"].map(pres.judge_label),
                       reads_prompt=rob["model"].isin(llms).map({True: "yes", False: "no"}),
                       strongest=rob["strongest_baseline"].map(RULE_LABELS),
-                      gain_ci=[ex.format_interval(g, lo, hi, signed=True)
+                      gain_ci=[pres.format_interval(g, lo, hi, signed=True)
                                for g, lo, hi in zip(rob["gain"], rob["low"], rob["high"])],
-                      p_bootstrap=[ex.format_p(p, n_boot) for p in rob["p_bootstrap"]],
-                      p_mcnemar=[ex.format_p(p) for p in rob["p_mcnemar"]])
+                      p_bootstrap=[pres.format_p(p, n_boot) for p in rob["p_bootstrap"]],
+                      p_mcnemar=[pres.format_p(p) for p in rob["p_mcnemar"]])
 display(rob_show.set_index(["judge", "reads_prompt", "prompt"])[
     ["strongest", "baseline", "tef", "gain_ci", "p_bootstrap", "p_mcnemar", "drop_baseline", "drop_tef"]])
 
@@ -160,7 +162,7 @@ display(summary[[c for c in summary.columns if c.startswith("margin_")]].rename(
 fig = make_subplots(rows=1, cols=2, shared_yaxes=False, subplot_titles=["ours, CPU judges", "paper, GPU/API LLMs"])
 order = {p: i for i, p in enumerate(prompt_list)}
 palette = px.colors.qualitative.Dark24
-curves = [(ex.judge_label(m), 1, g.sort_values("prompt", key=lambda s: s.map(order)))
+curves = [(pres.judge_label(m), 1, g.sort_values("prompt", key=lambda s: s.map(order)))
           for m, g in rob.groupby("model", sort=False)]
 curves += [(m, 2, pd.DataFrame({"prompt": ["original", "verbose", "minimal"],
                                 "baseline": t1w.loc[m, "Strongest baseline"].to_numpy(),
@@ -190,8 +192,8 @@ if llm_runs is not None and len(llm_runs.frame):
     post = ex.posterior_summary(llm_runs)
     acct = ex.invalid_accounting(llm_runs)[["model", "prompt", "lang", "invalid_sentence_share", "invalid_direct"]]
     post = post.merge(acct, on=["model", "prompt", "lang"])
-    post.insert(0, "judge", post.pop("model").map(ex.judge_label))
-    display(ex.format_columns(post.set_index(["judge", "prompt", "lang"])[
+    post.insert(0, "judge", post.pop("model").map(pres.judge_label))
+    display(pres.format_columns(post.set_index(["judge", "prompt", "lang"])[
         ["sentences", "p_mean", "p_std", "mean_weight", "decisive_share", "invalid_sentence_share",
          "invalid_direct"]], 3, decisive_share=1, invalid_sentence_share=1))
 else:

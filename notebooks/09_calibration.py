@@ -58,7 +58,10 @@ import plotly.graph_objects as go
 from IPython.display import Markdown, display
 from plotly.subplots import make_subplots
 
+from tefcore import calibration as calib
 from tefcore import experiments as ex
+from tefcore import presentation as pres
+from tefcore import runs as rn
 from tefcore.fusion import RULE_LABELS
 from tefcore.plotting import setup_notebook
 
@@ -68,13 +71,13 @@ pd.set_option("display.max_columns", 30)
 pd.set_option("display.width", 200)
 
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = ex.parse_list(langs)
-runs = ex.chapter_runs(models, prompt, lang_list, cache_dir)
+lang_list = rn.parse_list(langs)
+runs = rn.chapter_runs(models, prompt, lang_list, cache_dir)
 display(Markdown(runs.notes_markdown))
-display(ex.judge_table(runs.models))
+display(pres.judge_table(runs.models))
 pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
-cal = ex.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
-cal["judge"] = cal["model"].map(ex.judge_label)
+cal = calib.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
+cal["judge"] = cal["model"].map(pres.judge_label)
 cal["method"] = cal["rule"].map(RULE_LABELS)
 
 # %% [markdown]
@@ -86,11 +89,11 @@ cal["method"] = cal["rule"].map(RULE_LABELS)
 
 # %% tags=["full-width"]
 show = cal.assign(
-    ECE=[ex.format_interval(e, lo, hi, digits=3) for e, lo, hi in zip(cal["ece"], cal["ece_low"], cal["ece_high"])],
-    gap=[ex.format_interval(e, lo, hi, digits=3, signed=True)
+    ECE=[pres.format_interval(e, lo, hi, digits=3) for e, lo, hi in zip(cal["ece"], cal["ece_low"], cal["ece_high"])],
+    gap=[pres.format_interval(e, lo, hi, digits=3, signed=True)
          for e, lo, hi in zip(cal["gap"], cal["gap_low"], cal["gap_high"])],
 )
-display(ex.format_columns(show.set_index(["judge", "lang", "method"])[
+display(pres.format_columns(show.set_index(["judge", "lang", "method"])[
     ["n", "n_abstain", "accuracy", "confidence", "ECE", "ece_equal_mass", "gap", "brier", "nll"]],
     3, accuracy=1))
 
@@ -99,10 +102,10 @@ long = pd.concat([
     cal.assign(measure="ECE", value=cal["ece"], lo=cal["ece_low"], hi=cal["ece_high"]),
     cal.assign(measure="overconfidence gap", value=cal["gap"], lo=cal["gap_low"], hi=cal["gap_high"]),
 ], ignore_index=True)
-fig = ex.dot_interval_figure(long, x="method", y="value", low="lo", high="hi", color="lang", row="judge",
-                             col="measure", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
-                             zero_line=True,
-                             title="ECE and overconfidence gap (mean confidence - accuracy), 95% bootstrap intervals")
+fig = pres.dot_interval_figure(long, x="method", y="value", low="lo", high="hi", color="lang", row="judge",
+                               col="measure", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
+                               zero_line=True,
+                               title="ECE and overconfidence gap (mean confidence - accuracy), 95% bootstrap intervals")
 fig.show()
 
 # %% [markdown]
@@ -120,14 +123,14 @@ for (model, lang), g in cal.groupby(["model", "lang"], sort=False):
     rest = g[~g.index.isin(lowest.index)]
     closest = g[(g["gap"].abs() <= g["gap"].abs().min() + 5e-4)]
     tef = g[g["rule"] == "tef"].iloc[0]
-    rows.append({"judge": ex.judge_label(model), "lang": lang, "lowest ECE": ", ".join(lowest["method"]),
+    rows.append({"judge": pres.judge_label(model), "lang": lang, "lowest ECE": ", ".join(lowest["method"]),
                  "ECE": lowest["ece"].min(),
                  "clearly lowest": bool(len(lowest) == 1 and len(rest)
                                         and lowest["ece_high"].iloc[0] < rest["ece"].min()),
                  "TEF's ECE": tef["ece"], "smallest |gap|": ", ".join(closest["method"]),
                  "gap": closest["gap"].iloc[0], "TEF's gap": tef["gap"]})
 verdict = pd.DataFrame(rows).set_index(["judge", "lang"])
-display(ex.format_columns(verdict, 3))
+display(pres.format_columns(verdict, 3))
 n_tef = int(verdict["lowest ECE"].str.split(", ").map(lambda m: "TEF" in m).sum())
 n_alone = int((verdict["lowest ECE"] == "TEF").sum())
 display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge-language cells of ours "
@@ -142,10 +145,10 @@ display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge
 # a binary decision is at least 0.5, so only the upper half of the axis is used. Hover for counts.
 
 # %% tags=["hide-input", "full-width"]
-rel = ex.reliability_table(pred, n_bins=n_bins)
+rel = calib.reliability_table(pred, n_bins=n_bins)
 for model in runs.models:
     r = rel[rel["model"] == model]
-    fig = make_subplots(rows=1, cols=len(lang_list), subplot_titles=[ex.LANG_LABELS.get(l, l) for l in lang_list],
+    fig = make_subplots(rows=1, cols=len(lang_list), subplot_titles=[pres.LANG_LABELS.get(l, l) for l in lang_list],
                         shared_yaxes=True)
     palette = px.colors.qualitative.D3
     for i, lang in enumerate(lang_list):
@@ -162,7 +165,7 @@ for model in runs.models:
                               "accuracy %{y:.3f}<br>posts %{customdata[0]}"), row=1, col=i + 1)
     fig.update_xaxes(range=[0.48, 1.02], title_text="mean confidence in bin")
     fig.update_yaxes(range=[0, 1.02], title_text="accuracy in bin", col=1)
-    fig.update_layout(height=430, title=f"Reliability: {ex.judge_label(model)}")
+    fig.update_layout(height=430, title=f"Reliability: {pres.judge_label(model)}")
     fig.show()
 
 # %% [markdown]

@@ -1,0 +1,108 @@
+"""Tests of tefcore.calibration on hand-made and seeded synthetic cache frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from cache_frames import NAN, hand_cache, synthetic_cache
+
+from tefcore import calibration as calib
+from tefcore import experiments as ex
+from tefcore import metrics
+from tefcore.evaluate import predict_pairs
+from tefcore.fusion import fuse_many
+
+
+@pytest.fixture()
+def hand_frame() -> pd.DataFrame:
+    return hand_cache()
+
+
+# ---------------------------------------------------------------------------------------------------
+def test_ece_rows_match_the_metric():
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.5, 1.0, 300)
+    corr = (rng.random(300) < conf).astype(float)
+    idx = np.vstack([np.arange(300), rng.integers(0, 300, 300)])
+    got = calib._ece_rows(conf, corr, idx, 10)
+    assert got[0] == pytest.approx(metrics.expected_calibration_error(conf, corr))
+    assert got[1] == pytest.approx(metrics.expected_calibration_error(conf[idx[1]], corr[idx[1]]))
+
+
+def test_stratified_draws_stay_within_strata():
+    strata = np.array(["a"] * 5 + ["b"] * 3 + ["a"] * 2)
+    idx = calib._stratified_draws(strata, 50, np.random.default_rng(1))
+    assert idx.shape == (50, 10)
+    assert (np.sort(strata[idx], axis=1) == np.sort(strata)).all()
+
+
+def test_calibration_summary_values(hand_frame):
+    pred = predict_pairs(hand_frame).assign(model="m")
+    cal = calib.calibration_summary(pred, n_boot=200).set_index("rule")
+    tef = pred[(pred["rule"] == "tef") & (pred["prediction"] != "abstain")]
+    row = cal.loc["tef"]
+    assert row["n"] == 4 and row["n_abstain"] == 1
+    conf, corr = tef["confidence"].to_numpy(), tef["correct"].to_numpy()
+    assert row["ece"] == pytest.approx(metrics.expected_calibration_error(conf, corr))
+    assert row["gap"] == pytest.approx(conf.mean() - corr.mean())
+    assert row["ece_low"] <= row["ece_high"] and row["gap_low"] <= row["gap"] + 1e-12 <= row["gap_high"] + 1e-9
+    p = metrics.probability_of_change(tef["prediction"].to_numpy(), conf)
+    assert row["brier"] == pytest.approx(metrics.brier_score(tef["side"].to_numpy(), p))
+    assert row["nll"] == pytest.approx(metrics.negative_log_likelihood(tef["side"].to_numpy(), p))
+
+
+def test_reliability_table_counts_every_scored_pair():
+    pred = ex.predict_runs(synthetic_cache(11).assign(model="A", prompt="p"))
+    rel = calib.reliability_table(pred)
+    scored = pred[pred["prediction"] != "abstain"].groupby(["lang", "rule"]).size()
+    got = rel.groupby(["lang", "rule"])["count"].sum()
+    pd.testing.assert_series_equal(got.sort_index(), scored.sort_index(), check_names=False)
+    assert (rel["low"] >= 0.5).all() or (rel["confidence"] >= 0.5).all()  # binary confidences are >= 0.5
+
+
+# ---------------------------------------------------------------------------------------------------
+def test_retemper():
+    p = np.array([0.0, 0.2, 0.5, 0.9, 1.0, NAN])
+    assert np.allclose(calib.retemper(p, 1.0)[:5], p[:5]) and np.isnan(calib.retemper(p, 1.0)[5])
+    sharp = calib.retemper(p, 0.5)
+    assert sharp[1] == pytest.approx(1 / (1 + 16)) and sharp[2] == 0.5 and sharp[3] == pytest.approx(81 / 82)
+    assert sharp[0] == 0.0 and sharp[4] == 1.0
+    with pytest.raises(ValueError, match="positive"):
+        calib.retemper(p, 0.0)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        calib.retemper([1.5], 2.0)
+
+
+@pytest.mark.slow
+def test_temperature_sweep():
+    df = synthetic_cache(12, 30).assign(model="A", prompt="original")
+    sweep = calib.temperature_sweep(df, [0.01, 1.0, 4.0], n_boot=200)
+    assert len(sweep) == 3 * 2 and list(sweep["t"].unique()) == [0.01, 1.0, 4.0]
+    at1 = sweep[sweep["t"] == 1.0].set_index("lang")
+    ref = ex.versus_best_baseline(ex.predict_runs(df), metrics_=("accuracy",), n_boot=200).set_index("lang")
+    for lang in ("en", "zh"):
+        assert at1.loc[lang, "gain"] == pytest.approx(ref.loc[lang, "difference"])
+        assert at1.loc[lang, "best_baseline"] == ref.loc[lang, "b"]
+    # very sharp posteriors: every weight -> 1, |l| -> M, TEF decides like Majority Vote
+    hot = calib._retemper_frame(df, 0.001)
+    pred = predict_pairs(hot.drop(columns=["model", "prompt"]), rules=["majority_vote", "tef"])
+    mv = pred[pred["rule"] == "majority_vote"]["prediction"].to_numpy()
+    tf = pred[pred["rule"] == "tef"]["prediction"].to_numpy()
+    assert np.mean(mv == tf) > 0.97
+    assert (sweep.groupby("lang")["mean_weight"].apply(lambda s: s.is_monotonic_decreasing)).all()
+    # Direct and Majority Vote do not move with the temperature
+    t4 = predict_pairs(calib._retemper_frame(df, 4.0).drop(columns=["model", "prompt"]),
+                       rules=["direct", "majority_vote"])
+    t1 = predict_pairs(df.drop(columns=["model", "prompt"]), rules=["direct", "majority_vote"])
+    assert (t4["prediction"].to_numpy() == t1["prediction"].to_numpy()).all()
+
+
+def test_fuse_many_agrees_with_sweep_frame_split():
+    df = synthetic_cache(14, 4)
+    hot = calib._retemper_frame(df, 2.0)
+    assert [len(s) for s in hot["sentences"]] == [len(s) for s in df["sentences"]]
+    flat = np.concatenate([calib.retemper(s, 2.0) for s in df["sentences"]])
+    assert np.allclose(np.concatenate(hot["sentences"].to_list()), flat)
+    assert len(fuse_many(flat, np.repeat(np.arange(len(df)), df["sentences"].map(len)), "tef")) == len(df)
+
