@@ -1,10 +1,10 @@
 """Benchmark: the local backend (a) one prompt at a time with nothing reused vs (b) as `tef extract` runs it.
 
-Usage: ``python benchmarks/extraction.py [--n 200] [--lang en] [--threads 2] [--workers 1] [--block 20]
+Usage: ``python benchmarks/extraction.py [--n 200] [--lang en] [--prompt original] [--threads 2] [--workers 1] [--block 20]
 [--data-dir DIR]``
 
 The same ``--n`` MIND prompts (the first ones `tef extract` would score: pairs grouped by dimension,
-the whole post then its sentences, original prompt) are scored
+the whole post then its sentences, prompt variant ``--prompt``, original by default) are scored
 
 (a) one at a time, each evaluated from an empty KV cache (``reuse_prefix=False``, one context with
     ``--threads`` threads), and
@@ -31,6 +31,7 @@ from tefcore.backends.base import Score, ScoreRequest
 from tefcore.backends.local import LocalBackend
 from tefcore.data import evaluation_pairs, load_posts
 from tefcore.extract import _chunks
+from tefcore.prompts import VARIANTS
 
 
 def mind_prompts(lang: str, n: int, data_dir: str | None, variant: str = "original") -> list[ScoreRequest]:
@@ -92,17 +93,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--lang", default="en", choices=("en", "zh"))
+    ap.add_argument("--prompt", default="original", choices=VARIANTS, help="prompt variant")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--block", type=int, default=20)
     ap.add_argument("--data-dir", default=default_data_dir(),
                     help="MIND folder (default: $MIND_DATA_DIR, else the repository's sibling ../shared/data/mind)")
     args = ap.parse_args()
-    requests = mind_prompts(args.lang, args.n, args.data_dir)
+    requests = mind_prompts(args.lang, args.n, args.data_dir, args.prompt)
     n = len(requests)
     t = compare(requests, args.threads, args.workers, args.block)
     rate = {m: n / t[m]["wall"] for m in "ab"}
-    print(f"{n} MIND prompts ({args.lang}, original), SmolLM2-135M-Instruct Q4_1, {args.threads} threads, "
+    print(f"{n} MIND prompts ({args.lang}, {args.prompt}), SmolLM2-135M-Instruct Q4_1, {args.threads} threads, "
           f"(b) with {args.workers} worker(s)")
     labels = {"a": "(a) one at a time, nothing reused", "b": "(b) as `tef extract` does it"}
     for m in "ab":
