@@ -159,13 +159,13 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 def llama_token_counter(model_path: str | Path | None = None, chat: bool = True,
-                        keep_default_system: bool = False,
+                        keep_default_system: bool = True,
                         chat_template_kwargs: Mapping[str, Any] | None = None) -> TokenCounter:
     """Token counter of a GGUF model: its tokenizer and chat template, rendered as the local backend does.
 
     Only the vocabulary is loaded (``vocab_only=True``), so this is cheap. The prompt is rendered with
     :class:`tefcore.backends.local.ChatTemplate` (one user turn, generation prompt, the template's
-    default system turn removed unless ``keep_default_system``) and tokenised with special tokens
+    default system turn kept unless ``keep_default_system=False``) and tokenised with special tokens
     parsed and no extra BOS: the token sequence :class:`~tefcore.backends.local.LocalBackend` evaluates.
 
     Parameters

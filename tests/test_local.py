@@ -57,18 +57,24 @@ NO_SYSTEM_ROLE = (  # Gemma style: refuses a system role
                                         "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"),
     (NO_SYSTEM_ROLE, "<bos>", "<bos><start_of_turn>user\nQ?<end_of_turn>\n<start_of_turn>model\n"),
 ])
-def test_single_user_turn_without_system_message(source: str, bos: str, expected: str) -> None:
-    chat = ChatTemplate(source, bos_token=bos, eos_token="</s>")
+def test_default_system_turn_can_be_removed(source: str, bos: str, expected: str) -> None:
+    chat = ChatTemplate(source, bos_token=bos, eos_token="</s>", keep_default_system=False)
     assert chat.render("Q?") == expected
     assert "system" not in chat.render("Q?")
 
 
-def test_default_system_can_be_kept() -> None:
-    kept = ChatTemplate(CHATML_DEFAULT, keep_default_system=True)
-    assert kept.render("Q?").startswith("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n")
-    assert kept.system_prompt.startswith("template default kept")
-    assert ChatTemplate(CHATML_DEFAULT).system_prompt == "none (template default removed)"
+def test_default_system_turn_is_kept_by_default() -> None:
+    """The reference rendering (protocol §4): exactly what the template produces for one user turn."""
+    kept = ChatTemplate(CHATML_DEFAULT)
+    assert kept.render("Q?") == ("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n"
+                                 "<|im_start|>user\nQ?<|im_end|>\n<|im_start|>assistant\n")
+    assert kept.system_prompt == "template default (reference rendering)"
+    removed = ChatTemplate(CHATML_DEFAULT, keep_default_system=False)
+    assert removed.system_prompt == "none (template default removed)"
     assert ChatTemplate(CHATML_PLAIN).system_prompt == "none"
+    assert ChatTemplate(CHATML_PLAIN, keep_default_system=False).system_prompt == "none"
+    assert ChatTemplate(NO_SYSTEM_ROLE, bos_token="<bos>").render("Q?") == (
+        "<bos><start_of_turn>user\nQ?<end_of_turn>\n<start_of_turn>model\n")
 
 
 def test_template_variables_reach_the_template() -> None:
@@ -115,7 +121,8 @@ def test_the_embedded_model_is_found(judge: Any) -> None:
     assert judge.name == "local" and judge.embedded
     prov = judge.provenance()
     assert prov["backend"] == "llama_cpp" and len(prov["weights_sha256"]) == 64
-    assert prov["system_prompt"] == "none (template default removed)" and prov["prefix_reuse"] is True
+    assert prov["system_prompt"] == "template default (reference rendering)" and prov["prefix_reuse"] is True
+    assert judge.chat.render("Q").startswith("<|im_start|>system\nYou are a helpful AI assistant named SmolLM")
 
 
 @pytest.mark.slow
@@ -127,12 +134,14 @@ def test_label_tokens_cover_both_letters(judge: Any) -> None:
 
 @pytest.mark.slow
 def test_exact_probabilities_against_a_direct_computation(judge: Any) -> None:
-    """Recompute P(C) from llama.cpp's logits with the chat format written out by hand."""
+    """Recompute P(C) from llama.cpp's logits with the chat format written out by hand (SmolLM2's
+    template with its default system turn, the reference rendering)."""
     req = requests()[0]
     score = judge.score([req])[0]
     llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=512, n_threads=2, logits_all=True,
                           verbose=False)
-    text = f"<|im_start|>user\n{req.prompt}<|im_end|>\n<|im_start|>assistant\n"
+    text = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+            f"<|im_start|>user\n{req.prompt}<|im_end|>\n<|im_start|>assistant\n")
     llm.eval(llm.tokenize(text.encode(), add_bos=False, special=True))
     logits = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
     logp = logits - logits.max() - math.log(np.exp(logits - logits.max()).sum())

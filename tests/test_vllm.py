@@ -154,7 +154,7 @@ def test_engine_options(monkeypatch: pytest.MonkeyPatch) -> None:
     prov = judge.provenance()
     assert prov["backend"] == "vllm" and prov["vllm"] == "0.0-test" and prov["reading"] == "summed"
     assert prov["label_read"] == "exact label ids" and prov["label_tokens"] == {"C": 3, "S": 3}
-    assert prov["system_prompt"] == "none (template default removed)"
+    assert prov["system_prompt"] == "template default (reference rendering)"
 
 
 def test_exact_label_ids_when_available(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,11 +189,12 @@ def test_bad_options(monkeypatch: pytest.MonkeyPatch) -> None:
         VLLMBackend("m", exact_labels="sometimes")
 
 
-def test_rendering_has_no_system_message(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rendering_keeps_the_template_default_system_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     judge, _ = backend(monkeypatch)
-    assert judge.chat.render("hi") == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
-    kept, _ = backend(monkeypatch, keep_default_system=True)
-    assert kept.chat.render("hi").startswith("<|im_start|>system\nYou are Qwen")
+    assert judge.chat.render("hi").startswith("<|im_start|>system\nYou are Qwen")
+    assert judge.chat.render("hi").endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    removed, _ = backend(monkeypatch, keep_default_system=False)
+    assert removed.chat.render("hi") == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
 def test_qwen3_thinking_disabled(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,10 +15,10 @@ How a prompt is scored (protocol §4-§5):
 
 1. **Chat template.** The GGUF's own ``tokenizer.chat_template`` is rendered with Jinja2 (sandboxed,
    ``trim_blocks``/``lstrip_blocks`` like transformers) as one user turn with the generation prompt.
-   No system message is sent. Some templates insert a *default* system turn when the conversation
-   has none (SmolLM2: "You are a helpful AI assistant named SmolLM...", Qwen2.5: "You are Qwen...");
-   :class:`ChatTemplate` detects that and removes the inserted turn (``keep_default_system=True``
-   keeps it). The text is tokenised with special tokens parsed and no extra BOS: the template says
+   No system message of ours is sent. Some templates insert a *default* system turn when the
+   conversation has none (SmolLM2: "You are a helpful AI assistant named SmolLM...", Qwen2.5: "You are
+   Qwen..."); the reference release renders exactly what the template produces, so that turn is kept
+   by default (protocol §4). ``keep_default_system=False`` removes it, and the provenance says so. The text is tokenised with special tokens parsed and no extra BOS: the template says
    where BOS goes, as with transformers' ``apply_chat_template``.
 2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
    With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
@@ -182,6 +182,14 @@ def _strip_default_system(render: Callable[[list[dict[str, str]]], str]) -> tupl
                      "pass keep_default_system=True to keep it")
 
 
+def _inserts_default_system(render: Callable[[list[dict[str, str]]], str]) -> bool:
+    """True when the template adds a system turn of its own to a user-only conversation."""
+    try:
+        return _strip_default_system(render) is not None
+    except ValueError:  # inserted, though not removable
+        return True
+
+
 class ChatTemplate:
     """Render a prompt as a single user turn of a model's chat template (generation prompt added).
 
@@ -192,19 +200,22 @@ class ChatTemplate:
     bos_token, eos_token : str
         Texts of the special tokens the template may print.
     keep_default_system : bool
-        Keep a default system turn that the template inserts (default: remove it; protocol §4 says
-        no system message).
+        Keep a default system turn that the template inserts (default, the reference rendering of
+        protocol §4); ``False`` removes it.
     template_kwargs : mapping, optional
         Extra template variables (e.g. ``{"enable_thinking": False}`` for Qwen3).
     """
 
     def __init__(self, source: str, bos_token: str = "", eos_token: str = "",
-                 keep_default_system: bool = False, template_kwargs: Mapping[str, Any] | None = None) -> None:
+                 keep_default_system: bool = True, template_kwargs: Mapping[str, Any] | None = None) -> None:
         self.source = source
         self.keep_default_system = keep_default_system
         self._template = _jinja_template(source)
         self._vars = {"bos_token": bos_token, "eos_token": eos_token, **dict(template_kwargs or {})}
-        self._swap = None if keep_default_system else _strip_default_system(self._messages)
+        inserted = _strip_default_system(self._messages) if not keep_default_system else None
+        self.inserts_default_system = (inserted is not None if not keep_default_system
+                                       else _inserts_default_system(self._messages))
+        self._swap = inserted
 
     @property
     def removes_default_system(self) -> bool:
@@ -214,9 +225,11 @@ class ChatTemplate:
     @property
     def system_prompt(self) -> str:
         """What the model sees as system prompt, in words (recorded in the provenance)."""
-        if self.keep_default_system:
-            return "template default kept (if any)"
-        return "none (template default removed)" if self._swap is not None else "none"
+        if not self.inserts_default_system:
+            return "none"
+        if self._swap is not None:
+            return "none (template default removed)"
+        return "template default (reference rendering)"
 
     def _messages(self, messages: list[dict[str, str]]) -> str:
         return self._template.render(messages=messages, add_generation_prompt=True, **self._vars)
@@ -321,7 +334,7 @@ class LocalBackend:
     reuse_prefix : bool
         Evaluate the shared prompt prefix once (default) or every prompt from scratch.
     keep_default_system : bool
-        See :class:`ChatTemplate`.
+        See :class:`ChatTemplate` (default: kept, the reference rendering).
     chat_template : str, optional
         A Jinja2 template to use instead of the GGUF's ``tokenizer.chat_template``.
     chat_template_kwargs : mapping, optional
@@ -339,7 +352,7 @@ class LocalBackend:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 4096,
                  n_threads: int = 2, workers: int = 1, reading: str = "summed", reuse_prefix: bool = True,
-                 keep_default_system: bool = False, chat_template: str | None = None,
+                 keep_default_system: bool = True, chat_template: str | None = None,
                  chat_template_kwargs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
         if reading not in READINGS:
             raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")

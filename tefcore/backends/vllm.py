@@ -3,8 +3,8 @@
 Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``; tensor parallelism per model).
 Each prompt is rendered with the model's chat template as one user turn with the generation prompt
 (:class:`tefcore.backends.local.ChatTemplate` on the tokenizer's template: the same rendering code as
-the local backend, including the removal of a default system turn that a template inserts, e.g.
-Qwen2.5's "You are Qwen..."; ``keep_default_system=True`` keeps it). The rendered text is tokenised
+the local backend: a default system turn that a template inserts, e.g. Qwen2.5's "You are Qwen...", is
+kept, as in the reference release; ``keep_default_system=False`` removes it). The rendered text is tokenised
 without extra special tokens (the template already holds BOS) and sent as token ids, so no second BOS
 is added.
 
@@ -88,7 +88,8 @@ class VLLMBackend:
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.backends.labels`).
     keep_default_system : bool
-        Keep a default system turn inserted by the chat template (default: remove it).
+        Keep a default system turn inserted by the chat template (default, the reference rendering);
+        ``False`` removes it.
     chat_template_kwargs : mapping, optional
         Extra template variables, e.g. ``{"enable_thinking": False}`` for Qwen3.
     gpu_memory_utilization : float
@@ -105,7 +106,7 @@ class VLLMBackend:
 
     def __init__(self, model: str, *, tensor_parallel_size: int = 1, max_model_len: int = 4096,
                  seed: int = 0, top_logprobs: int = 20, exact_labels: str = "auto",
-                 reading: str = "summed", keep_default_system: bool = False,
+                 reading: str = "summed", keep_default_system: bool = True,
                  chat_template_kwargs: Mapping[str, Any] | None = None,
                  gpu_memory_utilization: float = 0.9, max_logprobs: int = 64, name: str | None = None,
                  **engine_kwargs: Any) -> None:
