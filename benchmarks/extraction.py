@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tefcore.backends import make_backend
-from tefcore.backends.base import Score, ScoreRequest
-from tefcore.backends.local import LocalBackend
-from tefcore.data import evaluation_pairs, load_posts
-from tefcore.extract import _chunks
-from tefcore.prompts import VARIANTS
+from tefcore.judges import make_backend
+from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.local import LocalBackend
+from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.judges.run import _chunks
+from tefcore.mind.prompts import VARIANTS
 
 
 def mind_prompts(lang: str, n: int, data_dir: str | None, variant: str = "original") -> list[ScoreRequest]:

@@ -42,7 +42,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tefcore.fusion import RULE_LABELS, RULES, clipped_log_odds, fuse_many, weights
-from tefcore.plotting import setup_notebook
+from tefcore.chapters.figures import setup_notebook
 from tefcore.simulate import contributions
 
 _ = setup_notebook()

@@ -62,7 +62,7 @@ from plotly.subplots import make_subplots
 
 from tefcore import simulate as sim
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, fuse_many, weights
-from tefcore.plotting import setup_notebook
+from tefcore.chapters.figures import setup_notebook
 
 _ = setup_notebook()
 rng = np.random.default_rng(seed)
@@ -582,7 +582,7 @@ for name, m in gain_maps.items():
 # ## Real detectors on the map
 #
 # Where do real judges sit? The caches of the two multilingual-e5-small judges on the MIND sample
-# (`tefcore.backends.e5`: a zero-shot judge that compares each text with descriptions of the two
+# (`tefcore.judges.e5`: a zero-shot judge that compares each text with descriptions of the two
 # sides, and a cross-fitted logistic regression on post embeddings, applied to each sentence) give
 # real sentence posteriors. For each judge and language we count, per post, its decisive sentences
 # (weight $w \ge 0.5$, i.e. $p \le 0.11$ or $p \ge 0.89$) and its uncertain ones, and we estimate the
@@ -592,10 +592,10 @@ for name, m in gain_maps.items():
 # exist and says so when they do not.
 
 # %%
-from tefcore.calibration import temperature_sweep
-from tefcore.experiments import posterior_summary
-from tefcore.presentation import format_interval
-from tefcore.runs import load_runs, parse_list
+from tefcore.chapters.calibration import temperature_sweep
+from tefcore.chapters.experiments import posterior_summary
+from tefcore.chapters.presentation import format_interval
+from tefcore.chapters.runs import load_runs, parse_list
 
 try:
     runs = load_runs(parse_list(judges), prompt, ("en", "zh"), cache_dir)
@@ -781,7 +781,7 @@ if have_real:
 #
 # The map says that TEF's advantage depends on how many sentences are decisive. A real judge can be
 # made sharper or flatter by re-tempering its posteriors, $p \mapsto \sigma(\ell(p)/t)$ with $t < 1$
-# sharper and $t > 1$ flatter (`tefcore.calibration.temperature_sweep`). Direct and MV do not move
+# sharper and $t > 1$ flatter (`tefcore.chapters.calibration.temperature_sweep`). Direct and MV do not move
 # ($1/2$ is a fixed point), so the sweep shows how TEF and SV respond. Each entry is TEF's accuracy
 # gain over the strongest of Direct, MV and SV on the dimension average, in points, with a 95 %
 # paired bootstrap interval over posts (`sweep_bootstrap` replicates); the other rows give the

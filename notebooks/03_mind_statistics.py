@@ -38,23 +38,20 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tefcore.data import (
-    data_card,
-    evaluation_pairs,
-    label_counts,
-    load_posts,
-    pair_counts,
-)
-from tefcore.plotting import setup_notebook
-from tefcore.release import (
+from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.chapters.figures import setup_notebook
+from tefcore.mind.release import (
     FULL_RELEASE,
+    data_card,
+    label_counts,
+    pair_counts,
     check_full_release,
     full_release_card,
     full_release_pairs,
     is_full_release,
     post_table,
 )
-from tefcore.schema import DIMENSIONS, SIDES
+from tefcore.mind.schema import DIMENSIONS, SIDES
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
@@ -116,7 +113,7 @@ else:
 # a window kept verbatim and in release order. Because the release files are ordered by annotation file
 # and by event, a window holds runs of posts about the same event. The sample covers every event and
 # both annotation files, yet its per-dimension proportions are not those of the full release, as the
-# next table shows. Download the full release (`tef download`, or `tefcore.data.download_release`) and
+# next table shows. Download the full release (`tef download`, or `tefcore.mind.release.download_release`) and
 # point `data_dir` at it to reproduce and assert the published counts.
 #
 # ## Pairs per dimension

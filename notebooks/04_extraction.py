@@ -17,7 +17,7 @@
 #
 # Every fusion rule of this book starts from numbers $p = P(\text{change} \mid \text{text})$: one for
 # the whole post (Direct) and one for each of its sentences (MV, SV and TEF). This chapter produces
-# them. It runs the extraction loop of `tefcore.extract`, the same code as the command line
+# them. It runs the extraction loop of `tefcore.judges.run`, the same code as the command line
 # `tef extract`, for each judge named in its parameters, writes the probability caches that the later
 # chapters read, and then looks at what was read.
 #
@@ -45,7 +45,7 @@
 #
 # **API keys** never pass through this notebook. papermill writes every parameter into the executed
 # notebook, so a key given as a parameter would be published with the book; instead each API entry of
-# the registry (`tefcore/models.yaml`) names the environment variable its backend reads
+# the registry (`tefcore/judges/models.yaml`) names the environment variable its backend reads
 # (`OPENAI_API_KEY`, `DEEPSEEK_API_KEY`, `VLLM_API_KEY`), and the book build refuses any parameter
 # whose name looks like a key.
 
@@ -77,16 +77,16 @@ from tqdm import TqdmWarning
 
 warnings.filterwarnings("ignore", category=TqdmWarning)  # no ipywidgets here: tqdm prints text
 
-from tefcore import experiments as ex
-from tefcore import presentation as pres
-from tefcore import runs as rn
-from tefcore.backends import Backend, make_backend
-from tefcore.cache import ProvenanceMismatch
-from tefcore.data import evaluation_pairs, load_posts
-from tefcore.extract import cache_path, run_extraction
+from tefcore.chapters import experiments as ex
+from tefcore.chapters import presentation as pres
+from tefcore.chapters import runs as rn
+from tefcore.judges import Backend, make_backend
+from tefcore.judges.cache import ProvenanceMismatch
+from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.judges.run import cache_path, run_extraction
 from tefcore.fusion import weights
-from tefcore.plotting import setup_notebook
-from tefcore.registry import LLM_BACKENDS, ModelSpec, resolve_model
+from tefcore.chapters.figures import setup_notebook
+from tefcore.judges.registry import LLM_BACKENDS, ModelSpec, resolve_model
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
@@ -103,7 +103,7 @@ in_scope = pd.DataFrame([(p.post_id, p.dimension) for x in lang_list for p in pa
 
 
 def extract(judge: Backend, spec: ModelSpec, lang: str) -> dict[str, object]:
-    """Run tefcore.extract for one judge and language; return a row of the run table."""
+    """Run tefcore.judges.run for one judge and language; return a row of the run table."""
     path = cache_path(out_dir, spec.name, prompt, lang)
     try:
         report = run_extraction(judge, pairs[lang], path, variant=prompt, progress=False)

@@ -45,12 +45,12 @@ seed = 0  # bootstrap seed
 import pandas as pd
 from IPython.display import Markdown, display
 
-from tefcore import experiments as ex
-from tefcore import paper
-from tefcore import presentation as pres
-from tefcore import runs as rn
+from tefcore.chapters import experiments as ex
+from tefcore.chapters import paper
+from tefcore.chapters import presentation as pres
+from tefcore.chapters import runs as rn
 from tefcore.fusion import RULE_LABELS
-from tefcore.plotting import setup_notebook
+from tefcore.chapters.figures import setup_notebook
 
 setup_notebook()
 pd.set_option("display.float_format", "{:.1f}".format)

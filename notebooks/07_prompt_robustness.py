@@ -48,13 +48,13 @@ import plotly.graph_objects as go
 from IPython.display import Markdown, display
 from plotly.subplots import make_subplots
 
-from tefcore import experiments as ex
-from tefcore import paper
-from tefcore import presentation as pres
-from tefcore import runs as rn
+from tefcore.chapters import experiments as ex
+from tefcore.chapters import paper
+from tefcore.chapters import presentation as pres
+from tefcore.chapters import runs as rn
 from tefcore.fusion import RULE_LABELS
-from tefcore.plotting import setup_notebook
-from tefcore.prompts import template, template_hash
+from tefcore.chapters.figures import setup_notebook
+from tefcore.mind.prompts import template, template_hash
 
 setup_notebook()
 pd.set_option("display.float_format", "{:.1f}".format)

@@ -71,14 +71,14 @@ from tqdm import TqdmWarning
 
 warnings.filterwarnings("ignore", category=TqdmWarning)  # no ipywidgets here: tqdm prints text
 
-from tefcore import efficiency as eff
-from tefcore.backends import make_backend
-from tefcore.data import evaluation_pairs, load_posts
-from tefcore.paper import MODEL_LABELS, efficiency_summary, load_table
-from tefcore.plotting import setup_notebook
-from tefcore.prompts import build_prompt
-from tefcore.registry import resolve_model
-from tefcore.release import FULL_RELEASE
+from tefcore.chapters import efficiency as eff
+from tefcore.judges import make_backend
+from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary, load_table
+from tefcore.chapters.figures import setup_notebook
+from tefcore.mind.prompts import build_prompt
+from tefcore.judges.registry import resolve_model
+from tefcore.mind.release import FULL_RELEASE
 
 _ = setup_notebook()
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
@@ -156,7 +156,7 @@ shown[["queries", "tokens_per_query", "busy_hours", "implied_usd_per_hour"]].rou
 # %% [markdown]
 # ## Our workload: queries and prompt tokens per subset
 #
-# Every query of the data at hand is built by the extraction code (`tefcore.extract.build_requests`)
+# Every query of the data at hand is built by the extraction code (`tefcore.judges.run.build_requests`)
 # and counted with the judge's tokenizer, as the judge receives it: one user turn of the model's chat
 # template with the generation prompt, no system turn (protocol §4). The twelve subsets are the
 # (language × dimension) cells of the paper's tables.

@@ -58,12 +58,12 @@ import plotly.graph_objects as go
 from IPython.display import Markdown, display
 from plotly.subplots import make_subplots
 
-from tefcore import calibration as calib
-from tefcore import experiments as ex
-from tefcore import presentation as pres
-from tefcore import runs as rn
+from tefcore.chapters import calibration as calib
+from tefcore.chapters import experiments as ex
+from tefcore.chapters import presentation as pres
+from tefcore.chapters import runs as rn
 from tefcore.fusion import RULE_LABELS
-from tefcore.plotting import setup_notebook
+from tefcore.chapters.figures import setup_notebook
 
 setup_notebook()
 pd.set_option("display.float_format", "{:.3f}".format)

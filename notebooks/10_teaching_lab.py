@@ -40,7 +40,7 @@ from IPython.display import display
 
 from tefcore import simulate as sim
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, fuse_many, weights
-from tefcore.plotting import setup_notebook
+from tefcore.chapters.figures import setup_notebook
 
 _ = setup_notebook()
 

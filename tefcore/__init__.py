@@ -1,13 +1,68 @@
-"""tefcore: Tempered Evidence Fusion of LLM judgments, exact to the paper.
+r"""tefcore: Tempered Evidence Fusion (TEF) of LLM judgments, exact to the paper.
 
-The package is flat, one module per idea: :mod:`tefcore.schema`, :mod:`tefcore.data`,
-:mod:`tefcore.segment`, :mod:`tefcore.prompts`, :mod:`tefcore.fusion`, :mod:`tefcore.metrics`,
-:mod:`tefcore.evaluate`, :mod:`tefcore.backends`, :mod:`tefcore.cache`, :mod:`tefcore.registry`,
-:mod:`tefcore.simulate`, :mod:`tefcore.paper` and :mod:`tefcore.cli`.
+The face of the library is the paper's fusion rules and their metrics::
+
+    from tefcore import tef, fuse_many, majority_vote, soft_vote, direct
+
+Rooms (imports run one way, from the top of this list to the bottom):
+
+* :mod:`tefcore.chapters`: support that only the book's chapters import (runs, tables, figures, the
+  paper's tables and the claims ledger, calibration and efficiency studies);
+* :mod:`tefcore.judges`: extraction machinery, prompts in and probabilities out (one module per judge,
+  the registry, the provenance cache, the extraction loop);
+* :mod:`tefcore.mind`: the MIND benchmark as the protocol defines it (schema, validated loading,
+  evaluation pairs, segmentation, prompts, release);
+* the core, pure functions on arrays: :mod:`tefcore.fusion` (the rules), :mod:`tefcore.metrics`,
+  :mod:`tefcore.evaluate` (the one evaluation layer) and :mod:`tefcore.simulate` (synthetic detectors).
+
+:mod:`tefcore.cli` (the ``tef`` command) sits above all rooms. The book's build tool is a separate
+package (``tefbook``) that this library never imports.
+
+Examples
+--------
+>>> from tefcore import tef, majority_vote
+>>> p = [0.02, 0.55, 0.55, 0.55, 0.55]   # one decisive stability sentence, four lukewarm ones
+>>> majority_vote(p).prediction, tef(p).prediction
+('change', 'stability')
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from tefcore.fusion import (
+    RULE_NAMES,
+    FusionBatch,
+    FusionResult,
+    clipped_log_odds,
+    direct,
+    fuse_many,
+    majority_vote,
+    soft_vote,
+    tef,
+    tef_without_entropy,
+    tef_without_log_odds,
+    weights,
+)
+from tefcore.metrics import accuracy, bootstrap_ci, expected_calibration_error, macro_f1, paired_bootstrap
 
-__all__ = ["__version__"]
+__version__ = "0.2.0"
+
+__all__ = [
+    "RULE_NAMES",
+    "FusionBatch",
+    "FusionResult",
+    "__version__",
+    "accuracy",
+    "bootstrap_ci",
+    "clipped_log_odds",
+    "direct",
+    "expected_calibration_error",
+    "fuse_many",
+    "macro_f1",
+    "majority_vote",
+    "paired_bootstrap",
+    "soft_vote",
+    "tef",
+    "tef_without_entropy",
+    "tef_without_log_odds",
+    "weights",
+]

@@ -39,9 +39,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
     from tefcore.fusion import RULE_NAMES
-    from tefcore.prompts import VARIANTS
-    from tefcore.schema import LANGS
-    from tefcore.segment import SEGMENTATION_RULES
+    from tefcore.mind.prompts import VARIANTS
+    from tefcore.mind.schema import LANGS
+    from tefcore.mind.segment import SEGMENTATION_RULES
 
     parser = _Parser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -91,14 +91,14 @@ def _non_negative(text: str) -> int:
 
 # --- extract ----------------------------------------------------------------------------------
 def _load_pairs(langs: Sequence[str], data_dir: str | None) -> dict[str, list[Any]]:
-    from tefcore.data import evaluation_pairs, load_posts
+    from tefcore.mind.load import evaluation_pairs, load_posts
 
     return {lang: evaluation_pairs(load_posts(lang, data_dir)) for lang in langs}
 
 
 def _spec(model: str, reading: str) -> Any:
     """Resolve the model (cheap: nothing is loaded) and check that ``--reading`` applies to it."""
-    from tefcore.registry import LLM_BACKENDS, resolve_model
+    from tefcore.judges.registry import LLM_BACKENDS, resolve_model
 
     spec = resolve_model(model)
     if spec.backend not in LLM_BACKENDS and reading != "summed":
@@ -108,8 +108,8 @@ def _spec(model: str, reading: str) -> Any:
 
 def _judge(spec: Any, reading: str) -> Any:
     """Build the judge (loads the model or checks the API key)."""
-    from tefcore.backends import make_backend
-    from tefcore.registry import LLM_BACKENDS
+    from tefcore.judges import make_backend
+    from tefcore.judges.registry import LLM_BACKENDS
 
     return make_backend(spec, **({"reading": reading} if spec.backend in LLM_BACKENDS else {}))
 
@@ -120,7 +120,7 @@ def _resume_hint(argv: Sequence[str]) -> str:
 
 def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for."""
-    from tefcore.extract import ExtractionInterrupted, cache_path, run_extraction
+    from tefcore.judges.run import ExtractionInterrupted, cache_path, run_extraction
 
     spec = _spec(args.model, args.reading)
     pairs = _load_pairs(args.lang, args.data_dir)  # fail on missing data before loading a model
@@ -147,7 +147,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print accuracy / macro-F1 per dimension and rule for each cache file."""
     from pathlib import Path
 
-    from tefcore.cache import read_cache_file
+    from tefcore.judges.cache import read_cache_file
     from tefcore.evaluate import predict_pairs, score_table, wide_table
 
     root = Path(args.cache)
@@ -169,7 +169,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 # --- the rest ---------------------------------------------------------------------------------
 def cmd_download(args: argparse.Namespace) -> int:
     """Download the release files into ``--dest``."""
-    from tefcore.data import download_release
+    from tefcore.mind.release import download_release
 
     for lang, (path, digest) in download_release(args.dest, args.lang, force=args.force).items():
         print(f"{lang}: {path} sha256={digest}")
@@ -178,7 +178,7 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 def cmd_models() -> int:
     """List the registry: name, backend, display name."""
-    from tefcore.registry import REGISTRY_PATH, load_registry
+    from tefcore.judges.registry import REGISTRY_PATH, load_registry
 
     for name, entry in load_registry().items():
         print(f"{name:16s} {entry['backend']:12s} {entry.get('display_name', '')}")
@@ -187,14 +187,14 @@ def cmd_models() -> int:
 
 
 def cmd_book(book_args: Sequence[str]) -> int:
-    """Hand over to :func:`tefcore.book.main`."""
-    import importlib
+    """Hand over to the book build tool, ``python -m tefbook`` (a separate package the library never imports)."""
+    import importlib.util
+    import subprocess
 
-    try:
-        book = importlib.import_module("tefcore.book")
-    except ImportError as exc:
-        raise ImportError(f"`tef book` needs the book toolchain: pip install 'tefcore[book]' ({exc})") from exc
-    return int(book.main(list(book_args)) or 0)
+    if importlib.util.find_spec("tefbook") is None:
+        raise ImportError("`tef book` needs the book build tool: install the project from its repository "
+                          "with pip install -e '.[book]'")
+    return subprocess.call([sys.executable, "-m", "tefbook", *book_args])
 
 
 def _is_user_error(exc: BaseException) -> bool:
@@ -205,7 +205,7 @@ def _is_user_error(exc: BaseException) -> bool:
 
 
 def _one_line(exc: BaseException) -> str:
-    from tefcore.redact import redact
+    from tefcore.judges.redact import redact
 
     text = " ".join(str(exc).split()) or type(exc).__name__
     return str(redact(text))
@@ -214,7 +214,7 @@ def _one_line(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tef`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["book"]:  # every later argument belongs to `tefcore.book`
+    if argv[:1] == ["book"]:  # every later argument belongs to `tefbook.build`
         return _guarded(lambda: cmd_book(argv[1:]))
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="tef: %(levelname)s: %(message)s")

@@ -1,6 +1,6 @@
 """From a probability cache to predictions of every fusion rule and to the paper's tables.
 
-The cache (:func:`tefcore.cache.read_cache`) holds one row per evaluation pair with the whole post's
+The cache (:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
 P(change) (``direct``) and the per-sentence P(change) (``sentences``); unreadable answers are NaN
 there. This module flattens the sentences of all pairs into one array with a document index, fuses
 them with :func:`tefcore.fusion.fuse_many` (no loop over pairs) and scores the predictions per
@@ -21,7 +21,7 @@ import pandas as pd
 
 from tefcore import metrics
 from tefcore.fusion import RULE_LABELS, RULE_NAMES, fuse_many
-from tefcore.schema import ABBREVIATIONS, TABLE_ORDER
+from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 ABSTAIN = "abstain"
 INVALID_POLICIES: tuple[str, ...] = ("drop", "reference")
@@ -66,7 +66,7 @@ def predict_pairs(
     Parameters
     ----------
     df : DataFrame
-        A cache as :func:`tefcore.cache.read_cache` returns it (columns ``post_id, lang, dimension,
+        A cache as :func:`tefcore.judges.cache.read_cache` returns it (columns ``post_id, lang, dimension,
         side, direct, sentences``).
     rules : sequence of str, optional
         Rule names (default: all of :data:`tefcore.fusion.RULE_NAMES`).

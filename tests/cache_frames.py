@@ -1,4 +1,4 @@
-"""Cache frames for the tests of tefcore.runs, tefcore.experiments and tefcore.calibration.
+"""Cache frames for the tests of tefcore.chapters.runs, tefcore.chapters.experiments and tefcore.chapters.calibration.
 
 :func:`synthetic_cache` is a seeded synthetic judge whose sentence posteriors lean, noisily,
 towards the gold side; :func:`hand_cache` is five hand-made pairs with unreadable answers and

@@ -40,7 +40,7 @@ def mind_dir() -> Path:
 @pytest.fixture(scope="session")
 def mind_posts(mind_dir: Path) -> dict:
     """The validated posts of the MIND sample: ``{"en": [...], "zh": [...]}``."""
-    from tefcore.data import load_posts
+    from tefcore.mind.load import load_posts
 
     return {lang: load_posts(lang, mind_dir) for lang in ("en", "zh")}
 

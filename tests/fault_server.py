@@ -392,7 +392,7 @@ def make_requests(n: int, tag: str = "q", kind: str = "sentence") -> list[Any]:
 
     The marker is what :attr:`FaultServer.plan` keys on; no marker is a substring of another.
     """
-    from tefcore.backends.base import ScoreRequest
+    from tefcore.judges.base import ScoreRequest
 
     return [
         ScoreRequest(
@@ -423,7 +423,7 @@ def synthetic_mind(folder: os.PathLike[str] | str, n_posts: int = 6, lang: str =
     Post ``i`` has one label on dimension ``i mod 6`` (schema order), its first subcategory, on the
     change side for even ``i`` and the stability side for odd ``i``; every post has four sentences.
     """
-    from tefcore.schema import DIMENSIONS
+    from tefcore.mind.schema import DIMENSIONS
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -443,12 +443,12 @@ def synthetic_mind(folder: os.PathLike[str] | str, n_posts: int = 6, lang: str =
 
 def run_openai_extraction(backend: Any, data_dir: os.PathLike[str] | str, out: os.PathLike[str] | str,
                           *, batch_size: int = 5) -> Any:
-    """Run :func:`tefcore.extract.run_extraction` on the English posts of ``data_dir`` into ``out``.
+    """Run :func:`tefcore.judges.run.run_extraction` on the English posts of ``data_dir`` into ``out``.
 
     ``batch_size`` is small so that a run stopped midway has already written whole records.
     """
-    from tefcore.data import evaluation_pairs, load_posts
-    from tefcore.extract import cache_path, run_extraction
+    from tefcore.mind.load import evaluation_pairs, load_posts
+    from tefcore.judges.run import cache_path, run_extraction
 
     pairs = evaluation_pairs(load_posts("en", data_dir))
     path = cache_path(out, "fault-model", "original", "en")
@@ -458,10 +458,10 @@ def run_openai_extraction(backend: Any, data_dir: os.PathLike[str] | str, out: o
 def cache_pairs(out: os.PathLike[str] | str) -> list[tuple[str, str]]:
     """``(post_id, dimension)`` of every pair record in every ``*.jsonl`` under ``out``, duplicates kept.
 
-    Read line by line (not through :func:`tefcore.cache.read_cache`, which refuses duplicates) so that
+    Read line by line (not through :func:`tefcore.judges.cache.read_cache`, which refuses duplicates) so that
     a duplicate shows up as such; each file is also read with ``read_cache`` to prove it is valid.
     """
-    from tefcore.cache import read_cache
+    from tefcore.judges.cache import read_cache
 
     pairs: list[tuple[str, str]] = []
     for path in sorted(Path(out).rglob("*.jsonl")):
@@ -490,7 +490,7 @@ def cli_openai_args(base_url: str, data_dir: os.PathLike[str] | str,
     import shutil
     import sys
 
-    from tefcore.registry import model_names
+    from tefcore.judges.registry import model_names
 
     if CLI_MODEL not in model_names():
         return None

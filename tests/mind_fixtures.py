@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tefcore.data import Label, Post
+from tefcore.mind.load import Label, Post
 
 ECO_C = Label("Economy", "Economic Models", "Free-Market", "change")
 ECO_S = Label("Economy", "Economic Models", "Interventionist", "stability")

@@ -1,4 +1,4 @@
-"""Tests of the book toolchain (tefcore.toc, tefcore.parameters, tefcore.leaks and tefcore.book:
+"""Tests of the book toolchain (tefbook.toc, tefbook.parameters, tefbook.leaks and tefbook.build:
 chapter selection, parameters, secrets, staging) and of the book's configuration files and
 offline-assets extension. Building a whole book is in tests/test_book_secrets.py; loading it
 in a browser in tests/test_book_browser.py."""
@@ -14,11 +14,11 @@ import jupytext
 import pytest
 import yaml
 
-from tefcore import book
-from tefcore.book import stage_tree
-from tefcore.bookerror import BookError
-from tefcore.leaks import SecretLeakError, find_secret_leaks, guard_outputs, is_secret_like, secret_values
-from tefcore.parameters import (
+from tefbook import build as book
+from tefbook.build import stage_tree
+from tefbook.errors import BookError
+from tefbook.leaks import SecretLeakError, find_secret_leaks, guard_outputs, is_secret_like, secret_values
+from tefbook.parameters import (
     PROFILES,
     chapter_parameters,
     load_overrides,
@@ -26,7 +26,7 @@ from tefcore.parameters import (
     parse_param,
     read_chapter,
 )
-from tefcore.toc import Chapter, filter_toc, select_chapters, toc_docnames
+from tefbook.toc import Chapter, filter_toc, select_chapters, toc_docnames
 
 ROOT = Path(__file__).resolve().parents[1]
 FINAL_CHAPTERS = [

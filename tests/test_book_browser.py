@@ -1,7 +1,7 @@
 """Load every page of the built book in headless Chromium, offline.
 
 The book is served from ``$TEF_BOOK_DIR`` (default ``_build/html``, built by
-``python -m tefcore.book``) on 127.0.0.1 and every page under ``book/`` and ``notebooks/`` is
+``python -m tefbook``) on 127.0.0.1 and every page under ``book/`` and ``notebooks/`` is
 opened with Debian's ``chromium`` driven by Playwright (``executable_path``; Playwright's own
 browser download is not used). For each page the test asserts:
 
@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tefcore.bookerror import BookError
-from tefcore.chromium import chromium_flags, find_chromium, serve_directory
+from tefbook.errors import BookError
+from tefbook.chromium import chromium_flags, find_chromium, serve_directory
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -157,7 +157,7 @@ def _is_loopback(url: str) -> bool:
 def base_url() -> Iterator[str]:
     """The built book, served on 127.0.0.1."""
     if not (BOOK_DIR / "index.html").is_file():
-        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefcore.book` or set TEF_BOOK_DIR")
+        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefbook` or set TEF_BOOK_DIR")
     with serve_directory(BOOK_DIR) as url:
         yield url
 
@@ -262,7 +262,7 @@ def _load(
 def test_book_has_pages() -> None:
     """The built book has its content pages (the root page at least)."""
     if not BOOK_DIR.is_dir():
-        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefcore.book` or set TEF_BOOK_DIR")
+        _unavailable(f"no built book at {BOOK_DIR}: run `python -m tefbook` or set TEF_BOOK_DIR")
     assert "book/intro.html" in PAGES, f"no book/intro.html in {BOOK_DIR}; pages: {PAGES}"
 
 

@@ -1,7 +1,7 @@
 """No API key from the environment reaches an executed notebook or a page of the built book.
 
 Each test lays out a small book in a temporary folder (the repository's ``_config.yml``,
-``_toc.yml`` and ``book/``, plus one chapter) and runs ``tefcore.book.main`` on it with fresh
+``_toc.yml`` and ``book/``, plus one chapter) and runs ``tefbook.build.main`` on it with fresh
 random values in ``OPENAI_API_KEY`` and ``DEEPSEEK_API_KEY``:
 
 * a chapter that uses the keys the way the library does (reads them from the environment)
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from secrets_util import assert_no_secret, contains_secret
 
-from tefcore import book
+from tefbook import build as book
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY_VARIABLES = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY")
@@ -96,7 +96,7 @@ def make_book(root: Path, chapter_text: str, name: str = "01_derivation") -> Pat
 
 
 def build_chapter_one(tmp_path: Path, chapter_text: str, *args: str, status: int) -> Path:
-    """Lay out a book whose chapter 01 is ``chapter_text`` and run ``tefcore.book.main`` on that
+    """Lay out a book whose chapter 01 is ``chapter_text`` and run ``tefbook.build.main`` on that
     chapter with ``args``, checking its exit status; returns the book root."""
     root = make_book(tmp_path / "book", chapter_text)
     assert book.main(["--root", str(root), "--chapters", "01", *args]) == status

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tefcore.backends.base import INVALID, Score
-from tefcore.cache import (
+from tefcore.judges.base import INVALID, Score
+from tefcore.judges.cache import (
     COLUMNS,
     CacheError,
     CacheWriter,
@@ -21,7 +21,7 @@ from tefcore.cache import (
     read_cache,
     read_cache_file,
 )
-from tefcore.data import EvaluationPair
+from tefcore.mind.load import EvaluationPair
 
 PROV = {"backend": "fake", "model": "m", "prompt_variant": "original", "lang": "en",
         "started_at": "2026-01-01T00:00:00+00:00"}

@@ -1,4 +1,4 @@
-"""Tests of tefcore.calibration on hand-made and seeded synthetic cache frames."""
+"""Tests of tefcore.chapters.calibration on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from cache_frames import NAN, hand_cache, synthetic_cache
 
-from tefcore import calibration as calib
-from tefcore import experiments as ex
+from tefcore.chapters import calibration as calib
+from tefcore.chapters import experiments as ex
 from tefcore import metrics
 from tefcore.evaluate import predict_pairs
 from tefcore.fusion import fuse_many

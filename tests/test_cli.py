@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import tefcore.cli as cli
-from tefcore.extract import ExtractionInterrupted, ExtractionReport, run_extraction
-from tefcore.schema import DIMENSIONS
+from tefcore.judges.run import ExtractionInterrupted, ExtractionReport, run_extraction
+from tefcore.mind.schema import DIMENSIONS
 
 
 def synthetic_mind(folder: Path, n: int = 4, lang: str = "en") -> Path:
@@ -102,7 +102,7 @@ class FakeJudge:
         pass
 
     def score(self, requests: Any) -> list[Any]:
-        from tefcore.backends.base import Score
+        from tefcore.judges.base import Score
 
         # Culture texts lean to change, everything else to stability
         return [Score(0.9 if r.dimension == "Politics" else 0.2, -0.1, -2.0, 0.9, "logprobs") for r in requests]
@@ -128,7 +128,7 @@ def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def test_ctrl_c_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
-    import tefcore.extract as extract
+    import tefcore.judges.run as extract
 
     def interrupted(*args: Any, **kwargs: Any) -> ExtractionReport:
         raise ExtractionInterrupted(ExtractionReport(Path(args[2]), pairs_in_scope=6, pairs_skipped=1,
@@ -152,23 +152,24 @@ def test_models_lists_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_book_and_download_dispatch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import tefcore.book
-    import tefcore.data
+    import subprocess
+
+    import tefcore.mind.release
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(tefcore.book, "main", lambda argv: seen.setdefault("book", argv) and 0)
-    monkeypatch.setattr(tefcore.data, "download_release",
+    monkeypatch.setattr(subprocess, "call", lambda argv: seen.setdefault("book", argv[1:]) and 0)
+    monkeypatch.setattr(tefcore.mind.release, "download_release",
                         lambda dest, langs, force=False: seen.setdefault("dl", (dest, langs, force)) and
                         {"en": (Path(dest) / "mind_en.jsonl", "ab" * 32)})
     assert cli.main(["book", "--list", "--chapters", "01"]) == 0
-    assert seen["book"] == ["--list", "--chapters", "01"]
+    assert seen["book"] == ["-m", "tefbook", "--list", "--chapters", "01"]
     code, out, _ = run(["download", "--dest", "/tmp/x", "--lang", "en"], capsys)
     assert code == 0 and seen["dl"] == ("/tmp/x", ["en"], False) and "sha256=" + "ab" * 32 in out
 
 
 def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from tefcore.data import evaluation_pairs, load_posts
+    from tefcore.mind.load import evaluation_pairs, load_posts
 
     data = synthetic_mind(tmp_path / "mind", n=6)
     out = tmp_path / "out" / "local" / "original" / "en.jsonl"

@@ -1,4 +1,4 @@
-"""Tests of tefcore.data: the validating loader, evaluation pairs, download and data card."""
+"""Tests of tefcore.mind.load: the validating loader, evaluation pairs, download and data card."""
 
 from __future__ import annotations
 
@@ -17,22 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tefcore
-from tefcore.data import (
-    RELEASE_BASE_URL,
+from tefcore.mind.load import (
     EvaluationPair,
     Label,
     MindFormatError,
     Post,
-    data_card,
-    download_release,
     evaluation_pairs,
     excluded_pairs,
-    label_counts,
     load_posts,
-    pair_counts,
     read_mind_file,
     resolve_data_dir,
 )
+from tefcore.mind.release import RELEASE_BASE_URL, data_card, download_release, label_counts, pair_counts
 
 ECO_CHANGE = {"dimension": "Economy", "subcategory": "Economic Models", "orientation": "Free-Market",
               "side": "change"}
@@ -142,15 +138,21 @@ def test_sample_loads_via_env_and_name(mind_dir: Path, monkeypatch: pytest.Monke
 
 # --- data directory -------------------------------------------------------------------------
 def test_resolve_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    default = Path(tefcore.__file__).resolve().parent.parent / "data"
+    """Argument, else $MIND_DATA_DIR, else the embedded sample; relative paths mean the working directory."""
+    default = Path(tefcore.__file__).resolve().parent.parent / "data" / "mind"  # editable install
     monkeypatch.delenv("MIND_DATA_DIR", raising=False)
     assert resolve_data_dir() == default
+    assert sorted(p.name for p in default.glob("*.jsonl")) == ["mind_en.jsonl", "mind_zh.jsonl"]
     monkeypatch.setenv("MIND_DATA_DIR", "  ")
     assert resolve_data_dir() == default
     monkeypatch.setenv("MIND_DATA_DIR", str(tmp_path / "env"))
     assert resolve_data_dir() == tmp_path / "env"
     assert resolve_data_dir(tmp_path / "arg") == tmp_path / "arg"
     assert resolve_data_dir(str(tmp_path / "arg")) == tmp_path / "arg"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MIND_DATA_DIR", "rel/dir")
+    assert resolve_data_dir() == tmp_path / "rel" / "dir"
+    assert resolve_data_dir("other") == tmp_path / "other"
 
 
 def test_load_posts_missing_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

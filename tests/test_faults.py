@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from fault_server import MASS, FaultServer, expected_p, make_requests, marker
-from tefcore.backends.base import Backend, Score
-from tefcore.backends.openai import BackendRejected, BackendUnavailable, OpenAIBackend
+from tefcore.judges.base import Backend, Score
+from tefcore.judges.openai import BackendRejected, BackendUnavailable, OpenAIBackend
 
 KEY_ENV = "TEF_FAULT_TEST_API_KEY"
 CLIENT_TIMEOUT = 0.5
@@ -313,9 +313,9 @@ def test_measure_ttft_streams_and_reports_usage(server: FaultServer) -> None:
 # -- extraction end to end: exhausted midway, resumed, nothing lost or doubled -------------------------
 
 def test_extraction_resumes_after_exhaustion(server: FaultServer, tmp_path: Any) -> None:
-    extract = pytest.importorskip("tefcore.extract", reason="tefcore.extract not written yet")
+    extract = pytest.importorskip("tefcore.judges.run", reason="tefcore.judges.run not written yet")
     if not hasattr(extract, "run_extraction"):
-        pytest.skip("tefcore.extract.run_extraction not available")
+        pytest.skip("tefcore.judges.run.run_extraction not available")
     from fault_server import cache_pairs, run_openai_extraction, synthetic_mind
 
     data_dir = synthetic_mind(tmp_path / "mind", n_posts=6)
@@ -335,8 +335,8 @@ def test_extraction_resumes_after_exhaustion(server: FaultServer, tmp_path: Any)
     pairs = cache_pairs(out)
     assert sorted(pairs) == sorted(set(pairs)) and len(pairs) == 6  # every pair exactly once
     # and with the values an uninterrupted healthy run gives (each a function of its prompt)
-    from tefcore.cache import read_cache
-    from tefcore.data import evaluation_pairs, load_posts
+    from tefcore.judges.cache import read_cache
+    from tefcore.mind.load import evaluation_pairs, load_posts
 
     frame, _ = read_cache(out)
     rows = {(r.post_id, r.dimension): r for r in frame.itertuples()}

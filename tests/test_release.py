@@ -1,4 +1,4 @@
-"""The published full-release counts and the per-post statistics (tefcore.release)."""
+"""The published full-release counts and the per-post statistics (tefcore.mind.release)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import math
 import pytest
 from mind_fixtures import posts
 
-from tefcore.data import data_card, evaluation_pairs, pair_counts
-from tefcore.efficiency import query_table
-from tefcore.release import (
+from tefcore.mind.load import evaluation_pairs
+from tefcore.chapters.efficiency import query_table
+from tefcore.mind.release import (
+    data_card,
+    pair_counts,
     FULL_RELEASE,
     check_full_release,
     full_release_card,
@@ -17,7 +19,7 @@ from tefcore.release import (
     is_full_release,
     post_table,
 )
-from tefcore.schema import TABLE_ORDER
+from tefcore.mind.schema import TABLE_ORDER
 
 
 # --- the full release ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests of tefcore.runs: notebook parameters, reading the caches of several runs, grouping them."""
+"""Tests of tefcore.chapters.runs: notebook parameters, reading the caches of several runs, grouping them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from cache_frames import synthetic_cache
 
-from tefcore import runs as rn
+from tefcore.chapters import runs as rn
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -16,10 +16,19 @@ def test_parse_list_splits_and_dedupes():
     assert rn.parse_list(None) == []
 
 
-def test_repo_path_resolves_against_repository(tmp_path, monkeypatch):
+def test_repo_path_resolves_against_the_project(tmp_path, monkeypatch):
+    """$TEF_PROJECT_ROOT first, else the nearest folder with _toc.yml at or above the cwd, else the cwd."""
+    project = tmp_path / "book"
+    (project / "_build" / "executed").mkdir(parents=True)
+    (project / "_toc.yml").write_text("format: jb-book\n")
+    monkeypatch.delenv(rn.PROJECT_ENV, raising=False)
+    monkeypatch.chdir(project / "_build" / "executed")
+    assert rn.repo_path("data/caches") == project / "data" / "caches"
     monkeypatch.chdir(tmp_path)
-    assert rn.repo_path("data/paper").is_dir()
-    assert rn.repo_path(tmp_path) == tmp_path
+    assert rn.repo_path("data/caches") == tmp_path / "data" / "caches"
+    monkeypatch.setenv(rn.PROJECT_ENV, str(project))
+    assert rn.repo_path("data/caches") == project / "data" / "caches"
+    assert rn.repo_path(tmp_path / "x") == tmp_path / "x"
 
 
 def test_load_runs_concatenates_and_notes_missing(tmp_path):

@@ -1,4 +1,4 @@
-"""Tests of tefcore.schema: names, orders, abbreviations and the protocol §1 table."""
+"""Tests of tefcore.mind.schema: names, orders, abbreviations and the protocol §1 table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tefcore.schema import (
+from tefcore.mind.schema import (
     ABBREVIATIONS,
     DIMENSIONS,
     LANGS,

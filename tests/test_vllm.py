@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-import tefcore.backends.labels as labels
-from tefcore.backends.base import ScoreRequest
+import tefcore.judges.labels as labels
+from tefcore.judges.base import ScoreRequest
 
 QWEN25_TEMPLATE = (
     "{%- if messages[0]['role'] == 'system' %}"
@@ -133,7 +133,7 @@ def install(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingPar
 
 
 def backend(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingParamsNew, **kw: Any) -> Any:
-    from tefcore.backends.vllm import VLLMBackend
+    from tefcore.judges.vllm import VLLMBackend
 
     made = install(monkeypatch, sampling_params)
     judge = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", **kw)
@@ -177,7 +177,7 @@ def test_top_k_when_label_ids_are_not_available(monkeypatch: pytest.MonkeyPatch)
 
 def test_bad_options(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch)
-    from tefcore.backends.vllm import VLLMBackend
+    from tefcore.judges.vllm import VLLMBackend
 
     with pytest.raises(ValueError, match="reading"):
         VLLMBackend("m", reading="first")
@@ -238,8 +238,8 @@ def test_output_count_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cpu_and_gpu_share_the_code_after_the_model_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tefcore.backends.local as local
-    import tefcore.backends.vllm as vllm_backend
+    import tefcore.judges.local as local
+    import tefcore.judges.vllm as vllm_backend
 
     assert vllm_backend.score_token_logprobs is labels.score_token_logprobs
     assert local.score_token_logprobs is labels.score_token_logprobs
@@ -257,7 +257,7 @@ def test_cpu_and_gpu_share_the_code_after_the_model_call(monkeypatch: pytest.Mon
 
 
 def test_missing_vllm_gives_a_helpful_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tefcore.backends.vllm import MissingVLLM, VLLMBackend
+    from tefcore.judges.vllm import MissingVLLM, VLLMBackend
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     with pytest.raises(MissingVLLM, match=r"CUDA machine: pip install 'tefcore\[vllm\]'.*--model local"):
@@ -266,7 +266,7 @@ def test_missing_vllm_gives_a_helpful_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_supports_label_ids_reads_fields_and_signatures() -> None:
-    from tefcore.backends.vllm import supports_label_ids
+    from tefcore.judges.vllm import supports_label_ids
 
     class Struct:  # msgspec.Struct exposes __struct_fields__
         __struct_fields__ = ("temperature", "logprob_token_ids")

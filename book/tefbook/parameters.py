@@ -1,0 +1,218 @@
+"""The parameters of the book's chapters: their defaults, the profiles and the overrides.
+
+Each chapter has one code cell tagged ``parameters``; papermill replaces its assignments by
+the values that :func:`chapter_parameters` merges from a named profile (:data:`PROFILES`),
+``--param-overrides`` (:func:`load_overrides`) and ``-p CHAPTER.NAME=VALUE``
+(:func:`parse_param`). Parameters are written into the published notebook, so a name that
+looks like a credential is refused wherever it comes from (:func:`check_parameter_name`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tefbook.errors import BookError
+from tefbook.leaks import is_secret_like
+from tefbook.toc import Chapter, resolve_chapter
+
+__all__ = [
+    "PROFILES",
+    "chapter_parameters",
+    "check_parameter_name",
+    "load_overrides",
+    "parameter_defaults",
+    "parse_param",
+    "read_chapter",
+]
+
+#: Per-chapter parameter overrides of each named profile (chapter name -> parameters).
+#: ``ci`` keeps the whole CI run (installs, execution, build, nbval, browser) under 25 min
+#: on two cores.
+PROFILES: dict[str, dict[str, dict[str, Any]]] = {
+    "default": {},
+    "ci": {"04_extraction": {"limit": 8}, "08_efficiency": {"ttft_sample": 8}},
+}
+
+
+def read_chapter(source: Path) -> Any:
+    """Read a jupytext chapter as an nbformat notebook, checking its kernelspec.
+
+    Raises
+    ------
+    BookError
+        When the file cannot be read or its jupytext header names no kernelspec.
+    """
+    import jupytext
+
+    try:
+        notebook = jupytext.read(source)
+    except Exception as exc:  # jupytext raises several types for malformed headers
+        raise BookError(f"{source}: jupytext cannot read it: {exc}") from exc
+    kernelspec = notebook.metadata.get("kernelspec") or {}
+    if not kernelspec.get("name"):
+        raise BookError(
+            f"{source}: its jupytext header has no kernelspec (papermill says 'No kernel name "
+            "found'); add `kernelspec: {name: python3, display_name: Python 3, language: python}`"
+        )
+    return notebook
+
+
+def _parameters_cell(notebook: Any) -> Any | None:
+    """The first code cell tagged ``parameters``, if any."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            return cell
+    return None
+
+
+def parameter_defaults(notebook: Any) -> dict[str, Any]:
+    """Names and default values assigned in a notebook's ``parameters`` cell.
+
+    Values that are not Python literals are returned as their source text.
+
+    Raises
+    ------
+    BookError
+        When the notebook has no ``parameters`` cell or it is not valid Python.
+    """
+    cell = _parameters_cell(notebook)
+    if cell is None:
+        raise BookError("no code cell is tagged 'parameters' (# %% tags=[\"parameters\"])")
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as exc:
+        raise BookError(f"the parameters cell is not valid Python: {exc}") from exc
+    defaults: dict[str, Any] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        for target in targets:
+            if isinstance(target, ast.Name):
+                if value is None:
+                    defaults[target.id] = None
+                    continue
+                try:
+                    defaults[target.id] = ast.literal_eval(value)
+                except ValueError:
+                    defaults[target.id] = ast.get_source_segment(cell.source, value)
+    return defaults
+
+
+def parse_param(text: str) -> tuple[str, str, Any]:
+    """Parse ``CHAPTER.NAME=VALUE`` (the value is read as YAML: ``8``, ``[en, zh]``, ``null``).
+
+    Returns
+    -------
+    (chapter selector, parameter name, value)
+
+    Raises
+    ------
+    BookError
+        On a malformed override or a secret-like parameter name.
+    """
+    match = re.fullmatch(r"\s*([^.=\s]+)\.([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)", text, flags=re.S)
+    if not match:
+        raise BookError(f"-p {text!r}: expected CHAPTER.NAME=VALUE, e.g. -p 04.limit=8")
+    selector, name, raw = match.groups()
+    check_parameter_name(name, f"-p {selector}.{name}")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise BookError(f"-p {text!r}: the value is not valid YAML: {exc}") from exc
+    return selector, name, value
+
+
+def check_parameter_name(name: str, where: str) -> None:
+    """Refuse a parameter whose name looks like a credential.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name.
+    where : str
+        Where it comes from, for the message (``-p 04.api_key``).
+
+    Raises
+    ------
+    BookError
+        When :func:`tefbook.leaks.is_secret_like` says the name looks like a credential.
+    """
+    if is_secret_like(name):
+        raise BookError(
+            f"{where}: refusing parameter {name!r}: it looks like a key, token or secret. "
+            "papermill writes parameters into the executed notebook, which is published; "
+            "credentials come only from environment variables (e.g. OPENAI_API_KEY)"
+        )
+
+
+def load_overrides(text: str) -> dict[str, dict[str, Any]]:
+    """Read ``--param-overrides``: a YAML/JSON file, or an inline YAML mapping.
+
+    The mapping is ``{chapter: {name: value}}``; chapters are selectors as for ``--chapters``.
+    """
+    path = Path(text)
+    try:
+        raw = path.read_text(encoding="utf-8") if path.is_file() else text
+        data = yaml.safe_load(raw)
+    except (OSError, yaml.YAMLError) as exc:
+        raise BookError(f"--param-overrides {text!r}: cannot read it: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise BookError(
+            f"--param-overrides {text!r}: expected a mapping chapter -> {{name: value}}, "
+            "e.g. '{04_extraction: {limit: 8}}'"
+        )
+    for chapter, params in data.items():
+        for name in params:
+            check_parameter_name(str(name), f"--param-overrides {chapter}")
+    return {str(k): dict(v) for k, v in data.items()}
+
+
+def chapter_parameters(
+    chapters: Sequence[Chapter],
+    selected: Sequence[Chapter],
+    profile: str,
+    overrides: Mapping[str, Mapping[str, Any]],
+    params: Sequence[tuple[str, str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Merge the overrides of a profile, a file and ``-p`` into per-chapter parameters.
+
+    Later sources win: profile, then ``--param-overrides``, then ``-p``. Overrides of
+    chapters that are not selected are ignored.
+
+    Raises
+    ------
+    BookError
+        On an unknown profile or chapter, or a secret-like name.
+    """
+    if profile not in PROFILES:
+        raise BookError(f"unknown profile {profile!r}; profiles are: {', '.join(PROFILES)}")
+    merged: dict[str, dict[str, Any]] = {c.name: {} for c in selected}
+    known = {c.name for c in chapters}
+    layers: list[tuple[str, str, Any]] = [
+        # a built-in profile may name chapters that this table of contents does not have
+        (selector, name, value)
+        for selector, values in PROFILES[profile].items() if selector in known
+        for name, value in values.items()
+    ]
+    for selector, values in overrides.items():
+        layers.extend((selector, name, value) for name, value in values.items())
+    layers.extend(params)
+    for selector, name, value in layers:
+        check_parameter_name(name, f"parameter of {selector}")
+        chapter = resolve_chapter(chapters, selector)
+        if chapter.name in merged:
+            merged[chapter.name][name] = value
+    return merged
+

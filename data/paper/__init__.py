@@ -1,0 +1,1 @@
+"""The paper's tables as package data (see README.md in this folder); imported only by importlib.resources."""

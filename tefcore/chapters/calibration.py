@@ -1,0 +1,260 @@
+r"""Calibration of the rules' confidences (paper Fig. 4) and the temperature sweep of a judge's posteriors.
+
+:func:`calibration_summary` reports, per run, language and rule, the expected calibration error
+(with a bootstrap interval over pairs resampled within dimensions), the overconfidence gap, the
+Brier score and the log-loss; :func:`reliability_table` gives the bins of a reliability diagram.
+
+:func:`retemper` sharpens or flattens probabilities, :math:`p' = \sigma(\operatorname{logit}(p)/t)`,
+and :func:`temperature_sweep` re-runs the rules on a judge's re-tempered posteriors to follow TEF's
+gain over the strongest baseline (:func:`tefcore.chapters.experiments.versus_best_baseline`) as the judge
+becomes more or less decisive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.special import expit
+
+from tefcore import metrics
+from tefcore.evaluate import ABSTAIN
+from tefcore.chapters.experiments import BASELINES, check_metric, predict_runs, versus_best_baseline
+from tefcore.fusion import weights
+from tefcore.chapters.runs import Runs, frame_of, iter_groups, run_keys
+
+__all__ = [
+    "calibration_summary",
+    "reliability_table",
+    "retemper",
+    "temperature_sweep",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# calibration (paper Fig. 4)
+# --------------------------------------------------------------------------------------------------
+def _bin_ids(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-width bins on [0, 1], the last closed at 1.0 (as :func:`tefcore.metrics.reliability_bins`)."""
+    return np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
+
+
+def _stratified_draws(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    """Bootstrap index matrix ``(n_boot, n)`` that resamples within each stratum."""
+    codes = np.unique(strata, return_inverse=True)[1]
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    out = np.empty((n_boot, strata.size), dtype=np.int64)
+    for start, size in zip(starts, sizes):  # one block per stratum (a handful)
+        out[:, start:start + size] = order[start + rng.integers(0, size, size=(n_boot, size))]
+    return out
+
+
+def _ece_rows(conf: np.ndarray, correct: np.ndarray, idx: np.ndarray, n_bins: int) -> np.ndarray:
+    r"""ECE of every bootstrap row at once: :math:`\sum_b |\sum_{j\in b} (c_j - a_j)| / n`."""
+    n_boot, n = idx.shape
+    key = (_bin_ids(conf, n_bins)[idx] + n_bins * np.arange(n_boot)[:, None]).ravel()
+    diff = np.bincount(key, weights=(conf - correct)[idx].ravel(), minlength=n_boot * n_bins)
+    return np.abs(diff.reshape(n_boot, n_bins)).sum(axis=1) / n
+
+
+def calibration_summary(
+    pred: pd.DataFrame,
+    *,
+    n_bins: int = 10,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    random_state: int = 0,
+    rules: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    r"""Calibration of each rule's confidence, pooled over dimensions, per run and language.
+
+    The confidence is that of the predicted side (protocol §6); abstentions carry none and are left
+    out (their number is reported). Columns:
+
+    * ``ece`` — expected calibration error with ``n_bins`` equal-width bins, the last closed at 1.0,
+      with a bootstrap interval (``ece_low``, ``ece_high``; pairs resampled within dimensions);
+    * ``ece_equal_mass`` — the same with equal-mass bins (point value);
+    * ``gap`` — overconfidence gap, mean confidence minus accuracy, with its interval;
+    * ``brier``, ``nll`` — Brier score and log-loss of the implied P(change);
+    * ``accuracy`` (percent, over scored pairs), ``confidence`` (mean), ``n``, ``n_abstain``.
+
+    All but ``accuracy`` are fractions.
+
+    .. math::
+
+        \text{ECE} = \sum_b \frac{n_b}{n}\,|\text{acc}(b) - \text{conf}(b)|, \qquad
+        \text{gap} = \overline{\text{conf}} - \overline{\text{acc}}
+    """
+    keys = [*run_keys(pred), "lang", "rule"]
+    data = pred if rules is None else pred[pred["rule"].isin(list(rules))]
+    rng_seed = random_state
+    rows = []
+    for key, g in iter_groups(data, keys):
+        ok = (g["prediction"] != ABSTAIN).to_numpy()
+        s = g[ok]
+        row: dict[str, Any] = {**key, "n": int(ok.sum()), "n_abstain": int((~ok).sum())}
+        if ok.sum() == 0:
+            rows.append(row)
+            continue
+        conf = s["confidence"].to_numpy(dtype=np.float64)
+        corr = s["correct"].to_numpy(dtype=np.float64)
+        p_change = metrics.probability_of_change(s["prediction"].to_numpy(), conf)
+        rng = np.random.default_rng(rng_seed)
+        idx = _stratified_draws(s["dimension"].to_numpy(), n_boot, rng)
+        eces = _ece_rows(conf, corr, idx, n_bins)
+        gaps = conf[idx].mean(axis=1) - corr[idx].mean(axis=1)
+        q = [(1 - level) / 2, (1 + level) / 2]
+        row.update({
+            "accuracy": 100 * float(corr.mean()), "confidence": float(conf.mean()),
+            "ece": metrics.expected_calibration_error(conf, corr, n_bins),
+            "ece_low": float(np.quantile(eces, q[0])), "ece_high": float(np.quantile(eces, q[1])),
+            "ece_equal_mass": metrics.expected_calibration_error(conf, corr, n_bins, strategy="quantile"),
+            "gap": metrics.overconfidence_gap(conf, corr),
+            "gap_low": float(np.quantile(gaps, q[0])), "gap_high": float(np.quantile(gaps, q[1])),
+            "brier": metrics.brier_score(s["side"].to_numpy(), p_change),
+            "nll": metrics.negative_log_likelihood(s["side"].to_numpy(), p_change),
+        })
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reliability_table(
+    pred: pd.DataFrame, *, n_bins: int = 10, strategy: str = "uniform", rules: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Reliability-diagram bins per run, language and rule (pooled over dimensions, abstentions out).
+
+    Returns
+    -------
+    DataFrame
+        ``*keys, bin, low, high, count, confidence, accuracy`` for the non-empty bins (fractions).
+    """
+    keys = [*run_keys(pred), "lang", "rule"]
+    data = pred if rules is None else pred[pred["rule"].isin(list(rules))]
+    rows = []
+    for key, g in iter_groups(data[data["prediction"] != ABSTAIN], keys):
+        rb = metrics.reliability_bins(g["confidence"].to_numpy(dtype=np.float64), g["correct"].to_numpy(),
+                                      n_bins, strategy)
+        full = rb.count > 0
+        lo, hi = (rb.edges[:-1], rb.edges[1:])
+        rows.append(pd.DataFrame({**{k: v for k, v in key.items()}, "bin": np.flatnonzero(full),
+                                  "low": lo[full], "high": hi[full], "count": rb.count[full].astype(int),
+                                  "confidence": rb.confidence[full], "accuracy": rb.accuracy[full]}))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+# --------------------------------------------------------------------------------------------------
+# temperature sweep
+# --------------------------------------------------------------------------------------------------
+def retemper(p: npt.ArrayLike, t: float) -> np.ndarray:
+    r"""Sharpen (``t < 1``) or flatten (``t > 1``) probabilities: :math:`p' = \sigma(\operatorname{logit}(p)/t)`.
+
+    NaN (an unreadable answer) stays NaN; 0 and 1 stay put; 0.5 is the fixed point, so every rule that
+    only looks at the side of 0.5 (Direct, Majority Vote) is unchanged.
+
+    Parameters
+    ----------
+    p : array_like
+        Probabilities in [0, 1] or NaN.
+    t : float
+        A positive, finite temperature.
+    """
+    if not (t > 0 and math.isfinite(t)):
+        raise ValueError(f"temperature must be a positive finite number, got {t!r}")
+    arr = np.asarray(p, dtype=np.float64)
+    bad = ~np.isnan(arr) & ((arr < 0) | (arr > 1))
+    if bad.any():
+        raise ValueError(f"probabilities must lie in [0, 1] (or be NaN); found {arr[bad][0]!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logit = np.log(arr) - np.log1p(-arr)
+    return expit(logit / t)
+
+
+def _retemper_frame(df: pd.DataFrame, t: float) -> pd.DataFrame:
+    """A copy of a cache frame with every probability re-tempered (one flat array, no loop over posts)."""
+    lengths = df["sentences"].map(len).to_numpy()
+    flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in df["sentences"]])
+    new = retemper(flat, t)
+    out = df.copy()
+    out["direct"] = retemper(df["direct"].to_numpy(dtype=np.float64), t)
+    out["sentences"] = np.split(new, np.cumsum(lengths)[:-1])
+    return out
+
+
+def temperature_sweep(
+    df: Runs | pd.DataFrame,
+    factors: Sequence[float],
+    *,
+    metric: str = "accuracy",
+    baselines: Sequence[str] = BASELINES,
+    n_boot: int = 500,
+    level: float = 0.95,
+    random_state: int = 0,
+    invalid: str = "drop",
+) -> pd.DataFrame:
+    r"""TEF's gain over the strongest baseline when a judge's posteriors are re-tempered.
+
+    Every probability, whole-post (Direct) and per sentence, becomes
+    :math:`\sigma(\operatorname{logit}(p)/t)` for each ``t`` in ``factors``; then the rules are re-run
+    and TEF is compared with the best of ``baselines`` (picked per ``t`` and language on the Average)
+    by a paired bootstrap over pairs resampled within dimensions.
+
+    What to expect: Direct and Majority Vote do not move (0.5 is the fixed point); TEF without
+    entropy weighting only rescales its sum (same decisions unless the log-odds clip at :math:`M`
+    binds). As :math:`t \to 0` every sentence becomes decisive (:math:`w \to 1`,
+    :math:`|\ell| \to M`) and TEF turns into Majority Vote; as :math:`t \to \infty`,
+    :math:`w(p) \approx \ell^2 / (8 \log 2)`, so TEF follows the sign of :math:`\sum_i \ell_i^3`,
+    while Soft Vote follows :math:`\sum_i \ell_i`.
+
+    Parameters
+    ----------
+    df : Runs or DataFrame
+        Cache rows of one or more runs (``model``/``prompt`` columns group them).
+    factors : sequence of float
+        Temperatures; 1 is the judge as it is.
+    metric : {"accuracy", "macro_f1"}
+    baselines : sequence of str
+    n_boot, level, random_state
+        Paired-bootstrap settings.
+    invalid : {"drop", "reference"}
+
+    Returns
+    -------
+    DataFrame
+        ``model, prompt, lang, t, best_baseline, baseline, tef, gain, low, high, p_bootstrap,
+        mean_weight, decisive_share`` (``decisive_share``: percent of sentences with weight at least
+        0.5).
+    """
+    frame = frame_of(df)
+    check_metric(metric)
+    factors = [float(t) for t in factors]
+    if not factors:
+        raise ValueError("temperature_sweep needs at least one factor")
+    if "model" not in frame.columns:
+        frame = frame.assign(model="")
+    keys = [*run_keys(frame), "lang"]
+    rows = []
+    for t in factors:
+        hot = _retemper_frame(frame, t)
+        pred = predict_runs(hot, rules=[*baselines, "tef"], invalid=invalid)
+        res = versus_best_baseline(pred, metrics_=(metric,), baselines=baselines, n_boot=n_boot,
+                                   random_state=random_state)
+        flat_rows = []
+        for key, g in iter_groups(hot, keys):
+            flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in g["sentences"]])
+            w = weights(flat[~np.isnan(flat)])
+            flat_rows.append({**key, "mean_weight": float(w.mean()) if w.size else math.nan,
+                              "decisive_share": 100 * float(np.mean(w >= 0.5)) if w.size else math.nan})
+        res = res.rename(columns={"b": "best_baseline", "difference": "gain"}).assign(t=t)
+        rows.append(res.merge(pd.DataFrame(flat_rows), on=keys))
+    out = pd.concat(rows, ignore_index=True)
+    cols = [*run_keys(out), "lang", "t", "best_baseline", "baseline", "tef", "gain", "low", "high",
+            "p_bootstrap", "mean_weight", "decisive_share"]
+    rank = out.groupby(keys, sort=False).ngroup().to_numpy()
+    order = np.lexsort((out["t"].to_numpy(), rank))  # groups in order of appearance, t ascending
+    return out[cols].iloc[order].reset_index(drop=True)

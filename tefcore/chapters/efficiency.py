@@ -1,0 +1,548 @@
+r"""What the fusion rules cost: queries, prompt tokens, time to first token, busy hours and money.
+
+The paper's efficiency table (Table 2) compares Direct (one query per evaluation pair) with the
+sentence-level methods (one query per sentence of the pair's post). Majority Vote, Soft Vote and TEF
+send *identical* queries; they differ only in the arithmetic that fuses the answers, which this module
+times too. Everything here is computed from the data at hand and from a model's own tokenizer:
+
+* :func:`query_table` sizes the workload (one row per query with its prompt;
+  :func:`tefcore.mind.release.post_table` gives the sentences per post);
+* :func:`count_tokens` counts prompt tokens with any counter, for instance :func:`llama_token_counter`
+  (the GGUF model's tokenizer and chat template), and :func:`token_totals` sums them over the twelve
+  (language × dimension) subsets;
+* :func:`time_queries` (:func:`measure_latency`) times requests one after another on a backend, with
+  the shared prompt prefix warm or cold, and :func:`time_fusion` times the fusion rules over every pair
+  at once; :func:`method_costs` turns tokens and times into Table 2's rows;
+* :func:`paper_workload` reads the paper's Table 2 against the size of the full release
+  (:data:`tefcore.mind.release.FULL_RELEASE`, the published counts of protocol §2, also used by the data-card chapter) and
+  derives the hourly GPU price the table implies.
+
+For a query answered with a single token, the time to first token is essentially the whole request,
+so a judge that serves requests one after another is busy for
+
+.. math::
+
+    \text{hours} = \frac{n_{\text{queries}} \cdot \overline{\text{TTFT}}}{3600\,\text{s}},
+    \qquad \text{cost} = \text{hours} \times \text{price per hour}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+import timeit
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tefcore.judges.base import ScoreRequest
+from tefcore.mind.load import EvaluationPair
+from tefcore.fusion import fuse_many
+from tefcore.mind.release import FULL_RELEASE
+from tefcore.mind.schema import TABLE_ORDER
+
+__all__ = [
+    "KINDS",
+    "TokenCounter",
+    "busy_hours",
+    "count_tokens",
+    "full_release_estimate",
+    "hf_token_counter",
+    "llama_token_counter",
+    "measure_latency",
+    "method_costs",
+    "paper_workload",
+    "placeholder_request",
+    "query_table",
+    "requests_from",
+    "sample_queries",
+    "summarise_latency",
+    "time_fusion",
+    "time_queries",
+    "token_totals",
+]
+
+KINDS: tuple[str, str] = ("direct", "sentence")
+"""Query kinds: the whole post (Direct) or one sentence (MV, SV and TEF)."""
+
+TokenCounter = Callable[[Sequence[str]], np.ndarray]
+"""A function from prompts (as the protocol writes them) to their token counts as the model sees them."""
+
+# --------------------------------------------------------------------------------------------------
+# the workload: posts, sentences, queries
+# --------------------------------------------------------------------------------------------------
+def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule: str = "reference") -> pd.DataFrame:
+    """Every query the methods send for the given evaluation pairs.
+
+    The queries are those of the extraction loop (:func:`tefcore.judges.run.build_requests`): the
+    Direct query of each pair, then one query per sentence of its post.
+
+    Parameters
+    ----------
+    pairs : sequence of EvaluationPair
+    variant : str
+        Prompt variant (protocol §4).
+    rule : str
+        Segmentation rule of the sentence queries (protocol §3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per query: ``pair`` (index of the pair), ``post_id, lang, dimension, side, kind``
+        (``"direct"`` or ``"sentence"``), ``text`` and ``prompt``.
+    """
+    from tefcore.judges.run import build_requests
+
+    rows = [(i, pair.post_id, pair.lang, pair.dimension, pair.side, r.kind, r.text, r.prompt)
+            for i, pair in enumerate(pairs) for r in build_requests(pair, variant, rule)]
+    return pd.DataFrame(rows, columns=["pair", "post_id", "lang", "dimension", "side", "kind", "text",
+                                       "prompt"])
+
+
+def requests_from(queries: pd.DataFrame) -> list[ScoreRequest]:
+    """Turn rows of :func:`query_table` into :class:`~tefcore.judges.base.ScoreRequest` objects."""
+    return [ScoreRequest(prompt=r.prompt, text=r.text, lang=r.lang, dimension=r.dimension,
+                         post_id=r.post_id, kind=r.kind)
+            for r in queries[["prompt", "text", "lang", "dimension", "post_id", "kind"]].itertuples()]
+
+
+def sample_queries(queries: pd.DataFrame, n: int, kind: str, seed: int = 0,
+                   langs: Sequence[str] | None = None) -> pd.DataFrame:
+    """A reproducible random sample of queries of one kind.
+
+    Parameters
+    ----------
+    queries : pandas.DataFrame
+        Output of :func:`query_table`.
+    n : int
+        Sample size (all queries when fewer exist).
+    kind : {"direct", "sentence"}
+    seed : int
+        Seed of :class:`numpy.random.Generator`.
+    langs : sequence of str, optional
+        Keep only these languages.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    pool = queries[queries["kind"] == kind]
+    if langs is not None:
+        pool = pool[pool["lang"].isin(list(langs))]
+    take = min(n, len(pool))
+    idx = np.sort(np.random.default_rng(seed).choice(len(pool), size=take, replace=False))
+    return pool.iloc[idx].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# tokens
+# --------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence standard error for the block: ``sys.stderr`` (llama-cpp-python's log callback writes
+    there, which is the notebook's output in a kernel) and file descriptor 2 (C code writing directly)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(null):
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def llama_token_counter(model_path: str | Path | None = None, chat: bool = True,
+                        keep_default_system: bool = True,
+                        chat_template_kwargs: Mapping[str, Any] | None = None) -> TokenCounter:
+    """Token counter of a GGUF model: its tokenizer and chat template, rendered as the local backend does.
+
+    Only the vocabulary is loaded (``vocab_only=True``), so this is cheap. The prompt is rendered with
+    :class:`tefcore.judges.local.ChatTemplate` (one user turn, generation prompt, the template's
+    default system turn kept unless ``keep_default_system=False``) and tokenised with special tokens
+    parsed and no extra BOS: the token sequence :class:`~tefcore.judges.local.LocalBackend` evaluates.
+
+    Parameters
+    ----------
+    model_path : str or Path, optional
+        The GGUF file; default the embedded SmolLM2 (:func:`tefcore.judges.local.default_model_path`).
+    chat : bool
+        Count the chat-formatted prompt (default) or the bare prompt text.
+    keep_default_system, chat_template_kwargs
+        As for :class:`~tefcore.judges.local.LocalBackend`.
+
+    Returns
+    -------
+    TokenCounter
+        ``counter(prompts) -> ndarray of int``.
+    """
+    from llama_cpp import Llama
+
+    from tefcore.judges.local import ChatTemplate, resolve_model_path
+
+    path = resolve_model_path(model_path)
+    with _quiet_stderr():  # llama.cpp prints a context-size notice for vocabulary-only loads
+        llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    template = None
+    if chat:
+        source = llm.metadata.get("tokenizer.chat_template")
+        if not source:
+            raise ValueError(f"{path.name} has no chat template; use chat=False to count bare prompts")
+
+        def special(token_id: int) -> str:
+            return "" if token_id < 0 else llm.detokenize([token_id], special=True).decode("utf-8", "replace")
+
+        template = ChatTemplate(source, special(llm.token_bos()), special(llm.token_eos()),
+                                keep_default_system, chat_template_kwargs)
+
+    def count(prompts: Sequence[str]) -> np.ndarray:
+        out = np.empty(len(prompts), dtype=np.int64)
+        for i, prompt in enumerate(prompts):
+            text = template.render(prompt) if template is not None else prompt
+            out[i] = len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return out
+
+    return count
+
+
+def hf_token_counter(model: str, chat_template_kwargs: Mapping[str, Any] | None = None) -> TokenCounter:
+    """Token counter of a Hugging Face model (the vLLM judges), through ``transformers``.
+
+    The prompt is one user turn of the tokenizer's chat template with the generation prompt, as the
+    vLLM backend sends it. Needs ``transformers`` and the tokenizer files (local path or hub cache).
+    """
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model)
+    kwargs = dict(chat_template_kwargs or {})
+
+    def count(prompts: Sequence[str]) -> np.ndarray:
+        ids = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=True,
+                                       add_generation_prompt=True, **kwargs) for p in prompts]
+        return np.array([len(x["input_ids"] if isinstance(x, Mapping) else x) for x in ids], dtype=np.int64)
+
+    return count
+
+
+def count_tokens(queries: pd.DataFrame, counter: TokenCounter, column: str = "prompt") -> pd.DataFrame:
+    """Add a ``tokens`` column: the token count of each query's ``column`` (default the prompt).
+
+    Repeated strings are tokenised once.
+    """
+    unique, inverse = np.unique(queries[column].to_numpy(dtype=object).astype(str), return_inverse=True)
+    counts = np.asarray(counter(list(unique)), dtype=np.int64)
+    if counts.shape != unique.shape:
+        raise ValueError(f"the token counter returned {counts.shape[0]} counts for {unique.shape[0]} strings")
+    return queries.assign(tokens=counts[inverse])
+
+
+def token_totals(queries: pd.DataFrame) -> pd.DataFrame:
+    """Queries and prompt tokens per (language × dimension) subset and kind, with a total row.
+
+    Parameters
+    ----------
+    queries : pandas.DataFrame
+        :func:`query_table` with a ``tokens`` column (:func:`count_tokens`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset (languages in order of appearance, dimensions in table order) and a last
+        ``("all", "Total")`` row: ``lang, dimension, pairs, direct_queries, sentence_queries,
+        direct_tokens, sentence_tokens, token_ratio`` (sentence / direct).
+    """
+    if "tokens" not in queries.columns:
+        raise ValueError("queries lack a 'tokens' column: call count_tokens first")
+    g = queries.groupby(["lang", "dimension", "kind"], sort=False)
+    wide = pd.DataFrame({"queries": g.size(), "tokens": g["tokens"].sum()}).unstack("kind", fill_value=0)
+    out = pd.DataFrame({
+        "direct_queries": wide[("queries", "direct")], "sentence_queries": wide[("queries", "sentence")],
+        "direct_tokens": wide[("tokens", "direct")], "sentence_tokens": wide[("tokens", "sentence")],
+    }).reset_index()
+    out.insert(2, "pairs", out["direct_queries"])
+    langs = list(pd.unique(queries["lang"]))
+    out["_l"] = out["lang"].map({lang: i for i, lang in enumerate(langs)})
+    out["_d"] = out["dimension"].map({d: i for i, d in enumerate(TABLE_ORDER)})
+    out = out.sort_values(["_l", "_d"]).drop(columns=["_l", "_d"]).reset_index(drop=True)
+    total = out.drop(columns=["lang", "dimension"]).sum().to_dict()
+    out = pd.concat([out, pd.DataFrame([{"lang": "all", "dimension": "Total", **total}])], ignore_index=True)
+    int_cols = ["pairs", "direct_queries", "sentence_queries", "direct_tokens", "sentence_tokens"]
+    out[int_cols] = out[int_cols].astype(np.int64)
+    out["token_ratio"] = out["sentence_tokens"] / out["direct_tokens"]
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# time
+# --------------------------------------------------------------------------------------------------
+def measure_latency(call: Callable[[ScoreRequest], Any], requests: Sequence[ScoreRequest],
+                    warmup: int = 1, clock: Callable[[], float] = time.perf_counter,
+                    warm_prefix: bool = False) -> np.ndarray:
+    """Time requests one after another.
+
+    Parameters
+    ----------
+    call : callable
+        Sends one request and returns when its first (here: only) answer token is known, e.g.
+        ``lambda r: backend.score([r])``.
+    requests : sequence of ScoreRequest
+    warmup : int
+        Untimed calls with the first request before timing (loads lazy state).
+    clock : callable
+        Monotonic clock in seconds.
+    warm_prefix : bool
+        Before the first request of each run of equal ``(lang, dimension)``, send an untimed request
+        with the same prompt around a short placeholder text (:func:`placeholder_request`). A backend
+        that keeps the shared prompt prefix (the instruction of that dimension) then has it ready, so
+        the timed requests see a warm prefix cache, as a server with prefix caching serves them. Sort
+        the requests by language and dimension first.
+
+    Returns
+    -------
+    numpy.ndarray of float
+        Seconds per request, in order.
+    """
+    requests = list(requests)
+    if warmup < 0:
+        raise ValueError(f"warmup must be >= 0, got {warmup}")
+    for _ in range(warmup if requests else 0):
+        call(requests[0])
+    out = np.empty(len(requests), dtype=np.float64)
+    group: tuple[str, str] | None = None
+    for i, req in enumerate(requests):
+        if warm_prefix and (req.lang, req.dimension) != group:
+            group = (req.lang, req.dimension)
+            call(placeholder_request(req))
+        start = clock()
+        call(req)
+        out[i] = clock() - start
+    return out
+
+
+def placeholder_request(request: ScoreRequest, text: str = "Placeholder text.") -> ScoreRequest:
+    """The same request with its text replaced by ``text`` inside the prompt (same prefix, tiny text)."""
+    own = request.text.strip()
+    at = request.prompt.find(own) if own else -1
+    if at < 0:
+        raise ValueError(f"the text of the request for post {request.post_id} is not inside its prompt")
+    prompt = request.prompt[:at] + text + request.prompt[at + len(own):]
+    return ScoreRequest(prompt, text, request.lang, request.dimension, request.post_id, request.kind)
+
+
+def time_queries(call: Callable[[ScoreRequest], Any], sample: pd.DataFrame, *, warm_prefix: bool = False,
+                 warmup: int = 1, clock: Callable[[], float] = time.perf_counter) -> pd.DataFrame:
+    """Time every query of a sample, one after another, grouped by language and dimension.
+
+    Parameters
+    ----------
+    call : callable
+        Sends one request (see :func:`measure_latency`).
+    sample : pandas.DataFrame
+        Rows of :func:`query_table` (e.g. :func:`sample_queries` of each kind, concatenated).
+    warm_prefix, warmup, clock
+        See :func:`measure_latency`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The sample sorted by ``lang, dimension`` (stable) with a ``seconds`` column.
+    """
+    ordered = sample.sort_values(["lang", "dimension"], kind="stable").reset_index(drop=True)
+    seconds = measure_latency(call, requests_from(ordered), warmup=warmup, clock=clock, warm_prefix=warm_prefix)
+    return ordered.assign(seconds=seconds)
+
+
+def summarise_latency(timed: pd.DataFrame, by: Sequence[str] = ("kind",)) -> pd.DataFrame:
+    """Mean, median and 90th percentile of the time to first token, in milliseconds, per group.
+
+    Parameters
+    ----------
+    timed : pandas.DataFrame
+        Rows with a ``seconds`` column (:func:`time_queries`); NaN times are left out.
+    by : sequence of str
+        Grouping columns.
+    """
+    ms = timed.assign(ms=timed["seconds"].astype(float) * 1e3).dropna(subset=["ms"])
+    g = ms.groupby(list(by), sort=False)["ms"]
+    out = pd.DataFrame({"n": g.size(), "mean_ms": g.mean(), "median_ms": g.median(),
+                        "p90_ms": g.quantile(0.9)})
+    return out.reset_index()
+
+
+def time_fusion(p: np.ndarray, doc_index: np.ndarray,
+                rules: Sequence[str] = ("majority_vote", "soft_vote", "tef"), repeat: int = 5) -> pd.DataFrame:
+    """Time :func:`tefcore.fusion.fuse_many` over all documents at once, per rule.
+
+    Parameters
+    ----------
+    p : ndarray
+        Flat sentence probabilities of every pair.
+    doc_index : ndarray of int
+        Non-decreasing pair index of each sentence.
+    rules : sequence of str
+        Rules to time.
+    repeat : int
+        Timing repeats; the best is kept (the least disturbed by other work on the machine).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rule, documents, sentences, seconds`` (best total for all documents) and ``us_per_document``.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    doc_index = np.asarray(doc_index)
+    n_docs = int(np.unique(doc_index).size)
+    rows = []
+    for rule in rules:
+        timer = timeit.Timer(lambda rule=rule: fuse_many(p, doc_index, rule))
+        number, _ = timer.autorange()
+        best = min(timer.repeat(repeat=repeat, number=number)) / number
+        rows.append({"rule": rule, "documents": n_docs, "sentences": int(p.size), "seconds": best,
+                     "us_per_document": best / max(n_docs, 1) * 1e6})
+    return pd.DataFrame(rows)
+
+
+def busy_hours(n_queries: float, mean_seconds: float) -> float:
+    """Hours a judge is busy serving ``n_queries`` one after another at ``mean_seconds`` each."""
+    return float(n_queries) * float(mean_seconds) / 3600.0
+
+
+# --------------------------------------------------------------------------------------------------
+# the paper's Table 2 against the size of the full release
+# --------------------------------------------------------------------------------------------------
+def paper_workload(table2: pd.DataFrame, direct_queries: float, sentence_queries: float) -> pd.DataFrame:
+    r"""Read Table 2 per query and derive the hourly price it implies.
+
+    Assuming the GPU served the queries one after another and each lasted about its time to first
+    token (one answer token), the busy time is :math:`n \cdot \overline{\text{TTFT}}` and
+
+    .. math:: \text{price per hour} = \frac{\text{cost}}{n\,\overline{\text{TTFT}} / 3600\,\text{s}} .
+
+    Parameters
+    ----------
+    table2 : pandas.DataFrame
+        :func:`tefcore.chapters.paper.load_table` ``("table2")``: ``model, method, quantity, unit, value``.
+    direct_queries : float
+        Direct queries of the twelve subsets (one per evaluation pair).
+    sentence_queries : float
+        Sentence-level queries (one per sentence of each pair's post), shared by voting and TEF.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per (model, method): ``queries, tokens_m, ttft_ms, cost_usd, tokens_per_query, busy_hours,
+        implied_usd_per_hour``.
+    """
+    if direct_queries <= 0 or sentence_queries <= 0:
+        raise ValueError("direct_queries and sentence_queries must be positive")
+    wide = table2.pivot_table(index=["model", "method"], columns="quantity", values="value",
+                              aggfunc="first", sort=False)
+    missing = [q for q in ("tokens", "ttft", "cost") if q not in wide.columns]
+    if missing:
+        raise ValueError(f"table2 lacks quantity rows {missing}")
+    out = wide.reset_index()[["model", "method"]].copy()
+    out["queries"] = np.where(out["method"] == "direct", float(direct_queries), float(sentence_queries))
+    out["tokens_m"] = wide["tokens"].to_numpy()
+    out["ttft_ms"] = wide["ttft"].to_numpy()
+    out["cost_usd"] = wide["cost"].to_numpy()
+    out["tokens_per_query"] = out["tokens_m"] * 1e6 / out["queries"]
+    out["busy_hours"] = out["queries"] * out["ttft_ms"] / 1e3 / 3600.0
+    out["implied_usd_per_hour"] = out["cost_usd"] / out["busy_hours"]
+    return out
+
+
+def full_release_estimate(queries: pd.DataFrame) -> pd.DataFrame:
+    """Scale the prompt tokens of the data at hand to the size of the full release.
+
+    Tokens per query are measured per language and kind on the data at hand; the full release has
+    ``pairs`` Direct queries and about ``pairs × mean_sentences`` sentence queries per language
+    (:data:`FULL_RELEASE`; the per-post mean stands in for the per-pair mean, which the release's
+    published figures do not give).
+
+    Parameters
+    ----------
+    queries : pandas.DataFrame
+        :func:`query_table` with a ``tokens`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``lang, kind, tokens_per_query, full_queries, full_tokens_m`` and a total row per kind
+        (``lang="all"``).
+    """
+    if "tokens" not in queries.columns:
+        raise ValueError("queries lack a 'tokens' column: call count_tokens first")
+    per = queries.groupby(["lang", "kind"], sort=False)["tokens"].mean().rename("tokens_per_query").reset_index()
+    unknown = sorted(set(per["lang"]) - set(FULL_RELEASE))
+    if unknown:
+        raise ValueError(f"no full-release counts for language(s) {unknown}")
+    pairs = per["lang"].map(lambda lang: FULL_RELEASE[lang]["pairs"])
+    sentences = per["lang"].map(lambda lang: FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"])
+    per["full_queries"] = np.where(per["kind"] == "direct", pairs, sentences)
+    per["full_tokens_m"] = per["tokens_per_query"] * per["full_queries"] / 1e6
+    total = per.groupby("kind", sort=False)[["full_queries", "full_tokens_m"]].sum().reset_index()
+    total["tokens_per_query"] = total["full_tokens_m"] * 1e6 / total["full_queries"]
+    total["lang"] = "all"
+    out = pd.concat([per, total[per.columns]], ignore_index=True)
+    order = {"direct": 0, "sentence": 1}
+    out["_k"] = out["kind"].map(order)
+    out["_l"] = (out["lang"] == "all").astype(int)
+    return out.sort_values(["_l", "_k"], kind="stable").drop(columns=["_k", "_l"]).reset_index(drop=True)
+
+
+def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int, sentence_tokens: int,
+                 direct_ms: float, sentence_ms: float, fusion_seconds: Mapping[str, float],
+                 price_per_hour: float, concurrency: int = 1) -> pd.DataFrame:
+    r"""Table 2's quantities for our run: tokens, mean time to first token, busy hours and cost.
+
+    Direct sends one query per pair; Voting (MV and SV) and TEF send the same sentence queries, so
+    they share tokens and time to first token; the fusion itself adds ``fusion_seconds[rule]`` (for
+    all pairs at once) to the busy time of each sentence-level method.
+
+    .. math:: \text{hours} = \frac{n \cdot \overline{\text{TTFT}} / c + t_{\text{fusion}}}{3600\,\text{s}},
+              \qquad \text{cost} = \text{hours} \times \text{price per hour}
+
+    with :math:`c` the number of requests the judge serves at once (``concurrency``).
+
+    Parameters
+    ----------
+    direct_queries, sentence_queries : int
+        Number of queries of each kind.
+    direct_tokens, sentence_tokens : int
+        Their prompt tokens.
+    direct_ms, sentence_ms : float
+        Mean time to first token per query of each kind, in milliseconds.
+    fusion_seconds : mapping of str to float
+        Fusion time of all pairs per rule (keys ``majority_vote``, ``soft_vote``, ``tef``).
+    price_per_hour : float
+        Price of one hour of the machine.
+    concurrency : int
+        Requests served at the same time, each at the measured time to first token (e.g. the local
+        backend's independent single-thread workers); 1 reads the times as one request after another.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows ``direct``, ``voting`` (the slower of MV and SV fusion), ``tef``; columns ``queries,
+        tokens_m, ttft_ms, fusion_ms, busy_hours, cost``.
+    """
+    if price_per_hour < 0 or not math.isfinite(price_per_hour):
+        raise ValueError(f"price_per_hour must be a non-negative number, got {price_per_hour!r}")
+    if int(concurrency) != concurrency or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    voting = max(fusion_seconds.get("majority_vote", 0.0), fusion_seconds.get("soft_vote", 0.0))
+    rows = [("direct", direct_queries, direct_tokens, direct_ms, 0.0),
+            ("voting", sentence_queries, sentence_tokens, sentence_ms, voting),
+            ("tef", sentence_queries, sentence_tokens, sentence_ms, fusion_seconds.get("tef", 0.0))]
+    out = pd.DataFrame(rows, columns=["method", "queries", "tokens", "ttft_ms", "fusion_s"])
+    out["tokens_m"] = out["tokens"] / 1e6
+    out["fusion_ms"] = out["fusion_s"] * 1e3
+    out["busy_hours"] = (out["queries"] * out["ttft_ms"] / 1e3 / int(concurrency) + out["fusion_s"]) / 3600.0
+    out["cost"] = out["busy_hours"] * price_per_hour
+    return out[["method", "queries", "tokens_m", "ttft_ms", "fusion_ms", "busy_hours", "cost"]]

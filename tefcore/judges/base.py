@@ -1,0 +1,118 @@
+"""The one protocol every judge implements.
+
+A judge (an LLM read through its answer-token log-probabilities, or an embedding detector) turns
+:class:`ScoreRequest` objects into :class:`Score` objects, one per request, in order. Backends know
+nothing of fusion: they stop at probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tefcore.mind.load import EvaluationPair
+
+SOURCES: tuple[str, ...] = ("logprobs", "partial", "generated_text", "invalid", "embedding")
+"""How a probability was obtained.
+
+``logprobs``: both answer letters were read from the log-probabilities; ``partial``: only one letter
+was; ``generated_text``: no letter in the log-probabilities, the generated text was a letter
+(reference-release reading only); ``invalid``: no usable answer (P(change) is NaN, never 0.5);
+``embedding``: an embedding judge, not an LLM.
+"""
+
+KINDS: tuple[str, ...] = ("direct", "sentence")
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """One query to a judge.
+
+    Attributes
+    ----------
+    prompt : str
+        The full prompt of protocol §4 (LLM judges use it; embedding judges ignore it).
+    text : str
+        The whole post (``kind="direct"``) or one sentence (``kind="sentence"``).
+    lang, dimension, post_id : str
+        Where the text comes from; the cross-fitted judge needs ``post_id`` to pick its fold.
+    kind : str
+        ``"direct"`` or ``"sentence"``.
+    """
+
+    prompt: str
+    text: str
+    lang: str
+    dimension: str
+    post_id: str
+    kind: str = "sentence"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"ScoreRequest.kind must be one of {KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class Score:
+    """A judge's answer to one request.
+
+    Attributes
+    ----------
+    p_change : float
+        :math:`P(C) / (P(C) + P(S))`, renormalised over the two answers; NaN when ``source`` is
+        ``"invalid"``.
+    logprob_c, logprob_s : float
+        Log-probability of the letter C (resp. S), all its token variants summed; ``-inf`` when not seen,
+        NaN for embedding judges.
+    mass : float
+        :math:`P(C) + P(S)` before renormalisation: how much of the next-token distribution went to
+        a valid answer (a format-compliance signal); NaN for embedding judges.
+    source : str
+        One of :data:`SOURCES`.
+    """
+
+    p_change: float
+    logprob_c: float
+    logprob_s: float
+    mass: float
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"Score.source must be one of {SOURCES}, got {self.source!r}")
+        if self.source == "invalid":
+            if not math.isnan(self.p_change):
+                raise ValueError("an invalid Score must carry p_change = NaN, not a number")
+        elif not (0.0 <= self.p_change <= 1.0):
+            raise ValueError(f"p_change must lie in [0, 1], got {self.p_change!r}")
+
+    @property
+    def valid(self) -> bool:
+        """True when the score can enter a fusion rule."""
+        return self.source != "invalid"
+
+
+INVALID = Score(math.nan, -math.inf, -math.inf, 0.0, "invalid")
+"""The score of an unreadable answer."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What every judge offers."""
+
+    name: str
+
+    def provenance(self) -> dict[str, Any]:
+        """Everything that identifies the numbers this judge produces (model, weights hash, ...)."""
+        ...
+
+    def prepare(self, pairs: Sequence["EvaluationPair"]) -> None:
+        """Fit whatever the judge needs before scoring (no-op for LLM judges)."""
+        ...
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
+        """Score every request, preserving order."""
+        ...

@@ -1,0 +1,409 @@
+"""The probability cache: JSON lines, one record per evaluation pair, with provenance.
+
+Layout of a cache file (``<out>/<model>/<prompt>/<lang>.jsonl``)::
+
+    {"type": "header", "provenance": {...}, "provenance_id": "<sha256>"}
+    {"type": "pair", "post_id": ..., "lang": ..., "dimension": ..., "side": ...,
+     "direct": 0.81, "direct_source": "logprobs", "direct_mass": 0.93, "direct_logprob_c": ...,
+     "direct_logprob_s": ..., "sentences": [...], "sentence_sources": [...], "sentence_masses": [...],
+     "sentence_logprobs_c": [...], "sentence_logprobs_s": [...], "provenance_id": "<sha256>"}
+    ...
+
+JSON has no NaN or infinity: an unreadable P(change) is ``null`` (NaN when read) and a letter that
+was never seen has log-probability ``null`` (``-inf`` when read). Texts are not stored (MIND's licence
+keeps them in MIND); the segmentation rule in the provenance regenerates the sentences.
+
+Provenance (:func:`provenance_id`): the SHA-256 of the canonical JSON of the provenance without its
+time fields (:data:`TIME_KEYS`). A run resumes into a file only under the same provenance id.
+
+Crash safety: a writer holds an exclusive ``flock`` on the file (a second run into the same file is
+refused), and each record is appended with one ``write`` of the whole line, then flushed and
+``fsync``-ed, so a kill at any moment leaves at most one torn last line. On opening for resume a torn
+last line (no newline at the end, or not JSON) is cut away with a warning; a bad line elsewhere is an
+error naming its line number. Duplicate pairs are an error on reading.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tefcore.judges.base import SOURCES, Score
+
+log = logging.getLogger(__name__)
+
+TIME_KEYS: tuple[str, ...] = ("started_at",)
+"""Provenance fields that are recorded but left out of the provenance id."""
+
+KEY_COLUMNS: tuple[str, ...] = ("post_id", "lang", "dimension", "side")
+"""Identify a pair (with ``side`` as its gold target)."""
+
+COLUMNS: tuple[str, ...] = (
+    *KEY_COLUMNS, "direct", "direct_source", "direct_mass", "direct_logprob_c", "direct_logprob_s",
+    "sentences", "sentence_sources", "sentence_masses", "sentence_logprobs_c", "sentence_logprobs_s",
+)
+"""Columns of :func:`read_cache`'s DataFrame (the contract's columns first)."""
+
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    *KEY_COLUMNS, "direct", "direct_source", "direct_mass",
+    "sentences", "sentence_sources", "sentence_masses",
+)
+"""Fields every pair record must have."""
+
+_SENTENCE_LISTS = ("sentences", "sentence_sources", "sentence_masses")
+
+
+class CacheError(ValueError):
+    """A cache file that cannot be read or resumed; the message names the file (and line)."""
+
+
+class ProvenanceMismatch(CacheError):
+    """The cache was written under another provenance (model, prompt, rule, reading, ...)."""
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 characters kept: the form that is hashed."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def provenance_id(provenance: Mapping[str, Any]) -> str:
+    """SHA-256 hex digest of the canonical JSON of ``provenance`` without :data:`TIME_KEYS`."""
+    stable = {k: v for k, v in provenance.items() if k not in TIME_KEYS}
+    return hashlib.sha256(canonical_json(stable).encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file, streamed (for model weights)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- one record -------------------------------------------------------------------------------
+def _num(x: float) -> float | None:
+    """A JSON number, or null for NaN / infinities."""
+    return None if math.isnan(x) or math.isinf(x) else float(x)
+
+
+def _logprob(x: float) -> float | None:
+    """A log-probability: ``-inf`` (not seen) is stored as null."""
+    return None if math.isinf(x) or math.isnan(x) else float(x)
+
+
+def text_sha256(text: str) -> str:
+    """Short hash of a post's text (stored with its record instead of the text)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) -> dict[str, Any]:
+    """Build the JSON record of one evaluation pair.
+
+    Parameters
+    ----------
+    pair : EvaluationPair
+        The pair (``post_id, lang, dimension, side`` are stored, and :func:`text_sha256` of its
+        text when it has one; the text itself is not stored).
+    direct : Score
+        The whole post's score.
+    sentences : sequence of Score
+        One score per sentence, in segmentation order.
+    pid : str
+        The provenance id of the run.
+    """
+    return {
+        "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
+        "side": pair.side,
+        "direct": _num(direct.p_change), "direct_source": direct.source, "direct_mass": _num(direct.mass),
+        "direct_logprob_c": _logprob(direct.logprob_c), "direct_logprob_s": _logprob(direct.logprob_s),
+        "sentences": [_num(s.p_change) for s in sentences],
+        "sentence_sources": [s.source for s in sentences],
+        "sentence_masses": [_num(s.mass) for s in sentences],
+        "sentence_logprobs_c": [_logprob(s.logprob_c) for s in sentences],
+        "sentence_logprobs_s": [_logprob(s.logprob_s) for s in sentences],
+        **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
+        "provenance_id": pid,
+    }
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+# --- reading lines ----------------------------------------------------------------------------
+@dataclass
+class _Lines:
+    """The parsed lines of a cache file and where its valid part ends."""
+
+    records: list[dict[str, Any]]
+    valid_bytes: int
+    torn: bool
+
+
+def _parse(path: Path) -> _Lines:
+    """Parse every line; a torn last line is reported, a bad middle line raises."""
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]  # ``tail`` is b"" when the file ends with a newline
+    records: list[dict[str, Any]] = []
+    offset = 0
+    for number, line in enumerate(complete, start=1):
+        try:
+            obj = json.loads(line.decode("utf-8"))
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+        except (UnicodeDecodeError, ValueError) as exc:
+            if number == len(complete) and not tail:
+                return _Lines(records, offset, True)
+            raise CacheError(f"{path}, line {number}: not a valid cache record ({exc})") from None
+        records.append(obj)
+        offset += len(line) + 1
+    return _Lines(records, offset, bool(tail))
+
+
+def _check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the header record or raise a clear error."""
+    if not records or records[0].get("type") != "header":
+        raise CacheError(f"{path}, line 1: the first line must be the cache header")
+    header = records[0]
+    if not isinstance(header.get("provenance"), dict) or "provenance_id" not in header:
+        raise CacheError(f"{path}, line 1: the header lacks provenance or provenance_id")
+    return header
+
+
+def _check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dict[str, Any]]:
+    """Check pair records: type, provenance, required fields, lengths, duplicates."""
+    seen: dict[tuple[str, str], int] = {}
+    pairs = []
+    for number, rec in enumerate(records[1:], start=2):
+        if rec.get("type") != "pair":
+            raise CacheError(f"{path}, line {number}: expected a pair record, got type {rec.get('type')!r}")
+        if rec.get("provenance_id") != pid:
+            raise CacheError(f"{path}, line {number}: record from another provenance "
+                             f"({rec.get('provenance_id')!r} != header {pid!r})")
+        missing = [c for c in REQUIRED_COLUMNS if c not in rec]
+        if missing:
+            raise CacheError(f"{path}, line {number}: record lacks column(s) {', '.join(missing)}")
+        _check_lengths(path, number, rec)
+        key = (str(rec["post_id"]), str(rec["dimension"]))
+        if key in seen:
+            raise CacheError(f"{path}, line {number}: duplicate pair {key} (first on line {seen[key]})")
+        seen[key] = number
+        pairs.append(rec)
+    return pairs
+
+
+def _check_lengths(path: Path, number: int, rec: Mapping[str, Any]) -> None:
+    lengths = {c: len(rec[c]) for c in _SENTENCE_LISTS if isinstance(rec[c], list)}
+    if len(lengths) != len(_SENTENCE_LISTS) or len(set(lengths.values())) != 1:
+        raise CacheError(f"{path}, line {number}: sentence lists must be lists of one length, got {lengths}")
+    bad = [s for s in [rec["direct_source"], *rec["sentence_sources"]] if s not in SOURCES]
+    if bad:
+        raise CacheError(f"{path}, line {number}: unknown source(s) {bad}; expected {SOURCES}")
+
+
+# --- the frame --------------------------------------------------------------------------------
+def _floats(values: Sequence[float | None], missing: float) -> list[float]:
+    return [missing if v is None else float(v) for v in values]
+
+
+def _row(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """One DataFrame row from a record (null -> NaN for numbers, -inf for log-probabilities)."""
+    n = len(rec["sentences"])
+    nan, ninf = math.nan, -math.inf
+    return {
+        "post_id": rec["post_id"], "lang": rec["lang"], "dimension": rec["dimension"], "side": rec["side"],
+        "direct": nan if rec["direct"] is None else float(rec["direct"]),
+        "direct_source": rec["direct_source"],
+        "direct_mass": nan if rec["direct_mass"] is None else float(rec["direct_mass"]),
+        "direct_logprob_c": _floats([rec.get("direct_logprob_c")], ninf)[0],
+        "direct_logprob_s": _floats([rec.get("direct_logprob_s")], ninf)[0],
+        "sentences": _floats(rec["sentences"], nan),
+        "sentence_sources": list(rec["sentence_sources"]),
+        "sentence_masses": _floats(rec["sentence_masses"], nan),
+        "sentence_logprobs_c": _floats(rec.get("sentence_logprobs_c", [None] * n), ninf),
+        "sentence_logprobs_s": _floats(rec.get("sentence_logprobs_s", [None] * n), ninf),
+    }
+
+
+def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read one cache file strictly (a torn last line is an error here: resume repairs it).
+
+    Returns
+    -------
+    (DataFrame, dict)
+        One row per pair with :data:`COLUMNS`, and the header's provenance (plus ``provenance_id``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"cache file {path} not found")
+    lines = _parse(path)
+    if lines.torn:
+        raise CacheError(f"{path}: the last line is torn (an interrupted write); run the same "
+                         f"`tef extract` again to repair and finish it")
+    header = _check_header(path, lines.records)
+    pid = header["provenance_id"]
+    rows = [_row(rec) for rec in _check_pairs(path, lines.records, pid)]
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    return frame, {**header["provenance"], "provenance_id": pid}
+
+
+def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a cache file, or every ``*.jsonl`` cache under a directory.
+
+    Parameters
+    ----------
+    path : path-like
+        A ``.jsonl`` file, or a directory searched recursively (files in sorted order).
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The pairs (one row each, :data:`COLUMNS`; with a directory also ``cache`` = the file's
+        relative path) and the provenance: of the file, or ``{relative path: provenance}`` for a
+        directory.
+
+    Raises
+    ------
+    FileNotFoundError
+        If nothing is there.
+    CacheError
+        On a malformed file (the message names file and line).
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.rglob("*.jsonl"))
+        if not files:
+            raise FileNotFoundError(f"no *.jsonl cache under {path}")
+        frames, provenance = [], {}
+        for file in files:
+            frame, prov = read_cache_file(file)
+            rel = file.relative_to(path).as_posix()
+            frames.append(frame.assign(cache=rel))
+            provenance[rel] = prov
+        return pd.concat(frames, ignore_index=True), provenance
+    return read_cache_file(path)
+
+
+# --- writing ----------------------------------------------------------------------------------
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte (``os.write`` may write fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class CacheWriter:
+    """Append pair records to a cache file, crash-safely; resume an existing one.
+
+    Parameters
+    ----------
+    path : path-like
+        The cache file (parents are created).
+    provenance : mapping
+        The run's provenance (see :func:`provenance_id`).
+
+    Attributes
+    ----------
+    done : set of (post_id, dimension)
+        Pairs already in the file (read on opening).
+    text_hashes : dict
+        ``(post_id, dimension) -> text_sha256`` of those pairs (when recorded).
+    provenance_id : str
+    repaired : bool
+        True when a torn last line was cut away on opening.
+
+    Raises
+    ------
+    ProvenanceMismatch
+        When the file holds another provenance: a changed model or prompt is a new cache.
+    CacheError
+        When the file is malformed before its last line.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> None:
+        self.path = Path(path)
+        self.provenance = dict(provenance)
+        self.provenance_id = provenance_id(self.provenance)
+        self.done: set[tuple[str, str]] = set()
+        self.text_hashes: dict[tuple[str, str], str] = {}
+        self.repaired = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self._lock()
+            self._open_existing()
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def _lock(self) -> None:
+        """Hold an exclusive lock for the writer's lifetime: two runs never append to one file."""
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CacheError(f"{self.path} is being written by another run (tef extract); wait for it to "
+                             f"finish or stop it first") from None
+
+    def _open_existing(self) -> None:
+        """Repair a torn tail, check the header, load the done pairs; write a header if empty."""
+        lines = _parse(self.path)
+        if lines.torn:
+            log.warning("%s: cut away a torn last line (%d bytes kept); that pair will be scored again",
+                        self.path, lines.valid_bytes)
+            os.ftruncate(self._fd, lines.valid_bytes)
+            os.fsync(self._fd)
+            self.repaired = True
+        if not lines.records:
+            header = {"type": "header", "provenance": self.provenance, "provenance_id": self.provenance_id}
+            self._append(header)
+            return
+        header = _check_header(self.path, lines.records)
+        if header["provenance_id"] != self.provenance_id:
+            raise ProvenanceMismatch(self._mismatch(header["provenance"]))
+        pairs = _check_pairs(self.path, lines.records, self.provenance_id)
+        self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
+        self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
+                            for r in pairs if "text_sha256" in r}
+
+    def _mismatch(self, old: Mapping[str, Any]) -> str:
+        keys = sorted(k for k in set(old) | set(self.provenance)
+                      if k not in TIME_KEYS and old.get(k) != self.provenance.get(k))
+        return (f"{self.path} holds another provenance (differs in: {', '.join(keys)}); "
+                f"refusing to mix results: choose another --out or move the file away")
+
+    def _append(self, record: Mapping[str, Any]) -> None:
+        _write_all(self._fd, _encode(record))
+        os.fsync(self._fd)
+
+    def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> None:
+        """Append one complete pair record (one write, then fsync)."""
+        key = (pair.post_id, pair.dimension)
+        if key in self.done:
+            raise CacheError(f"{self.path}: pair {key} is already in the cache")
+        self._append(pair_record(pair, direct, sentences, self.provenance_id))
+        self.done.add(key)
+
+    def close(self) -> None:
+        """Close the file descriptor (idempotent)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> CacheWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

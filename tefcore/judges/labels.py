@@ -1,0 +1,260 @@
+"""From the answer position's log-probabilities to a :class:`~tefcore.judges.base.Score`.
+
+Every LLM judge (local llama.cpp, vLLM, OpenAI-compatible APIs) ends in this module: the code after
+the model call is shared, so a number means the same thing whichever machine produced it.
+
+The answer token of protocol §5 is one letter, ``C`` (change) or ``S`` (stability). A tokenizer has
+several tokens that decode to that letter (``"C"``, ``" C"``, ``"C."``, the full-width ``"Ｃ"``, ...).
+Two readings are offered:
+
+``"summed"`` (default)
+    The probability of a letter is the sum over *every* token whose decoded text normalises to it
+    (:func:`normalize_letter`), and
+
+    .. math::
+
+        P(\\text{change}) = \\frac{P(C)}{P(C) + P(S)}, \\qquad \\text{mass} = P(C) + P(S).
+
+    When only one letter was seen (a top-k list that left the other out) the source is
+    ``"partial"`` and the missing letter is bounded by the probability left outside the list,
+    :math:`1 - \\sum_{t \\in \\text{top}} P(t)`, which holds every unseen variant: P(change) is then
+    the least extreme value consistent with what was read, never a hard 0 or 1 unless the list
+    already holds all the probability. Neither letter: ``"invalid"`` (P = NaN).
+``"reference"``
+    The reference release: for each letter only the *first* variant present in the order ``X``,
+    ``" X"``, ``"X."``, ``" X."``, ``"X:"``, ``" X:"``; when a letter is missing, the generated text
+    decides (it starts with C -> 1.0, with S -> 0.0, source ``"generated_text"``), anything else is
+    ``"invalid"`` (NaN here; the release's 0.5 is applied at evaluation time,
+    ``tefcore.evaluate.predict_pairs(invalid="reference")``, never stored).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+
+from tefcore.judges.base import Score
+
+LETTERS: tuple[str, str] = ("C", "S")
+"""The two answer letters, change first."""
+
+READINGS: tuple[str, ...] = ("summed", "reference")
+"""Ways to read P(change) from the answer position (see the module notes)."""
+
+REFERENCE_VARIANTS: tuple[str, ...] = ("{}", " {}", "{}.", " {}.", "{}:", " {}:")
+"""The reference release's variant order (``str.format`` patterns of the letter)."""
+
+_TRAILING = ".:)"
+
+
+def normalize_letter(token: str) -> str | None:
+    """Return ``"C"`` or ``"S"`` when a decoded token is that letter, else ``None``.
+
+    The text is NFKC-normalised (full-width ``Ｃ`` becomes ``C``, ``：`` becomes ``:``), stripped of
+    surrounding white space and of trailing ``.``, ``:`` and ``)``; the comparison is case-sensitive.
+
+    Parameters
+    ----------
+    token : str
+        The decoded text of one token.
+
+    Returns
+    -------
+    str or None
+    """
+    text = unicodedata.normalize("NFKC", token).strip().rstrip(_TRAILING).strip()
+    return text if text in LETTERS else None
+
+
+def logsumexp(values: Iterable[float]) -> float:
+    """:math:`\\log \\sum_i e^{v_i}` computed stably; ``-inf`` for no values."""
+    vals = [v for v in values if v != -math.inf]
+    if not vals:
+        return -math.inf
+    top = max(vals)
+    return top + math.log(math.fsum(math.exp(v - top) for v in vals))
+
+
+def _clean(logprob: float) -> float | None:
+    """A usable log-probability (rounding above 0 clipped to 0), or None for NaN/+inf."""
+    value = float(logprob)
+    if math.isnan(value) or value == math.inf:
+        return None
+    return min(value, 0.0)
+
+
+def merge_logprobs(entries: Iterable[tuple[str, float]], how: str = "sum") -> dict[str, float]:
+    """Map decoded token text to log-probability when several token ids share one text.
+
+    Parameters
+    ----------
+    entries : iterable of (str, float)
+        ``(decoded text, log-probability)`` per token id, best first when ``how="first"`` matters.
+    how : {"sum", "first"}
+        ``"sum"``: duplicates are added in probability space (log-sum-exp); ``"first"``: the first
+        one is kept (what the reference release's ``dict.setdefault`` did).
+
+    Returns
+    -------
+    dict of str to float
+    """
+    if how not in ("sum", "first"):
+        raise ValueError(f"how must be 'sum' or 'first', got {how!r}")
+    merged: dict[str, float] = {}
+    for text, logprob in entries:
+        value = _clean(logprob)
+        if value is None:
+            continue
+        if text not in merged:
+            merged[text] = value
+        elif how == "sum":
+            merged[text] = logsumexp((merged[text], value))
+    return merged
+
+
+def _renormalised(logprob_c: float, logprob_s: float) -> float:
+    """:math:`P(C) / (P(C) + P(S))` from two finite log-probabilities (a logistic of their gap)."""
+    gap = logprob_s - logprob_c
+    if gap > 0:
+        z = math.exp(-gap)
+        return z / (1.0 + z)
+    return 1.0 / (1.0 + math.exp(gap))
+
+
+def _letter_logprob(top: Mapping[str, float], letter: str) -> float:
+    """Log of the summed probability of every token that normalises to ``letter``."""
+    return logsumexp(lp for text, lp in top.items() if normalize_letter(text) == letter)
+
+
+def _outside_mass(top: Mapping[str, float]) -> float:
+    """Log of the probability left outside the listed tokens (``-inf`` when none is left)."""
+    rest = 1.0 - math.fsum(math.exp(lp) for lp in top.values())
+    return math.log(rest) if rest > 0.0 else -math.inf
+
+
+def _summed(top: Mapping[str, float]) -> Score:
+    """The ``"summed"`` reading (see the module notes)."""
+    lc, ls = _letter_logprob(top, "C"), _letter_logprob(top, "S")
+    seen_c, seen_s = lc > -math.inf, ls > -math.inf
+    mass = math.exp(lc) + math.exp(ls)
+    if seen_c and seen_s:
+        return Score(_renormalised(lc, ls), lc, ls, mass, "logprobs")
+    if not (seen_c or seen_s):
+        return Score(math.nan, lc, ls, 0.0, "invalid")
+    bound = _outside_mass(top)
+    if seen_c:
+        p = 1.0 if bound == -math.inf else _renormalised(lc, bound)
+    else:
+        p = 0.0 if bound == -math.inf else _renormalised(bound, ls)
+    return Score(p, lc, ls, mass, "partial")
+
+
+def _first_variant(top: Mapping[str, float], letter: str) -> float:
+    """The reference release's lookup: the first variant present, else ``-inf``."""
+    for pattern in REFERENCE_VARIANTS:
+        key = pattern.format(letter)
+        if key in top:
+            return float(top[key])
+    return -math.inf
+
+
+def _reference(top: Mapping[str, float], generated: str | None) -> Score:
+    """The ``"reference"`` reading (see the module notes)."""
+    lc, ls = _first_variant(top, "C"), _first_variant(top, "S")
+    mass = math.exp(lc) + math.exp(ls)
+    if lc > -math.inf and ls > -math.inf:
+        return Score(_renormalised(lc, ls), lc, ls, mass, "logprobs")
+    text = (generated or "").strip().upper()
+    if text.startswith("C"):
+        return Score(1.0, lc, ls, mass, "generated_text")
+    if text.startswith("S"):
+        return Score(0.0, lc, ls, mass, "generated_text")
+    return Score(math.nan, lc, ls, mass, "invalid")
+
+
+def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, *,
+                        reading: str = "summed") -> Score:
+    """Read P(change) from the log-probabilities of the first answer position.
+
+    Parameters
+    ----------
+    top : mapping of str to float
+        Decoded token text -> log-probability (a top-k list, or the exact log-probabilities of
+        every label token). NaN entries are ignored; values above 0 (rounding) count as 0.
+    generated : str, optional
+        The generated text (used by the reference reading only).
+    reading : {"summed", "reference"}
+        See the module notes.
+
+    Returns
+    -------
+    Score
+        ``source`` says how the number was obtained; P(change) is NaN for ``"invalid"``.
+
+    Examples
+    --------
+    >>> s = score_from_logprobs({"C": math.log(0.5), " C": math.log(0.1), "S": math.log(0.2)})
+    >>> round(s.p_change, 4), round(s.mass, 4), s.source
+    (0.75, 0.8, 'logprobs')
+    """
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+    cleaned = {text: v for text, lp in top.items() if (v := _clean(lp)) is not None}
+    return _summed(cleaned) if reading == "summed" else _reference(cleaned, generated)
+
+
+def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | None = None, *,
+                         reading: str = "summed") -> Score:
+    """Score per-token-id entries: merge texts shared by several ids, then :func:`score_from_logprobs`.
+
+    This is the single function the local and the vLLM backends call after their model call.
+
+    Parameters
+    ----------
+    entries : iterable of (str, float)
+        ``(decoded text, log-probability)`` per token id, most probable first.
+    generated : str, optional
+        The greedy answer's text.
+    reading : {"summed", "reference"}
+        ``"summed"`` adds ids that share a text; ``"reference"`` keeps the first (as the release did).
+
+    Returns
+    -------
+    Score
+    """
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+    top = merge_logprobs(entries, how="sum" if reading == "summed" else "first")
+    return score_from_logprobs(top, generated, reading=reading)
+
+
+def label_token_ids(decode: Callable[[int], str], n_vocab: int) -> dict[str, tuple[int, ...]]:
+    """Find every token id whose decoded text normalises to ``C`` or ``S``.
+
+    Parameters
+    ----------
+    decode : callable
+        Token id -> decoded text of that single token.
+    n_vocab : int
+        Vocabulary size; ids ``0 .. n_vocab - 1`` are decoded once each.
+
+    Returns
+    -------
+    dict
+        ``{"C": ids, "S": ids}`` (ascending ids).
+
+    Raises
+    ------
+    ValueError
+        When the vocabulary has no token for one of the letters.
+    """
+    found: dict[str, list[int]] = {letter: [] for letter in LETTERS}
+    for token_id in range(n_vocab):
+        letter = normalize_letter(decode(token_id))
+        if letter is not None:
+            found[letter].append(token_id)
+    missing = [letter for letter, ids in found.items() if not ids]
+    if missing:
+        raise ValueError(f"the vocabulary has no token for the answer letter(s) {missing}")
+    return {letter: tuple(ids) for letter, ids in found.items()}

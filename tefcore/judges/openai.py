@@ -1,0 +1,710 @@
+"""The judge behind any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, ``vllm serve``,
+``llama_cpp.server``), through the official :mod:`openai` client.
+
+Each request is one user message (the prompt of protocol §4) answered greedily with a single token
+(``max_tokens=1``, ``temperature=0``, ``logprobs=True``, ``top_logprobs=k``). The top-k log-probabilities
+of that first position go to :func:`tefcore.judges.labels.score_token_logprobs`, the code every LLM
+backend shares after the model call.
+
+Reliability policy (explicit, so that it can be tested; the client's own retries are switched off):
+
+- **retried**: connection errors (refused, reset, a body cut short), timeouts, HTTP 429 and HTTP 5xx, with
+  exponential backoff and full jitter, :math:`d_n \\sim U(0, \\min(d_{max}, d_0 2^n))`; a 429's
+  ``Retry-After`` (or ``retry-after-ms``) is honoured instead, capped at ``retry_after_cap``;
+- **bounded**: at most ``max_retries`` retries per request and at most ``max_total_wait`` seconds of
+  backoff; then :class:`BackendUnavailable` is raised with the attempts, the last status and a reminder
+  that the cache is resumable;
+- **never retried**: any other 4xx (a wrong model, key or parameter would fail again):
+  :class:`BackendRejected` is raised at once;
+- **unreadable answers are recorded, not voted**: a 200 whose body is not JSON (a flaky proxy cutting it)
+  is transient and retried at most ``malformed_retries`` times, after which that request is scored
+  :data:`~tefcore.judges.base.INVALID` (P = NaN) and the run goes on; a well-formed answer without
+  log-probabilities, with an empty content list or with neither letter in its top-k goes to
+  :func:`score_token_logprobs` as it is (``invalid``, or ``generated_text`` under the reference reading);
+- **a batch stops at its first error**: queued requests are cancelled and retrying ones give up, so a
+  :func:`tefcore.judges.run.run_extraction` chunk is either scored whole or not written at all; Ctrl-C
+  returns at once without waiting for requests in flight.
+
+The API key is read once, at construction, from the environment variable named by ``api_key_env``;
+it is never a parameter, never stored in provenance and never printed: every message passes through
+:func:`tefcore.judges.redact.redact`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import math
+import os
+import random
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+from tefcore.judges.base import INVALID, Score, ScoreRequest
+from tefcore.judges.labels import READINGS, score_token_logprobs
+from tefcore.judges.redact import clean_url, redact
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tefcore.mind.load import EvaluationPair
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHOWABLE_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class BackendError(RuntimeError):
+    """Base class of the errors an API backend raises on purpose (one clear line each)."""
+
+
+class BackendUnavailable(BackendError):
+    """The endpoint kept failing with retryable errors until the retry budget ran out.
+
+    Attributes
+    ----------
+    attempts : int
+        Requests sent for the request that gave up.
+    last_status : str
+        The last failure: an HTTP status (``"429"``, ``"503"``), ``"timeout"`` or ``"connection"``.
+    """
+
+    def __init__(self, message: str, *, attempts: int, last_status: str) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_status = last_status
+
+
+class BackendRejected(BackendError):
+    """The endpoint answered a 4xx other than 429 (wrong model, key or parameter): not retried.
+
+    Attributes
+    ----------
+    status : int
+        The HTTP status.
+    """
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class MissingAPIKey(BackendError):
+    """The environment variable that should hold the API key is unset or empty."""
+
+
+class _Aborted(Exception):
+    """Another request of the same batch failed: stop quietly."""
+
+
+@dataclass
+class BackendStats:
+    """What the backend did, for the tests and the closing report (thread-safe through the backend).
+
+    Attributes
+    ----------
+    requests : int
+        HTTP requests sent (first attempts and retries).
+    retries : int
+        Retries, i.e. ``requests`` minus first attempts.
+    retried : Counter
+        Retries by the reason of the failure that caused them (``"429"``, ``"503"``, ``"timeout"``,
+        ``"connection"``, ``"unparseable"``, ...).
+    delays : list of float
+        Every backoff delay slept, in seconds, in the order slept.
+    unreadable : int
+        Requests recorded as invalid because the body stayed unparseable.
+    exhausted : int
+        Requests that gave up (:class:`BackendUnavailable`).
+    rejected : int
+        Requests refused with a non-retryable 4xx (:class:`BackendRejected`).
+    """
+
+    requests: int = 0
+    retries: int = 0
+    retried: Counter[str] = field(default_factory=Counter)
+    delays: list[float] = field(default_factory=list)
+    unreadable: int = 0
+    exhausted: int = 0
+    rejected: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain copy (``retried`` as a dict)."""
+        return {"requests": self.requests, "retries": self.retries, "retried": dict(self.retried),
+                "delays": list(self.delays), "unreadable": self.unreadable,
+                "exhausted": self.exhausted, "rejected": self.rejected}
+
+
+@dataclass(frozen=True)
+class StreamTiming:
+    """One streamed request, timed on the client (protocol §7, Efficiency).
+
+    Attributes
+    ----------
+    ttft : float
+        Seconds from sending the request to the first chunk carrying answer text (NaN if none came).
+    total : float
+        Seconds until the stream ended.
+    prompt_tokens, completion_tokens : int or None
+        Token usage when the server reports it (``stream_options={"include_usage": True}``).
+    text : str
+        The streamed answer.
+    score : Score
+        The answer read from the streamed log-probabilities, as :meth:`OpenAIBackend.score` would.
+    """
+
+    ttft: float
+    total: float
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    text: str
+    score: Score
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise BackendError("the openai backend needs the `openai` package: pip install 'tefcore[api]'") from exc
+    return openai
+
+
+def _score(entries: Sequence[tuple[str, float]], generated: str | None, reading: str) -> Score:
+    """The shared post-model-call code of every LLM backend."""
+    return score_token_logprobs(entries, generated, reading=reading)
+
+
+def _get(obj: Any, name: str) -> Any:
+    """Attribute or key ``name`` of a pydantic model or a dict (servers differ), else None."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _entry(token: Any, logprob: Any) -> tuple[str, float] | None:
+    """``(token text, log-probability)`` when both are usable, else None."""
+    if not isinstance(token, str) or isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+        return None
+    return token, float(logprob)
+
+
+def read_first_position(choice: Any) -> tuple[list[tuple[str, float]], str | None]:
+    """The top-k entries and the generated text of one chat-completion choice.
+
+    Parameters
+    ----------
+    choice : object
+        ``response.choices[0]`` (a pydantic model or a dict), or a streamed chunk's choice.
+
+    Returns
+    -------
+    entries : list of (str, float)
+        ``(decoded token text, log-probability)`` at the first answer position, most probable first,
+        from ``logprobs.content[0].top_logprobs`` plus the sampled token itself when the list left it
+        out; the legacy completions shape ``logprobs.top_logprobs[0]`` is read too. Empty when the
+        server returned no log-probabilities. Several token ids may share a text: merging them is
+        :func:`tefcore.judges.labels.score_token_logprobs`'s job (summed, or first-only under the
+        reference reading), as for the local and vLLM backends.
+    generated : str or None
+        The answer text (``message.content``, ``delta.content``, else the first content token).
+    """
+    entries: list[tuple[str, float]] = []
+    message = _get(choice, "message") or _get(choice, "delta")
+    generated = _get(message, "content")
+    logprobs = _get(choice, "logprobs")
+    content = _get(logprobs, "content")
+    if isinstance(content, Sequence) and content:
+        first = content[0]
+        for item in _get(first, "top_logprobs") or ():
+            entry = _entry(_get(item, "token"), _get(item, "logprob"))
+            if entry is not None:
+                entries.append(entry)
+        sampled = _entry(_get(first, "token"), _get(first, "logprob"))
+        if sampled is not None and all(text != sampled[0] for text, _ in entries):
+            entries.append(sampled)
+            entries.sort(key=lambda e: math.inf if math.isnan(e[1]) else -e[1])
+        token = _get(first, "token")
+        if not generated and isinstance(token, str):
+            generated = token
+    else:
+        legacy = _get(logprobs, "top_logprobs")
+        if isinstance(legacy, Sequence) and legacy and isinstance(legacy[0], Mapping):
+            for token, lp in legacy[0].items():
+                entry = _entry(token, lp)
+                if entry is not None:
+                    entries.append(entry)
+    return entries, generated if isinstance(generated, str) else None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters (server error bodies can be pages long)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _retry_after(headers: Any, cap: float) -> float | None:
+    """Seconds a 429/503 asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date)."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    raw = headers.get("retry-after")
+    seconds: float | None = None
+    try:
+        if raw_ms is not None:
+            seconds = float(raw_ms) / 1000.0
+        elif raw is not None:
+            seconds = float(raw)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        if parsed is not None:
+            seconds = parsed.timestamp() - time.time()
+    if seconds is None or math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), cap)
+
+
+class OpenAIBackend:
+    """Read P(change) from an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    model : str
+        The model name the endpoint expects (``gpt-4o-mini``, ``deepseek-chat``, the served name).
+    base_url : str
+        The endpoint's base URL, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8000/v1``.
+    api_key_env : str
+        The NAME of the environment variable holding the key (read once, here). Servers without
+        authentication (``vllm serve``, ``llama_cpp.server``) accept any non-empty value.
+    top_logprobs : int, default 5
+        k of the top-k log-probabilities requested (protocol §5: 5 for the APIs, 20 for vLLM).
+    max_concurrency : int, default 8
+        Requests in flight at once.
+    timeout : float, default 60.0
+        Seconds per HTTP request.
+    max_retries : int, default 6
+        Retries per request (so at most ``max_retries + 1`` requests).
+    top_logprobs_cap : int, default 20
+        The endpoint's cap on ``top_logprobs`` (OpenAI: 20; many APIs: 5); a larger ``top_logprobs`` is
+        a ``ValueError`` here rather than a 400 from the server.
+    seed : int, optional
+        Sent as ``seed`` when given.
+    reading : {"summed", "reference"}, default "summed"
+        How letters are read from the top-k (see :mod:`tefcore.judges.labels`).
+    base_delay, max_delay : float, default 0.5, 30.0
+        Backoff: the n-th retry waits :math:`U(0, \\min(d_{max}, d_0 2^n))` seconds.
+    max_total_wait : float, default 300.0
+        Backoff seconds allowed per request, all retries together.
+    retry_after_cap : float, default 60.0
+        The longest ``Retry-After`` honoured.
+    malformed_retries : int, default 2
+        Retries of a 200 whose body is not JSON before the request is recorded invalid.
+    rng : random.Random, optional
+        Source of the jitter (inject a seeded one in tests).
+    sleep : callable, optional
+        Called with each backoff delay (default: wait, waking up early when the batch is aborted).
+    extra_body : mapping, optional
+        Vendor-specific request fields, sent as they are and recorded in provenance.
+    name : str, optional
+        The judge's name (the registry passes its entry's name); default ``"openai"``.
+
+    Raises
+    ------
+    MissingAPIKey
+        The variable ``api_key_env`` is unset or empty.
+    ValueError
+        A parameter is out of range.
+    """
+
+    name: str = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key_env: str,
+        top_logprobs: int = 5,
+        max_concurrency: int = 8,
+        timeout: float = 60.0,
+        max_retries: int = 6,
+        *,
+        top_logprobs_cap: int = 20,
+        seed: int | None = None,
+        reading: str = "summed",
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        max_total_wait: float = 300.0,
+        retry_after_cap: float = 60.0,
+        malformed_retries: int = 2,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("model must be a non-empty model name")
+        if not base_url or not re.match(r"^https?://", base_url):
+            raise ValueError(f"base_url must start with http:// or https://, got {clean_url(base_url)!r}")
+        if not (0 <= top_logprobs <= top_logprobs_cap):
+            raise ValueError(f"top_logprobs must lie in [0, {top_logprobs_cap}] (the endpoint's cap, "
+                             f"top_logprobs_cap), got {top_logprobs}")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_retries < 0 or malformed_retries < 0:
+            raise ValueError("max_retries and malformed_retries must be >= 0")
+        if base_delay < 0 or max_delay < 0 or max_total_wait < 0 or retry_after_cap < 0:
+            raise ValueError("base_delay, max_delay, max_total_wait and retry_after_cap must be >= 0")
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+        self.name = name or type(self).name
+        self.model = model
+        self.base_url = base_url
+        self.top_logprobs = int(top_logprobs)
+        self.max_concurrency = int(max_concurrency)
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.seed = seed
+        self.reading = reading
+        self.base_delay = float(base_delay)
+        self.max_delay = float(max_delay)
+        self.max_total_wait = float(max_total_wait)
+        self.retry_after_cap = float(retry_after_cap)
+        self.malformed_retries = int(malformed_retries)
+        self.extra_body = dict(extra_body or {})
+        self.stats = BackendStats()
+        self._rng = rng if rng is not None else random.Random()
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        key = self._read_key(api_key_env)
+        self._openai = _import_openai()
+        self._client = self._openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=self.timeout)
+        self._secrets = (key,)
+
+    # -- construction helpers --------------------------------------------------------------------
+    @staticmethod
+    def _read_key(api_key_env: str) -> str:
+        if not isinstance(api_key_env, str) or not _ENV_NAME.match(api_key_env):
+            # never echo it: a caller may have passed the key itself instead of a variable's name
+            raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, "
+                             "underscores), not a key; the value given is not shown")
+        shown = api_key_env if _SHOWABLE_ENV_NAME.match(api_key_env) else "named by api_key_env"
+        key = os.environ.get(api_key_env, "")
+        if not key.strip():
+            raise MissingAPIKey(
+                f"the API key environment variable {shown} is not set or empty: export {shown}=... "
+                "(for a local server without authentication any non-empty value works)"
+            )
+        return key
+
+    def __repr__(self) -> str:
+        return (f"OpenAIBackend(model={self.model!r}, base_url={clean_url(self.base_url)!r}, "
+                f"top_logprobs={self.top_logprobs})")
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the Backend protocol --------------------------------------------------------------------
+    def provenance(self) -> dict[str, Any]:
+        """What identifies this judge's numbers (never the key).
+
+        Returns
+        -------
+        dict
+            ``backend``, ``model``, ``base_url`` (credentials stripped), ``top_logprobs``, ``reading``,
+            ``temperature``, ``max_tokens``, ``seed``, ``weights_sha256`` (None: weights are remote) and
+            ``extra_body`` when given.
+        """
+        prov: dict[str, Any] = {
+            "backend": self.name,
+            "model": self.model,
+            "base_url": clean_url(self.base_url),
+            "top_logprobs": self.top_logprobs,
+            "reading": self.reading,
+            "temperature": 0.0,
+            "max_tokens": 1,
+            "seed": self.seed,
+            "weights_sha256": None,
+        }
+        if self.extra_body:
+            prov["extra_body"] = json.loads(redact(json.dumps(self.extra_body, sort_keys=True), self._secrets))
+        return prov
+
+    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+        """Nothing to fit for an LLM judge."""
+        return None
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
+        """Score every request, at most ``max_concurrency`` in flight, results in request order.
+
+        Parameters
+        ----------
+        requests : sequence of ScoreRequest
+
+        Returns
+        -------
+        list of Score
+            One per request, in order. Unreadable answers are ``invalid`` (NaN), never 0.5.
+
+        Raises
+        ------
+        BackendUnavailable
+            A request still failed after the retry budget (nothing of this batch is returned; pairs
+            already cached elsewhere stay, and a rerun resumes).
+        BackendRejected
+            The endpoint refused a request with a non-retryable 4xx.
+        """
+        return self._map(requests, self._score_one)
+
+    def measure_streaming(self, requests: Sequence[ScoreRequest], *,
+                          max_concurrency: int = 1) -> list[StreamTiming]:
+        """Send each request streamed and time it on the client (protocol §7, Efficiency).
+
+        The request is the scoring request (same prompt, one token, log-probabilities) with
+        ``stream=True`` and ``stream_options={"include_usage": True}``; retries follow the same policy.
+
+        Parameters
+        ----------
+        requests : sequence of ScoreRequest
+        max_concurrency : int, default 1
+            Streams in flight at once. The default sends them one after another, so that a time to
+            first token is the endpoint's latency, not time spent queueing behind the other requests
+            (some servers, e.g. ``llama_cpp.server`` by default, even interrupt a stream when a new
+            request arrives).
+
+        Returns
+        -------
+        list of StreamTiming
+            One per request, in order.
+        """
+        return self._map(requests, self._stream_one, max_concurrency)
+
+    def measure_ttft(self, requests: Sequence[ScoreRequest], *, max_concurrency: int = 1) -> list[float]:
+        """Client-side time to first token, in seconds, per request (see :meth:`measure_streaming`)."""
+        return [t.ttft for t in self.measure_streaming(requests, max_concurrency=max_concurrency)]
+
+    # -- concurrency -----------------------------------------------------------------------------
+    def _map(self, requests: Sequence[ScoreRequest],
+             one: Callable[[ScoreRequest, str, threading.Event], T],
+             max_concurrency: int | None = None) -> list[T]:
+        workers = self.max_concurrency if max_concurrency is None else int(max_concurrency)
+        if workers < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {workers}")
+        requests = list(requests)
+        for r in requests:
+            if not isinstance(r, ScoreRequest):
+                raise TypeError(f"expected ScoreRequest objects, got {type(r).__name__}")
+        n = len(requests)
+        if n == 0:
+            return []
+        abort = threading.Event()
+        where = [f"request {i + 1}/{n} ({r.kind} of post {r.post_id}, {r.dimension})"
+                 for i, r in enumerate(requests)]
+        if workers == 1 or n == 1:
+            return [one(r, w, abort) for r, w in zip(requests, where)]
+        pool = ThreadPoolExecutor(max_workers=min(workers, n), thread_name_prefix="tef-openai")
+        futures: list[Future[T]] = []
+        try:
+            futures = [pool.submit(one, r, w, abort) for r, w in zip(requests, where)]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
+            if failed:
+                # stop the batch: queued requests are cancelled, retrying ones give up at their next
+                # attempt; the first real error (in request order) is raised once all have stopped
+                abort.set()
+                for f in futures:
+                    f.cancel()
+                wait(futures)
+                errors = [f.exception() for f in futures if f.done() and not f.cancelled()]
+                real = [e for e in errors if e is not None and not isinstance(e, _Aborted)]
+                raise real[0] if real else BackendError("scoring aborted")
+            results = [f.result() for f in futures]
+        except BaseException as exc:
+            interrupted = not isinstance(exc, Exception)  # Ctrl-C: do not wait for requests in flight
+            if interrupted:
+                abort.set()
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    # -- one request -----------------------------------------------------------------------------
+    def _params(self, req: ScoreRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": req.prompt}],
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+        }
+        if self.seed is not None:
+            params["seed"] = int(self.seed)
+        if self.extra_body:
+            params["extra_body"] = dict(self.extra_body)
+        return params
+
+    def _score_one(self, req: ScoreRequest, where: str, abort: threading.Event) -> Score:
+        def call() -> Score:
+            response = self._client.chat.completions.create(**self._params(req))
+            choices = _get(response, "choices")
+            if isinstance(response, (str, bytes)) or choices is None:
+                raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
+            entries, generated = read_first_position(choices[0] if choices else None)
+            return _score(entries, generated, self.reading)
+
+        return self._with_retries(call, lambda: INVALID, where, abort)
+
+    def _stream_one(self, req: ScoreRequest, where: str, abort: threading.Event) -> StreamTiming:
+        def call() -> StreamTiming:
+            t0 = time.perf_counter()
+            stream = self._client.chat.completions.create(
+                **self._params(req), stream=True, stream_options={"include_usage": True})
+            ttft = math.nan
+            first_any = math.nan
+            text: list[str] = []
+            entries: list[tuple[str, float]] = []
+            usage: Any = None
+            try:
+                for chunk in stream:
+                    now = time.perf_counter() - t0
+                    usage = _get(chunk, "usage") or usage
+                    for choice in _get(chunk, "choices") or ():
+                        if math.isnan(first_any):
+                            first_any = now
+                        part_entries, part = read_first_position(choice)
+                        if part and math.isnan(ttft):
+                            ttft = now
+                        if part:
+                            text.append(part)
+                        if part_entries and not entries:
+                            entries = part_entries
+            finally:
+                stream.close()
+            total = time.perf_counter() - t0
+            answer = "".join(text)
+            return StreamTiming(
+                ttft=ttft if not math.isnan(ttft) else first_any,
+                total=total,
+                prompt_tokens=_get(usage, "prompt_tokens"),
+                completion_tokens=_get(usage, "completion_tokens"),
+                text=answer,
+                score=_score(entries, answer or None, self.reading),
+            )
+
+        def unreadable() -> StreamTiming:
+            return StreamTiming(math.nan, math.nan, None, None, "", INVALID)
+
+        return self._with_retries(call, unreadable, where, abort)
+
+    # -- the retry policy ------------------------------------------------------------------------
+    def _classify(self, exc: BaseException) -> tuple[str, bool, float | None]:
+        """(reason, retryable, retry_after) of a failed request; raises what is not a request failure."""
+        oa = self._openai
+        if isinstance(exc, oa.APITimeoutError):
+            return "timeout", True, None
+        if isinstance(exc, oa.APIConnectionError):
+            return "connection", True, None
+        if isinstance(exc, oa.APIStatusError):
+            status = int(exc.status_code)
+            if status == 429:
+                return "429", True, _retry_after(exc.response.headers, self.retry_after_cap)
+            if status >= 500:
+                return str(status), True, None
+            return str(status), False, None
+        if isinstance(exc, (json.JSONDecodeError, oa.APIResponseValidationError, UnicodeDecodeError)):
+            return "unparseable", True, None
+        raise exc
+
+    def _backoff(self, retry_index: int) -> float:
+        """Full jitter: :math:`U(0, \\min(d_{max}, d_0 2^n))` for the n-th retry (n from 0)."""
+        ceiling = min(self.max_delay, self.base_delay * (2.0 ** min(retry_index, 62)))
+        with self._lock:
+            return self._rng.uniform(0.0, ceiling)
+
+    def _wait(self, delay: float, abort: threading.Event) -> None:
+        if self._sleep is not None:
+            self._sleep(delay)
+        else:
+            abort.wait(delay)
+
+    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[], T], where: str,
+                      abort: threading.Event) -> T:
+        attempts = 0
+        malformed = 0
+        waited = 0.0
+        while True:
+            if abort.is_set():
+                raise _Aborted()
+            attempts += 1
+            with self._lock:
+                self.stats.requests += 1
+            try:
+                return call()
+            except Exception as exc:  # noqa: BLE001 - classified below, the rest re-raised
+                reason, retryable, retry_after = self._classify(exc)
+                detail = _one_line(redact(f"{type(exc).__name__}: {exc}", self._secrets))
+            endpoint = f"{clean_url(self.base_url)} (model {self.model})"
+            if not retryable:
+                with self._lock:
+                    self.stats.rejected += 1
+                hint = ""
+                if reason in ("401", "403"):
+                    hint = " Check the API key's environment variable and its permissions."
+                elif reason == "404":
+                    hint = " Check the model name and the base URL."
+                elif reason in ("400", "422"):
+                    hint = " Check the request options (top_logprobs cap, model support for logprobs)."
+                raise BackendRejected(
+                    f"{endpoint} refused {where} with HTTP {reason}; not retried (a 4xx other than 429 "
+                    f"would fail again). {detail}.{hint}", status=int(reason)) from None
+            if reason == "unparseable":
+                malformed += 1
+                if malformed > self.malformed_retries or attempts > self.max_retries:
+                    with self._lock:
+                        self.stats.unreadable += 1
+                    log.warning("%s: %s stayed unreadable after %d attempts (%s); recorded as invalid",
+                                endpoint, where, attempts, detail)
+                    return unreadable()
+            if attempts > self.max_retries:
+                self._give_up(where, endpoint, attempts, waited, reason, detail, "retries exhausted")
+            delay = retry_after if retry_after is not None else self._backoff(attempts - 1)
+            if waited + delay > self.max_total_wait:
+                self._give_up(where, endpoint, attempts, waited, reason, detail,
+                              f"the next wait ({delay:.1f} s) would pass max_total_wait "
+                              f"({self.max_total_wait:g} s)")
+            with self._lock:
+                self.stats.retries += 1
+                self.stats.retried[reason] += 1
+                self.stats.delays.append(delay)
+            waited += delay
+            log.info("%s: %s failed (%s); retry %d/%d in %.2f s", endpoint, where, detail, attempts,
+                     self.max_retries, delay)
+            self._wait(delay, abort)
+
+    def _give_up(self, where: str, endpoint: str, attempts: int, waited: float, reason: str,
+                 detail: str, why: str) -> NoReturn:
+        with self._lock:
+            self.stats.exhausted += 1
+        status = {"timeout": "timeout", "connection": "connection error"}.get(reason, f"HTTP {reason}")
+        raise BackendUnavailable(
+            f"{endpoint} unavailable: gave up on {where} after {attempts} attempts and {waited:.1f} s of "
+            f"backoff ({why}); last status: {status} ({detail}). Nothing is lost: pairs already in the "
+            "cache are kept and rerunning the same command resumes from there.",
+            attempts=attempts, last_status=reason) from None

@@ -1,0 +1,216 @@
+"""The model registry: names of judges -> backend and constructor options (``tefcore/judges/models.yaml``).
+
+Strings in the registry may refer to environment variables, following the shell's rule:
+
+- ``${VAR}``: the value of ``VAR``; an unset ``VAR`` is an error that names it (set but empty gives "");
+- ``${VAR:-default}``: the value of ``VAR`` when it is set and not empty, else ``default``;
+- ``$$``: a literal ``$``. Any other ``$`` is kept as it is; a ``${`` that is not one of the forms
+  above is an error.
+
+Only the entry that is looked up is expanded, so a missing API setting of one model never stops
+another. A value that is one whole ``${...}`` and expands to a YAML number or boolean becomes one
+(``tensor_parallel_size: ${TP:-1}`` gives the integer 1).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REGISTRY_PATH = Path(__file__).with_name("models.yaml")
+"""The registry shipped with the package."""
+
+BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai", "e5-zeroshot", "e5-crossfit")
+"""Values of an entry's ``backend`` field."""
+
+LLM_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
+"""Backends that read answer-token log-probabilities (they take a ``reading`` option)."""
+
+_META_KEYS = ("backend", "display_name", "description")
+_REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}")
+_WHOLE = re.compile(r"^\$\{[^}]*\}$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One resolved registry entry.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (also the cache directory name).
+    backend : str
+        One of :data:`BACKENDS`.
+    options : dict
+        Constructor keyword arguments, variables expanded.
+    display_name : str
+        Human-readable name.
+    """
+
+    name: str
+    backend: str
+    options: dict[str, Any] = field(default_factory=dict)
+    display_name: str = ""
+
+
+def expand(text: str, env: Mapping[str, str] | None = None) -> str:
+    """Expand ``${VAR}``, ``${VAR:-default}`` and ``$$`` in one string (see the module notes).
+
+    Parameters
+    ----------
+    text : str
+        The string to expand.
+    env : mapping, optional
+        Variables (default: ``os.environ``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        On an unset ``${VAR}`` (the message names ``VAR``) or a malformed ``${``.
+    """
+    env = os.environ if env is None else env
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name, has_default, default = match.group(1), match.group(2), match.group(3)
+        value = env.get(name)
+        if has_default is not None:
+            return value if value else default
+        if value is None:
+            raise ValueError(f"environment variable {name} is not set (needed by ${{{name}}}); "
+                             f"set it or use ${{{name}:-default}}")
+        return value
+
+    out, pos = [], 0
+    for match in _REFERENCE.finditer(text):
+        _check_plain(text[pos:match.start()], text)
+        out.append(text[pos:match.start()])
+        out.append(one(match))
+        pos = match.end()
+    _check_plain(text[pos:], text)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _check_plain(chunk: str, text: str) -> None:
+    """Refuse a ``${`` left outside the recognised forms."""
+    if "${" in chunk:
+        raise ValueError(f"malformed variable reference in {text!r}: use ${{NAME}} or ${{NAME:-default}}")
+
+
+def _coerce(original: str, expanded: str) -> Any:
+    """Turn a whole-``${...}`` value into a number or boolean when it reads as one."""
+    if not _WHOLE.match(original.strip()):
+        return expanded
+    try:
+        value = yaml.safe_load(expanded)
+    except yaml.YAMLError:
+        return expanded
+    return value if isinstance(value, (bool, int, float)) else expanded
+
+
+def expand_value(value: Any, env: Mapping[str, str] | None = None) -> Any:
+    """Expand every string inside ``value`` (dicts and lists recursively)."""
+    if isinstance(value, str):
+        return _coerce(value, expand(value, env)) if "$" in value else value
+    if isinstance(value, Mapping):
+        return {k: expand_value(v, env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_value(v, env) for v in value]
+    return value
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime: float) -> dict[str, dict[str, Any]]:
+    """Parse and check a registry file (cached per path and modification time)."""
+    with open(path, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the registry must be a mapping of model names to entries")
+    for name, entry in data.items():
+        if not isinstance(entry, dict) or entry.get("backend") not in BACKENDS:
+            raise ValueError(f"{path}: entry {name!r} needs a backend, one of {BACKENDS}")
+    return data
+
+
+def load_registry(path: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Return the raw (unexpanded) registry entries.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        A registry file (default: :data:`REGISTRY_PATH`).
+    """
+    file = Path(path) if path is not None else REGISTRY_PATH
+    if not file.is_file():
+        raise FileNotFoundError(f"model registry {file} not found")
+    return {k: dict(v) for k, v in _load(str(file), file.stat().st_mtime).items()}
+
+
+def model_names(path: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
+    """Names of the registry's models, in file order."""
+    return tuple(load_registry(path))
+
+
+def is_gguf_path(name: str) -> bool:
+    """True when ``name`` names a ``.gguf`` file (it need not exist yet)."""
+    return name.lower().endswith(".gguf")
+
+
+def _gguf_spec(name: str) -> ModelSpec:
+    """A spec for a user's GGUF file, run by the local llama.cpp backend."""
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"GGUF model file {path} not found")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", path.stem)
+    return ModelSpec(stem, "llama_cpp", {"model_path": str(path.resolve())}, path.name)
+
+
+def resolve_model(name: str, env: Mapping[str, str] | None = None,
+                  path: str | os.PathLike[str] | None = None) -> ModelSpec:
+    """Look a model up and expand its entry.
+
+    Parameters
+    ----------
+    name : str
+        A registry name, or a path to a ``.gguf`` file (run with the ``llama_cpp`` backend).
+    env : mapping, optional
+        Variables for the expansion (default: ``os.environ``).
+    path : path-like, optional
+        Registry file (default: :data:`REGISTRY_PATH`).
+
+    Returns
+    -------
+    ModelSpec
+
+    Raises
+    ------
+    ValueError
+        On an unknown name (the message lists the known ones) or an unset variable.
+    FileNotFoundError
+        On a ``.gguf`` path that does not exist.
+    """
+    if is_gguf_path(name):
+        return _gguf_spec(name)
+    registry = load_registry(path)
+    if name not in registry:
+        raise ValueError(f"unknown model {name!r}; known models: {', '.join(registry)} "
+                         f"(or give a path to a .gguf file)")
+    entry = registry[name]
+    try:
+        options = expand_value({k: v for k, v in entry.items() if k not in _META_KEYS}, env)
+    except ValueError as exc:
+        raise ValueError(f"model {name!r}: {exc}") from None
+    return ModelSpec(name, entry["backend"], options, str(entry.get("display_name", name)))

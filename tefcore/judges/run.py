@@ -1,0 +1,325 @@
+"""The extraction loop shared by ``tef extract`` and the book: pairs -> sentences -> prompts -> judge -> cache.
+
+For every evaluation pair the judge scores the whole post (Direct) and every sentence of it (protocol §3
+segmentation, §4 prompts). Pairs are taken dimension by dimension (the prompts of one language and
+dimension share their prefix, which the local and vLLM backends reuse) in chunks of about
+``batch_size`` prompts; a pair's record is appended to the cache only when all its prompts are scored,
+so an interrupted run leaves only whole records, and a new run skips the pairs already there.
+
+Each record also stores ``text_sha256`` (a hash of the post's text, not the text): resuming refuses a
+pair whose text changed since it was scored.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from tefcore import __version__
+from tefcore.judges.base import Backend, Score, ScoreRequest
+from tefcore.judges.cache import CacheError, CacheWriter, text_sha256
+from tefcore.mind.load import EvaluationPair
+from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
+from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
+
+DEFAULT_BATCH_SIZE = 64
+
+
+@dataclass
+class ExtractionReport:
+    """What one run of :func:`run_extraction` did.
+
+    Attributes
+    ----------
+    path : Path
+        The cache file.
+    pairs_in_scope : int
+        Pairs asked for (after ``limit``).
+    pairs_skipped : int
+        Pairs already in the cache when the run started.
+    pairs_written : int
+        Pairs scored and appended by this run.
+    prompts : int
+        Prompts scored by this run (Direct and sentences).
+    seconds : float
+        Wall time of the scoring loop.
+    sources : Counter
+        Sources of the numbers scored by this run.
+    mass_sum : float
+        Sum of the C+S mass of those numbers (NaN masses left out).
+    mass_count : int
+        How many masses entered ``mass_sum``.
+    interrupted : bool
+        True when the run stopped on Ctrl-C (only whole records were written).
+    repaired : bool
+        True when a torn last line was cut away on opening.
+    """
+
+    path: Path
+    pairs_in_scope: int = 0
+    pairs_skipped: int = 0
+    pairs_written: int = 0
+    prompts: int = 0
+    seconds: float = 0.0
+    sources: Counter[str] = field(default_factory=Counter)
+    mass_sum: float = 0.0
+    mass_count: int = 0
+    interrupted: bool = False
+    repaired: bool = False
+
+    @property
+    def pairs_done(self) -> int:
+        """Pairs in the cache now (skipped + written)."""
+        return self.pairs_skipped + self.pairs_written
+
+    @property
+    def prompts_per_second(self) -> float:
+        """Prompts scored per second of this run."""
+        return self.prompts / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mean_mass(self) -> float:
+        """Mean C+S mass of this run's numbers (NaN when none)."""
+        return self.mass_sum / self.mass_count if self.mass_count else float("nan")
+
+    def source_shares(self) -> dict[str, float]:
+        """Share of each source among this run's numbers."""
+        total = sum(self.sources.values())
+        return {k: v / total for k, v in sorted(self.sources.items())} if total else {}
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        shares = ", ".join(f"{k} {v:.1%}" for k, v in self.source_shares().items()) or "none"
+        return (f"{self.path}: {self.pairs_done}/{self.pairs_in_scope} pairs "
+                f"({self.pairs_written} new, {self.pairs_skipped} already there); {self.prompts} prompts "
+                f"in {self.seconds:.1f} s ({self.prompts_per_second:.2f}/s); sources: {shares}; "
+                f"mean C+S mass {self.mean_mass:.3f}")
+
+
+class ExtractionInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`run_extraction` between two records; ``report`` says how far it got."""
+
+    def __init__(self, report: ExtractionReport) -> None:
+        super().__init__(f"interrupted after {report.pairs_done} of {report.pairs_in_scope} pairs")
+        self.report = report
+
+
+def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: str,
+               rule: str = "reference", reading: str = "summed") -> Path:
+    """``<out>/<model>/<variant>/<lang>.jsonl``; a non-default rule or reading is added to the file name.
+
+    Examples
+    --------
+    >>> cache_path("data/caches", "local", "original", "en").as_posix()
+    'data/caches/local/original/en.jsonl'
+    >>> cache_path("out", "local", "minimal", "zh", rule="improved").as_posix()
+    'out/local/minimal/zh.rule-improved.jsonl'
+    """
+    suffix = "".join(f".{what}-{value}" for what, value, default in
+                     (("rule", rule, "reference"), ("reading", reading, "summed")) if value != default)
+    return Path(out_dir) / model / variant / f"{lang}{suffix}.jsonl"
+
+
+def build_requests(pair: EvaluationPair, variant: str, rule: str) -> list[ScoreRequest]:
+    """The Direct request, then one request per sentence (segmentation order)."""
+    def request(text: str, kind: str) -> ScoreRequest:
+        return ScoreRequest(build_prompt(text, pair.dimension, pair.lang, variant), text, pair.lang,
+                            pair.dimension, pair.post_id, kind)
+
+    sentences = split_sentences(pair.text, pair.lang, rule=rule)
+    return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
+
+
+def run_provenance(backend: Backend, lang: str, variant: str, rule: str) -> dict[str, Any]:
+    """Everything that identifies the numbers of a run (the start time is kept out of its id)."""
+    prov = dict(backend.provenance())
+    prov.setdefault("reading", getattr(backend, "reading", None))
+    prov.update({
+        "judge": getattr(backend, "name", prov.get("model")), "lang": lang, "prompt_variant": variant,
+        "template_sha256": template_hash(lang, variant), "segmentation_rule": rule,
+        "min_sentence_length": MIN_LENGTH, "tefcore_version": __version__,
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    })
+    return prov
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while a record is written; raise KeyboardInterrupt right after.
+
+    Only in the main thread, and only for signals that are not ignored (a run started in the
+    background by a shell ignores SIGINT; that choice is kept).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(sig, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(sig, handler)
+    if received:
+        raise KeyboardInterrupt
+
+
+def _chunks(pairs: Sequence[EvaluationPair], variant: str, rule: str,
+            batch_size: int) -> Iterator[list[tuple[EvaluationPair, list[ScoreRequest]]]]:
+    """Pairs grouped by dimension (first-appearance order), cut into chunks of ~batch_size prompts."""
+    by_dimension: dict[str, list[EvaluationPair]] = {}
+    for pair in pairs:
+        by_dimension.setdefault(pair.dimension, []).append(pair)
+    for group in by_dimension.values():
+        chunk: list[tuple[EvaluationPair, list[ScoreRequest]]] = []
+        size = 0
+        for pair in group:
+            requests = build_requests(pair, variant, rule)
+            chunk.append((pair, requests))
+            size += len(requests)
+            if size >= batch_size:
+                yield chunk
+                chunk, size = [], 0
+        if chunk:
+            yield chunk
+
+
+def _check_scope(pairs: Sequence[EvaluationPair], variant: str, rule: str) -> str:
+    """Validate arguments; return the single language of the pairs."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
+    if rule not in SEGMENTATION_RULES:
+        raise ValueError(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
+    langs = sorted({p.lang for p in pairs})
+    if len(langs) != 1:
+        raise ValueError(f"run_extraction takes the pairs of one language (one cache file), got {langs}")
+    return langs[0]
+
+
+def _pending(pairs: Sequence[EvaluationPair], writer: CacheWriter) -> list[EvaluationPair]:
+    """Pairs not in the cache yet; a cached pair whose text changed is an error."""
+    hashes = writer.text_hashes
+    pending = []
+    for pair in pairs:
+        key = (pair.post_id, pair.dimension)
+        if key not in writer.done:
+            pending.append(pair)
+        elif hashes.get(key) not in (None, text_sha256(pair.text)):
+            raise CacheError(f"{writer.path}: pair {key} was scored from another text; "
+                             f"use another --out for this data")
+    return pending
+
+
+def run_extraction(backend: Backend, pairs: Sequence[EvaluationPair], out_path: str | os.PathLike[str],
+                   *, variant: str, rule: str = "reference", batch_size: int | None = None,
+                   limit: int | None = None, progress: bool = True) -> ExtractionReport:
+    """Score every pair with ``backend`` and append one record per pair to ``out_path``.
+
+    Parameters
+    ----------
+    backend : Backend
+        The judge (see :func:`tefcore.judges.make_backend`).
+    pairs : sequence of EvaluationPair
+        Pairs of one language, in data order (all of them go to ``backend.prepare``, so that a
+        fitted judge does not depend on ``limit``).
+    out_path : path-like
+        The cache file (see :func:`cache_path`); an existing file of the same provenance is resumed.
+    variant : {"original", "verbose", "minimal"}
+        Prompt variant (protocol §4).
+    rule : {"reference", "improved"}
+        Segmentation rule (protocol §3).
+    batch_size : int, optional
+        Prompts per backend call (default: the backend's ``preferred_batch_size``, else 64).
+    limit : int, optional
+        Only the first ``limit`` pairs (the same ones on every run, so a limited run resumes).
+    progress : bool
+        Show a tqdm bar with pairs and prompts per second.
+
+    Returns
+    -------
+    ExtractionReport
+
+    Raises
+    ------
+    ExtractionInterrupted
+        On Ctrl-C, after closing the cache (no half record); carries the report.
+    ProvenanceMismatch
+        When ``out_path`` holds results of another provenance.
+    """
+    lang = _check_scope(pairs, variant, rule)
+    if batch_size is None:
+        batch_size = getattr(backend, "preferred_batch_size", DEFAULT_BATCH_SIZE)
+    if batch_size < 1 or (limit is not None and limit < 0):
+        raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
+    backend.prepare(pairs)
+    scope = list(pairs if limit is None else pairs[:limit])
+    with CacheWriter(out_path, run_provenance(backend, lang, variant, rule)) as writer:
+        report = ExtractionReport(Path(out_path), len(scope), repaired=writer.repaired)
+        pending = _pending(scope, writer)
+        report.pairs_skipped = len(scope) - len(pending)
+        _loop(backend, pending, (lang, variant, rule), batch_size, writer, report, progress)
+    return report
+
+
+def _loop(backend: Backend, pending: list[EvaluationPair], setting: tuple[str, str, str], batch_size: int,
+          writer: CacheWriter, report: ExtractionReport, progress: bool) -> None:
+    """Score the pending pairs chunk by chunk with a progress bar; Ctrl-C -> ExtractionInterrupted.
+
+    ``setting`` is ``(lang, variant, rule)``.
+    """
+    lang, variant, rule = setting
+    bar = tqdm(total=len(pending), unit="pair", desc=f"{lang} {variant}", disable=not progress,
+               dynamic_ncols=True)
+    start = time.perf_counter()
+    try:
+        for chunk in _chunks(pending, variant, rule, batch_size):
+            _score_chunk(backend, chunk, writer, report)
+            report.seconds = time.perf_counter() - start
+            bar.update(len(chunk))
+            bar.set_postfix_str(f"{report.prompts_per_second:.2f} prompts/s", refresh=False)
+    except KeyboardInterrupt:
+        report.interrupted = True
+        raise ExtractionInterrupted(report) from None
+    finally:
+        report.seconds = time.perf_counter() - start
+        bar.close()
+
+
+def _score_chunk(backend: Backend, chunk: list[tuple[EvaluationPair, list[ScoreRequest]]],
+                 writer: CacheWriter, report: ExtractionReport) -> None:
+    """Score a chunk in one backend call, then append its pairs' records (whole records only)."""
+    requests = [r for _, reqs in chunk for r in reqs]
+    scores = backend.score(requests)
+    if len(scores) != len(requests):
+        raise RuntimeError(f"the judge returned {len(scores)} scores for {len(requests)} prompts")
+    at = 0
+    for pair, reqs in chunk:
+        own: list[Score] = scores[at:at + len(reqs)]
+        at += len(reqs)
+        with _signals_deferred():
+            writer.write_pair(pair, own[0], own[1:])
+        _count(report, own)
+
+
+def _count(report: ExtractionReport, scores: Sequence[Score]) -> None:
+    report.pairs_written += 1
+    report.prompts += len(scores)
+    report.sources.update(s.source for s in scores)
+    masses = [s.mass for s in scores if s.mass == s.mass]
+    report.mass_sum += sum(masses)
+    report.mass_count += len(masses)

@@ -1,0 +1,440 @@
+"""MIND posts: a validating loader, the data directory and the evaluation pairs.
+
+A MIND file (``mind_en.jsonl`` / ``mind_zh.jsonl``) holds one JSON object per line (protocol §2)::
+
+    {"id": "en-single-9", "lang": "en", "event": "COL", "text": "...",
+     "labels": [{"dimension": "Economy", "subcategory": "Economic Models",
+                 "orientation": "Interventionist", "side": "stability"}]}
+
+:func:`read_mind_file` checks every record against :mod:`tefcore.mind.schema` and reports the first
+problem as a :class:`MindFormatError` whose message starts with ``"{path}:{line}: "``.
+The evaluation unit is a (post, dimension) pair whose labels all fall on one side
+(:func:`evaluation_pairs`); two-sided pairs have no target (:func:`excluded_pairs`).
+
+Examples
+--------
+>>> from tefcore.mind.load import load_posts, evaluation_pairs
+>>> posts = load_posts("en")                       # doctest: +SKIP
+>>> pairs = evaluation_pairs(posts)                # doctest: +SKIP
+>>> pairs[0].dimension, pairs[0].side              # doctest: +SKIP
+('Economy', 'stability')
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+
+from tefcore.mind.schema import LANGS, SIDES, side_of
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "EvaluationPair",
+    "ExcludedPair",
+    "Label",
+    "MindFormatError",
+    "Post",
+    "evaluation_pairs",
+    "excluded_pairs",
+    "load_posts",
+    "mind_filename",
+    "read_mind_file",
+    "resolve_data_dir",
+    "sample_dir",
+]
+
+DATA_DIR_ENV = "MIND_DATA_DIR"
+
+_RECORD_FIELDS = ("id", "lang", "event", "text", "labels")
+_LABEL_FIELDS = ("dimension", "subcategory", "orientation", "side")
+_ID = re.compile(r"(?P<lang>[a-z]+)-(?P<kind>single|multi)-(?P<source>\S+)")
+_FILENAME = re.compile(r"mind_(?P<lang>[a-z]+)\.jsonl")
+_CHUNK = 1 << 16
+
+
+# --- records --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Label:
+    """One annotation of a post: a position on one subcategory of one dimension (English names)."""
+
+    dimension: str
+    subcategory: str
+    orientation: str
+    side: str
+
+
+@dataclass(frozen=True)
+class Post:
+    """One MIND record. ``text`` is kept verbatim; ``labels`` in file order."""
+
+    id: str
+    lang: str
+    event: str
+    text: str
+    labels: tuple[Label, ...]
+
+
+@dataclass(frozen=True)
+class EvaluationPair:
+    """One evaluation unit (protocol §2): a post and a dimension; ``side`` is the gold target."""
+
+    post_id: str
+    lang: str
+    dimension: str
+    side: str
+    text: str
+
+
+class ExcludedPair(NamedTuple):
+    """A (post, dimension) pair whose labels fall on both sides: it has no target."""
+
+    post_id: str
+    lang: str
+    dimension: str
+
+
+class MindFormatError(ValueError):
+    """A MIND file that does not follow the format; the message starts with ``"{path}:{line}: "``.
+
+    Attributes
+    ----------
+    path : str
+        The file (or URL) that was read.
+    line : int
+        1-based line number of the offending record; 0 when the file as a whole is at fault
+        (an empty file).
+    reason : str
+        What is wrong, without the location.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], line: int, reason: str) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self.path}:{line}: {reason}")
+
+    def __reduce__(self) -> tuple[type[MindFormatError], tuple[str, int, str]]:
+        return (type(self), (self.path, self.line, self.reason))
+
+
+class _InvalidRecordError(Exception):
+    """Internal: a record-level problem, located by :func:`read_mind_file`."""
+
+
+def mind_filename(lang: str) -> str:
+    """Return the release file name of a language: ``mind_<lang>.jsonl``."""
+    _check_lang(lang)
+    return f"mind_{lang}.jsonl"
+
+
+def _check_lang(lang: object) -> None:
+    """Raise ``ValueError`` unless ``lang`` is one of :data:`~tefcore.mind.schema.LANGS`."""
+    if lang not in LANGS:
+        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+
+
+# --- loader ---------------------------------------------------------------------------------
+def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> list[Post]:
+    """Read and validate a MIND JSON-lines file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    lang : {"en", "zh"} or None
+        The file's language. ``None`` takes it from a ``mind_<lang>.jsonl`` file name, else from
+        the first record. Every record's ``lang`` and id prefix must equal it.
+
+    Returns
+    -------
+    list of Post
+        In file order.
+
+    Raises
+    ------
+    ValueError
+        If ``lang`` is neither None nor a MIND language.
+    MindFormatError
+        On the first bad record: invalid JSON, a truncated last line, a blank line that is not
+        trailing, non-UTF-8 bytes, a missing, extra or duplicated field, a wrong type, an empty or
+        blank text, an empty label list, an unknown dimension, subcategory, orientation or side, a
+        side that contradicts the schema, a wrong language, a malformed or duplicate id, or a file
+        without records (``line`` 0, "empty file").
+    OSError
+        If the file cannot be read (e.g. :class:`FileNotFoundError`).
+
+    Notes
+    -----
+    Blank lines at the end of the file are ignored; any other blank line is an error. A UTF-8
+    byte-order mark is accepted. The last line may lack its newline only if it is a complete
+    record. Work is linear in the file size; no length limit applies.
+    """
+    if lang is not None:
+        _check_lang(lang)
+    lines = _decode_lines(path)
+    last = _last_record_line(path, lines)
+    expected = lang or _file_lang(path)
+    posts: list[Post] = []
+    first_seen: dict[str, int] = {}
+    for index in range(last + 1):
+        post = _read_line(path, lines, index, last, expected)
+        expected = post.lang
+        if post.id in first_seen:
+            raise MindFormatError(path, index + 1,
+                                  f"duplicate id {post.id!r} (first on line {first_seen[post.id]})")
+        first_seen[post.id] = index + 1
+        posts.append(post)
+    return posts
+
+
+def _decode_lines(path: str | os.PathLike[str]) -> list[str]:
+    """Read the file as UTF-8 and split it at line feeds; non-UTF-8 bytes are located by line."""
+    data = Path(path).read_bytes()
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise MindFormatError(path, line, f"not UTF-8: byte 0x{data[err.start]:02x} at byte {column} of the line"
+                              ) from None
+    return text.split("\n")
+
+
+def _last_record_line(path: str | os.PathLike[str], lines: list[str]) -> int:
+    """Return the index of the last non-blank line; reject non-trailing blank lines and empty files."""
+    last = len(lines) - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    if last < 0:
+        raise MindFormatError(path, 0, "empty file: no records")
+    for index in range(last):
+        if not lines[index].strip():
+            raise MindFormatError(path, index + 1, "blank line (only blank lines at the end are allowed)")
+    return last
+
+
+def _file_lang(path: str | os.PathLike[str]) -> str | None:
+    """Return the language of a ``mind_<lang>.jsonl`` file name, or None for another name."""
+    match = _FILENAME.fullmatch(Path(path).name)
+    return match["lang"] if match and match["lang"] in LANGS else None
+
+
+def _read_line(
+    path: str | os.PathLike[str], lines: list[str], index: int, last: int, lang: str | None
+) -> Post:
+    """Parse and validate line ``index``; wrap any problem in a :class:`MindFormatError`."""
+    line = lines[index]
+    try:
+        record = json.loads(line, object_pairs_hook=_unique_keys)
+    except _InvalidRecordError as err:
+        raise MindFormatError(path, index + 1, str(err)) from None
+    except (ValueError, RecursionError) as err:
+        if index == last == len(lines) - 1:
+            reason = f"truncated last line (no newline at end of file and invalid JSON: {err})"
+        else:
+            reason = f"invalid JSON: {err}"
+        raise MindFormatError(path, index + 1, reason) from None
+    try:
+        return _post(record, lang)
+    except _InvalidRecordError as err:
+        raise MindFormatError(path, index + 1, str(err)) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a key given twice in one JSON object."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        raise _InvalidRecordError(f"duplicate field(s) {[key for key, n in counts.items() if n > 1]}")
+    return result
+
+
+def _check_fields(obj: object, expected: tuple[str, ...], what: str) -> dict[str, Any]:
+    """Check that ``obj`` is a JSON object with exactly the ``expected`` keys."""
+    if not isinstance(obj, dict):
+        raise _InvalidRecordError(f"{what} must be a JSON object, got {type(obj).__name__}")
+    missing = [key for key in expected if key not in obj]
+    extra = [key for key in obj if key not in expected]
+    if missing:
+        raise _InvalidRecordError(f"{what}: missing field(s) {missing}")
+    if extra:
+        raise _InvalidRecordError(f"{what}: unexpected field(s) {extra}; expected exactly {list(expected)}")
+    return obj
+
+
+def _string(obj: dict[str, Any], key: str, what: str) -> str:
+    """Return ``obj[key]`` if it is a non-blank string of valid Unicode."""
+    value = obj[key]
+    if not isinstance(value, str):
+        raise _InvalidRecordError(f"{what}: field {key!r} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise _InvalidRecordError(f"{what}: field {key!r} is empty or white space only")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _InvalidRecordError(f"{what}: field {key!r} holds a lone surrogate (not valid Unicode)") from None
+    return value
+
+
+def _post(record: object, lang: str | None) -> Post:
+    """Validate one decoded record and build its :class:`Post` (``lang=None``: any MIND language)."""
+    record = _check_fields(record, _RECORD_FIELDS, "record")
+    post_id, record_lang, event, text = (_string(record, key, "record") for key in _RECORD_FIELDS[:4])
+    if lang is None and record_lang not in LANGS:
+        raise _InvalidRecordError(f"unknown lang {record_lang!r}; expected one of {LANGS}")
+    if lang is not None and record_lang != lang:
+        raise _InvalidRecordError(f"lang {record_lang!r} but this is a {lang!r} file")
+    lang = record_lang
+    match = _ID.fullmatch(post_id)
+    if match is None:
+        raise _InvalidRecordError(f"id {post_id!r} is not of the form '<lang>-<single|multi>-<source id>'")
+    if match["lang"] != lang:
+        raise _InvalidRecordError(f"id {post_id!r} has language prefix {match['lang']!r}, expected {lang!r}")
+    labels = record["labels"]
+    if not isinstance(labels, list):
+        raise _InvalidRecordError(f"record: field 'labels' must be a list, got {type(labels).__name__}")
+    if not labels:
+        raise _InvalidRecordError("record: empty 'labels' list")
+    return Post(post_id, lang, event, text, tuple(_label(obj, i + 1) for i, obj in enumerate(labels)))
+
+
+def _label(obj: object, number: int) -> Label:
+    """Validate one label object against the schema."""
+    what = f"label {number}"
+    obj = _check_fields(obj, _LABEL_FIELDS, what)
+    label = Label(*(_string(obj, key, what) for key in _LABEL_FIELDS))
+    if label.side not in SIDES:
+        raise _InvalidRecordError(f"{what}: unknown side {label.side!r}; expected one of {SIDES}")
+    try:
+        expected = side_of(label.dimension, label.subcategory, label.orientation)
+    except ValueError as err:
+        raise _InvalidRecordError(f"{what}: {err}") from None
+    if label.side != expected:
+        raise _InvalidRecordError(f"{what}: orientation {label.orientation!r} is on side {expected!r}, "
+                       f"but the label says {label.side!r}")
+    return label
+
+
+# --- data directory -------------------------------------------------------------------------
+def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Return the MIND data directory.
+
+    Resolution order (as in the reference release, with the embedded sample as the default): the
+    explicit ``data_dir``; else the environment variable ``MIND_DATA_DIR`` when it is set and not
+    blank; else the MIND sample shipped with the package (``data/mind`` of the repository, installed
+    as :mod:`tefcore.mind.sample`). A relative path is resolved against the current working
+    directory, so the result is absolute. The directory is not required to exist; :func:`load_posts`
+    says what to do when it lacks a file.
+
+    Examples
+    --------
+    >>> resolve_data_dir().joinpath("mind_en.jsonl").is_file()
+    True
+    >>> resolve_data_dir("some/dir").is_absolute()
+    True
+    """
+    return _resolve(data_dir)[0]
+
+
+def _resolve(data_dir: str | os.PathLike[str] | None) -> tuple[Path, str]:
+    """:func:`resolve_data_dir` plus a description of where the directory came from."""
+    if data_dir is not None and os.fspath(data_dir) != "":
+        return Path(data_dir).expanduser().absolute(), "the data_dir argument"
+    env = os.environ.get(DATA_DIR_ENV, "").strip()
+    if env:
+        return Path(env).expanduser().absolute(), f"${DATA_DIR_ENV}"
+    return sample_dir(), "the default, the embedded MIND sample"
+
+
+def sample_dir() -> Path:
+    """The folder of the embedded MIND sample (``data/mind`` in the repository; package data when installed)."""
+    return Path(str(resources.files("tefcore.mind.sample")))
+
+
+def load_posts(lang: str, data_dir: str | os.PathLike[str] | None = None) -> list[Post]:
+    """Load and validate ``mind_<lang>.jsonl`` from the resolved data directory.
+
+    Parameters
+    ----------
+    lang : {"en", "zh"}
+        Language of the file to read.
+    data_dir : str or path-like, optional
+        See :func:`resolve_data_dir`.
+
+    Returns
+    -------
+    list of Post
+
+    Raises
+    ------
+    ValueError
+        On an unknown language.
+    FileNotFoundError
+        If the directory has no ``mind_<lang>.jsonl``; the message says how to get one.
+    MindFormatError
+        If the file is malformed (see :func:`read_mind_file`).
+    """
+    directory, source = _resolve(data_dir)
+    path = directory / mind_filename(lang)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"MIND file {path} not found (data directory from {source}). Point ${DATA_DIR_ENV} or "
+            f"data_dir= at a directory holding mind_en.jsonl and mind_zh.jsonl, or download the "
+            f"release into one with `tef download` (tefcore.mind.release.download_release)."
+        )
+    return read_mind_file(path, lang=lang)
+
+
+# --- evaluation pairs -----------------------------------------------------------------------
+def _sides_by_dimension(post: Post) -> dict[str, set[str]]:
+    """Map each dimension of a post, in order of first appearance, to the sides of its labels."""
+    sides: dict[str, set[str]] = {}
+    for label in post.labels:
+        sides.setdefault(label.dimension, set()).add(label.side)
+    return sides
+
+
+def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
+    """Build the evaluation pairs of protocol §2.
+
+    One pair per (post, dimension), dimensions in order of first appearance in the post's labels;
+    the target is the side shared by all labels of that dimension. Pairs whose labels fall on both
+    sides are left out (see :func:`excluded_pairs`).
+
+    Parameters
+    ----------
+    posts : iterable of Post
+        Validated posts (see :func:`read_mind_file`).
+
+    Returns
+    -------
+    list of EvaluationPair
+        Post order, then dimension order.
+    """
+    return [
+        EvaluationPair(post.id, post.lang, dimension, next(iter(sides)), post.text)
+        for post in posts
+        for dimension, sides in _sides_by_dimension(post).items()
+        if len(sides) == 1
+    ]
+
+
+def excluded_pairs(posts: Iterable[Post]) -> list[ExcludedPair]:
+    """Return the two-sided (post, dimension) pairs, which have no target, as ``(post_id, lang, dimension)``."""
+    return [
+        ExcludedPair(post.id, post.lang, dimension)
+        for post in posts
+        for dimension, sides in _sides_by_dimension(post).items()
+        if len(sides) > 1
+    ]

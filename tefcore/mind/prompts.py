@@ -1,0 +1,224 @@
+"""The prompts of protocol §4: one template per language and variant, verbatim.
+
+The same prompt serves a whole post (Direct) and a single sentence. Each template asks for one
+answer letter, ``C`` (change-oriented) or ``S`` (stability-oriented), and has four slots:
+
+``{dimension}``
+    the English dimension name in en prompts, the Chinese one in zh prompts;
+``{change}`` / ``{stability}``
+    the dimension's two positions on that side (:func:`describe_side`);
+``{text}``
+    the input, stripped of surrounding white space.
+
+Slots are filled in a single pass, so braces inside a text (``"{dimension}"``) stay literal.
+
+Examples
+--------
+>>> describe_side("Economy", "change", "en")
+'Free-Market (Economic Models); Equality of Opportunity (Distribution Justice)'
+>>> describe_side("Economy", "change", "zh")
+'市场自由（经济模式）；机会平等（分配正义）'
+>>> build_prompt("  Taxes should fall. ", "Economy", "en", "minimal").splitlines()[1:]
+['Text: Taxes should fall.', 'Answer C or S:']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from types import MappingProxyType
+
+from tefcore.mind.schema import LANGS, SIDES, dimension_names, get_dimension
+
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "describe_side", "template",
+           "template_hash"]
+
+VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
+"""Prompt variants; ``original`` is the one of the paper's main experiments."""
+
+ANSWER_LETTERS: dict[str, str] = {"change": "C", "stability": "S"}
+"""Side -> the answer letter a prompt asks for."""
+
+_TEMPLATES: dict[tuple[str, str], str] = {
+    ("en", "original"): (
+        "You are a careful annotator who measures public value orientations in social media text.\n"
+        "\n"
+        "Decide which position the text supports on the given value dimension.\n"
+        "\n"
+        "Dimension: {dimension}\n"
+        "C (change-oriented): {change}\n"
+        "S (stability-oriented): {stability}\n"
+        "\n"
+        "Text: {text}\n"
+        "\n"
+        "Answer with a single letter, C or S.\n"
+        "Answer:"
+    ),
+    ("en", "verbose"): (
+        "You are a political scientist and a trained annotator in computational social science. "
+        "You measure the value orientation an author expresses in a social media post. "
+        "Each value dimension contains two subcategories, and each subcategory contrasts "
+        "a change-oriented position with a stability-oriented position.\n"
+        "\n"
+        "Annotation guidelines:\n"
+        "1. Judge the position the author supports, not positions the author quotes, reports, or rejects.\n"
+        "2. Rely on explicit arguments first, then on tone, framing, and conclusions.\n"
+        "3. If both positions appear, choose the one the author endorses more strongly.\n"
+        "4. Use the position definitions below rather than general political labels.\n"
+        "\n"
+        "Dimension: {dimension}\n"
+        "C (change-oriented): {change}\n"
+        "S (stability-oriented): {stability}\n"
+        "\n"
+        "Text: {text}\n"
+        "\n"
+        "Answer with a single letter, C or S, and nothing else.\n"
+        "Answer:"
+    ),
+    ("en", "minimal"): (
+        "Dimension: {dimension}. C: {change}. S: {stability}.\n"
+        "Text: {text}\n"
+        "Answer C or S:"
+    ),
+    ("zh", "original"): (
+        "你是一名严谨的标注员，负责测量社交媒体文本中的公共价值取向。\n"
+        "\n"
+        "请判断文本在给定价值维度上支持哪一种立场。\n"
+        "\n"
+        "维度：{dimension}\n"
+        "C（变革取向）：{change}\n"
+        "S（稳定取向）：{stability}\n"
+        "\n"
+        "文本：{text}\n"
+        "\n"
+        "只回答一个字母：C 或 S。\n"
+        "答案："
+    ),
+    ("zh", "verbose"): (
+        "你是一名政治学研究者，也是计算社会科学领域受过训练的标注员，负责测量社交媒体帖子中作者表达的价值取向。"
+        "每个价值维度包含两个子类，每个子类都在变革取向立场与稳定取向立场之间作出区分。\n"
+        "\n"
+        "标注准则：\n"
+        "1. 判断作者本人支持的立场，而不是作者引用、转述或反对的立场。\n"
+        "2. 优先依据明确的论点，其次依据语气、框架和结论。\n"
+        "3. 如果两种立场同时出现，选择作者更明确支持的一方。\n"
+        "4. 以下方给出的立场定义为准，不要套用笼统的政治标签。\n"
+        "\n"
+        "维度：{dimension}\n"
+        "C（变革取向）：{change}\n"
+        "S（稳定取向）：{stability}\n"
+        "\n"
+        "文本：{text}\n"
+        "\n"
+        "只回答一个字母：C 或 S，不要输出其他内容。\n"
+        "答案："
+    ),
+    ("zh", "minimal"): (
+        "维度：{dimension}。C：{change}。S：{stability}。\n"
+        "文本：{text}\n"
+        "回答 C 或 S："
+    ),
+}
+
+TEMPLATES = MappingProxyType(_TEMPLATES)
+"""Read-only ``(lang, variant) -> template`` mapping."""
+
+_SLOT = re.compile(r"\{(dimension|change|stability|text)\}")
+
+
+def _check(lang: str, variant: str) -> None:
+    """Raise ``ValueError`` on an unknown language or variant."""
+    if lang not in LANGS:
+        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
+
+
+def template(lang: str, variant: str = "original") -> str:
+    """Return the raw template of protocol §4 for ``lang`` and ``variant``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown language or variant; the message lists the valid ones.
+    """
+    _check(lang, variant)
+    return _TEMPLATES[(lang, variant)]
+
+
+def template_hash(lang: str, variant: str = "original") -> str:
+    """Return the SHA-256 hex digest of the UTF-8 template text (recorded in caches as provenance)."""
+    return hashlib.sha256(template(lang, variant).encode("utf-8")).hexdigest()
+
+
+def describe_side(dimension: str, side: str, lang: str) -> str:
+    """Describe one side of a dimension by its two positions, in schema order.
+
+    en: ``Position (Subcategory)`` joined by ``"; "``; zh: ``立场（子类）`` with full-width
+    parentheses, joined by ``"；"``.
+
+    Parameters
+    ----------
+    dimension : str
+        English dimension name.
+    side : {"change", "stability"}
+        Which side to describe.
+    lang : {"en", "zh"}
+        Language of the description.
+
+    Raises
+    ------
+    ValueError
+        On an unknown dimension, side or language.
+    """
+    dim = get_dimension(dimension)
+    if side not in SIDES:
+        raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
+    _check(lang, "original")
+    if lang == "zh":
+        return "；".join(f"{sub.position(side).zh}（{sub.zh}）" for sub in dim.subcategories)
+    return "; ".join(f"{sub.position(side).name} ({sub.name})" for sub in dim.subcategories)
+
+
+def build_prompt(text: str, dimension: str, lang: str, variant: str = "original") -> str:
+    """Fill the template of ``lang``/``variant`` for one text and one dimension.
+
+    Parameters
+    ----------
+    text : str
+        A whole post or one sentence; it is stripped of surrounding white space.
+    dimension : str
+        English dimension name (the zh prompt shows the Chinese one).
+    lang : {"en", "zh"}
+        Language of the template.
+    variant : {"original", "verbose", "minimal"}, default "original"
+        Template variant (protocol §4).
+
+    Returns
+    -------
+    str
+        The prompt, without trailing newline or space.
+
+    Raises
+    ------
+    ValueError
+        On an unknown language, variant or dimension (the message lists the valid ones), or a
+        text that is empty after stripping.
+    TypeError
+        If ``text`` is not a string.
+    """
+    _check(lang, variant)
+    if dimension not in dimension_names():
+        raise ValueError(f"unknown dimension {dimension!r}; expected one of {list(dimension_names())}")
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("text is empty or white space only")
+    dim = get_dimension(dimension)
+    values = {
+        "dimension": dim.zh if lang == "zh" else dim.name,
+        "change": describe_side(dimension, "change", lang),
+        "stability": describe_side(dimension, "stability", lang),
+        "text": text.strip(),
+    }
+    return _SLOT.sub(lambda match: values[match.group(1)], _TEMPLATES[(lang, variant)])

@@ -1,0 +1,460 @@
+r"""The MIND release: download, data card, and the published counts of the full release.
+
+:func:`download_release` fetches the release files (checksummed, validated, atomically replaced).
+:func:`data_card`, :func:`pair_counts` and :func:`label_counts` describe the posts at hand. The paper's workload and the data-card chapter measure the sample (or a downloaded release) against the
+counts the MIND authors published (protocol §2). This module holds those counts (:data:`FULL_RELEASE`,
+:data:`FULL_RELEASE_PAIRS`), tells whether a loaded release is the full one (:func:`is_full_release`),
+checks recomputed counts against them (:func:`check_full_release`) and tabulates each post's length,
+labels, evaluation pairs and sentences (:func:`post_table`). A post of :math:`n` sentences costs
+:math:`n` sentence-level queries per evaluation pair, one more for Direct.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tefcore.mind.load import (
+    EvaluationPair,
+    MindFormatError,
+    Post,
+    _check_lang,
+    evaluation_pairs,
+    excluded_pairs,
+    mind_filename,
+    read_mind_file,
+)
+from tefcore.mind.schema import DIMENSIONS
+from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER
+from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
+
+__all__ = [
+    "RELEASE_BASE_URL",
+    "RELEASE_COMMIT",
+    "RELEASE_REPOSITORY",
+    "data_card",
+    "download_release",
+    "label_counts",
+    "pair_counts",
+    "FULL_RELEASE",
+    "FULL_RELEASE_PAIRS",
+    "check_full_release",
+    "full_release_card",
+    "full_release_pairs",
+    "is_full_release",
+    "post_table",
+]
+
+# --------------------------------------------------------------------------------------------------
+# the full release (protocol §2)
+# --------------------------------------------------------------------------------------------------
+FULL_RELEASE: dict[str, dict[str, float]] = {
+    "zh": {"posts": 5474, "labels": 11762, "pairs": 10330, "excluded_pairs": 208,
+           "mean_length": 138.2, "mean_sentences": 4.35},
+    "en": {"posts": 2884, "labels": 4919, "pairs": 4621, "excluded_pairs": 40,
+           "mean_length": 86.8, "mean_sentences": 5.84},
+}
+"""Published counts of the full MIND release (protocol §2), per language. ``mean_length`` is in
+characters (zh) or white-space separated words (en); ``mean_sentences`` is per post under the
+reference segmentation rule."""
+
+FULL_RELEASE_PAIRS: dict[str, dict[str, tuple[int, int]]] = {
+    "zh": {"Culture": (669, 1330), "Economy": (672, 715), "Society": (1323, 853),
+           "Politics": (1806, 708), "Technology": (822, 634), "Environment": (531, 267)},
+    "en": {"Culture": (434, 615), "Economy": (563, 539), "Society": (775, 337),
+           "Politics": (659, 328), "Technology": (107, 127), "Environment": (106, 31)},
+}
+"""Published evaluation pairs of the full release per language and dimension: ``(change, stability)``."""
+
+
+def full_release_pairs() -> pd.DataFrame:
+    """The published pair counts of the full release in tidy form.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``lang, dimension, change, stability, total``; languages zh then en, dimensions in
+        :data:`~tefcore.mind.schema.TABLE_ORDER`.
+    """
+    rows = [(lang, dim, *FULL_RELEASE_PAIRS[lang][dim]) for lang in ("zh", "en") for dim in TABLE_ORDER]
+    frame = pd.DataFrame(rows, columns=["lang", "dimension", *SIDES])
+    frame["total"] = frame["change"] + frame["stability"]
+    return frame
+
+
+def full_release_card(lang: str) -> dict[str, float]:
+    """The published data card of one language of the full release, keyed like :func:`tefcore.mind.load.data_card`.
+
+    Returns
+    -------
+    dict
+        ``posts, labels, pairs, excluded_pairs, change_pairs, stability_pairs, mean_length,
+        mean_sentences`` (the change/stability totals summed from :data:`FULL_RELEASE_PAIRS`).
+    """
+    if lang not in FULL_RELEASE:
+        raise ValueError(f"unknown language {lang!r}; expected one of {tuple(FULL_RELEASE)}")
+    card = dict(FULL_RELEASE[lang])
+    card["change_pairs"] = sum(c for c, _ in FULL_RELEASE_PAIRS[lang].values())
+    card["stability_pairs"] = sum(s for _, s in FULL_RELEASE_PAIRS[lang].values())
+    return card
+
+
+def is_full_release(posts_per_lang: Mapping[str, int]) -> bool:
+    """Whether the data at hand has the full release's number of posts in every language.
+
+    Parameters
+    ----------
+    posts_per_lang : mapping of str to int
+        Number of posts loaded per language (``{"en": 381, "zh": 649}``).
+    """
+    return all(int(posts_per_lang.get(lang, -1)) == int(FULL_RELEASE[lang]["posts"]) for lang in LANGS)
+
+
+def check_full_release(cards: Mapping[str, Mapping[str, Any]], pairs: pd.DataFrame) -> pd.DataFrame:
+    """Compare recomputed counts with the published ones and raise if any differs.
+
+    Parameters
+    ----------
+    cards : mapping of str to dict
+        :func:`tefcore.mind.load.data_card` (reference rule) per language.
+    pairs : pandas.DataFrame
+        Recomputed pair counts with columns ``lang, dimension, change, stability``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per checked quantity: ``lang, quantity, published, recomputed, ok``. Means are
+        compared at the published precision (``round(x, 2)`` for sentences, ``round(x, 1)`` for
+        lengths).
+
+    Raises
+    ------
+    AssertionError
+        Listing every quantity that does not match.
+    """
+    rows = []
+    for lang in ("zh", "en"):
+        card, pub = cards[lang], FULL_RELEASE[lang]
+        for key in ("posts", "labels", "pairs", "excluded_pairs"):
+            rows.append((lang, key, pub[key], card[key]))
+        rows.append((lang, "mean_length", pub["mean_length"], round(float(card["mean_length"]), 1)))
+        rows.append((lang, "mean_sentences", pub["mean_sentences"], round(float(card["mean_sentences"]), 2)))
+        ours = pairs[pairs["lang"] == lang].set_index("dimension")
+        for dim in TABLE_ORDER:
+            for i, side in enumerate(SIDES):
+                got = int(ours.loc[dim, side]) if dim in ours.index else 0
+                rows.append((lang, f"{dim} {side}", FULL_RELEASE_PAIRS[lang][dim][i], got))
+    table = pd.DataFrame(rows, columns=["lang", "quantity", "published", "recomputed"])
+    table["ok"] = np.isclose(table["published"].astype(float), table["recomputed"].astype(float),
+                             rtol=0.0, atol=1e-9)
+    bad = table[~table["ok"]]
+    if len(bad):
+        lines = "; ".join(f"{r.lang} {r.quantity}: published {r.published:g}, recomputed {r.recomputed:g}"
+                          for r in bad.itertuples())
+        raise AssertionError(f"{len(bad)} count(s) differ from the published full release: {lines}")
+    return table
+
+
+# --------------------------------------------------------------------------------------------------
+# per-post statistics
+# --------------------------------------------------------------------------------------------------
+def _length(text: str, lang: str) -> int:
+    return len(text) if lang == "zh" else len(text.split())
+
+
+def _covered(text: str, sentences: Sequence[str]) -> float:
+    """Share of the post's non-space characters that the sentences contain."""
+    total = sum(1 for ch in text if not ch.isspace())
+    kept = sum(1 for s in sentences for ch in s if not ch.isspace())
+    return min(1.0, kept / total) if total else 1.0
+
+
+def post_table(
+    posts: Sequence[Post], rules: Sequence[str] = SEGMENTATION_RULES, min_length: int = MIN_LENGTH
+) -> pd.DataFrame:
+    """One row per post: its length, labels, evaluation pairs and sentences under each rule.
+
+    The number of sentences of a post is the number of sentence-level queries each of its evaluation
+    pairs costs.
+
+    Parameters
+    ----------
+    posts : sequence of Post
+        Posts of one or several languages.
+    rules : sequence of str
+        Segmentation rules (:data:`tefcore.mind.segment.SEGMENTATION_RULES`).
+    min_length : int
+        Minimum sentence length of the segmenter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``post_id, lang, event, length`` (characters for zh, words for en), ``n_labels,
+        n_dimensions, n_pairs`` and, per rule, ``sentences_<rule>`` and ``covered_<rule>`` (share of
+        the post's non-space characters that reach the model).
+    """
+    unknown = [r for r in rules if r not in SEGMENTATION_RULES]
+    if unknown:
+        raise ValueError(f"unknown segmentation rule(s) {unknown}; expected some of {SEGMENTATION_RULES}")
+    pairs_per_post = pd.Series([p.post_id for p in evaluation_pairs(posts)], dtype=object).value_counts()
+    rows: list[dict[str, Any]] = []
+    for post in posts:
+        row: dict[str, Any] = {
+            "post_id": post.id, "lang": post.lang, "event": post.event,
+            "length": _length(post.text, post.lang), "n_labels": len(post.labels),
+            "n_dimensions": len({label.dimension for label in post.labels}),
+            "n_pairs": int(pairs_per_post.get(post.id, 0)),
+        }
+        for rule in rules:
+            sentences = split_sentences(post.text, post.lang, min_length, rule)
+            row[f"sentences_{rule}"] = len(sentences)
+            row[f"covered_{rule}"] = _covered(post.text, sentences)
+        rows.append(row)
+    return pd.DataFrame(rows)
+_CHUNK = 1 << 16
+
+RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
+RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
+"""The release commit (``3992d625``), pinned in full so that the download cannot drift."""
+RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/data"
+
+# --- download -------------------------------------------------------------------------------
+def download_release(
+    dest_dir: str | os.PathLike[str],
+    langs: Sequence[str] = LANGS,
+    *,
+    base_url: str = RELEASE_BASE_URL,
+    checksums: Mapping[str, str] | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+) -> dict[str, tuple[Path, str]]:
+    """Download the MIND release files ``mind_<lang>.jsonl`` into ``dest_dir``.
+
+    Each file is streamed to a temporary file in ``dest_dir``, hashed (SHA-256) on the way,
+    checked against ``checksums[lang]`` when given, validated with :func:`read_mind_file`, and only
+    then moved onto ``dest_dir/mind_<lang>.jsonl`` with an atomic :func:`os.replace`. On any
+    failure the temporary file is removed and the destination is left as it was.
+
+    Parameters
+    ----------
+    dest_dir : str or path-like
+        Target directory (created if missing).
+    langs : sequence of {"en", "zh"}, default ("en", "zh")
+        Languages to fetch (a single string is accepted too).
+    base_url : str
+        Directory URL holding the files; defaults to the release commit on GitHub
+        (:data:`RELEASE_BASE_URL`). ``https``, ``http`` and ``file`` URLs are accepted.
+    checksums : mapping of str to str, optional
+        Expected SHA-256 hex digest per language. A language without one is not checked: its
+        digest is computed and returned (record it to pin later downloads).
+    force : bool, default False
+        Download even when the destination file exists. Without it an existing file is kept
+        (its digest is returned, and checked when a checksum is given).
+    timeout : float, default 60
+        Socket timeout in seconds.
+
+    Returns
+    -------
+    dict
+        ``lang -> (path, sha256 hex digest)`` of the file now in place.
+
+    Raises
+    ------
+    ValueError
+        On an unknown language or URL scheme, or a checksum mismatch (the message names the
+        expected and the obtained digest).
+    MindFormatError
+        If the downloaded content is not a valid MIND file (located by URL and line).
+    OSError
+        On network or file-system errors (:class:`urllib.error.URLError` is one).
+    """
+    langs = _unique_langs(langs)
+    scheme = urllib.parse.urlsplit(base_url).scheme
+    if scheme not in ("https", "http", "file"):
+        raise ValueError(f"unsupported URL scheme {scheme!r} in {base_url!r}; use https, http or file")
+    dest = Path(dest_dir).expanduser()
+    dest.mkdir(parents=True, exist_ok=True)
+    checksums = {key: value.strip().lower() for key, value in (checksums or {}).items()}
+    result = {}
+    for lang in langs:
+        target = dest / mind_filename(lang)
+        if target.exists() and not force:
+            result[lang] = (target, _verify(_sha256_file(target), checksums.get(lang), str(target)))
+        else:
+            url = f"{base_url.rstrip('/')}/{mind_filename(lang)}"
+            result[lang] = (target, _fetch(url, target, lang, checksums.get(lang), timeout))
+    return result
+
+
+def _unique_langs(langs: Sequence[str]) -> list[str]:
+    """Validate languages and drop repeats, keeping order."""
+    if isinstance(langs, str):
+        langs = [langs]
+    for lang in langs:
+        _check_lang(lang)
+    return list(dict.fromkeys(langs))
+
+
+def _verify(got: str, expected: str | None, what: str) -> str:
+    """Return ``got``; raise ``ValueError`` if an expected digest is given and differs."""
+    if expected is not None and got != expected:
+        raise ValueError(f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
+    return got
+
+
+def _sha256_file(path: Path) -> str:
+    """Return the SHA-256 hex digest of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fetch(url: str, target: Path, lang: str, expected: str | None, timeout: float) -> str:
+    """Stream ``url`` to a temporary file beside ``target``, check it, then replace ``target``."""
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    tmp = Path(tmp_name)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+            for chunk in iter(lambda: response.read(_CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        got = _verify(digest.hexdigest(), expected, url)
+        try:
+            read_mind_file(tmp, lang=lang)
+        except MindFormatError as err:
+            raise MindFormatError(url, err.line, err.reason) from None
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+        return got
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --- data card ------------------------------------------------------------------------------
+def _single_lang(posts: Sequence[Post]) -> str:
+    """Return the one language of ``posts``; raise ``ValueError`` if empty or mixed."""
+    langs = {post.lang for post in posts}
+    if len(langs) != 1:
+        found = sorted(langs) if langs else "no posts"
+        raise ValueError(f"a data card needs posts of exactly one language, got {found}")
+    lang = langs.pop()
+    _check_lang(lang)
+    return lang
+
+
+def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = MIN_LENGTH) -> dict[str, Any]:
+    """Compute the data-card statistics of one language's posts.
+
+    Parameters
+    ----------
+    posts : sequence of Post
+        Posts of a single language.
+    rule : {"reference", "improved"}, default "reference"
+        Segmentation rule for ``mean_sentences`` (see :func:`tefcore.mind.segment.split_sentences`).
+    min_length : int, default 10
+        Its minimum sentence length.
+
+    Returns
+    -------
+    dict
+        ``lang``, ``posts``, ``labels``, ``pairs``, ``excluded_pairs``, ``change_pairs``,
+        ``stability_pairs``, ``mean_length`` with its ``length_unit`` (characters for zh,
+        white-space separated words for en), ``segmentation_rule``, ``mean_sentences`` (sentences
+        per post) and ``dimensions_per_post`` (number of dimensions -> number of posts).
+
+    Raises
+    ------
+    ValueError
+        If ``posts`` is empty or mixes languages.
+    """
+    posts = list(posts)
+    lang = _single_lang(posts)
+    pairs = evaluation_pairs(posts)
+    texts = pd.Series([post.text for post in posts], dtype=object)
+    lengths = texts.str.len() if lang == "zh" else texts.str.count(r"\S+")
+    sentences = texts.map(lambda text: len(split_sentences(text, lang, min_length, rule)))
+    dims = Counter(len({label.dimension for label in post.labels}) for post in posts)
+    sides = pd.Series([pair.side for pair in pairs], dtype=object)
+    return {
+        "lang": lang,
+        "posts": len(posts),
+        "labels": sum(len(post.labels) for post in posts),
+        "pairs": len(pairs),
+        "excluded_pairs": len(excluded_pairs(posts)),
+        "change_pairs": int((sides == "change").sum()),
+        "stability_pairs": int((sides == "stability").sum()),
+        "mean_length": float(lengths.mean()),
+        "length_unit": "characters" if lang == "zh" else "words",
+        "segmentation_rule": rule,
+        "mean_sentences": float(sentences.mean()),
+        "dimensions_per_post": dict(sorted(dims.items())),
+    }
+
+
+def pair_counts(pairs: Iterable[EvaluationPair]) -> pd.DataFrame:
+    """Count evaluation pairs per dimension and side.
+
+    Parameters
+    ----------
+    pairs : iterable of EvaluationPair
+        Usually one language's pairs (languages are not separated).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``dimension`` in :data:`~tefcore.mind.schema.TABLE_ORDER` (all six, zeros included);
+        integer columns ``change``, ``stability`` and ``total``.
+    """
+    rows = [(pair.dimension, pair.side) for pair in pairs]
+    frame = pd.DataFrame({
+        "dimension": pd.Categorical([row[0] for row in rows], categories=list(TABLE_ORDER)),
+        "side": pd.Categorical([row[1] for row in rows], categories=list(SIDES)),
+    })
+    counts = frame.groupby(["dimension", "side"], observed=False).size().unstack("side").astype(int)
+    counts.index = pd.Index(list(counts.index), name="dimension")
+    counts.columns = list(counts.columns)
+    counts["total"] = counts["change"] + counts["stability"]
+    return counts
+
+
+def label_counts(posts: Iterable[Post]) -> pd.DataFrame:
+    """Count labels per orientation (the bars of the paper's MIND statistics figure).
+
+    Parameters
+    ----------
+    posts : iterable of Post
+        Posts of any language.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per orientation in schema order (24 rows, zeros included), columns
+        ``dimension``, ``subcategory``, ``orientation``, ``side``, ``count``.
+    """
+    schema = pd.DataFrame(
+        [(dim.name, sub.name, sub.position(side).name, side)
+         for dim in DIMENSIONS for sub in dim.subcategories for side in SIDES],
+        columns=["dimension", "subcategory", "orientation", "side"],
+    )
+    labels = pd.DataFrame([(label.dimension, label.subcategory, label.orientation)
+                           for post in posts for label in post.labels],
+                          columns=["dimension", "subcategory", "orientation"])
+    counts = labels.value_counts().rename("count").reset_index()
+    merged = schema.merge(counts, on=["dimension", "subcategory", "orientation"], how="left")
+    merged["count"] = merged["count"].fillna(0).astype(int)
+    return merged
