@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from sigint import sigint_default_in_child
 from tefcore.judges.cache import read_cache
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
@@ -104,7 +105,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(mind_dir: Path, reference: 
     out = tmp_path / "out"
     path = cache_file(out)
     argv = command(mind_dir, out)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # a background job (nohup make test &) passes SIGINT on ignored; Ctrl-C must reach the child
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=sigint_default_in_child)
     assert wait_for_lines(proc, path, 2), "the run ended before writing a record"
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=300)

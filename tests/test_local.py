@@ -200,12 +200,25 @@ def test_share_out_balances_and_keeps_every_request() -> None:
 
 
 @pytest.mark.slow
-def test_prompt_longer_than_the_context(judge: Any) -> None:
+def test_prompt_longer_than_the_context_is_an_invalid_answer(judge: Any) -> None:
+    """A long post does not stop a run: its prompt is recorded as invalid, with the reason."""
     from tefcore.judges.local import LocalBackend
 
-    small = LocalBackend(n_ctx=64)
-    with pytest.raises(ValueError, match="n_ctx=64"):
-        small.score(requests())
+    short = requests()
+    text = " ".join(["Markets allocate resources better than any ministry."] * 30)
+    long = ScoreRequest(build_prompt(text, "Economy", "en"), text, "en", "Economy", "long", "direct")
+    sizes = [len(judge._contexts[0].tokenize(judge.chat.render(r.prompt))) for r in [*short, long]]
+    n_ctx = max(sizes[:-1]) + 8
+    assert sizes[-1] >= n_ctx  # the long prompt does not fit, the short ones do
+    small = LocalBackend(n_ctx=n_ctx)
+    scores = small.score([short[0], long, short[1]])
+    assert [s.source for s in scores] == ["logprobs", "invalid", "logprobs"]
+    assert math.isnan(scores[1].p_change) and scores[1].mass == 0.0
+    assert scores[1].detail == f"prompt longer than the context (n_ctx={n_ctx} tokens)"
+    assert scores[0].detail == scores[2].detail == ""
+    assert small.prompts_too_long == 1
+    expected = judge.score([short[0], short[1]])
+    assert [s.p_change for s in (scores[0], scores[2])] == pytest.approx([s.p_change for s in expected], abs=1e-6)
 
 
 @pytest.mark.slow

