@@ -16,7 +16,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tefcore
 from tefcore.mind.load import (
     EvaluationPair,
     Label,
@@ -27,8 +26,17 @@ from tefcore.mind.load import (
     load_posts,
     read_mind_file,
     resolve_data_dir,
+    sample_dir,
 )
-from tefcore.mind.release import RELEASE_BASE_URL, data_card, download_release, label_counts, pair_counts
+from tefcore.mind.release import (
+    RELEASE_BASE_URL,
+    DownloadError,
+    data_card,
+    describe_data,
+    download_release,
+    label_counts,
+    pair_counts,
+)
 
 ECO_CHANGE = {"dimension": "Economy", "subcategory": "Economic Models", "orientation": "Free-Market",
               "side": "change"}
@@ -139,9 +147,9 @@ def test_sample_loads_via_env_and_name(mind_dir: Path, monkeypatch: pytest.Monke
 # --- data directory -------------------------------------------------------------------------
 def test_resolve_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Argument, else $MIND_DATA_DIR, else the embedded sample; relative paths mean the working directory."""
-    default = Path(tefcore.__file__).resolve().parent.parent / "data" / "mind"  # editable install
+    default = sample_dir()  # package data: the repository's data/mind, wherever tefcore is installed
     monkeypatch.delenv("MIND_DATA_DIR", raising=False)
-    assert resolve_data_dir() == default
+    assert resolve_data_dir() == default and default.is_absolute()
     assert sorted(p.name for p in default.glob("*.jsonl")) == ["mind_en.jsonl", "mind_zh.jsonl"]
     monkeypatch.setenv("MIND_DATA_DIR", "  ")
     assert resolve_data_dir() == default
@@ -440,8 +448,10 @@ def test_download_keeps_existing_without_force(release: Path, tmp_path: Path) ->
 
 def test_download_errors(tmp_path: Path) -> None:
     dest = tmp_path / "dest"
-    with pytest.raises(OSError):
+    with pytest.raises(DownloadError, match=r"^cannot download file://.*/missing/mind_en\.jsonl: "):
         download_release(dest, ["en"], base_url=(tmp_path / "missing").as_uri())
+    with pytest.raises(DownloadError, match=r"^cannot download http://127\.0\.0\.1:9/mind_en\.jsonl: .*network"):
+        download_release(dest, ["en"], base_url="http://127.0.0.1:9", timeout=5)  # nothing listens there
     assert _leftovers(dest) == [] and not (dest / "mind_en.jsonl").exists()
     with pytest.raises(ValueError, match="unsupported URL scheme 'ftp'"):
         download_release(dest, base_url="ftp://example.org/data")
@@ -463,3 +473,44 @@ def test_download_without_sample(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=f"expected {digest}, got "):
         download_release(dest, ["en"], base_url=source.as_uri(), checksums={"en": digest}, force=True)
     assert (dest / "mind_en.jsonl").read_bytes() == content and _leftovers(dest) == []
+
+
+# --- which data -----------------------------------------------------------------------------
+def _write_lines(directory: Path, lang: str, lines: list[str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"mind_{lang}.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def test_describe_data_says_sample_full_or_custom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MIND_DATA_DIR", raising=False)
+    sample = describe_data()
+    assert (sample.kind, sample.directory) == ("MIND sample", sample_dir())
+    assert sample.posts == {"en": 381, "zh": 649} and sample.pairs == {"en": 605, "zh": 1215}
+    assert sample.sha256["en"] == _sha(sample_dir() / "mind_en.jsonl")
+    assert sample.summary().startswith(f"MIND sample ({sample_dir()}); en: 381 posts, 605 pairs, mind_en.jsonl "
+                                       f"sha256 {sample.sha256['en'][:12]}; zh: 649 posts, 1,215 pairs")
+    assert sample.as_frame()[["lang", "posts", "pairs"]].values.tolist() == [["en", 381, 605], ["zh", 649, 1215]]
+    # the same records in other bytes are still the sample; a part of it is custom data
+    records = [json.loads(line) for line in (sample_dir() / "mind_en.jsonl").read_text(encoding="utf-8").splitlines()]
+    _write_lines(tmp_path / "same", "en", [json.dumps(r, ensure_ascii=True, indent=None) for r in records])
+    same = describe_data(tmp_path / "same", ["en"])
+    assert same.kind == "MIND sample" and same.sha256["en"] != sample.sha256["en"]
+    _write_lines(tmp_path / "part", "en", [json.dumps(r) for r in records[:10]])
+    part = describe_data(tmp_path / "part", "en")
+    assert (part.kind, part.posts) == ("custom data", {"en": 10})
+    # the full release is told by its published counts
+    import tefcore.mind.release as release
+
+    counts = {"posts": 10, "labels": sum(len(r["labels"]) for r in records[:10]), "pairs": part.pairs["en"],
+              "excluded_pairs": len(excluded_pairs(read_mind_file(tmp_path / "part" / "mind_en.jsonl")))}
+    monkeypatch.setitem(release.FULL_RELEASE, "en", {**release.FULL_RELEASE["en"], **counts})
+    assert describe_data(tmp_path / "part", ["en"]).kind == "full MIND release"
+    monkeypatch.setitem(release.FULL_RELEASE, "en", {**release.FULL_RELEASE["en"], "labels": counts["labels"] + 1})
+    assert describe_data(tmp_path / "part", ["en"]).kind == "custom data"
+
+
+def test_describe_data_needs_every_file(tmp_path: Path) -> None:
+    _write_lines(tmp_path, "en", [first_line()])
+    with pytest.raises(FileNotFoundError, match="mind_zh.jsonl not found"):
+        describe_data(tmp_path)
+    assert describe_data(tmp_path, ["en"]).kind == "custom data"

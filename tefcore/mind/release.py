@@ -1,12 +1,13 @@
-r"""The MIND release: download, data card, and the published counts of the full release.
+r"""The MIND release: download, data card, which data a run used, and the published counts.
 
 :func:`download_release` fetches the release files (checksummed, validated, atomically replaced).
-:func:`data_card`, :func:`pair_counts` and :func:`label_counts` describe the posts at hand. The paper's workload and the data-card chapter measure the sample (or a downloaded release) against the
-counts the MIND authors published (protocol §2). This module holds those counts (:data:`FULL_RELEASE`,
-:data:`FULL_RELEASE_PAIRS`), tells whether a loaded release is the full one (:func:`is_full_release`),
-checks recomputed counts against them (:func:`check_full_release`) and tabulates each post's length,
-labels, evaluation pairs and sentences (:func:`post_table`). A post of :math:`n` sentences costs
-:math:`n` sentence-level queries per evaluation pair, one more for Direct.
+:func:`describe_data` says which data a directory holds: the embedded MIND sample, the full release
+or custom data, with counts and the files' SHA-256 (the chapters print it). :func:`data_card`,
+:func:`pair_counts` and :func:`label_counts` describe the posts at hand, and :func:`post_table`
+tabulates each post's length, labels, evaluation pairs and sentences. The counts the MIND authors
+published for the full release (protocol §2) are :data:`FULL_RELEASE` and :data:`FULL_RELEASE_PAIRS`;
+:func:`is_full_release` and :func:`check_full_release` compare recomputed counts with them. A post of
+:math:`n` sentences costs :math:`n` sentence-level queries per evaluation pair, one more for Direct.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +34,11 @@ from tefcore.mind.load import (
     _check_lang,
     evaluation_pairs,
     excluded_pairs,
+    load_posts,
     mind_filename,
     read_mind_file,
+    resolve_data_dir,
+    sample_dir,
 )
 from tefcore.mind.schema import DIMENSIONS
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER
@@ -42,7 +48,11 @@ __all__ = [
     "RELEASE_BASE_URL",
     "RELEASE_COMMIT",
     "RELEASE_REPOSITORY",
+    "DATA_KINDS",
+    "DataDescription",
+    "DownloadError",
     "data_card",
+    "describe_data",
     "download_release",
     "label_counts",
     "pair_counts",
@@ -54,6 +64,14 @@ __all__ = [
     "is_full_release",
     "post_table",
 ]
+
+RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
+RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
+"""The release commit (``3992d625``), pinned in full so that the download cannot drift."""
+RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/data"
+
+_CHUNK = 1 << 16
+
 
 # --------------------------------------------------------------------------------------------------
 # the full release (protocol §2)
@@ -221,13 +239,6 @@ def post_table(
             row[f"covered_{rule}"] = _covered(post.text, sentences)
         rows.append(row)
     return pd.DataFrame(rows)
-_CHUNK = 1 << 16
-
-RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
-RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
-"""The release commit (``3992d625``), pinned in full so that the download cannot drift."""
-RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/data"
-
 # --- download -------------------------------------------------------------------------------
 def download_release(
     dest_dir: str | os.PathLike[str],
@@ -275,8 +286,10 @@ def download_release(
         expected and the obtained digest).
     MindFormatError
         If the downloaded content is not a valid MIND file (located by URL and line).
+    DownloadError
+        When a file cannot be fetched (no network, HTTP error); the message names the URL.
     OSError
-        On network or file-system errors (:class:`urllib.error.URLError` is one).
+        On file-system errors.
     """
     langs = _unique_langs(langs)
     scheme = urllib.parse.urlsplit(base_url).scheme
@@ -321,13 +334,28 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+class DownloadError(OSError):
+    """The release could not be fetched (no network, a refused connection, an HTTP error)."""
+
+
+def _open_url(url: str, timeout: float) -> Any:
+    """``urlopen`` whose failures are one :class:`DownloadError` naming the URL and the reason."""
+    try:
+        return urllib.request.urlopen(url, timeout=timeout)
+    except urllib.error.HTTPError as err:
+        raise DownloadError(f"cannot download {url}: HTTP {err.code} {err.reason}") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise DownloadError(f"cannot download {url}: {reason} (is the network reachable?)") from None
+
+
 def _fetch(url: str, target: Path, lang: str, expected: str | None, timeout: float) -> str:
     """Stream ``url`` to a temporary file beside ``target``, check it, then replace ``target``."""
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+        with os.fdopen(fd, "wb") as out, _open_url(url, timeout) as response:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
@@ -458,3 +486,117 @@ def label_counts(posts: Iterable[Post]) -> pd.DataFrame:
     merged = schema.merge(counts, on=["dimension", "subcategory", "orientation"], how="left")
     merged["count"] = merged["count"].fillna(0).astype(int)
     return merged
+
+
+# --- which data ---------------------------------------------------------------------------------
+DATA_KINDS: tuple[str, ...] = ("MIND sample", "full MIND release", "custom data")
+"""What :func:`describe_data` can say a data directory holds."""
+
+
+@dataclass(frozen=True)
+class DataDescription:
+    """Which MIND data a directory holds, with its counts and the files' SHA-256.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`DATA_KINDS`: ``"MIND sample"`` (the ids and texts of the embedded sample),
+        ``"full MIND release"`` (the published counts of every language, :data:`FULL_RELEASE`) or
+        ``"custom data"``.
+    directory : Path
+        The data directory (absolute).
+    posts, pairs : dict of str to int
+        Posts and evaluation pairs per language.
+    sha256 : dict of str to str
+        SHA-256 hex digest of each language's file.
+    """
+
+    kind: str
+    directory: Path
+    posts: dict[str, int]
+    pairs: dict[str, int]
+    sha256: dict[str, str]
+
+    def summary(self) -> str:
+        """One line: the kind, then per language the posts, pairs and the first 12 hex digits of the file's hash."""
+        parts = [f"{lang}: {self.posts[lang]:,} posts, {self.pairs[lang]:,} pairs, "
+                 f"{mind_filename(lang)} sha256 {self.sha256[lang][:12]}" for lang in self.posts]
+        return f"{self.kind} ({self.directory}); " + "; ".join(parts)
+
+    def as_frame(self) -> pd.DataFrame:
+        """One row per language: ``data, lang, posts, pairs, file, sha256`` (full digests)."""
+        return pd.DataFrame([
+            {"data": self.kind, "lang": lang, "posts": self.posts[lang], "pairs": self.pairs[lang],
+             "file": str(self.directory / mind_filename(lang)), "sha256": self.sha256[lang]}
+            for lang in self.posts
+        ])
+
+
+def describe_data(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[str] = LANGS) -> DataDescription:
+    """Say which data a MIND directory holds: the embedded sample, the full release, or custom data.
+
+    The data are the MIND sample when every language's post ids and texts equal those of the embedded
+    sample (:func:`tefcore.mind.load.sample_dir`), whatever the files' bytes; the full release when
+    every language has the published numbers of posts, labels, evaluation pairs and excluded pairs
+    (:data:`FULL_RELEASE`); custom data otherwise.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Resolved as by :func:`tefcore.mind.load.resolve_data_dir` (default: ``$MIND_DATA_DIR``, else
+        the embedded sample).
+    langs : sequence of {"en", "zh"}
+        The languages to read (each must have its file).
+
+    Returns
+    -------
+    DataDescription
+
+    Raises
+    ------
+    FileNotFoundError
+        When a language's file is missing.
+    MindFormatError
+        When a file is malformed.
+
+    Examples
+    --------
+    >>> described = describe_data()          # the embedded sample
+    >>> described.kind, described.posts, described.pairs
+    ('MIND sample', {'en': 381, 'zh': 649}, {'en': 605, 'zh': 1215})
+    >>> described.sha256["en"][:12]
+    '4e6c23ed7136'
+    """
+    langs = _unique_langs(langs)
+    directory = resolve_data_dir(data_dir)
+    posts = {lang: load_posts(lang, directory) for lang in langs}
+    return DataDescription(
+        kind=_data_kind(directory, posts),
+        directory=directory,
+        posts={lang: len(items) for lang, items in posts.items()},
+        pairs={lang: len(evaluation_pairs(items)) for lang, items in posts.items()},
+        sha256={lang: _sha256_file(directory / mind_filename(lang)) for lang in langs},
+    )
+
+
+def _data_kind(directory: Path, posts: Mapping[str, Sequence[Post]]) -> str:
+    """``"MIND sample"``, ``"full MIND release"`` or ``"custom data"`` (see :func:`describe_data`)."""
+    if directory.resolve() == sample_dir().resolve() or all(
+        _ids_and_texts(items) == _ids_and_texts(load_posts(lang, sample_dir())) for lang, items in posts.items()
+    ):
+        return DATA_KINDS[0]
+    if all(_published_counts(lang, items) for lang, items in posts.items()):
+        return DATA_KINDS[1]
+    return DATA_KINDS[2]
+
+
+def _ids_and_texts(posts: Sequence[Post]) -> list[tuple[str, str]]:
+    return [(post.id, post.text) for post in posts]
+
+
+def _published_counts(lang: str, posts: Sequence[Post]) -> bool:
+    """Whether one language's posts have the full release's published counts."""
+    published = FULL_RELEASE[lang]
+    ours = {"posts": len(posts), "labels": sum(len(post.labels) for post in posts),
+            "pairs": len(evaluation_pairs(posts)), "excluded_pairs": len(excluded_pairs(posts))}
+    return all(int(published[key]) == value for key, value in ours.items())
