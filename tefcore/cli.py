@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_CLAIMS_FAIL = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     dl.add_argument("--force", action="store_true", help="replace existing files")
 
     sub.add_parser("models", help="list the model registry")
+
+    from tefcore.chapters.claims import FORMATS
+
+    cl = sub.add_parser(
+        "claims", help="check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
+        description="Check every claim of the paper the ledger lists: reads the paper's tables (package data, "
+        "or --paper-dir) and the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample); "
+        "prints the ledger on stdout and exits 1 when a checked claim does not give its recorded verdict. "
+        "Example: tef claims --format markdown > claims.md",
+    )
+    cl.add_argument("--format", choices=FORMATS, default="text", help="text: compact, under 100 columns")
+    cl.add_argument("--paper-dir", default=None, help="folder with the paper's table*.csv (default: shipped)")
+    cl.add_argument("--data-dir", default=None, help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR)")
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
     return parser
 
@@ -176,6 +190,19 @@ def cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_claims(args: argparse.Namespace) -> int:
+    """Print the claims ledger; exit code 1 when a checked claim fails."""
+    from tefcore.chapters.claims import evaluate_ledger, failures, format_ledger
+
+    ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir)
+    print(format_ledger(ledger, args.format))
+    bad = failures(ledger)
+    if len(bad):
+        print(f"tef: {len(bad)} claim(s) fail: {', '.join(bad['id'])}", file=sys.stderr)
+        return EXIT_CLAIMS_FAIL
+    return 0
+
+
 def cmd_models() -> int:
     """List the registry: name, backend, display name."""
     from tefcore.judges.registry import REGISTRY_PATH, load_registry
@@ -223,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evaluate": lambda: cmd_evaluate(args),
         "download": lambda: cmd_download(args),
         "models": cmd_models,
+        "claims": lambda: cmd_claims(args),
     }
     return _guarded(commands[args.command])
 

@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections import Counter
@@ -281,7 +282,8 @@ def _random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.n
     doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
     if k == 2:
         p = rng.beta(0.7, 0.7, doc.size)
-        p[rng.random(doc.size) < 0.05] = rng.choice([0.0, 1.0, 0.5])
+        edge = rng.random(doc.size) < 0.05
+        p[edge] = rng.choice([0.0, 0.5, 1.0], size=int(edge.sum()))
         return p, doc
     return rng.dirichlet(np.full(k, 0.8), doc.size), doc
 
@@ -1233,8 +1235,8 @@ def format_ledger(ledger: pd.DataFrame, fmt: str = "text") -> str:
     if fmt == "csv":
         return ledger.to_csv(index=False)
     if fmt == "json":
-        return ledger.to_json(orient="records", force_ascii=False, indent=1)
-    return ledger.to_markdown(index=False)
+        return json.dumps(json.loads(ledger.to_json(orient="records")), ensure_ascii=False, indent=1)
+    return ledger.astype({"holds": str, "expected": str}).to_markdown(index=False)
 
 
 def _html_row(row: Mapping[str, object], chapter_href: Callable[[str], str]) -> str:
