@@ -1,5 +1,7 @@
 """Tests of the paper's tables (data/paper/*.csv) and of the arithmetic the paper states about them.
 
+The claims built on this arithmetic are tested as rows of the claims ledger in tests/test_claims.py.
+
 Where a statement holds, the recomputed value is asserted against the paper's number within 0.05 (the
 rounding of a one-decimal table). Where it does not, the test asserts the value the tables actually
 give, so that the discrepancy is documented and any change to the CSV files shows up.
@@ -21,7 +23,6 @@ from tefcore.chapters.paper import (
     ablation_versus_soft_vote,
     average_gain,
     best_or_tied,
-    check_claims,
     dimension_averages,
     efficiency_summary,
     gain_by_group,
@@ -404,19 +405,3 @@ def test_efficiency(tables: dict[str, pd.DataFrame]) -> None:
     assert eff.loc["qwen2.5-7b", "cost_ratio_voting"] == pytest.approx(3.0)
     assert eff.loc["llama3-8b", "cost_ratio_voting"] == pytest.approx(2.8)
     assert eff["token_ratio"].round(1).tolist() == [5.4, 5.2]
-
-
-# --------------------------------------------------------------------------------------------------
-# the summary
-# --------------------------------------------------------------------------------------------------
-def test_check_claims(tables: dict[str, pd.DataFrame]) -> None:
-    claims = check_claims(tables).set_index("key")
-    assert list(claims.columns) == ["where", "statement", "stated", "recomputed", "holds", "note"]
-    failing = set(claims.index[~claims["holds"]])
-    assert failing == {"table3_marks"}
-    assert claims.loc["average_gain_accuracy", "recomputed"] == "4.465"
-    assert claims.loc["average_gain_macro_f1", "recomputed"] == "4.618"
-    assert claims.loc["best_or_tied", "recomputed"] == "116 of 120"
-    assert "model_lang" in claims.loc["average_gain_macro_f1", "note"]
-    # reading the files by default gives the same
-    pd.testing.assert_frame_equal(check_claims().set_index("key"), claims)
