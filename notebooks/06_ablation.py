@@ -105,7 +105,7 @@ fig.show()
 rows = []
 for ablation in ABLATION[1:]:
     for metric in ("accuracy", "macro_f1"):
-        rows.append(ex.paired_comparisons(pred, "tef", ablation, metric=metric, n_boot=n_boot, random_state=seed))
+        rows.append(ex.compare_runs(pred, "tef", ablation, metric=metric, n_boot=n_boot, random_state=seed))
 cmp = pd.concat(rows, ignore_index=True)
 cmp["judge"] = cmp["model"].map(pres.judge_label)
 cmp["removed"] = cmp["b"].map({"tef_without_entropy": "entropy weighting", "tef_without_log_odds": "log-odds"})

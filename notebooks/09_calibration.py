@@ -145,7 +145,7 @@ display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge
 # a binary decision is at least 0.5, so only the upper half of the axis is used. Hover for counts.
 
 # %% tags=["hide-input", "full-width"]
-rel = calib.reliability_table(pred, n_bins=n_bins)
+rel = calib.reliability_by_rule(pred, n_bins=n_bins)
 for model in runs.models:
     r = rel[rel["model"] == model]
     fig = make_subplots(rows=1, cols=len(lang_list), subplot_titles=[pres.LANG_LABELS.get(l, l) for l in lang_list],
@@ -157,10 +157,10 @@ for model in runs.models:
         for k, rule in enumerate(RULES):
             s = r[(r["lang"] == lang) & (r["rule"] == rule)]
             fig.add_trace(go.Scatter(
-                x=s["confidence"], y=s["accuracy"], mode="lines+markers", name=RULE_LABELS[rule],
+                x=s["mean_predicted"], y=s["observed"], mode="lines+markers", name=RULE_LABELS[rule],
                 legendgroup=rule, showlegend=i == 0, line={"color": palette[k]},
                 marker={"size": (6 + 30 * (s["count"] / max(1, r["count"].max())) ** 0.5).to_numpy()},
-                customdata=s[["count", "low", "high"]].to_numpy(),
+                customdata=s[["count", "bin_lower", "bin_upper"]].to_numpy(),
                 hovertemplate="bin [%{customdata[1]:.1f}, %{customdata[2]:.1f}]<br>confidence %{x:.3f}<br>"
                               "accuracy %{y:.3f}<br>posts %{customdata[0]}"), row=1, col=i + 1)
     fig.update_xaxes(range=[0.48, 1.02], title_text="mean confidence in bin")

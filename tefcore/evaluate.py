@@ -1,42 +1,148 @@
-"""From a probability cache to predictions of every fusion rule and to the paper's tables.
+r"""The one evaluation layer: from a probability cache to predictions, score tables, the "Average",
+the strongest baseline and paired comparisons.
 
 The cache (:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
 P(change) (``direct``) and the per-sentence P(change) (``sentences``); unreadable answers are NaN
-there. This module flattens the sentences of all pairs into one array with a document index, fuses
-them with :func:`tefcore.fusion.fuse_many` (no loop over pairs) and scores the predictions per
-language, dimension and rule.
+there. :func:`predict_pairs` flattens the sentences of all pairs into one array with a document index
+(:func:`flatten_sentences`), fuses them with :func:`tefcore.fusion.fuse_many` (no loop over pairs) and
+:func:`score_table` scores the predictions per group.
+
+Every aggregate of the paper has one definition here, used by the chapters and by the paper's own
+tables alike:
+
+* the "Average" of a table, the unweighted mean over dimensions (protocol §7):
+  :func:`dimension_average`;
+* the strongest baseline, the best of :data:`BASELINES` at a stated level, with its name and TEF's
+  gain over it: :func:`strongest_baseline`;
+* paired comparisons of two rules on the same pairs (stratified paired bootstrap and McNemar's test):
+  :func:`paired_comparisons`.
 
 Invalid answers: ``invalid="drop"`` (the default) leaves unreadable sentences out of the fusion and
 counts them; a pair with no readable sentence (or an unreadable Direct answer) is an *abstention*,
 scored as wrong. ``invalid="reference"`` reproduces the reference release, which turns every unreadable
 answer into P(change) = 0.5 (a change vote under Majority Vote and Direct, since ties go to change).
+
+This module knows rules, sides and pairs, never the names of the benchmark's dimensions: an order of
+dimensions is an argument (:func:`sort_table`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tefcore import metrics
-from tefcore.fusion import RULE_LABELS, RULE_NAMES, fuse_many
-from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
+from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
+
+__all__ = [
+    "ABSTAIN",
+    "AVERAGE",
+    "BASELINES",
+    "INVALID_POLICIES",
+    "METRICS",
+    "PAIR_KEYS",
+    "SENTENCE_RULES",
+    "check_metric",
+    "dimension_average",
+    "flatten_sentences",
+    "iter_groups",
+    "paired_comparisons",
+    "predict_pairs",
+    "score_table",
+    "sort_table",
+    "strongest_baseline",
+]
 
 ABSTAIN = "abstain"
+"""The prediction of a pair with no readable answer left (scored as a miss)."""
+AVERAGE = "Average"
+"""The ``dimension`` value of a table's Average rows."""
+BASELINES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote")
+"""The rules whose best is "the strongest baseline" (protocol §7)."""
 INVALID_POLICIES: tuple[str, ...] = ("drop", "reference")
+"""Ways to treat unreadable answers (see the module notes)."""
 SENTENCE_RULES: tuple[str, ...] = tuple(r for r in RULE_NAMES if r != "direct")
+"""The rules that fuse sentence posteriors."""
 PAIR_KEYS: list[str] = ["post_id", "lang", "dimension", "side"]
+"""The columns that identify an evaluation pair and its gold side."""
+
+_METRIC_FNS: dict[str, Callable[..., float]] = {"accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
+METRICS: tuple[str, ...] = tuple(_METRIC_FNS)
+"""The metrics of the paper's tables, in percent."""
 
 
-def _flatten(sentences: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenate per-pair sentence lists into a flat array and its pair index."""
-    lengths = sentences.map(len).to_numpy()
-    if np.any(lengths == 0):
-        bad = sentences.index[lengths == 0][0]
-        raise ValueError(f"pair at row {bad} has no sentence probabilities")
-    flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in sentences]) if len(sentences) \
-        else np.empty(0)
+def check_metric(metric: str) -> Callable[..., float]:
+    """The scoring function of a metric name of :data:`METRICS`.
+
+    Raises
+    ------
+    ValueError
+        For any other name.
+
+    Examples
+    --------
+    >>> check_metric("accuracy")(["change", "stability"], ["change", "change"])
+    50.0
+    """
+    if metric not in _METRIC_FNS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    return _METRIC_FNS[metric]
+
+
+def iter_groups(frame: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[dict[str, Any], pd.DataFrame]]:
+    """``groupby(keys, sort=False)`` that also works with no keys and yields each key as a dict.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"lang": ["en", "zh", "en"], "x": [1, 2, 3]})
+    >>> [(key, len(g)) for key, g in iter_groups(frame, ["lang"])]
+    [({'lang': 'en'}, 2), ({'lang': 'zh'}, 1)]
+    """
+    keys = list(keys)
+    if not keys:
+        yield {}, frame
+        return
+    for key, g in frame.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        yield dict(zip(keys, key)), g
+
+
+# --------------------------------------------------------------------------------------------------
+# predictions
+# --------------------------------------------------------------------------------------------------
+def flatten_sentences(
+    sentences: Sequence[Sequence[Any]] | pd.Series, dtype: Any = np.float64
+) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-pair sentence lists into one flat array and its pair index.
+
+    Parameters
+    ----------
+    sentences : sequence of sequences
+        One list per pair, e.g. a cache's ``sentences`` column (probabilities) or its
+        ``sentence_sources`` column (``dtype=object``).
+    dtype : numpy dtype
+        Type of the flat array.
+
+    Returns
+    -------
+    flat : ndarray, shape (n_sentences,)
+    doc_index : ndarray of int, shape (n_sentences,)
+        Position of each sentence's pair, non-decreasing (the ``doc_index`` of
+        :func:`tefcore.fusion.fuse_many`); ``np.bincount(doc_index, minlength=len(sentences))`` gives
+        the number of sentences of every pair.
+
+    Examples
+    --------
+    >>> flat, doc = flatten_sentences([[0.9, 0.2], [0.4]])
+    >>> flat.tolist(), doc.tolist()
+    ([0.9, 0.2, 0.4], [0, 0, 1])
+    """
+    lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
+    flat = np.concatenate([np.asarray(s, dtype=dtype) for s in sentences]) if len(sentences) \
+        else np.empty(0, dtype=dtype)
     return flat, np.repeat(np.arange(len(sentences)), lengths)
 
 
@@ -76,9 +182,19 @@ def predict_pairs(
     Returns
     -------
     DataFrame
-        Long format, one row per (pair, rule): ``post_id, lang, dimension, side, rule, prediction,
-        confidence, correct, n_sentences, n_invalid``. ``prediction`` is ``"abstain"`` where no
-        readable answer was left.
+        Long format, one row per (pair, rule): ``post_id, lang, dimension, side, n_sentences, n_invalid,
+        rule, prediction, confidence, correct``. ``prediction`` is ``"abstain"`` where no readable
+        answer was left.
+
+    Examples
+    --------
+    >>> cache = pd.DataFrame({"post_id": ["a"], "lang": ["en"], "dimension": ["Economy"],
+    ...                       "side": ["stability"], "direct": [0.6],
+    ...                       "sentences": [[0.02, 0.55, 0.55, 0.55, 0.55]]})
+    >>> predict_pairs(cache, rules=["majority_vote", "tef"])[["rule", "prediction", "correct"]]
+                rule prediction  correct
+    0  majority_vote     change    False
+    1            tef  stability     True
     """
     rules = list(RULE_NAMES if rules is None else rules)
     unknown = [r for r in rules if r not in RULE_NAMES]
@@ -88,8 +204,11 @@ def predict_pairs(
     if missing:
         raise ValueError(f"cache frame lacks column(s) {missing}")
     base = df[PAIR_KEYS].reset_index(drop=True)
-    flat, doc = _flatten(df["sentences"].reset_index(drop=True))
+    flat, doc = flatten_sentences(df["sentences"].reset_index(drop=True))
     base["n_sentences"] = np.bincount(doc, minlength=len(base))
+    if np.any(base["n_sentences"].to_numpy() == 0):
+        bad = int(np.flatnonzero(base["n_sentences"].to_numpy() == 0)[0])
+        raise ValueError(f"pair at row {bad} has no sentence probabilities")
     base["n_invalid"] = np.bincount(doc, weights=np.isnan(flat), minlength=len(base)).astype(int)
     frames = []
     for rule in rules:
@@ -104,6 +223,102 @@ def predict_pairs(
     return out
 
 
+# --------------------------------------------------------------------------------------------------
+# tables: order, Average, scores
+# --------------------------------------------------------------------------------------------------
+def _ranks(values: pd.Series, order: Sequence[Any], last: Sequence[Any] = ()) -> pd.Series:
+    """Rank of each value: its place in ``order``, then unlisted values by first appearance, ``last`` last."""
+    listed = set(order) | set(last)
+    ranked = [*order, *(v for v in pd.unique(values) if v not in listed), *last]
+    return values.map({v: i for i, v in enumerate(ranked)})
+
+
+def sort_table(
+    table: pd.DataFrame, by: Sequence[str], orders: Mapping[str, Sequence[Any]] | None = None
+) -> pd.DataFrame:
+    """Rows sorted by the columns ``by``, each in its stated order (a stable sort).
+
+    ``rule`` follows :data:`tefcore.fusion.RULE_NAMES` and ``dimension`` puts the :data:`AVERAGE` rows
+    last, unless ``orders`` says otherwise; a column's values that no order lists follow the listed ones
+    in order of first appearance.
+
+    Parameters
+    ----------
+    table : DataFrame
+    by : sequence of str
+        Sort keys, most significant first.
+    orders : mapping, optional
+        Column -> its values in the wanted order, e.g. ``{"dimension": TABLE_ORDER}`` for the paper's
+        column order (:data:`tefcore.mind.schema.TABLE_ORDER`).
+
+    Returns
+    -------
+    DataFrame
+        A sorted copy with a fresh index.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"rule": ["tef", "direct", "tef"], "dimension": ["Average", "Culture", "Culture"]})
+    >>> sort_table(t, ["rule", "dimension"]).values.tolist()
+    [['direct', 'Culture'], ['tef', 'Culture'], ['tef', 'Average']]
+    """
+    orders = {"rule": RULE_NAMES, **(orders or {})}
+    keys = []
+    out = table.copy()
+    for col in by:
+        out[f"_{col}"] = _ranks(out[col], orders.get(col, ()), (AVERAGE,) if col == "dimension" else ())
+        keys.append(f"_{col}")
+    return out.sort_values(keys, kind="stable").drop(columns=keys).reset_index(drop=True)
+
+
+def dimension_average(
+    table: pd.DataFrame,
+    by: Sequence[str],
+    values: Sequence[str] = ("accuracy", "macro_f1"),
+    counts: Sequence[str] = (),
+    dimension: str = "dimension",
+) -> pd.DataFrame:
+    r"""The "Average" of a table: per group, the unweighted mean over its dimensions (protocol §7).
+
+    .. math:: \bar s = \frac{1}{|D|} \sum_{d \in D} s_d
+
+    Rows whose ``dimension`` already is :data:`AVERAGE` (a printed Average) are left out.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per (group, dimension).
+    by : sequence of str
+        The columns of a group, e.g. ``["lang", "rule"]``.
+    values : sequence of str
+        Columns averaged.
+    counts : sequence of str
+        Columns summed instead (numbers of pairs).
+    dimension : str
+        The dimension column.
+
+    Returns
+    -------
+    DataFrame
+        One row per group (order of first appearance): ``*by, *values, *counts`` and ``dimension``
+        set to ``"Average"``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"lang": "en", "dimension": ["Culture", "Economy"], "accuracy": [60.0, 90.0],
+    ...                   "n": [3, 9]})
+    >>> dimension_average(t, ["lang"], ["accuracy"], counts=["n"])
+      lang  accuracy   n dimension
+    0   en      75.0  12   Average
+    """
+    by, values, counts = list(by), list(values), list(counts)
+    rows = table[table[dimension] != AVERAGE]
+    avg = rows.groupby(by, sort=False)[values].mean().reset_index()
+    if counts:
+        avg = avg.merge(rows.groupby(by, sort=False)[counts].sum().reset_index(), on=by)
+    return avg.assign(**{dimension: AVERAGE})
+
+
 def _group_counts(pred: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per-group counts: ``n``, abstentions, hits and TP/FP/FN of each side (one groupby pass)."""
     side, guess = pred["side"].to_numpy(), pred["prediction"].to_numpy()
@@ -111,27 +326,18 @@ def _group_counts(pred: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     counts["n"] = 1
     counts["n_abstain"] = (guess == ABSTAIN).astype(int)
     counts["hit"] = (side == guess).astype(int)
-    for c in metrics.CLASSES:
+    for c in CLASSES:
         counts[f"tp_{c}"] = ((side == c) & (guess == c)).astype(int)
         counts[f"fp_{c}"] = ((side != c) & (guess == c)).astype(int)
         counts[f"fn_{c}"] = ((side == c) & (guess != c)).astype(int)
     return counts.groupby(by, sort=False).sum().reset_index()
 
 
-def _in_table_order(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Sort rules and dimensions in the paper's order, other keys in order of appearance."""
-    ranks = {"rule": {r: i for i, r in enumerate(RULE_NAMES)},
-             "dimension": {d: i for i, d in enumerate([*TABLE_ORDER, "Average"])}}
-    keys = []
-    out = table.copy()
-    for col in by:
-        rank = ranks.get(col) or {v: i for i, v in enumerate(pd.unique(out[col]))}
-        out[f"_{col}"] = out[col].map(rank)
-        keys.append(f"_{col}")
-    return out.sort_values(keys, kind="stable").drop(columns=keys).reset_index(drop=True)
-
-
-def score_table(pred: pd.DataFrame, by: Sequence[str] = ("lang", "rule", "dimension")) -> pd.DataFrame:
+def score_table(
+    pred: pd.DataFrame,
+    by: Sequence[str] = ("lang", "rule", "dimension"),
+    orders: Mapping[str, Sequence[Any]] | None = None,
+) -> pd.DataFrame:
     r"""Accuracy and macro-F1 (percent) per group, with the unweighted "Average" over dimensions.
 
     Computed from per-group counts in one pass (no per-group metric calls); the tests check it
@@ -151,78 +357,194 @@ def score_table(pred: pd.DataFrame, by: Sequence[str] = ("lang", "rule", "dimens
         Output of :func:`predict_pairs` (several caches may be concatenated with extra key columns
         such as ``model``; pass them in ``by``).
     by : sequence of str
-        Grouping columns; when it ends with ``"dimension"`` the Average rows are added.
+        Grouping columns; when it ends with ``"dimension"`` the Average rows
+        (:func:`dimension_average`) are added.
+    orders : mapping, optional
+        Orders of the rows (:func:`sort_table`), e.g. the paper's order of dimensions.
 
     Returns
     -------
     DataFrame
-        Columns ``*by, n, n_abstain, accuracy, macro_f1``; dimensions in the paper's table order,
-        then ``"Average"`` (mean over the dimensions present, as the paper's tables do).
+        Columns ``*by, n, n_abstain, accuracy, macro_f1``, sorted by ``by`` (:func:`sort_table`), the
+        Average last within its group.
+
+    Examples
+    --------
+    >>> pred = pd.DataFrame({"lang": "en", "rule": "tef", "dimension": ["Culture", "Culture", "Economy"],
+    ...                      "side": ["change", "stability", "change"],
+    ...                      "prediction": ["change", "change", "change"]})
+    >>> score_table(pred)[["dimension", "n", "accuracy", "macro_f1"]]
+      dimension  n  accuracy   macro_f1
+    0   Culture  2      50.0  33.333333
+    1   Economy  1     100.0  50.000000
+    2   Average  3      75.0  41.666667
     """
     by = list(by)
     g = _group_counts(pred, by)
     f1 = []
-    for c in metrics.CLASSES:
+    for c in CLASSES:
         den = 2 * g[f"tp_{c}"] + g[f"fp_{c}"] + g[f"fn_{c}"]
         f1.append(np.where(den > 0, 2 * g[f"tp_{c}"] / den.clip(lower=1), 0.0))
     table = g[[*by, "n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"],
                                               macro_f1=100.0 * np.mean(f1, axis=0))
-    if by[-1] != "dimension":
-        return _in_table_order(table, by)
-    outer = by[:-1]
-    avg = table.groupby(outer, sort=False)[["accuracy", "macro_f1"]].mean().reset_index()
-    sums = table.groupby(outer, sort=False)[["n", "n_abstain"]].sum().reset_index()
-    avg = avg.merge(sums, on=outer).assign(dimension="Average")
-    return _in_table_order(pd.concat([table, avg[table.columns]], ignore_index=True), by)
+    if by[-1] == "dimension":
+        avg = dimension_average(table, by[:-1], counts=["n", "n_abstain"])
+        table = pd.concat([table, avg[table.columns]], ignore_index=True)
+    return sort_table(table, by, orders)
 
 
-def wide_table(table: pd.DataFrame, metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> pd.DataFrame:
-    """Paper-style wide layout: one row per (lang, rule), columns (dimension abbreviation, metric)."""
-    t = table.copy()
-    t["dim"] = t["dimension"].map(lambda d: ABBREVIATIONS.get(d, d))
-    t["method"] = t["rule"].map(RULE_LABELS)
-    index = [c for c in t.columns if c not in ("dimension", "dim", "rule", "method", "n", "n_abstain",
-                                               *metric_names)]
-    w = t.pivot_table(index=[*index, "method"], columns="dim", values=list(metric_names), sort=False)
-    w = w.swaplevel(0, 1, axis=1)
-    dims = [ABBREVIATIONS[d] for d in TABLE_ORDER if ABBREVIATIONS[d] in w.columns.get_level_values(0)]
-    cols = [(d, m) for d in [*dims, "Average"] for m in metric_names if (d, m) in w.columns]
-    return w[cols].round(1)
+# --------------------------------------------------------------------------------------------------
+# the strongest baseline and paired comparisons
+# --------------------------------------------------------------------------------------------------
+def strongest_baseline(
+    scores: pd.DataFrame,
+    by: Sequence[str],
+    *,
+    value: str = "accuracy",
+    rule: str = "rule",
+    baselines: Sequence[str] = BASELINES,
+    challenger: str | None = "tef",
+) -> pd.DataFrame:
+    r"""The best of the baselines per group, and the challenger's gain over it.
 
+    The level is stated by ``by``: the rows of each (group, rule) are averaged (unweighted) first, then
+    the best baseline is picked, :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`. With the
+    paper's tidy Table 3 (columns ``model, lang, dimension, method, metric, value``):
 
-def strongest_baseline(table: pd.DataFrame, metric: str = "accuracy",
-                       baselines: Sequence[str] = ("direct", "majority_vote", "soft_vote")) -> pd.DataFrame:
-    """Per (lang, dimension) the best baseline score and TEF's gain over it."""
-    keys = [c for c in table.columns if c not in ("rule", "n", "n_abstain", "accuracy", "macro_f1")]
-    base = table[table["rule"].isin(baselines)]
-    best = base.loc[base.groupby(keys, sort=False)[metric].idxmax(), [*keys, "rule", metric]]
-    best = best.rename(columns={"rule": "best_baseline", metric: "baseline"})
-    tef = table[table["rule"] == "tef"][[*keys, metric]].rename(columns={metric: "tef"})
-    out = best.merge(tef, on=keys)
-    out["gain"] = out["tef"] - out["baseline"]
-    return out.reset_index(drop=True)
+    * ``by=["model", "lang", "dimension", "metric"]``: per cell;
+    * ``by=["model", "lang", "metric"]``: per (model, language) on the Average of the six dimensions;
+    * ``by=["model", "metric"]``: per model across languages and dimensions (as Table 1 does).
 
+    Pass a :func:`score_table` either without its Average rows (they are recomputed alike) or with
+    those rows only.
 
-def compare_rules(pred: pd.DataFrame, a: str, b: str, metric: str = "accuracy",
-                  n_boot: int = 2000, random_state: int = 0) -> pd.DataFrame:
-    """Paired comparison of rule ``a`` against rule ``b`` per language on the dimension Average.
+    Parameters
+    ----------
+    scores : DataFrame
+        Long scores: the ``by`` columns, a rule column and a value column.
+    by : sequence of str
+        Columns of a group (the level).
+    value : str
+        The value column, e.g. ``"accuracy"``, ``"macro_f1"`` or ``"value"``.
+    rule : str
+        The rule column (``"method"`` in the paper's tables).
+    baselines : sequence of str
+        The competing rules; ties go to the first in this order.
+    challenger : str or None
+        The rule whose gain is reported (``None``: only the best baseline).
 
-    Returns the difference with a stratified paired-bootstrap interval (strata = dimensions, averaged
-    unweighted as in the tables) and McNemar's test on pooled correctness.
+    Returns
+    -------
+    DataFrame
+        Indexed by ``by``: ``strongest_baseline`` (its rule name), ``baseline`` (its value) and, with a
+        challenger, a column named after it and ``gain``.
+
+    Raises
+    ------
+    ValueError
+        When a baseline or the challenger is absent from ``scores``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"lang": "en", "rule": ["direct", "majority_vote", "soft_vote", "tef"],
+    ...                   "accuracy": [61.0, 63.5, 63.5, 66.0]})
+    >>> strongest_baseline(t, ["lang"])
+         strongest_baseline  baseline   tef  gain
+    lang
+    en        majority_vote      63.5  66.0   2.5
     """
-    fn = metrics.accuracy if metric == "accuracy" else metrics.macro_f1
+    by = list(by)
+    wide = scores.groupby([*by, rule], sort=False)[value].mean().unstack(rule)
+    missing = [r for r in [*baselines, challenger] if r is not None and r not in wide.columns]
+    if missing:
+        raise ValueError(f"the scores lack rule(s) {missing}")
+    base = wide[list(baselines)]
+    out = pd.DataFrame({"strongest_baseline": base.idxmax(axis=1), "baseline": base.max(axis=1)})
+    if challenger is not None:
+        out[challenger] = wide[challenger]
+        out["gain"] = out[challenger] - out["baseline"]
+    return out
+
+
+def paired_comparisons(
+    pred: pd.DataFrame,
+    a: str,
+    b: str | Mapping[tuple[Any, ...], str],
+    *,
+    by: Sequence[str] = ("lang",),
+    metric: str = "accuracy",
+    n_boot: int = 1000,
+    level: float = 0.95,
+    random_state: int = 0,
+    strata: Sequence[str] = ("dimension",),
+) -> pd.DataFrame:
+    r"""Rule ``a`` against rule ``b`` on the same pairs, per group: paired bootstrap and McNemar.
+
+    The statistic is the Average of the metric (the mean over ``strata`` of the per-stratum metric,
+    :math:`\Delta = \bar s(a) - \bar s(b)`); the paired bootstrap
+    (:func:`tefcore.metrics.paired_bootstrap`) resamples pairs within strata and scores both rules on
+    the same draws. McNemar's test (:func:`tefcore.metrics.mcnemar_test`) is on the pooled correctness
+    (exact when fewer than 25 discordant pairs).
+
+    Parameters
+    ----------
+    pred : DataFrame
+        :func:`predict_pairs` output (several runs may be stacked with key columns such as ``model``).
+    a : str
+        The rule under test (e.g. ``"tef"``).
+    b : str or mapping
+        The rule compared with, or a mapping from a group key tuple (``by`` order) to it, e.g. the
+        strongest baseline of each group; groups the mapping leaves out are skipped.
+    by : sequence of str
+        Columns of a group.
+    metric : {"accuracy", "macro_f1"}
+    n_boot, level, random_state
+        Bootstrap settings (the same seed for every group).
+    strata : sequence of str
+        Columns whose combinations are the strata (``("lang", "dimension")`` averages over the
+        twelve language-dimension cells, as Table 1 does).
+
+    Returns
+    -------
+    DataFrame
+        ``*by, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c, p_mcnemar, n``.
+        ``difference`` is ``metric(a) - metric(b)`` in points.
+
+    Raises
+    ------
+    ValueError
+        When a rule is missing from a group or the two rules are not scored on the same pairs.
+
+    Examples
+    --------
+    >>> pred = pd.DataFrame({"post_id": ["p1", "p2", "p1", "p2"], "lang": "en", "dimension": "Economy",
+    ...                      "side": "change", "rule": ["tef", "tef", "soft_vote", "soft_vote"],
+    ...                      "prediction": ["change", "change", "change", "stability"]})
+    >>> pred["correct"] = pred["prediction"] == pred["side"]
+    >>> paired_comparisons(pred, "tef", "soft_vote", n_boot=200)[["lang", "difference", "mcnemar_b"]]
+      lang  difference  mcnemar_b
+    0   en        50.0          1
+    """
+    fn = check_metric(metric)
     rows = []
-    for lang, g in pred.groupby("lang", sort=False):
-        ga = g[g["rule"] == a].set_index(["post_id", "dimension"]).sort_index()
-        gb = g[g["rule"] == b].set_index(["post_id", "dimension"]).sort_index()
+    for key, g in iter_groups(pred, by):
+        other = b if isinstance(b, str) else b.get(tuple(key.values()))
+        if other is None:
+            continue
+        pair_cols = ["post_id", "lang", "dimension"]
+        ga = g[g["rule"] == a].set_index(pair_cols).sort_index()
+        gb = g[g["rule"] == other].set_index(pair_cols).sort_index()
         if len(ga) == 0 or len(gb) == 0:
-            raise ValueError(f"rules {a!r} and {b!r} must both be present for {lang}")
-        dims = ga.index.get_level_values("dimension").to_numpy()
+            raise ValueError(f"rules {a!r} and {other!r} must both be present in group {key}")
+        if not ga.index.equals(gb.index):
+            raise ValueError(f"rules {a!r} and {other!r} are not scored on the same pairs in group {key}")
+        st = ga.reset_index().groupby(list(strata), sort=False).ngroup().to_numpy()
         cmp = metrics.paired_bootstrap(fn, ga["side"].to_numpy(), ga["prediction"].to_numpy(),
-                                       gb["prediction"].to_numpy(), n_boot=n_boot, strata=dims,
+                                       gb["prediction"].to_numpy(), n_boot=n_boot, level=level, strata=st,
                                        average_over_strata=True, random_state=random_state)
         mc = metrics.mcnemar_test(ga["correct"].to_numpy(), gb["correct"].to_numpy())
-        rows.append({"lang": lang, "a": a, "b": b, "metric": metric, "difference": cmp.difference,
+        rows.append({**key, "a": a, "b": other, "metric": metric, "difference": cmp.difference,
                      "low": cmp.low, "high": cmp.high, "p_bootstrap": cmp.p_value,
-                     "mcnemar_b": mc.b, "mcnemar_c": mc.c, "p_mcnemar": mc.p_value})
+                     "mcnemar_b": mc.b, "mcnemar_c": mc.c, "p_mcnemar": mc.p_value, "n": len(ga)})
     return pd.DataFrame(rows)
+

@@ -13,10 +13,31 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from scipy import stats
 from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss
 
 from tefcore.fusion import CLASSES
+
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "PairedComparison",
+    "accuracy",
+    "bin_index",
+    "bootstrap_ci",
+    "bootstrap_indices",
+    "brier_score",
+    "expected_calibration_error",
+    "is_change",
+    "macro_f1",
+    "mcnemar_test",
+    "negative_log_likelihood",
+    "overconfidence_gap",
+    "paired_bootstrap",
+    "probability_of_change",
+    "reliability_table",
+]
 
 ArrayLike = npt.ArrayLike
 
@@ -40,6 +61,11 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> accuracy(["change", "stability", "change", "change"], ["change", "change", "change", "abstain"])
+    50.0
     """
     t, p = _paired(y_true, y_pred, "y_true and y_pred")
     return 100.0 * float(accuracy_score(t, p))
@@ -61,77 +87,169 @@ def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASS
     y_true, y_pred : array_like of str, shape (n,)
     labels : sequence of str
         The sides averaged over (default ``("change", "stability")``).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> macro_f1(["change", "change"], ["change", "change"])  # stability scores 0
+    50.0
     """
     t, p = _paired(y_true, y_pred, "y_true and y_pred")
     return 100.0 * float(f1_score(t, p, labels=list(labels), average="macro", zero_division=0))
 
 
+def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether each label is the change side.
+
+    Parameters
+    ----------
+    labels : array_like, shape (n,)
+        Sides as the strings ``"change"``/``"stability"``, booleans (True = change) or 0/1 (also
+        as floats).
+
+    Returns
+    -------
+    ndarray of bool
+
+    Raises
+    ------
+    ValueError
+        For any other label.
+
+    Examples
+    --------
+    >>> is_change(["change", "stability"]).tolist(), is_change([1, 0]).tolist()
+    ([True, False], [True, False])
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "US" or (arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], str)):
+        bad = ~np.isin(arr, CLASSES)
+        if bad.any():
+            raise ValueError(f"labels must be 'change' or 'stability', got {arr[bad][0]!r}")
+        return arr == CLASSES[0]
+    try:
+        num = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        num = np.full(arr.shape, np.nan)
+    if not np.isin(num, (0.0, 1.0)).all():
+        raise ValueError("labels must be booleans, 0/1 or the strings 'change'/'stability'")
+    return num == 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# calibration
+# --------------------------------------------------------------------------------------------------
 def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     conf, corr = _paired(confidence, correct, "confidence and correct")
     conf = conf.astype(np.float64)
     if not (np.all(np.isfinite(conf)) and conf.min() >= 0.0 and conf.max() <= 1.0):
         raise ValueError("confidence must hold finite values in [0, 1]")
-    return conf, corr.astype(np.float64)
+    return conf, is_change(corr).astype(np.float64)
 
 
-def _bin_ids(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
-    if strategy == "uniform":
-        # [0, 1/B), [1/B, 2/B), ..., [(B-1)/B, 1]: the last bin is closed at 1.0
-        return np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
-    if strategy == "quantile":
-        ranks = np.argsort(np.argsort(conf, kind="stable"), kind="stable")
-        return (ranks * n_bins) // conf.size
-    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") -> npt.NDArray[np.int64]:
+    r"""Bin of each value in [0, 1]: equal-width bins (the last closed at 1.0) or equal-mass bins.
 
-
-@dataclass(frozen=True)
-class ReliabilityBins:
-    """Per-bin statistics of a reliability diagram.
-
-    Attributes
-    ----------
-    count, confidence, accuracy : ndarray, shape (n_bins,)
-        Number of items, mean confidence and accuracy (fractions) per bin; NaN where a bin is empty.
-    edges : ndarray, shape (n_bins + 1,)
-        Bin edges for ``strategy="uniform"``; the quantile edges (min/max of each bin) otherwise.
-    """
-
-    count: np.ndarray
-    confidence: np.ndarray
-    accuracy: np.ndarray
-    edges: np.ndarray
-
-
-def reliability_bins(
-    confidence: ArrayLike, correct: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
-) -> ReliabilityBins:
-    """Bin confidences for a reliability diagram (equal-width or equal-mass bins).
+    With ``strategy="uniform"`` value :math:`v` falls in bin :math:`\min(\lfloor B v\rfloor, B - 1)`, so the
+    bins are :math:`[0, 1/B), [1/B, 2/B), \dots, [(B-1)/B, 1]` (protocol §7); with
+    ``strategy="quantile"`` the :math:`k`-th smallest of :math:`n` values falls in bin
+    :math:`\lfloor k B / n \rfloor`.
 
     Parameters
     ----------
-    confidence : array_like of float, shape (n,)
-        Confidence of the predicted class.
-    correct : array_like of bool, shape (n,)
-        Whether the prediction was right.
+    values : array_like of float, shape (n,)
     n_bins : int
+        :math:`B \ge 1`.
     strategy : {"uniform", "quantile"}
-        Equal-width bins on [0, 1] (the last closed at 1.0) or equal-mass bins.
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+
+    Examples
+    --------
+    >>> bin_index([0.0, 0.05, 0.1, 0.99, 1.0]).tolist()
+    [0, 0, 1, 9, 9]
     """
-    conf, corr = _confidence_and_correct(confidence, correct)
-    ids = _bin_ids(conf, n_bins, strategy)
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    v = np.asarray(values, dtype=np.float64)
+    if strategy == "uniform":
+        return np.minimum((v * n_bins).astype(np.int64), n_bins - 1)
+    if strategy == "quantile":
+        ranks = np.argsort(np.argsort(v, kind="stable"), kind="stable")
+        return (ranks * n_bins) // v.size
+    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+
+
+def _bins(conf: np.ndarray, corr: np.ndarray, n_bins: int, strategy: str) -> tuple[np.ndarray, ...]:
+    """Per-bin count, mean confidence, mean correctness (NaN where empty) and edges."""
+    ids = bin_index(conf, n_bins, strategy)
     count = np.bincount(ids, minlength=n_bins).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.bincount(ids, weights=conf, minlength=n_bins) / count
         mean_acc = np.bincount(ids, weights=corr, minlength=n_bins) / count
     if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        edges = np.arange(n_bins + 1) / n_bins
     else:
         order = np.sort(conf)
         cuts = np.searchsorted(np.sort(ids), np.arange(n_bins + 1))
         edges = np.append(order[np.minimum(cuts[:-1], conf.size - 1)], order[-1])
-    return ReliabilityBins(count, mean_conf, mean_acc, edges)
+    return count, mean_conf, mean_acc, edges
+
+
+def reliability_table(
+    prob: ArrayLike, outcome: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
+) -> pd.DataFrame:
+    r"""Binned reliability of forecast probabilities: a reliability diagram as a table.
+
+    A forecaster is calibrated when, among the cases forecast at :math:`q`, a share :math:`q` comes
+    true: :math:`\text{observed} \approx \text{mean\_predicted}` in every bin with enough data. The
+    probability may be a decision's confidence (the outcome: the decision was right) or a
+    P(change) (the outcome: the side is change).
+
+    Parameters
+    ----------
+    prob : array_like of float, shape (n,)
+        Forecast probabilities in [0, 1].
+    outcome : array_like, shape (n,)
+        Whether the event happened: booleans, 0/1 or ``"change"``/``"stability"``
+        (:func:`is_change`).
+    n_bins : int
+        Number of bins (:func:`bin_index`).
+    strategy : {"uniform", "quantile"}
+        Equal-width bins on [0, 1], the last closed at 1.0, or equal-mass bins.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin: ``bin``, ``bin_lower`` and ``bin_upper`` (the bin's edges for
+        equal-width bins; its smallest and largest member for equal-mass bins), ``count``,
+        ``mean_predicted``, ``observed``, ``gap`` (observed - mean_predicted) and ``stderr`` (the
+        binomial standard error of ``observed`` at ``mean_predicted``,
+        :math:`\sqrt{\bar q (1 - \bar q) / n_b}`).
+
+    Examples
+    --------
+    >>> reliability_table([0.05, 0.15, 0.15, 1.0], [False, True, False, True])[["bin", "count", "observed"]]
+       bin  count  observed
+    0    0      1       0.0
+    1    1      2       0.5
+    2    9      1       1.0
+    """
+    conf, corr = _confidence_and_correct(prob, outcome)
+    count, mean_pred, observed, edges = _bins(conf, corr, n_bins, strategy)
+    full = np.flatnonzero(count > 0)
+    table = pd.DataFrame({"bin": full, "bin_lower": edges[full], "bin_upper": edges[full + 1],
+                          "count": count[full].astype(np.int64), "mean_predicted": mean_pred[full],
+                          "observed": observed[full]})
+    table["gap"] = table["observed"] - table["mean_predicted"]
+    mp = table["mean_predicted"].to_numpy()
+    table["stderr"] = np.sqrt(mp * (1.0 - mp) / table["count"].to_numpy())
+    return table
 
 
 def expected_calibration_error(
@@ -144,32 +262,55 @@ def expected_calibration_error(
         \text{ECE} = \sum_{b=1}^{B} \frac{n_b}{n}\,\big|\operatorname{acc}(b) - \operatorname{conf}(b)\big|
 
     with ten equal-width bins by default, the last one closed at 1.0 (protocol §7), or equal-mass
-    bins with ``strategy="quantile"``.
+    bins with ``strategy="quantile"`` (:func:`bin_index`).
+
+    Examples
+    --------
+    >>> round(expected_calibration_error([0.9, 0.9, 0.6, 0.6], [True, False, True, True]), 3)
+    0.4
     """
-    bins = reliability_bins(confidence, correct, n_bins, strategy)
-    full = bins.count > 0
-    n = bins.count[full].sum()
-    return float(np.sum(bins.count[full] / n * np.abs(bins.accuracy[full] - bins.confidence[full])))
+    conf, corr = _confidence_and_correct(confidence, correct)
+    count, mean_conf, mean_acc, _ = _bins(conf, corr, n_bins, strategy)
+    full = count > 0
+    n = count[full].sum()
+    return float(np.sum(count[full] / n * np.abs(mean_acc[full] - mean_conf[full])))
 
 
 def overconfidence_gap(confidence: ArrayLike, correct: ArrayLike) -> float:
     r"""Mean confidence minus accuracy (a fraction; positive means overconfident).
 
     .. math:: \text{gap} = \frac1n\sum_j \text{conf}_j - \frac1n \sum_j \mathbb 1[\hat y_j = y_j]
+
+    Examples
+    --------
+    >>> round(overconfidence_gap([0.9, 0.7], [True, False]), 3)
+    0.3
     """
     conf, corr = _confidence_and_correct(confidence, correct)
     return float(conf.mean() - corr.mean())
 
 
 def probability_of_change(prediction: ArrayLike, confidence: ArrayLike) -> np.ndarray:
-    """P(change) implied by a predicted side and the confidence of that side."""
+    """P(change) implied by a predicted side and the confidence of that side.
+
+    Examples
+    --------
+    >>> probability_of_change(["change", "stability"], [0.75, 0.75]).tolist()
+    [0.75, 0.25]
+    """
     pred, conf = _paired(prediction, confidence, "prediction and confidence")
     conf = conf.astype(np.float64)
     return np.where(pred == "change", conf, 1.0 - conf)
 
 
 def brier_score(y_true: ArrayLike, p_change: ArrayLike) -> float:
-    r"""Brier score of P(change): :math:`\frac1n\sum_j (p_j - \mathbb 1[y_j = \text{change}])^2`."""
+    r"""Brier score of P(change): :math:`\frac1n\sum_j (p_j - \mathbb 1[y_j = \text{change}])^2`.
+
+    Examples
+    --------
+    >>> brier_score(["change", "stability"], [0.8, 0.4])
+    0.1
+    """
     t, p = _paired(y_true, p_change, "y_true and p_change")
     return float(brier_score_loss(t == "change", p.astype(np.float64)))
 
@@ -179,6 +320,11 @@ def negative_log_likelihood(y_true: ArrayLike, p_change: ArrayLike, eps: float =
     :math:`[\epsilon, 1-\epsilon]`.
 
     .. math:: \text{NLL} = -\frac1n \sum_j \log P(Y = y_j)
+
+    Examples
+    --------
+    >>> round(negative_log_likelihood(["change", "stability"], [0.5, 0.5]), 4)  # log 2
+    0.6931
     """
     t, p = _paired(y_true, p_change, "y_true and p_change")
     p = np.clip(p.astype(np.float64), eps, 1.0 - eps)
@@ -198,14 +344,38 @@ class Interval:
     level: float
     n_boot: int
 
-    def __str__(self) -> str:
-        return f"{self.estimate:.1f} [{self.low:.1f}, {self.high:.1f}]"
 
+def bootstrap_indices(
+    n: int, n_boot: int, strata: ArrayLike | None = None,
+    random_state: int | np.random.Generator | None = 0,
+) -> npt.NDArray[np.int64]:
+    """Bootstrap index matrix: ``n_boot`` resamples with replacement of ``n`` items.
 
-def _resample_indices(
-    n: int, n_boot: int, rng: np.random.Generator, strata: np.ndarray | None
-) -> np.ndarray:
-    """Bootstrap index matrix (n_boot, n); resampling within strata keeps their sizes fixed."""
+    With ``strata`` every resample draws within each stratum as many items as it holds, so that each
+    stratum (a dimension, say) keeps its size.
+
+    Parameters
+    ----------
+    n : int
+        Number of items.
+    n_boot : int
+        Number of resamples.
+    strata : array_like, shape (n,), optional
+        Stratum of each item.
+    random_state : int or Generator, optional
+
+    Returns
+    -------
+    ndarray of int, shape (n_boot, n)
+        Row ``r`` lists the items of resample ``r``.
+
+    Examples
+    --------
+    >>> idx = bootstrap_indices(5, 3, strata=["a", "a", "b", "b", "b"])
+    >>> idx.shape, bool((idx[:, :2] < 2).all() and (idx[:, 2:] >= 2).all())
+    ((3, 5), True)
+    """
+    rng = np.random.default_rng(random_state)
     if strata is None:
         return rng.integers(0, n, size=(n_boot, n))
     codes = np.unique(np.asarray(strata), return_inverse=True)[1]
@@ -276,7 +446,7 @@ def _draw(
 ) -> tuple[list[np.ndarray], list[np.ndarray] | None, np.ndarray]:
     """Validated columns, strata groups and the bootstrap index matrix ``(n_boot, n)``."""
     cols, st, groups = _prepare(arrays, strata, average_over_strata)
-    idx = _resample_indices(cols[0].size, n_boot, np.random.default_rng(random_state), st)
+    idx = bootstrap_indices(cols[0].size, n_boot, st, random_state)
     return cols, groups, idx
 
 
@@ -356,9 +526,6 @@ class PairedComparison:
     level: float
     n_boot: int
 
-    def __str__(self) -> str:
-        return f"{self.difference:+.1f} [{self.low:+.1f}, {self.high:+.1f}] (p = {self.p_value:.3f})"
-
 
 def paired_bootstrap(
     metric: Callable[[np.ndarray, np.ndarray], float],
@@ -376,6 +543,13 @@ def paired_bootstrap(
 
     Both methods are scored on the same resampled pairs, so the interval reflects the paired design.
     ``strata`` and ``average_over_strata`` work as in :func:`bootstrap_ci`.
+
+    Examples
+    --------
+    >>> y = ["change"] * 10
+    >>> cmp = paired_bootstrap(accuracy, y, ["change"] * 9 + ["stability"], ["change"] * 5 + ["stability"] * 5)
+    >>> round(cmp.difference, 1), cmp.low <= cmp.difference <= cmp.high
+    (40.0, True)
     """
     (t, a, b), groups, idx = _draw(
         [y_true, pred_a, pred_b], strata, average_over_strata, n_boot, random_state
@@ -415,6 +589,12 @@ def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike, exact: bool | None 
     correct_a, correct_b : array_like of bool, shape (n,)
     exact : bool, optional
         Default: exact when :math:`b + c < 25`.
+
+    Examples
+    --------
+    >>> r = mcnemar_test([True, True, True, False], [False, False, True, False])
+    >>> r.b, r.c, r.p_value
+    (2, 0, 0.5)
     """
     a, bb = _paired(correct_a, correct_b, "correct_a and correct_b")
     a, bb = a.astype(bool), bb.astype(bool)
@@ -430,10 +610,3 @@ def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike, exact: bool | None 
     chi2 = (abs(b - c) - 1.0) ** 2 / n
     return McNemarResult(b, c, float(chi2), float(stats.chi2.sf(chi2, df=1)), False)
 
-
-__all__ = [
-    "accuracy", "macro_f1", "expected_calibration_error", "overconfidence_gap", "reliability_bins",
-    "ReliabilityBins", "probability_of_change", "brier_score", "negative_log_likelihood",
-    "bootstrap_ci", "Interval", "paired_bootstrap", "PairedComparison", "mcnemar_test",
-    "McNemarResult",
-]

@@ -30,13 +30,6 @@ def test_ece_rows_match_the_metric():
     assert got[1] == pytest.approx(metrics.expected_calibration_error(conf[idx[1]], corr[idx[1]]))
 
 
-def test_stratified_draws_stay_within_strata():
-    strata = np.array(["a"] * 5 + ["b"] * 3 + ["a"] * 2)
-    idx = calib._stratified_draws(strata, 50, np.random.default_rng(1))
-    assert idx.shape == (50, 10)
-    assert (np.sort(strata[idx], axis=1) == np.sort(strata)).all()
-
-
 def test_calibration_summary_values(hand_frame):
     pred = predict_pairs(hand_frame).assign(model="m")
     cal = calib.calibration_summary(pred, n_boot=200).set_index("rule")
@@ -52,13 +45,19 @@ def test_calibration_summary_values(hand_frame):
     assert row["nll"] == pytest.approx(metrics.negative_log_likelihood(tef["side"].to_numpy(), p))
 
 
-def test_reliability_table_counts_every_scored_pair():
+def test_reliability_by_rule_counts_every_scored_pair():
     pred = ex.predict_runs(synthetic_cache(11).assign(model="A", prompt="p"))
-    rel = calib.reliability_table(pred)
+    rel = calib.reliability_by_rule(pred)
+    assert list(rel.columns[:4]) == ["model", "prompt", "lang", "rule"]
     scored = pred[pred["prediction"] != "abstain"].groupby(["lang", "rule"]).size()
     got = rel.groupby(["lang", "rule"])["count"].sum()
     pd.testing.assert_series_equal(got.sort_index(), scored.sort_index(), check_names=False)
-    assert (rel["low"] >= 0.5).all() or (rel["confidence"] >= 0.5).all()  # binary confidences are >= 0.5
+    assert (rel["mean_predicted"] >= 0.5).all()  # binary confidences are >= 0.5
+    # one group is the metric's table of that group
+    tef_en = pred[(pred["rule"] == "tef") & (pred["lang"] == "en") & (pred["prediction"] != "abstain")]
+    want = metrics.reliability_table(tef_en["confidence"].to_numpy(), tef_en["correct"].to_numpy())
+    got = rel[(rel["rule"] == "tef") & (rel["lang"] == "en")].drop(columns=["model", "prompt", "lang", "rule"])
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -68,8 +68,9 @@ def test_ece_matches_loop(items):
 def test_equal_mass_bins():
     conf = np.linspace(0.5, 1.0, 100)
     correct = np.ones(100)
-    bins = m.reliability_bins(conf, correct, n_bins=4, strategy="quantile")
-    assert bins.count.tolist() == [25, 25, 25, 25]
+    bins = m.reliability_table(conf, correct, n_bins=4, strategy="quantile")
+    assert bins["count"].tolist() == [25, 25, 25, 25]
+    assert bins["bin_lower"].iloc[0] == 0.5 and bins["bin_upper"].iloc[-1] == 1.0
     # perfectly accurate: ECE = 1 - mean confidence
     assert m.expected_calibration_error(conf, correct, strategy="quantile") == pytest.approx(1 - conf.mean())
 
@@ -134,3 +135,50 @@ def test_paired_bootstrap_and_mcnemar():
     assert big.exact is False
     assert big.statistic == pytest.approx((30 - 1) ** 2 / 30)
     assert m.mcnemar_test([True], [True]).p_value == 1.0
+
+
+# ---------------------------------------------------------------------------------------------------
+def test_bin_index_equal_width_closes_the_last_bin():
+    assert m.bin_index([0.0, 0.0999, 0.1, 0.5, 0.9999, 1.0], 10).tolist() == [0, 0, 1, 5, 9, 9]
+    assert m.bin_index([0.3, 0.1, 0.2, 0.4], 2, "quantile").tolist() == [1, 0, 0, 1]
+    with pytest.raises(ValueError, match="n_bins"):
+        m.bin_index([0.5], 0)
+
+
+def test_reliability_table_values():
+    t = m.reliability_table([0.05, 0.15, 0.15, 1.0], [False, True, False, True], n_bins=10)
+    assert t["bin"].tolist() == [0, 1, 9]
+    assert t["bin_lower"].tolist() == [0.0, 0.1, 0.9] and t["bin_upper"].tolist() == [0.1, 0.2, 1.0]
+    assert t["count"].tolist() == [1, 2, 1]
+    assert t["mean_predicted"].tolist() == pytest.approx([0.05, 0.15, 1.0])
+    assert t["observed"].tolist() == [0.0, 0.5, 1.0]
+    assert t["gap"].tolist() == pytest.approx([-0.05, 0.35, 0.0])
+    assert t["stderr"].iloc[1] == pytest.approx(math.sqrt(0.15 * 0.85 / 2))
+    # outcomes as sides, and the table is the ECE's bins
+    sides = m.reliability_table([0.05, 0.15, 0.15, 1.0], ["stability", "change", "stability", "change"])
+    assert sides.equals(t)
+    ece = float((t["count"] / t["count"].sum() * t["gap"].abs()).sum())
+    assert m.expected_calibration_error([0.05, 0.15, 0.15, 1.0], [0, 1, 0, 1]) == pytest.approx(ece)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        m.reliability_table([1.5], [True])
+    with pytest.raises(ValueError, match="labels must be"):
+        m.reliability_table([0.5], ["maybe"])
+
+
+def test_is_change():
+    assert m.is_change(np.array(["change", "stability"], dtype=object)).tolist() == [True, False]
+    assert m.is_change([True, False]).tolist() == [True, False]
+    assert m.is_change([1.0, 0.0]).tolist() == [True, False]
+    for bad in (["up"], [2], [0.5]):
+        with pytest.raises(ValueError, match="labels must be"):
+            m.is_change(bad)
+
+
+def test_bootstrap_indices_resample_within_strata():
+    strata = np.array(["a"] * 5 + ["b"] * 3 + ["a"] * 2)
+    idx = m.bootstrap_indices(10, 50, strata, random_state=1)
+    assert idx.shape == (50, 10)
+    assert (np.sort(strata[idx], axis=1) == np.sort(strata)).all()
+    assert np.array_equal(idx, m.bootstrap_indices(10, 50, strata, random_state=1))
+    free = m.bootstrap_indices(10, 50, random_state=1)
+    assert free.min() >= 0 and free.max() <= 9 and not np.array_equal(free, idx)

@@ -2,7 +2,8 @@ r"""Calibration of the rules' confidences (paper Fig. 4) and the temperature swe
 
 :func:`calibration_summary` reports, per run, language and rule, the expected calibration error
 (with a bootstrap interval over pairs resampled within dimensions), the overconfidence gap, the
-Brier score and the log-loss; :func:`reliability_table` gives the bins of a reliability diagram.
+Brier score and the log-loss; :func:`reliability_by_rule` gives the bins of a reliability diagram
+(:func:`tefcore.metrics.reliability_table`) per run, language and rule.
 
 :func:`retemper` sharpens or flattens probabilities, :math:`p' = \sigma(\operatorname{logit}(p)/t)`,
 and :func:`temperature_sweep` re-runs the rules on a judge's re-tempered posteriors to follow TEF's
@@ -19,17 +20,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from tefcore import metrics
-from tefcore.evaluate import ABSTAIN
-from tefcore.chapters.experiments import BASELINES, check_metric, predict_runs, versus_best_baseline
+from tefcore.chapters.experiments import predict_runs, versus_best_baseline
+from tefcore.chapters.runs import Runs, frame_of, run_keys
+from tefcore.evaluate import ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups
 from tefcore.fusion import weights
-from tefcore.chapters.runs import Runs, frame_of, iter_groups, run_keys
 
 __all__ = [
     "calibration_summary",
-    "reliability_table",
+    "reliability_by_rule",
     "retemper",
     "temperature_sweep",
 ]
@@ -38,27 +39,10 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 # calibration (paper Fig. 4)
 # --------------------------------------------------------------------------------------------------
-def _bin_ids(conf: np.ndarray, n_bins: int) -> np.ndarray:
-    """Equal-width bins on [0, 1], the last closed at 1.0 (as :func:`tefcore.metrics.reliability_bins`)."""
-    return np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)
-
-
-def _stratified_draws(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
-    """Bootstrap index matrix ``(n_boot, n)`` that resamples within each stratum."""
-    codes = np.unique(strata, return_inverse=True)[1]
-    order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    out = np.empty((n_boot, strata.size), dtype=np.int64)
-    for start, size in zip(starts, sizes):  # one block per stratum (a handful)
-        out[:, start:start + size] = order[start + rng.integers(0, size, size=(n_boot, size))]
-    return out
-
-
 def _ece_rows(conf: np.ndarray, correct: np.ndarray, idx: np.ndarray, n_bins: int) -> np.ndarray:
     r"""ECE of every bootstrap row at once: :math:`\sum_b |\sum_{j\in b} (c_j - a_j)| / n`."""
     n_boot, n = idx.shape
-    key = (_bin_ids(conf, n_bins)[idx] + n_bins * np.arange(n_boot)[:, None]).ravel()
+    key = (metrics.bin_index(conf, n_bins)[idx] + n_bins * np.arange(n_boot)[:, None]).ravel()
     diff = np.bincount(key, weights=(conf - correct)[idx].ravel(), minlength=n_boot * n_bins)
     return np.abs(diff.reshape(n_boot, n_bins)).sum(axis=1) / n
 
@@ -105,8 +89,7 @@ def calibration_summary(
         conf = s["confidence"].to_numpy(dtype=np.float64)
         corr = s["correct"].to_numpy(dtype=np.float64)
         p_change = metrics.probability_of_change(s["prediction"].to_numpy(), conf)
-        rng = np.random.default_rng(rng_seed)
-        idx = _stratified_draws(s["dimension"].to_numpy(), n_boot, rng)
+        idx = metrics.bootstrap_indices(len(s), n_boot, s["dimension"].to_numpy(), rng_seed)
         eces = _ece_rows(conf, corr, idx, n_bins)
         gaps = conf[idx].mean(axis=1) - corr[idx].mean(axis=1)
         q = [(1 - level) / 2, (1 + level) / 2]
@@ -124,28 +107,31 @@ def calibration_summary(
     return pd.DataFrame(rows)
 
 
-def reliability_table(
+def reliability_by_rule(
     pred: pd.DataFrame, *, n_bins: int = 10, strategy: str = "uniform", rules: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Reliability-diagram bins per run, language and rule (pooled over dimensions, abstentions out).
+    """Reliability-diagram bins of each rule's confidence per run, language and rule.
+
+    Pooled over dimensions, abstentions left out; the bins are those of
+    :func:`tefcore.metrics.reliability_table` with the confidence of the predicted side as the forecast
+    and its correctness as the outcome.
 
     Returns
     -------
     DataFrame
-        ``*keys, bin, low, high, count, confidence, accuracy`` for the non-empty bins (fractions).
+        ``*keys`` (``model, prompt, lang, rule``) and the columns of
+        :func:`tefcore.metrics.reliability_table` (``mean_predicted`` is the mean confidence,
+        ``observed`` the accuracy of the bin, both fractions).
     """
     keys = [*run_keys(pred), "lang", "rule"]
     data = pred if rules is None else pred[pred["rule"].isin(list(rules))]
-    rows = []
-    for key, g in iter_groups(data[data["prediction"] != ABSTAIN], keys):
-        rb = metrics.reliability_bins(g["confidence"].to_numpy(dtype=np.float64), g["correct"].to_numpy(),
-                                      n_bins, strategy)
-        full = rb.count > 0
-        lo, hi = (rb.edges[:-1], rb.edges[1:])
-        rows.append(pd.DataFrame({**{k: v for k, v in key.items()}, "bin": np.flatnonzero(full),
-                                  "low": lo[full], "high": hi[full], "count": rb.count[full].astype(int),
-                                  "confidence": rb.confidence[full], "accuracy": rb.accuracy[full]}))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    rows = [metrics.reliability_table(g["confidence"].to_numpy(dtype=np.float64), g["correct"].to_numpy(),
+                                      n_bins, strategy).assign(**key)
+            for key, g in iter_groups(data[data["prediction"] != ABSTAIN], keys)]
+    if not rows:
+        return pd.DataFrame()
+    out = pd.concat(rows, ignore_index=True)
+    return out[[*keys, *(c for c in out.columns if c not in keys)]]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -170,15 +156,14 @@ def retemper(p: npt.ArrayLike, t: float) -> np.ndarray:
     bad = ~np.isnan(arr) & ((arr < 0) | (arr > 1))
     if bad.any():
         raise ValueError(f"probabilities must lie in [0, 1] (or be NaN); found {arr[bad][0]!r}")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logit = np.log(arr) - np.log1p(-arr)
-    return expit(logit / t)
+    with np.errstate(divide="ignore"):
+        return expit(logit(arr) / t)
 
 
 def _retemper_frame(df: pd.DataFrame, t: float) -> pd.DataFrame:
     """A copy of a cache frame with every probability re-tempered (one flat array, no loop over posts)."""
-    lengths = df["sentences"].map(len).to_numpy()
-    flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in df["sentences"]])
+    flat, doc = flatten_sentences(df["sentences"])
+    lengths = np.bincount(doc, minlength=len(df))
     new = retemper(flat, t)
     out = df.copy()
     out["direct"] = retemper(df["direct"].to_numpy(dtype=np.float64), t)
@@ -246,7 +231,7 @@ def temperature_sweep(
                                    random_state=random_state)
         flat_rows = []
         for key, g in iter_groups(hot, keys):
-            flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in g["sentences"]])
+            flat = flatten_sentences(g["sentences"])[0]
             w = weights(flat[~np.isnan(flat)])
             flat_rows.append({**key, "mean_weight": float(w.mean()) if w.size else math.nan,
                               "decisive_share": 100 * float(np.mean(w >= 0.5)) if w.size else math.nan})

@@ -1,16 +1,17 @@
 r"""Comparisons and tables of the result chapters (5, 6 and 7): predictions in, tidy tables out.
 
 The chapters read the probability caches of one or more judges (:func:`tefcore.chapters.runs.load_runs`),
-turn them into per-pair predictions with :func:`tefcore.evaluate.predict_pairs` and summarise them.
-Everything that loops over posts or bootstrap replicates lives here, vectorised; the notebooks only
-choose, show and plot. Calibration and the temperature sweep are in :mod:`tefcore.chapters.calibration`, the
+turn them into per-pair predictions with :func:`tefcore.evaluate.predict_pairs` and summarise them per
+run (judge and prompt). The definitions (the "Average", the strongest baseline, paired comparisons)
+are those of the evaluation layer, :mod:`tefcore.evaluate`; this module applies them to the runs of a
+chapter and lays the results out. The notebooks only choose, show and plot. Calibration and the temperature sweep are in :mod:`tefcore.chapters.calibration`, the
 names and number formats the chapters print in :mod:`tefcore.chapters.presentation`.
 
 Main entry points
 -----------------
 :func:`predict_runs`, :func:`score_runs`
     Predictions and per-dimension accuracy/macro-F1 of every rule, per judge and prompt.
-:func:`average_intervals`, :func:`versus_best_baseline`, :func:`paired_comparisons`
+:func:`average_intervals`, :func:`versus_best_baseline`, :func:`compare_runs`
     Bootstrap intervals of the "Average" (the unweighted mean over dimensions), and paired tests.
 :func:`side_by_side`
     Our numbers and the paper's (Tables 3 and 4) in the paper's wide layout, each row labelled
@@ -28,31 +29,45 @@ definition (:func:`tefcore.metrics.bootstrap_ci` with ``average_over_strata=True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tefcore import metrics
-from tefcore.evaluate import predict_pairs, score_table
-from tefcore.fusion import RULE_LABELS, RULE_NAMES, weights
-from tefcore.chapters.presentation import LANG_LABELS, format_interval, judge_label
-from tefcore.chapters.runs import Runs, frame_of, iter_groups, run_keys
+from tefcore import evaluate, metrics
+from tefcore.evaluate import (
+    BASELINES,
+    check_metric,
+    dimension_average,
+    flatten_sentences,
+    iter_groups,
+    predict_pairs,
+    score_table,
+    sort_table,
+    strongest_baseline,
+)
+from tefcore.fusion import RULE_NAMES, weights
+from tefcore.chapters.presentation import (
+    LANG_LABELS,
+    METRIC_LABELS,
+    RULE_LABELS,
+    format_interval,
+    judge_label,
+    paper_columns,
+)
+from tefcore.chapters.runs import Runs, frame_of, run_keys
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
-    "BASELINES",
     "OURS_ORIGIN",
     "PAPER_ORIGIN",
     "average_intervals",
-    "best_rule",
-    "check_metric",
+    "compare_runs",
     "interval_table",
     "invalid_accounting",
     "labelled_intervals",
     "majority_rate",
-    "paired_comparisons",
     "posterior_summary",
     "predict_runs",
     "prompt_robustness",
@@ -61,29 +76,13 @@ __all__ = [
     "versus_best_baseline",
 ]
 
-BASELINES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote")
-"""The rules whose best is "the strongest baseline" (protocol §7)."""
-
 OURS_ORIGIN = "ours, CPU judge"
 """Row label of our numbers in side-by-side tables."""
 PAPER_ORIGIN = "paper, GPU/API LLMs"
 """Row label of the paper's published numbers."""
 
-_METRIC_FNS: dict[str, Callable[..., float]] = {"accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
-_METRIC_SHORT: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
-
-
-def check_metric(metric: str) -> Callable[..., float]:
-    """The scoring function of a metric name (``"accuracy"`` or ``"macro_f1"``, in percent).
-
-    Raises
-    ------
-    ValueError
-        For any other name.
-    """
-    if metric not in _METRIC_FNS:
-        raise ValueError(f"metric must be one of {tuple(_METRIC_FNS)}, got {metric!r}")
-    return _METRIC_FNS[metric]
+_ORDERS: dict[str, Sequence[str]] = {"dimension": TABLE_ORDER}
+"""Rows of our tables: dimensions in the paper's column order."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -114,7 +113,7 @@ def predict_runs(
 
 def score_runs(pred: pd.DataFrame) -> pd.DataFrame:
     """:func:`tefcore.evaluate.score_table` grouped by model, prompt (when present), language, rule, dimension."""
-    return score_table(pred, by=[*run_keys(pred), "lang", "rule", "dimension"])
+    return score_table(pred, by=[*run_keys(pred), "lang", "rule", "dimension"], orders=_ORDERS)
 
 
 def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
@@ -140,21 +139,8 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"n": n, "majority_side": major, "accuracy": 100 * share,
                         # F1 of the majority side is 2s/(1+s); the other side scores 0
                         "macro_f1": 100 * share / (1 + share)}).reset_index()
-    out = _with_average(out, ["lang"], ["accuracy", "macro_f1"])
-    return out
-
-
-def _with_average(table: pd.DataFrame, outer: Sequence[str], values: Sequence[str]) -> pd.DataFrame:
-    """Append an ``Average`` row per ``outer`` group and sort dimensions in table order."""
-    avg = table.groupby(list(outer), sort=False)[list(values)].mean().reset_index().assign(dimension="Average")
-    if "n" in table.columns:
-        avg = avg.merge(table.groupby(list(outer), sort=False)["n"].sum().reset_index(), on=list(outer))
-    out = pd.concat([table, avg], ignore_index=True)
-    order = {d: i for i, d in enumerate([*TABLE_ORDER, "Average"])}
-    out["_d"] = out["dimension"].map(order)
-    out["_o"] = out[list(outer)].apply(tuple, axis=1).map({k: i for i, k in enumerate(
-        pd.unique(out[list(outer)].apply(tuple, axis=1)))})
-    return out.sort_values(["_o", "_d"], kind="stable").drop(columns=["_d", "_o"]).reset_index(drop=True)
+    out = pd.concat([out, dimension_average(out, ["lang"], counts=["n"])], ignore_index=True)
+    return sort_table(out, ["lang", "dimension"], _ORDERS)
 
 
 def average_intervals(
@@ -200,7 +186,7 @@ def average_intervals(
                                       average_over_strata=True, random_state=random_state)
             rows.append({**key, "metric": metric, "estimate": ci.estimate, "low": ci.low, "high": ci.high,
                          "n": len(g)})
-    return _sort_rules(pd.DataFrame(rows), keys[:-1])
+    return sort_table(pd.DataFrame(rows), keys) if rows else pd.DataFrame(rows)
 
 
 def labelled_intervals(cis: pd.DataFrame) -> pd.DataFrame:
@@ -229,102 +215,21 @@ def interval_table(cis: pd.DataFrame, rules: Sequence[str],
     return wide[[c for c in cols if c in wide.columns]]
 
 
-def _sort_rules(frame: pd.DataFrame, outer: Sequence[str]) -> pd.DataFrame:
-    """Keep the groups of ``outer`` in order of appearance, rules in :data:`RULE_NAMES` order within."""
-    if frame.empty:
-        return frame
-    g_rank = frame.groupby(list(outer), sort=False).ngroup().to_numpy() if outer else np.zeros(len(frame))
-    r_rank = frame["rule"].map({r: i for i, r in enumerate(RULE_NAMES)})
-    order = np.lexsort((r_rank.to_numpy(), g_rank))
-    return frame.iloc[order].reset_index(drop=True)
-
-
-def best_rule(
-    table: pd.DataFrame, candidates: Sequence[str] = BASELINES, metric: str = "accuracy",
-    keys: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """The best of ``candidates`` on the Average, per group of a :func:`score_runs` table.
-
-    Ties go to the first candidate in ``candidates`` order.
-
-    Returns
-    -------
-    DataFrame
-        ``*keys, best, value``.
-    """
-    check_metric(metric)
-    keys = list(keys) if keys is not None else [*run_keys(table), "lang"]
-    avg = table[(table["dimension"] == "Average") & table["rule"].isin(list(candidates))].copy()
-    avg["_rank"] = avg["rule"].map({r: i for i, r in enumerate(candidates)})
-    avg = avg.sort_values([*keys, "_rank"], kind="stable")
-    idx = avg.groupby(keys, sort=False)[metric].idxmax()
-    best = avg.loc[idx, [*keys, "rule", metric]].rename(columns={"rule": "best", metric: "value"})
-    return best.reset_index(drop=True)
-
-
-def paired_comparisons(
-    pred: pd.DataFrame,
-    a: str,
-    b: str | Mapping[tuple[Any, ...], str],
-    *,
-    metric: str = "accuracy",
-    n_boot: int = 1000,
-    level: float = 0.95,
-    random_state: int = 0,
-    strata: Sequence[str] = ("dimension",),
-    group_keys: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    r"""Rule ``a`` against rule ``b`` on the same pairs, per group: paired bootstrap and McNemar.
-
-    The statistic is the Average of the metric (the mean over ``strata`` of the per-stratum metric);
-    the paired bootstrap resamples pairs within strata and scores both rules on the same draws.
-    McNemar's test is on the pooled correctness (exact when fewer than 25 discordant pairs).
+def compare_runs(pred: pd.DataFrame, a: str, b: str | Mapping[tuple[Any, ...], str], **options: Any) -> pd.DataFrame:
+    """:func:`tefcore.evaluate.paired_comparisons` per run (model, prompt) and language.
 
     Parameters
     ----------
     pred : DataFrame
         :func:`predict_runs` output.
-    a : str
-        The rule under test (e.g. ``"tef"``).
-    b : str or mapping
-        The rule compared with, or a mapping from a group key tuple (``group_keys`` order) to it,
-        e.g. the strongest baseline of each group.
-    metric : {"accuracy", "macro_f1"}
-    strata : sequence of str
-        Columns whose combinations are the strata (``("lang", "dimension")`` averages over the
-        twelve language-dimension cells, as Table 1 does).
-    group_keys : sequence of str, optional
-        Default: ``model, prompt`` (when present) and ``lang``.
-
-    Returns
-    -------
-    DataFrame
-        ``*group_keys, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c,
-        p_mcnemar, n``. ``difference`` is ``metric(a) - metric(b)`` in points.
+    a, b
+        The rule under test and the rule compared with (or a mapping from ``(model, prompt, lang)``
+        to it).
+    **options
+        Further options of :func:`tefcore.evaluate.paired_comparisons` (``metric``, ``n_boot``,
+        ``strata``, ``by`` ...).
     """
-    fn = check_metric(metric)
-    keys = list(group_keys) if group_keys is not None else [*run_keys(pred), "lang"]
-    rows = []
-    for key, g in iter_groups(pred, keys):
-        other = b if isinstance(b, str) else b.get(tuple(key.values()))
-        if other is None:
-            continue
-        pair_cols = ["post_id", "lang", "dimension"]
-        ga = g[g["rule"] == a].set_index(pair_cols).sort_index()
-        gb = g[g["rule"] == other].set_index(pair_cols).sort_index()
-        if len(ga) == 0 or len(gb) == 0:
-            raise ValueError(f"rules {a!r} and {other!r} must both be present in group {key}")
-        if not ga.index.equals(gb.index):
-            raise ValueError(f"rules {a!r} and {other!r} are not scored on the same pairs in group {key}")
-        st = ga.reset_index().groupby(list(strata), sort=False).ngroup().to_numpy()
-        cmp = metrics.paired_bootstrap(fn, ga["side"].to_numpy(), ga["prediction"].to_numpy(),
-                                       gb["prediction"].to_numpy(), n_boot=n_boot, level=level, strata=st,
-                                       average_over_strata=True, random_state=random_state)
-        mc = metrics.mcnemar_test(ga["correct"].to_numpy(), gb["correct"].to_numpy())
-        rows.append({**key, "a": a, "b": other, "metric": metric, "difference": cmp.difference,
-                     "low": cmp.low, "high": cmp.high, "p_bootstrap": cmp.p_value,
-                     "mcnemar_b": mc.b, "mcnemar_c": mc.c, "p_mcnemar": mc.p_value, "n": len(ga)})
-    return pd.DataFrame(rows)
+    return evaluate.paired_comparisons(pred, a, b, **{"by": [*run_keys(pred), "lang"], **options})
 
 
 def versus_best_baseline(
@@ -344,21 +249,19 @@ def versus_best_baseline(
     Returns
     -------
     DataFrame
-        :func:`paired_comparisons` rows (``a = "tef"``, ``b`` = the strongest baseline) plus
+        :func:`compare_runs` rows (``a = "tef"``, ``b`` = the strongest baseline) plus
         ``tef`` and ``baseline`` (the two Averages).
     """
     table = score_runs(pred[pred["rule"].isin([*baselines, "tef"])])
+    avg = table[table["dimension"] == evaluate.AVERAGE]
     keys = [*run_keys(pred), "lang"]
     out = []
     for metric in metrics_:
-        best = best_rule(table, baselines, metric, keys)
-        mapping = {tuple(r[k] for k in keys): r["best"] for _, r in best.iterrows()}
-        cmp = paired_comparisons(pred, "tef", mapping, metric=metric, n_boot=n_boot,
-                                 random_state=random_state, group_keys=keys)
-        avg = table[table["dimension"] == "Average"]
-        tef = avg[avg["rule"] == "tef"][[*keys, metric]].rename(columns={metric: "tef"})
-        base = best.rename(columns={"best": "b", "value": "baseline"})
-        out.append(cmp.merge(tef, on=keys).merge(base, on=[*keys, "b"]))
+        best = strongest_baseline(avg, keys, value=metric, baselines=baselines)
+        mapping = {tuple(r[k] for k in keys): r["strongest_baseline"] for r in best.reset_index().to_dict("records")}
+        cmp = compare_runs(pred, "tef", mapping, metric=metric, n_boot=n_boot, random_state=random_state)
+        best = best.reset_index().rename(columns={"strongest_baseline": "b"})
+        out.append(cmp.merge(best[[*keys, "tef"]], on=keys).merge(best[[*keys, "b", "baseline"]], on=[*keys, "b"]))
     return pd.concat(out, ignore_index=True)
 
 
@@ -409,10 +312,9 @@ def side_by_side(
         if paper_models is not None:
             p = p[p["model"].isin(list(paper_models))]
         p = p.rename(columns={"method": "rule"})[["model", "lang", "rule", "dimension", "metric", "value"]]
-        dims = p[p["dimension"] != "Average"]
-        printed = p[p["dimension"] == "Average"]
-        mean = dims.groupby(["model", "lang", "rule", "metric"], sort=False)["value"].mean().reset_index()
-        mean = mean.assign(dimension="Average")
+        dims = p[p["dimension"] != evaluate.AVERAGE]
+        printed = p[p["dimension"] == evaluate.AVERAGE]
+        mean = dimension_average(dims, ["model", "lang", "rule", "metric"], ["value"])
         if len(printed):
             mean = mean.merge(printed[["model", "lang", "rule", "metric"]], how="left", indicator=True)
             mean = mean[mean["_merge"] == "left_only"].drop(columns="_merge")
@@ -423,13 +325,10 @@ def side_by_side(
     tidy["judge"] = tidy["model"].map(judge_label)
     tidy["method"] = tidy["rule"].map(lambda r: RULE_LABELS.get(r, r))
     tidy["dim"] = tidy["dimension"].map(lambda d: ABBREVIATIONS.get(d, d))
-    tidy["m"] = tidy["metric"].map(_METRIC_SHORT)
+    tidy["m"] = tidy["metric"].map(METRIC_LABELS)
     wide = tidy.pivot_table(index=["language", "source", "judge", "method"], columns=["dim", "m"],
                             values="value", aggfunc="first", sort=False)
-    dims = [ABBREVIATIONS[d] for d in TABLE_ORDER if ABBREVIATIONS[d] in wide.columns.get_level_values(0)]
-    cols = [(d, _METRIC_SHORT[m]) for d in [*dims, "Average"] for m in metrics_
-            if (d, _METRIC_SHORT[m]) in wide.columns]
-    wide = wide[cols]
+    wide = wide[paper_columns(wide.columns, [METRIC_LABELS[m] for m in metrics_])]
     wide.columns.names = [None, None]
     # row order: languages as asked, ours first, judges in input order, methods in rule order
     lang_order = [LANG_LABELS.get(x, x) for x in langs]
@@ -459,9 +358,8 @@ def invalid_accounting(runs: Runs | pd.DataFrame) -> pd.DataFrame:
     """
     df = frame_of(runs)
     keys = [*run_keys(df), "lang"]
-    lengths = df["sentences"].map(len).to_numpy()
-    flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in df["sentences"]]) if len(df) else np.empty(0)
-    row = np.repeat(np.arange(len(df)), lengths)
+    flat, row = flatten_sentences(df["sentences"])
+    lengths = np.bincount(row, minlength=len(df))
     n_bad = np.bincount(row, weights=np.isnan(flat), minlength=len(df))
     work = df[keys].copy()
     work["pairs"] = 1
@@ -473,8 +371,7 @@ def invalid_accounting(runs: Runs | pd.DataFrame) -> pd.DataFrame:
     out["invalid_sentence_share"] = 100 * out["invalid_sentences"] / out["sentences"].clip(lower=1)
     if "sentence_sources" in df.columns:
         src = pd.DataFrame({**{k: np.repeat(df[k].to_numpy(), lengths) for k in keys},
-                            "source": np.concatenate([np.asarray(s, dtype=object) for s in df["sentence_sources"]])
-                            if len(df) else np.empty(0, dtype=object)})
+                            "source": flatten_sentences(df["sentence_sources"], dtype=object)[0]})
         counts = src.groupby(keys, sort=False)["source"].value_counts().unstack(fill_value=0)
         counts.columns = [f"source: {c}" for c in counts.columns]
         out = out.merge(counts.reset_index(), on=keys, how="left")
@@ -495,8 +392,7 @@ def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.Da
     keys = [*run_keys(df), "lang"]
     rows = []
     for key, g in iter_groups(df, keys):
-        lengths = g["sentences"].map(len).to_numpy()
-        flat = np.concatenate([np.asarray(s, dtype=np.float64) for s in g["sentences"]])
+        flat, doc = flatten_sentences(g["sentences"])
         ok = ~np.isnan(flat)
         p = flat[ok]
         d = g["direct"].to_numpy(dtype=np.float64)
@@ -504,7 +400,7 @@ def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.Da
         if p.size == 0:
             rows.append({**key, "sentences": 0})
             continue
-        doc = np.repeat(np.arange(len(g)), lengths)[ok]
+        doc = doc[ok]
         n_read = np.bincount(doc, minlength=len(g))
         n_change = np.bincount(doc, weights=p >= 0.5, minlength=len(g))
         read = n_read > 0
@@ -551,16 +447,13 @@ def prompt_robustness(
     if "prompt" not in pred.columns or "model" not in pred.columns:
         raise ValueError("prompt_robustness needs predictions with 'model' and 'prompt' columns")
     table = score_runs(pred[pred["rule"].isin([*baselines, "tef"])])
-    avg = table[table["dimension"] == "Average"]
-    per = avg.groupby(["model", "prompt", "rule"], sort=False)["accuracy"].mean().unstack("rule")
+    avg = table[table["dimension"] == evaluate.AVERAGE]
+    best = strongest_baseline(avg, ["model", "prompt"], value="accuracy", baselines=baselines)
     langs = avg.groupby(["model", "prompt"], sort=False)["lang"].agg(lambda s: ",".join(sorted(set(s))))
-    base = per[list(baselines)]
-    out = pd.DataFrame({"langs": langs, "strongest_baseline": base.idxmax(axis=1),
-                        "baseline": base.max(axis=1), "tef": per["tef"]})
-    out["gain"] = out["tef"] - out["baseline"]
+    out = pd.DataFrame({"langs": langs, **best[["strongest_baseline", "baseline", "tef", "gain"]]})
     mapping = {k: v for k, v in out["strongest_baseline"].items()}
-    cmp = paired_comparisons(pred, "tef", mapping, metric="accuracy", n_boot=n_boot, random_state=random_state,
-                             strata=("lang", "dimension"), group_keys=["model", "prompt"])
+    cmp = evaluate.paired_comparisons(pred, "tef", mapping, by=["model", "prompt"], metric="accuracy",
+                                      n_boot=n_boot, random_state=random_state, strata=("lang", "dimension"))
     out = out.reset_index().merge(cmp[["model", "prompt", "low", "high", "p_bootstrap", "p_mcnemar"]],
                                   on=["model", "prompt"], how="left")
     ref = out[out["prompt"] == reference_prompt].set_index("model")

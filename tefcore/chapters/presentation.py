@@ -1,11 +1,12 @@
-"""How the result chapters present their numbers: names of judges and languages, numbers as text, one figure.
+"""How the book presents its numbers: names of rules, judges and languages, numbers as text, one figure.
 
-The tables of :mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` hold registry names and
-floats; the chapters show them with the book's name of each judge (:data:`JUDGE_LABELS`,
-:func:`judge_label`, :func:`judge_table`) and language (:data:`LANG_LABELS`), as text with a fixed
-number of decimals (:func:`format_p`, :func:`format_interval`, :func:`format_columns`, so that
-executed notebooks are stable), and draw point estimates with their intervals in one shared figure
-type (:func:`dot_interval_figure`).
+The library's tables hold rule names, registry names and floats; the chapters show them with the
+paper's short name of each rule (:data:`RULE_LABELS`), the book's name of each judge
+(:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`judge_table`) and language (:data:`LANG_LABELS`),
+with the paper's column order (:func:`paper_columns`), as text with a fixed number of decimals
+(:func:`format_p`, :func:`format_interval`, :func:`format_columns`, so that executed notebooks are
+stable), and draw point estimates with their intervals in one shared figure type
+(:func:`dot_interval_figure`).
 """
 
 from __future__ import annotations
@@ -17,18 +18,35 @@ import numpy as np
 import pandas as pd
 
 from tefcore.chapters.runs import parse_list
+from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
     "JUDGE_DESCRIPTIONS",
     "JUDGE_LABELS",
     "LANG_LABELS",
+    "METRIC_LABELS",
+    "RULE_LABELS",
     "dot_interval_figure",
     "format_columns",
     "format_interval",
     "format_p",
     "judge_label",
     "judge_table",
+    "paper_columns",
 ]
+
+RULE_LABELS: dict[str, str] = {
+    "direct": "Direct",
+    "majority_vote": "MV",
+    "soft_vote": "SV",
+    "tef": "TEF",
+    "tef_without_entropy": "w/o Entropy",
+    "tef_without_log_odds": "w/o Log-Odds",
+}
+"""Short names of the rules as the paper's tables print them."""
+
+METRIC_LABELS: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
+"""Short names of the metrics in the paper's table headers."""
 
 JUDGE_LABELS: dict[str, str] = {
     "local": "SmolLM2-135M (CPU)",
@@ -54,6 +72,7 @@ JUDGE_DESCRIPTIONS: dict[str, tuple[str, bool]] = {
 """What each CPU judge is, and whether it reads the prompt."""
 
 LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
+"""How the book names each language."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -78,6 +97,22 @@ def judge_table(models: str | Sequence[str]) -> pd.DataFrame:
         rows.append({"judge": judge_label(m), "registry name": m, "what it is": what,
                      "reads the prompt": "yes" if reads else "no"})
     return pd.DataFrame(rows).set_index("judge")
+
+
+# --------------------------------------------------------------------------------------------------
+# the paper's column order
+# --------------------------------------------------------------------------------------------------
+def paper_columns(columns: pd.MultiIndex, metric_names: Sequence[str]) -> list[tuple[str, str]]:
+    """The (dimension abbreviation, metric) columns present, in the paper's order of dimensions, Average last.
+
+    Examples
+    --------
+    >>> cols = pd.MultiIndex.from_tuples([("Average", "Acc"), ("Eco.", "Acc"), ("Cul.", "Acc")])
+    >>> paper_columns(cols, ["Acc"])
+    [('Cul.', 'Acc'), ('Eco.', 'Acc'), ('Average', 'Acc')]
+    """
+    dims = [ABBREVIATIONS[d] for d in TABLE_ORDER if ABBREVIATIONS[d] in columns.get_level_values(0)]
+    return [(d, m) for d in [*dims, "Average"] for m in metric_names if (d, m) in columns]
 
 
 # --------------------------------------------------------------------------------------------------
