@@ -36,6 +36,10 @@ max_hedging = 40
 grid_points = 399
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("01_derivation")  # a misspelt -p name fails here, naming the parameters above
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go

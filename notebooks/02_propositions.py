@@ -54,6 +54,10 @@ sweep_temperatures = [0.25, 0.5, 1.0, 2.0, 4.0]
 sweep_bootstrap = 200
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("02_propositions")  # a misspelt -p name fails here, naming the parameters above
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go

@@ -33,6 +33,10 @@
 data_dir = None
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("03_mind_statistics")  # a misspelt -p name fails here, naming the parameters above
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go

@@ -66,6 +66,10 @@ out = "_build/caches"
 reference_caches = "data/caches"
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("04_extraction")  # a misspelt -p name fails here, naming the parameters above
+
 import warnings
 
 import numpy as np

@@ -47,6 +47,10 @@ sweep_boot = 300  # bootstrap replicates per point of the sweep
 seed = 0  # bootstrap seed
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("05_main_results")  # a misspelt -p name fails here, naming the parameters above
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go

@@ -42,6 +42,10 @@ paper_models = "qwen2.5-7b,deepseek-v3.2"  # the paper's ablated models
 seed = 0  # bootstrap seed
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("06_ablation")  # a misspelt -p name fails here, naming the parameters above
+
 import pandas as pd
 from IPython.display import Markdown, display
 

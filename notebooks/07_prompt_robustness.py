@@ -42,6 +42,10 @@ invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
 seed = 0  # bootstrap seed
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("07_prompt_robustness")  # a misspelt -p name fails here, naming the parameters above
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go

@@ -61,6 +61,10 @@ endpoint = ""
 endpoint_model = ""
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("08_efficiency")  # a misspelt -p name fails here, naming the parameters above
+
 import os
 import warnings
 

@@ -33,6 +33,10 @@ lab_lean = 0.5
 sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 # %%
+from tefcore.chapters.parameters import check_parameters
+
+check_parameters("10_teaching_lab")  # a misspelt -p name fails here, naming the parameters above
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go

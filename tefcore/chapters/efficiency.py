@@ -8,8 +8,10 @@ times too. Everything here is computed from the data at hand and from a model's 
 * :func:`query_table` sizes the workload (one row per query with its prompt;
   :func:`tefcore.mind.release.post_table` gives the sentences per post);
 * :func:`count_tokens` counts prompt tokens with any counter, for instance :func:`llama_token_counter`
-  (the GGUF model's tokenizer and chat template), and :func:`token_totals` sums them over the twelve
-  (language × dimension) subsets;
+  (the GGUF model's tokenizer and chat template) or :func:`hf_token_counter` (a vLLM model's), both
+  rendering exactly what the judge evaluates (the reference rendering: a template's own default
+  system turn is kept and counted); :func:`token_counter` picks the one of a registry model, and
+  :func:`token_totals` sums them over the twelve (language × dimension) subsets;
 * :func:`time_queries` (:func:`measure_latency`) times requests one after another on a backend, with
   the shared prompt prefix warm or cold, and :func:`time_fusion` times the fusion rules over every pair
   at once; :func:`method_costs` turns tokens and times into Table 2's rows;
@@ -65,6 +67,7 @@ __all__ = [
     "summarise_latency",
     "time_fusion",
     "time_queries",
+    "token_counter",
     "token_totals",
 ]
 
@@ -211,23 +214,53 @@ def llama_token_counter(model_path: str | Path | None = None, chat: bool = True,
     return count
 
 
-def hf_token_counter(model: str, chat_template_kwargs: Mapping[str, Any] | None = None) -> TokenCounter:
+def hf_token_counter(model: str, chat_template_kwargs: Mapping[str, Any] | None = None,
+                     keep_default_system: bool = True) -> TokenCounter:
     """Token counter of a Hugging Face model (the vLLM judges), through ``transformers``.
 
-    The prompt is one user turn of the tokenizer's chat template with the generation prompt, as the
-    vLLM backend sends it. Needs ``transformers`` and the tokenizer files (local path or hub cache).
+    The prompt is rendered and tokenised by the vLLM backend's own code
+    (:func:`tefcore.judges.vllm.chat_template_of` and :func:`~tefcore.judges.vllm.prompt_token_ids`):
+    one user turn of the tokenizer's chat template with the generation prompt, the template's
+    default system turn kept unless ``keep_default_system=False`` (Qwen2.5's "You are Qwen..." is
+    part of what the model reads, and so of the count), no extra special tokens. Needs
+    ``transformers`` and the tokenizer files (a local path or the hub cache).
     """
     from transformers import AutoTokenizer
 
+    from tefcore.judges.vllm import chat_template_of, prompt_token_ids
+
     tok = AutoTokenizer.from_pretrained(model)
-    kwargs = dict(chat_template_kwargs or {})
+    chat = chat_template_of(tok, keep_default_system, chat_template_kwargs, model)
 
     def count(prompts: Sequence[str]) -> np.ndarray:
-        ids = [tok.apply_chat_template([{"role": "user", "content": p}], tokenize=True,
-                                       add_generation_prompt=True, **kwargs) for p in prompts]
-        return np.array([len(x["input_ids"] if isinstance(x, Mapping) else x) for x in ids], dtype=np.int64)
+        return np.array([len(prompt_token_ids(tok, chat, p)) for p in prompts], dtype=np.int64)
 
     return count
+
+
+def token_counter(spec: Any) -> TokenCounter:
+    """The token counter of a registry model (:class:`tefcore.judges.registry.ModelSpec`), rendering as
+    its judge does.
+
+    ``llama_cpp`` judges count with :func:`llama_token_counter`, ``vllm`` judges and the ``openai``
+    entries that reach a vLLM model through ``vllm serve`` (their ``model`` is the Hugging Face id)
+    with :func:`hf_token_counter`; the registry's ``keep_default_system`` and
+    ``chat_template_kwargs`` are passed on.
+
+    Raises
+    ------
+    ValueError
+        For a remote API (its tokenizer is not available here) or an embedding judge.
+    """
+    options = spec.options
+    keep = bool(options.get("keep_default_system", True))
+    kwargs = options.get("chat_template_kwargs")
+    if spec.backend == "llama_cpp":
+        return llama_token_counter(options.get("model_path"), keep_default_system=keep, chat_template_kwargs=kwargs)
+    if spec.backend == "vllm" or (spec.backend == "openai" and options.get("server") == "vllm serve"):
+        return hf_token_counter(str(options["model"]), kwargs, keep)
+    raise ValueError(f"no local tokenizer for {spec.name!r} ({spec.backend}): count tokens with a local, "
+                     "vLLM or `vllm serve` model")
 
 
 def count_tokens(queries: pd.DataFrame, counter: TokenCounter, column: str = "prompt") -> pd.DataFrame:

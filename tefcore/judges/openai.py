@@ -25,6 +25,14 @@ Reliability policy (explicit, so that it can be tested; the client's own retries
   :func:`tefcore.judges.run.run_extraction` chunk is either scored whole or not written at all; Ctrl-C
   returns at once without waiting for requests in flight.
 
+What the API answered is kept: every score carries the ``model`` and ``system_fingerprint`` of the
+response that produced it (:class:`ServedScore`; an alias such as ``deepseek-chat`` is re-pointed at each
+release, the fingerprint says which build answered), and the cache stores them per pair record. A
+prompt that the server refuses as longer than the model's context (HTTP 400 naming the maximum context
+length, as ``vllm serve`` answers) is recorded as ``invalid`` with that reason, and the run goes on.
+``chat_template_kwargs`` (Qwen3's ``{"enable_thinking": false}`` behind ``vllm serve``) are sent in the
+request body, so that the server renders the prompt as the offline vLLM backend does.
+
 The API key is read once, at construction, from the environment variable named by ``api_key_env``;
 it is never a parameter, never stored in provenance and never printed: every message passes through
 :func:`tefcore.judges.redact.redact`.
@@ -44,7 +52,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
@@ -54,8 +62,24 @@ from tefcore.judges.redact import clean_url, redact
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
+__all__ = [
+    "BackendError",
+    "BackendRejected",
+    "BackendStats",
+    "BackendUnavailable",
+    "MissingAPIKey",
+    "OpenAIBackend",
+    "ServedScore",
+    "StreamTiming",
+    "is_context_overflow",
+    "read_first_position",
+]
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+_CONTEXT_OVERFLOW = re.compile(r"maximum context length|maximum model length|context[_ ]length[_ ]exceeded|"
+                               r"longer than the max", re.IGNORECASE)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHOWABLE_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -125,6 +149,8 @@ class BackendStats:
         Requests that gave up (:class:`BackendUnavailable`).
     rejected : int
         Requests refused with a non-retryable 4xx (:class:`BackendRejected`).
+    too_long : int
+        Requests refused as longer than the model's context, recorded as invalid.
     """
 
     requests: int = 0
@@ -134,12 +160,13 @@ class BackendStats:
     unreadable: int = 0
     exhausted: int = 0
     rejected: int = 0
+    too_long: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """A plain copy (``retried`` as a dict)."""
         return {"requests": self.requests, "retries": self.retries, "retried": dict(self.retried),
                 "delays": list(self.delays), "unreadable": self.unreadable,
-                "exhausted": self.exhausted, "rejected": self.rejected}
+                "exhausted": self.exhausted, "rejected": self.rejected, "too_long": self.too_long}
 
 
 @dataclass(frozen=True)
@@ -166,6 +193,46 @@ class StreamTiming:
     completion_tokens: int | None
     text: str
     score: Score
+
+
+@dataclass(frozen=True)
+class ServedScore(Score):
+    """A :class:`~tefcore.judges.base.Score` with what the API said about the answer.
+
+    Attributes
+    ----------
+    served_model : str or None
+        The ``model`` field of the response (the model behind an alias).
+    system_fingerprint : str or None
+        The response's ``system_fingerprint`` (the backend build), when the API sends one.
+    """
+
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+
+
+def _served(score: Score, response: Any) -> Score:
+    """``score`` with the response's ``model`` and ``system_fingerprint`` attached (when it has any)."""
+    model, fingerprint = _get(response, "model"), _get(response, "system_fingerprint")
+    model = model if isinstance(model, str) and model else None
+    fingerprint = fingerprint if isinstance(fingerprint, str) and fingerprint else None
+    if model is None and fingerprint is None:
+        return score
+    fields = {f: getattr(score, f) for f in ("p_change", "logprob_c", "logprob_s", "mass", "source", "detail")}
+    return ServedScore(**fields, served_model=model, system_fingerprint=fingerprint)
+
+
+def is_context_overflow(status: int | str, message: str) -> bool:
+    """True when an HTTP error says the prompt does not fit in the model's context.
+
+    Examples
+    --------
+    >>> is_context_overflow(400, "This model's maximum context length is 4096 tokens. However, ...")
+    True
+    >>> is_context_overflow(400, "top_logprobs must be at most 20")
+    False
+    """
+    return str(status) in ("400", "413", "422") and bool(_CONTEXT_OVERFLOW.search(message))
 
 
 def _import_openai() -> Any:
@@ -313,6 +380,13 @@ class OpenAIBackend:
         Called with each backoff delay (default: wait, waking up early when the batch is aborted).
     extra_body : mapping, optional
         Vendor-specific request fields, sent as they are and recorded in provenance.
+    chat_template_kwargs : mapping, optional
+        Template variables the server applies when it renders the prompt (``vllm serve``:
+        ``{"enable_thinking": False}`` for Qwen3); sent as ``extra_body["chat_template_kwargs"]`` and
+        recorded in provenance.
+    server : str, optional
+        What serves the model, when known (the registry's ``*-serve`` entries say ``"vllm serve"``);
+        recorded in provenance.
     name : str, optional
         The judge's name (the registry passes its entry's name); default ``"openai"``.
 
@@ -347,6 +421,8 @@ class OpenAIBackend:
         rng: random.Random | None = None,
         sleep: Callable[[float], None] | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        chat_template_kwargs: Mapping[str, Any] | None = None,
+        server: str | None = None,
         name: str | None = None,
     ) -> None:
         if not model:
@@ -381,6 +457,11 @@ class OpenAIBackend:
         self.retry_after_cap = float(retry_after_cap)
         self.malformed_retries = int(malformed_retries)
         self.extra_body = dict(extra_body or {})
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        if self.chat_template_kwargs:
+            self.extra_body["chat_template_kwargs"] = {**self.extra_body.get("chat_template_kwargs", {}),
+                                                       **self.chat_template_kwargs}
+        self.server = server
         self.stats = BackendStats()
         self._rng = rng if rng is not None else random.Random()
         self._sleep = sleep
@@ -427,12 +508,14 @@ class OpenAIBackend:
         Returns
         -------
         dict
-            ``backend``, ``model``, ``base_url`` (credentials stripped), ``top_logprobs``, ``reading``,
-            ``temperature``, ``max_tokens``, ``seed``, ``weights_sha256`` (None: weights are remote) and
-            ``extra_body`` when given.
+            ``backend`` (``"openai"``), ``model`` (the name requested; each record keeps the model
+            and fingerprint that answered), ``base_url`` (credentials stripped), ``top_logprobs``,
+            ``reading``, ``temperature``, ``max_tokens``, ``seed``, ``weights_sha256`` (None: weights
+            are remote), ``label_read``, and ``server``, ``chat_template_kwargs`` and ``extra_body``
+            when given.
         """
         prov: dict[str, Any] = {
-            "backend": self.name,
+            "backend": "openai",
             "model": self.model,
             "base_url": clean_url(self.base_url),
             "top_logprobs": self.top_logprobs,
@@ -441,7 +524,12 @@ class OpenAIBackend:
             "max_tokens": 1,
             "seed": self.seed,
             "weights_sha256": None,
+            "label_read": f"top-{self.top_logprobs} log-probabilities (the API's cap)",
         }
+        if self.server:
+            prov["server"] = self.server
+        if self.chat_template_kwargs:
+            prov["chat_template_kwargs"] = dict(self.chat_template_kwargs)
         if self.extra_body:
             prov["extra_body"] = json.loads(redact(json.dumps(self.extra_body, sort_keys=True), self._secrets))
         return prov
@@ -567,9 +655,9 @@ class OpenAIBackend:
             if isinstance(response, (str, bytes)) or choices is None:
                 raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
             entries, generated = read_first_position(choices[0] if choices else None)
-            return _score(entries, generated, self.reading)
+            return _served(_score(entries, generated, self.reading), response)
 
-        return self._with_retries(call, lambda: INVALID, where, abort)
+        return self._with_retries(call, lambda detail: replace(INVALID, detail=detail), where, abort)
 
     def _stream_one(self, req: ScoreRequest, where: str, abort: threading.Event) -> StreamTiming:
         def call() -> StreamTiming:
@@ -608,8 +696,8 @@ class OpenAIBackend:
                 score=_score(entries, answer or None, self.reading),
             )
 
-        def unreadable() -> StreamTiming:
-            return StreamTiming(math.nan, math.nan, None, None, "", INVALID)
+        def unreadable(detail: str) -> StreamTiming:
+            return StreamTiming(math.nan, math.nan, None, None, "", replace(INVALID, detail=detail))
 
         return self._with_retries(call, unreadable, where, abort)
 
@@ -644,7 +732,7 @@ class OpenAIBackend:
         else:
             abort.wait(delay)
 
-    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[], T], where: str,
+    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[str], T], where: str,
                       abort: threading.Event) -> T:
         attempts = 0
         malformed = 0
@@ -661,6 +749,12 @@ class OpenAIBackend:
                 reason, retryable, retry_after = self._classify(exc)
                 detail = _one_line(redact(f"{type(exc).__name__}: {exc}", self._secrets))
             endpoint = f"{clean_url(self.base_url)} (model {self.model})"
+            if not retryable and is_context_overflow(reason, detail):
+                with self._lock:
+                    self.stats.too_long += 1
+                log.warning("%s: %s is longer than the model's context (HTTP %s); recorded as invalid",
+                            endpoint, where, reason)
+                return unreadable(f"prompt longer than the context (HTTP {reason} from the server)")
             if not retryable:
                 with self._lock:
                     self.stats.rejected += 1
@@ -681,7 +775,7 @@ class OpenAIBackend:
                         self.stats.unreadable += 1
                     log.warning("%s: %s stayed unreadable after %d attempts (%s); recorded as invalid",
                                 endpoint, where, attempts, detail)
-                    return unreadable()
+                    return unreadable("the response stayed unreadable")
             if attempts > self.max_retries:
                 self._give_up(where, endpoint, attempts, waited, reason, detail, "retries exhausted")
             delay = retry_after if retry_after is not None else self._backoff(attempts - 1)

@@ -10,12 +10,19 @@ Strings in the registry may refer to environment variables, following the shell'
 Only the entry that is looked up is expanded, so a missing API setting of one model never stops
 another. A value that is one whole ``${...}`` and expands to a YAML number or boolean becomes one
 (``tensor_parallel_size: ${TP:-1}`` gives the integer 1).
+
+An ``openai`` entry may name the ``vllm`` entry whose model it reaches through ``vllm serve``
+(``serves: qwen3-14b``): it then takes that entry's model id as the served model name and its
+``chat_template_kwargs`` (Qwen3's ``enable_thinking: false``), which the OpenAI-compatible backend
+sends with every request, so that the server renders the prompt as the offline backend does
+(:func:`served_spec`, :func:`serve_command`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,7 +40,25 @@ BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai", "e5-zeroshot", "e5-c
 LLM_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
 """Backends that read answer-token log-probabilities (they take a ``reading`` option)."""
 
-_META_KEYS = ("backend", "display_name", "description")
+__all__ = [
+    "BACKENDS",
+    "LLM_BACKENDS",
+    "REGISTRY_PATH",
+    "ModelSpec",
+    "expand",
+    "expand_value",
+    "is_gguf_path",
+    "load_registry",
+    "model_names",
+    "option_variable",
+    "resolve_model",
+    "serve_command",
+    "served_spec",
+]
+
+_META_KEYS = ("backend", "display_name", "description", "serves")
+SERVE_DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 8000}
+"""Where :func:`serve_command` starts ``vllm serve`` (the registry's ``*-serve`` entries' default URL)."""
 _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}")
 _WHOLE = re.compile(r"^\$\{[^}]*\}$")
 
@@ -194,6 +219,8 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None,
     Returns
     -------
     ModelSpec
+        An entry with ``serves: NAME`` gets that ``vllm`` entry's served defaults first
+        (:func:`served_spec`), then its own options.
 
     Raises
     ------
@@ -213,4 +240,116 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None,
         options = expand_value({k: v for k, v in entry.items() if k not in _META_KEYS}, env)
     except ValueError as exc:
         raise ValueError(f"model {name!r}: {exc}") from None
+    if entry.get("serves"):
+        options = {**served_spec(str(entry["serves"]), env=env, path=path).options, **options}
     return ModelSpec(name, entry["backend"], options, str(entry.get("display_name", name)))
+
+
+def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] | None = None,
+                path: str | os.PathLike[str] | None = None) -> ModelSpec:
+    """The ``openai`` judge that reaches a ``vllm`` entry's model through ``vllm serve``.
+
+    The served model name is the entry's model id (what :func:`serve_command` serves), and the
+    entry's ``chat_template_kwargs`` go with every request, so that the server renders each prompt
+    as the offline backend does (Qwen3 with thinking disabled). The key is read from
+    ``VLLM_API_KEY`` (any non-empty value for a server without authentication); the top-20
+    log-probabilities are read (protocol §5).
+
+    Parameters
+    ----------
+    name : str
+        A registry entry with ``backend: vllm``.
+    base_url : str, optional
+        The server's URL (default ``$VLLM_BASE_URL``, else the address :func:`serve_command` uses).
+    env, path
+        As for :func:`resolve_model`.
+
+    Returns
+    -------
+    ModelSpec
+        Named ``<name>-serve``.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not a ``vllm`` entry.
+    """
+    spec = resolve_model(name, env, path)
+    if spec.backend != "vllm":
+        raise ValueError(f"model {name!r} is a {spec.backend} judge; only vllm entries are served by `vllm serve`")
+    env = os.environ if env is None else env
+    default_url = f"http://{SERVE_DEFAULTS['host']}:{SERVE_DEFAULTS['port']}/v1"
+    options: dict[str, Any] = {
+        "model": spec.options["model"], "base_url": base_url or env.get("VLLM_BASE_URL") or default_url,
+        "api_key_env": "VLLM_API_KEY", "top_logprobs": 20, "seed": spec.options.get("seed", 0),
+        "server": "vllm serve",
+    }
+    if spec.options.get("chat_template_kwargs"):
+        options["chat_template_kwargs"] = dict(spec.options["chat_template_kwargs"])
+    return ModelSpec(f"{name}-serve", "openai", options, f"{spec.display_name} behind `vllm serve`")
+
+
+_SERVE_SKIP = frozenset({"model", "top_logprobs", "exact_labels", "reading", "keep_default_system",
+                         "chat_template_kwargs", "name", "max_logprobs"})
+
+
+def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SERVE_DEFAULTS["host"],
+                  port: int = SERVE_DEFAULTS["port"]) -> list[str]:
+    """The ``vllm serve`` command line of a ``vllm`` entry, with the offline backend's settings.
+
+    The engine options of the entry become flags (``max_model_len`` -> ``--max-model-len``);
+    ``--generation-config vllm`` keeps the model's ``generation_config.json`` (e.g. a repetition
+    penalty) out of the requests' defaults, so that a request is decoded as the offline backend
+    decodes it; the served name is the model id (:func:`served_spec`).
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        A resolved ``vllm`` entry.
+    tensor_parallel_size : int
+        GPUs of the server (an ``"auto"`` entry is resolved by the caller).
+    host, port
+        Where the server listens.
+
+    Returns
+    -------
+    list of str
+        ``["vllm", "serve", MODEL, ...]``.
+
+    Examples
+    --------
+    >>> spec = ModelSpec("m", "vllm", {"model": "Org/M-7B", "max_model_len": 4096, "seed": 0})
+    >>> " ".join(serve_command(spec, 1, port=8001))  # doctest: +NORMALIZE_WHITESPACE
+    'vllm serve Org/M-7B --served-model-name Org/M-7B --host 127.0.0.1 --port 8001
+     --tensor-parallel-size 1 --generation-config vllm --max-model-len 4096 --seed 0'
+    """
+    if spec.backend != "vllm":
+        raise ValueError(f"{spec.name} is a {spec.backend} judge; `vllm serve` serves vllm entries")
+    model = str(spec.options["model"])
+    argv = ["vllm", "serve", model, "--served-model-name", model, "--host", host, "--port", str(port),
+            "--tensor-parallel-size", str(int(tensor_parallel_size)), "--generation-config", "vllm"]
+    for key, value in spec.options.items():
+        if key in _SERVE_SKIP or key == "tensor_parallel_size" or value is None:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            argv += [flag] if value else [f"--no-{key.replace('_', '-')}"]
+        else:
+            argv += [flag, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+    return argv
+
+
+def option_variable(name: str, option: str, path: str | os.PathLike[str] | None = None) -> str | None:
+    """The environment variable that sets an option of a registry entry, when its value is one whole
+    ``${VAR}`` or ``${VAR:-default}``; else None.
+
+    Examples
+    --------
+    >>> option_variable("qwen3-14b", "tensor_parallel_size")
+    'QWEN3_14B_TP'
+    """
+    if is_gguf_path(name):
+        return None
+    value = load_registry(path).get(name, {}).get(option)
+    match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}", value.strip()) if isinstance(value, str) else None
+    return match.group(1) if match else None

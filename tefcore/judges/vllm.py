@@ -1,18 +1,44 @@
 """The GPU judge: offline vLLM (``vllm.LLM``), greedy, one output token, first-position log-probabilities.
 
-Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``; tensor parallelism per model).
-Each prompt is rendered with the model's chat template as one user turn with the generation prompt
-(:class:`tefcore.judges.local.ChatTemplate` on the tokenizer's template: the same rendering code as
-the local backend: a default system turn that a template inserts, e.g. Qwen2.5's "You are Qwen...", is
-kept, as in the reference release; ``keep_default_system=False`` removes it). The rendered text is tokenised
-without extra special tokens (the template already holds BOS) and sent as token ids, so no second BOS
-is added.
+Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``).
 
-Reading the answer: when the installed vLLM has ``SamplingParams.logprob_token_ids``, the exact
-log-probabilities of every label token (all ids that decode to C or S) are requested; otherwise the
-top-k (``top_logprobs``, 20 by default, vLLM's ``max_logprobs`` cap) and the variants present are summed.
-Both routes end in :func:`tefcore.judges.labels.score_token_logprobs`, the code shared with the CPU
-backend.
+**Rendering.** Each prompt is rendered with the model's chat template as one user turn with the
+generation prompt (:class:`tefcore.judges.local.ChatTemplate` on the tokenizer's template: the same
+rendering code as the local backend, the token counter of chapter 8 and, through the template that
+``vllm serve`` applies, the OpenAI-compatible route). A default system turn that a template inserts
+(Qwen2.5's "You are Qwen...") is kept, as in the reference release; ``keep_default_system=False``
+removes it and the provenance says so. The rendered text is tokenised without extra special tokens (the
+template already holds BOS) and sent as token ids, so no second BOS is added
+(:func:`prompt_token_ids`).
+
+**Reading the answer.** Two reads of the answer position exist (:data:`LABEL_READS`):
+
+``exact``
+    tefcore's read: the log-probability of every token that decodes to C or S, requested by id with
+    ``SamplingParams.logprob_token_ids`` (vLLM >= 0.32); nothing is lost to a top-k cut.
+``top-k``
+    The reference release's read: the ``top_logprobs`` (k = 20, vLLM's ``max_logprobs`` default)
+    most probable tokens, in which the letters may or may not appear.
+
+``exact_labels="auto"`` takes the exact read for the ``summed`` reading when vLLM offers it, and the
+top-k read for the ``reference`` reading (the reference release read the top-20, and its fallback to
+the generated text only happens when a letter is missing from it); ``"always"`` and ``"never"`` force
+one read. Both end in :func:`tefcore.judges.labels.score_token_logprobs`, the code shared with the CPU
+backend, and the provenance names the read (``label_read``).
+
+**Tensor parallelism.** ``tensor_parallel_size="auto"`` uses the visible GPUs
+(``CUDA_VISIBLE_DEVICES``, else ``torch.cuda.device_count()``): the largest power of two among them
+that divides the model's attention heads (:func:`choose_tensor_parallel`). The chosen size is part of
+the provenance id: tensor parallelism splits every matrix product over the GPUs and changes the order
+of the floating-point sums, so the same prompt can get slightly different numbers under another size,
+and a cache is never resumed under another one. The machine itself (visible GPUs, their names) is
+recorded under ``hardware``, outside the provenance id (:data:`tefcore.judges.cache.TIME_KEYS`): a run
+resumes on a box with more or fewer GPUs as long as the tensor-parallel size is the same.
+
+**Over-long prompts.** vLLM refuses a prompt that leaves no room for the one answer token
+(``prompt tokens + 1 > max_model_len``) and would stop the whole batch. Such a prompt is not sent: its
+answer is ``invalid`` with the reason in :attr:`Score.detail <tefcore.judges.base.Score>`, and the run
+goes on (the same rule on every rerun).
 
 Prefix caching stays on: the protocol's prompts start with the instruction of their dimension, so the
 prompts of one (language, dimension) share their prefix; the extraction loop sends them together.
@@ -26,20 +52,47 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
+import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
 from tefcore.judges.local import ChatTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
+__all__ = [
+    "EXACT_MODES",
+    "LABEL_READS",
+    "TP_AUTO",
+    "MissingVLLM",
+    "VLLMBackend",
+    "attention_heads",
+    "chat_template_of",
+    "choose_tensor_parallel",
+    "prompt_token_ids",
+    "supports_label_ids",
+    "visible_gpus",
+]
+
 log = logging.getLogger(__name__)
 
 EXACT_MODES: tuple[str, ...] = ("auto", "always", "never")
+"""Values of ``exact_labels``."""
+
+LABEL_READS: dict[str, str] = {
+    "exact": "exact log-probabilities of every label token (tefcore)",
+    "top-k": "top-{k} log-probabilities (as the reference release)",
+}
+"""The two reads of the answer position, as the provenance names them (``label_read``)."""
+
+TP_AUTO = "auto"
+"""``tensor_parallel_size`` value that chooses the size from the visible GPUs."""
 
 
 class MissingVLLM(ImportError):
@@ -68,6 +121,140 @@ def supports_label_ids(sampling_params_cls: Any) -> bool:
     return "logprob_token_ids" in fields
 
 
+# --- the GPUs ------------------------------------------------------------------------------------
+def visible_gpus(env: Mapping[str, str] | None = None) -> int:
+    """How many GPUs this process may use.
+
+    ``CUDA_VISIBLE_DEVICES`` decides when it is set (a comma-separated list; empty or ``-1`` means
+    none); otherwise ``torch.cuda.device_count()`` when torch is installed, else 0.
+
+    Parameters
+    ----------
+    env : mapping, optional
+        Environment variables (default: ``os.environ``).
+
+    Examples
+    --------
+    >>> visible_gpus({"CUDA_VISIBLE_DEVICES": "0,1"}), visible_gpus({"CUDA_VISIBLE_DEVICES": ""})
+    (2, 0)
+    """
+    env = os.environ if env is None else env
+    listed = env.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        devices = [d.strip() for d in listed.split(",") if d.strip()]
+        if not devices or devices[0] == "-1":  # CUDA stops at the first invalid index
+            return 0
+        return len(devices)
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+
+
+def choose_tensor_parallel(visible: int, heads: int | None = None) -> int:
+    r"""The tensor-parallel size for ``visible`` GPUs: the largest power of two :math:`2^j \le`
+    ``visible`` that divides the number of attention heads (when known).
+
+    Parameters
+    ----------
+    visible : int
+        GPUs this process may use (:func:`visible_gpus`).
+    heads : int, optional
+        The model's attention heads (vLLM requires the size to divide them).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        When no GPU is visible.
+
+    Examples
+    --------
+    >>> choose_tensor_parallel(1), choose_tensor_parallel(2), choose_tensor_parallel(6)
+    (1, 2, 4)
+    >>> choose_tensor_parallel(8, heads=28)  # Qwen2.5-7B: 28 heads
+    4
+    """
+    if visible < 1:
+        raise ValueError("no GPU is visible (CUDA_VISIBLE_DEVICES or torch.cuda.device_count()); the vllm "
+                         "backend needs one: use --model local or --model vllm-serve on a CPU-only machine")
+    size = 1 << (int(visible).bit_length() - 1)
+    while heads and size > 1 and heads % size:
+        size //= 2
+    return size
+
+
+def attention_heads(model: str) -> int | None:
+    """``num_attention_heads`` of a model: its ``config.json`` when ``model`` is a folder, else through
+    ``transformers.AutoConfig`` (installed with vLLM); None when it cannot be read."""
+    config = Path(model).expanduser() / "config.json"
+    try:
+        if config.is_file():
+            data = json.loads(config.read_text(encoding="utf-8"))
+            heads = data.get("num_attention_heads") or (data.get("text_config") or {}).get("num_attention_heads")
+            return int(heads) if heads else None
+        from transformers import AutoConfig
+
+        return int(AutoConfig.from_pretrained(model).num_attention_heads)
+    except Exception:  # noqa: BLE001 - a missing or unusual config leaves the choice to the GPU count
+        return None
+
+
+def _resolve_tensor_parallel(value: int | str, model: str) -> tuple[int, dict[str, Any]]:
+    """The tensor-parallel size to use and the hardware record (outside the provenance id)."""
+    visible = visible_gpus()
+    hardware: dict[str, Any] = {"class": "GPU", "gpus_visible": visible,
+                                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    if value == TP_AUTO:
+        size = choose_tensor_parallel(visible, attention_heads(model))
+        hardware["tensor_parallel"] = f"auto: {size} of {visible} visible GPU(s)"
+        return size, hardware
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"tensor_parallel_size must be a positive integer or {TP_AUTO!r}, got {value!r}")
+    hardware["tensor_parallel"] = f"fixed: {value}"
+    return value, hardware
+
+
+# --- rendering ------------------------------------------------------------------------------------
+def chat_template_of(tokenizer: Any, keep_default_system: bool = True,
+                     template_kwargs: Mapping[str, Any] | None = None, name: str = "the model") -> ChatTemplate:
+    """The :class:`~tefcore.judges.local.ChatTemplate` of a Hugging Face-style tokenizer.
+
+    Parameters
+    ----------
+    tokenizer : object
+        Has ``chat_template`` and, optionally, ``bos_token`` and ``eos_token`` (vLLM's
+        ``LLM.get_tokenizer()``, ``transformers.AutoTokenizer``).
+    keep_default_system : bool
+        Keep a default system turn that the template inserts (the reference rendering).
+    template_kwargs : mapping, optional
+        Extra template variables, e.g. ``{"enable_thinking": False}``.
+    name : str
+        The model, for the error message.
+
+    Raises
+    ------
+    ValueError
+        When the tokenizer has no chat template.
+    """
+    source = getattr(tokenizer, "chat_template", None)
+    if not source:
+        raise ValueError(f"{name} has no chat template")
+    return ChatTemplate(source, getattr(tokenizer, "bos_token", None) or "",
+                        getattr(tokenizer, "eos_token", None) or "", keep_default_system, template_kwargs)
+
+
+def prompt_token_ids(tokenizer: Any, chat: ChatTemplate, prompt: str) -> list[int]:
+    """The token ids a model sees for one prompt: rendered by ``chat``, tokenised without extra special
+    tokens (the template already places BOS)."""
+    return list(tokenizer.encode(chat.render(prompt), add_special_tokens=False))
+
+
+# --- the backend ------------------------------------------------------------------------------------
 class VLLMBackend:
     """Score prompts with an offline ``vllm.LLM`` (see the module notes).
 
@@ -75,16 +262,16 @@ class VLLMBackend:
     ----------
     model : str
         A Hugging Face id or a local model directory.
-    tensor_parallel_size : int
-        GPUs per model (Qwen3-14B: 2 in the paper's set-up).
+    tensor_parallel_size : int or "auto"
+        GPUs per model; ``"auto"`` chooses from the visible GPUs (:func:`choose_tensor_parallel`).
     max_model_len : int
-        Context length (4096 in the paper).
+        Context length (4096 in the paper); longer prompts are recorded as invalid.
     seed : int
         Engine and sampling seed (0 in the paper; greedy decoding does not depend on it).
     top_logprobs : int
-        k of the top-k route (protocol §5: 20).
+        k of the top-k read (protocol §5: 20).
     exact_labels : {"auto", "always", "never"}
-        Use ``logprob_token_ids`` when available (``"auto"``), require it, or never use it.
+        Read exact label-token log-probabilities (see the module notes).
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
     keep_default_system : bool
@@ -104,32 +291,35 @@ class VLLMBackend:
 
     preferred_batch_size = 4096
 
-    def __init__(self, model: str, *, tensor_parallel_size: int = 1, max_model_len: int = 4096,
+    def __init__(self, model: str, *, tensor_parallel_size: int | str = 1, max_model_len: int = 4096,
                  seed: int = 0, top_logprobs: int = 20, exact_labels: str = "auto",
                  reading: str = "summed", keep_default_system: bool = True,
                  chat_template_kwargs: Mapping[str, Any] | None = None,
                  gpu_memory_utilization: float = 0.9, max_logprobs: int = 64, name: str | None = None,
                  **engine_kwargs: Any) -> None:
-        self._check_options(model, reading, exact_labels, top_logprobs, max_logprobs)
+        self._check_options(model, reading, exact_labels, top_logprobs, max_logprobs, max_model_len)
         self.model, self.reading, self.seed = model, reading, seed
         self.name = name or model.rstrip("/").rsplit("/", 1)[-1]
-        self.top_logprobs, self.exact_labels = top_logprobs, exact_labels
+        self.top_logprobs, self.exact_labels, self.max_model_len = top_logprobs, exact_labels, max_model_len
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.engine_options = {"tensor_parallel_size": tensor_parallel_size, "max_model_len": max_model_len,
+        vllm = _import_vllm()
+        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, model)
+        self.engine_options = {"tensor_parallel_size": tp, "max_model_len": max_model_len,
                                "seed": seed, "gpu_memory_utilization": gpu_memory_utilization,
                                "enable_prefix_caching": True, "max_logprobs": max_logprobs, **engine_kwargs}
-        vllm = _import_vllm()
         self._vllm_version = str(getattr(vllm, "__version__", "unknown"))
         self._llm = vllm.LLM(model=model, **self.engine_options)
         self._tokenizer = self._llm.get_tokenizer()
         self._pieces = self._decode_vocabulary()
         self.labels = label_token_ids(self._pieces.__getitem__, len(self._pieces))
-        self.chat = self._chat_template(keep_default_system)
+        self.chat = chat_template_of(self._tokenizer, keep_default_system, self.chat_template_kwargs, model)
         self.exact = self._use_exact(vllm.SamplingParams, max_logprobs)
         self._params = self._sampling_params(vllm.SamplingParams)
+        self.too_long = 0
 
     @staticmethod
-    def _check_options(model: str, reading: str, exact: str, top_logprobs: int, max_logprobs: int) -> None:
+    def _check_options(model: str, reading: str, exact: str, top_logprobs: int, max_logprobs: int,
+                       max_model_len: int) -> None:
         if not model:
             raise ValueError("model must be a Hugging Face id or a model directory")
         if reading not in READINGS:
@@ -138,6 +328,8 @@ class VLLMBackend:
             raise ValueError(f"exact_labels must be one of {EXACT_MODES}, got {exact!r}")
         if not 1 <= top_logprobs <= max_logprobs:
             raise ValueError(f"top_logprobs must lie in [1, max_logprobs={max_logprobs}], got {top_logprobs}")
+        if max_model_len < 2:
+            raise ValueError(f"max_model_len must be at least 2 tokens, got {max_model_len}")
 
     # -- set-up --------------------------------------------------------------------------------
     def _decode_vocabulary(self) -> list[str]:
@@ -145,19 +337,16 @@ class VLLMBackend:
         size = len(self._tokenizer)
         return list(self._tokenizer.batch_decode([[i] for i in range(size)]))
 
-    def _chat_template(self, keep_default_system: bool) -> ChatTemplate:
-        source = getattr(self._tokenizer, "chat_template", None)
-        if not source:
-            raise ValueError(f"{self.model} has no chat template")
-        return ChatTemplate(source, getattr(self._tokenizer, "bos_token", None) or "",
-                            getattr(self._tokenizer, "eos_token", None) or "", keep_default_system,
-                            self.chat_template_kwargs)
-
     def _use_exact(self, sampling_params_cls: Any, max_logprobs: int) -> bool:
+        """Whether the exact read is used (``auto``: for the summed reading, when vLLM offers it)."""
         available = supports_label_ids(sampling_params_cls)
         if self.exact_labels == "always" and not available:
-            raise ValueError("exact_labels='always' but this vLLM has no SamplingParams.logprob_token_ids")
-        exact = available and self.exact_labels != "never"
+            raise ValueError("exact_labels='always' but this vLLM has no SamplingParams.logprob_token_ids "
+                             "(vLLM >= 0.32)")
+        if self.exact_labels == "auto":
+            exact = available and self.reading == "summed"
+        else:
+            exact = self.exact_labels == "always"
         n_ids = sum(len(v) for v in self.labels.values())
         if exact and n_ids > max_logprobs:
             raise ValueError(f"{n_ids} label tokens exceed max_logprobs={max_logprobs}; raise max_logprobs")
@@ -176,36 +365,62 @@ class VLLMBackend:
             options["logprobs"] = self.top_logprobs
         return sampling_params_cls(**options)
 
+    @property
+    def label_read(self) -> str:
+        """The read of the answer position, in words (:data:`LABEL_READS`)."""
+        return LABEL_READS["exact"] if self.exact else LABEL_READS["top-k"].format(k=self.top_logprobs)
+
+    @property
+    def too_long_reason(self) -> str:
+        """The ``detail`` of a prompt that does not fit (the same for every such prompt of a run)."""
+        return f"prompt longer than the context (max_model_len={self.max_model_len}, one answer token)"
+
     # -- the protocol --------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
-        """Backend, model, vLLM version, sampling, template and reading options."""
+        """Backend, model, vLLM version, engine, template and reading options; the machine under
+        ``hardware`` (outside the provenance id)."""
         return {
             "backend": "vllm", "model": self.model, "vllm": self._vllm_version,
             "engine": {k: v for k, v in self.engine_options.items() if k != "gpu_memory_utilization"},
+            "tensor_parallel_size": self.engine_options["tensor_parallel_size"],
             "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
             "chat_template_kwargs": self.chat_template_kwargs,
             "system_prompt": self.chat.system_prompt,
-            "label_read": "exact label ids" if self.exact else f"top-{self.top_logprobs}",
+            "label_read": self.label_read,
             "reading": self.reading, "label_tokens": {k: len(v) for k, v in self.labels.items()},
+            "hardware": dict(self.hardware),
         }
 
     def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
         """Nothing to fit for an LLM judge."""
 
     def render(self, prompt: str) -> list[int]:
-        """Token ids of one prompt as the model sees it (chat template, no extra special tokens)."""
-        text = self.chat.render(prompt)
-        return list(self._tokenizer.encode(text, add_special_tokens=False))
+        """Token ids of one prompt as the model sees it (:func:`prompt_token_ids`)."""
+        return prompt_token_ids(self._tokenizer, self.chat, prompt)
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
-        """Score every request in one ``LLM.generate`` call (order preserved)."""
+        """Score every request in one ``LLM.generate`` call (order preserved).
+
+        A prompt with no room for the answer token is not sent; its score is ``invalid`` with
+        :attr:`too_long_reason` as ``detail``.
+        """
         if not requests:
             return []
-        prompts = [{"prompt_token_ids": self.render(r.prompt)} for r in requests]
-        outputs = self._llm.generate(prompts, self._params, use_tqdm=False)
-        if len(outputs) != len(requests):
-            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(requests)} prompts")
-        return [self.read_output(output) for output in outputs]
+        ids = [self.render(r.prompt) for r in requests]
+        fits = [i for i, x in enumerate(ids) if len(x) + 1 <= self.max_model_len]
+        scores: list[Score] = [dataclasses.replace(INVALID, detail=self.too_long_reason)] * len(requests)
+        self.too_long += len(requests) - len(fits)
+        for i in set(range(len(requests))) - set(fits):
+            log.warning("%s of post %s: %d tokens; %s: recorded as invalid", requests[i].kind,
+                        requests[i].post_id, len(ids[i]), self.too_long_reason)
+        if fits:
+            outputs = self._llm.generate([{"prompt_token_ids": ids[i]} for i in fits], self._params,
+                                         use_tqdm=False)
+            if len(outputs) != len(fits):
+                raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(fits)} prompts")
+            for i, output in zip(fits, outputs):
+                scores[i] = self.read_output(output)
+        return scores
 
     def read_output(self, output: Any) -> Score:
         """Score one ``RequestOutput``: its first completion's first-position log-probabilities."""
