@@ -42,8 +42,10 @@ from tefcore.judges.base import SOURCES, Score
 
 log = logging.getLogger(__name__)
 
-TIME_KEYS: tuple[str, ...] = ("started_at",)
-"""Provenance fields that are recorded but left out of the provenance id."""
+TIME_KEYS: tuple[str, ...] = ("started_at", "hardware")
+"""Provenance fields that are recorded but left out of the provenance id: when the run started, and the
+machine it ran on (``hardware``: e.g. the visible GPUs; a run may resume on another machine as long as
+everything that changes the numbers, such as the tensor-parallel size, is the same)."""
 
 KEY_COLUMNS: tuple[str, ...] = ("post_id", "lang", "dimension", "side")
 """Identify a pair (with ``side`` as its gold target)."""
@@ -121,6 +123,12 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
         One score per sentence, in segmentation order.
     pid : str
         The provenance id of the run.
+
+    Notes
+    -----
+    When the scores come from an API that says which model and build answered
+    (:class:`tefcore.judges.openai.ServedScore`), the record also holds ``served_models`` and
+    ``system_fingerprints`` (the distinct values among its answers).
     """
     return {
         "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
@@ -133,8 +141,20 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
         "sentence_logprobs_c": [_logprob(s.logprob_c) for s in sentences],
         "sentence_logprobs_s": [_logprob(s.logprob_s) for s in sentences],
         **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
+        **_served_fields([direct, *sentences]),
         "provenance_id": pid,
     }
+
+
+def _served_fields(scores: Sequence[Score]) -> dict[str, list[str]]:
+    """What an API said about the answers of one pair (``served_models``, ``system_fingerprints``: the
+    distinct values, sorted), when its scores carry them (:class:`tefcore.judges.openai.ServedScore`)."""
+    out: dict[str, list[str]] = {}
+    for attr, key in (("served_model", "served_models"), ("system_fingerprint", "system_fingerprints")):
+        values = sorted({v for s in scores if isinstance(v := getattr(s, attr, None), str)})
+        if values:
+            out[key] = values
+    return out
 
 
 def _encode(record: Mapping[str, Any]) -> bytes:
