@@ -436,8 +436,8 @@ def strongest_baseline(
     Returns
     -------
     DataFrame
-        Indexed by ``by``: ``strongest_baseline`` (its rule name), ``baseline`` (its value) and, with a
-        challenger, a column named after it and ``gain``.
+        Indexed by ``by`` (sorted): ``strongest_baseline`` (its rule name), ``baseline`` (its value)
+        and, with a challenger, a column named after it and ``gain``.
 
     Raises
     ------
@@ -454,7 +454,7 @@ def strongest_baseline(
     en        majority_vote      63.5  66.0   2.5
     """
     by = list(by)
-    wide = scores.groupby([*by, rule], sort=False)[value].mean().unstack(rule)
+    wide = scores.groupby([*by, rule])[value].mean().unstack(rule)
     missing = [r for r in [*baselines, challenger] if r is not None and r not in wide.columns]
     if missing:
         raise ValueError(f"the scores lack rule(s) {missing}")

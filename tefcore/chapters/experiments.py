@@ -450,7 +450,7 @@ def prompt_robustness(
     avg = table[table["dimension"] == evaluate.AVERAGE]
     best = strongest_baseline(avg, ["model", "prompt"], value="accuracy", baselines=baselines)
     langs = avg.groupby(["model", "prompt"], sort=False)["lang"].agg(lambda s: ",".join(sorted(set(s))))
-    out = pd.DataFrame({"langs": langs, **best[["strongest_baseline", "baseline", "tef", "gain"]]})
+    out = pd.DataFrame({"langs": langs, **best.reindex(langs.index)})
     mapping = {k: v for k, v in out["strongest_baseline"].items()}
     cmp = evaluate.paired_comparisons(pred, "tef", mapping, by=["model", "prompt"], metric="accuracy",
                                       n_boot=n_boot, random_state=random_state, strata=("lang", "dimension"))

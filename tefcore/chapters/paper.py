@@ -39,6 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tefcore.chapters.presentation import JUDGE_LABELS
+from tefcore.evaluate import AVERAGE, BASELINES, METRICS, dimension_average, strongest_baseline
+
 __all__ = [
     "BASELINES",
     "GAIN_LEVELS",
@@ -85,19 +88,8 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
 MODELS: tuple[str, ...] = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
 """The paper's five judges, in its table order (registry names)."""
 
-MODEL_LABELS: dict[str, str] = {
-    "qwen2.5-7b": "Qwen2.5-7B",
-    "llama3-8b": "LLaMA3-8B",
-    "qwen3-14b": "Qwen3-14B",
-    "deepseek-v3.2": "DeepSeek-V3.2",
-    "gpt-4o-mini": "GPT-4o-mini",
-}
-"""Model names as the paper prints them."""
-
-BASELINES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote")
-"""The baselines whose best is the paper's "strongest baseline"."""
-
-METRICS: tuple[str, ...] = ("accuracy", "macro_f1")
+MODEL_LABELS: dict[str, str] = {m: JUDGE_LABELS[m] for m in MODELS}
+"""Model names as the paper prints them (the book's :data:`~tefcore.chapters.presentation.JUDGE_LABELS`)."""
 
 GAIN_LEVELS: tuple[str, ...] = ("cell", "model_lang", "model")
 """Where the strongest baseline is chosen (see :func:`strongest_baseline_gain`)."""
@@ -167,15 +159,9 @@ def load_tables(data_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
     return {name: load_table(name, data_dir) for name in TABLE_FILES}
 
 
-def _metric_rows(table: pd.DataFrame, metrics: Sequence[str] | None) -> pd.DataFrame:
-    if metrics is None:
-        return table
-    return table[table["metric"].isin(list(metrics))]
-
-
 def _dimension_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of the six dimensions (a printed ``"Average"`` row left out)."""
-    return table[table["dimension"] != "Average"]
+    return table[table["dimension"] != AVERAGE]
 
 
 def _in_model_order(frame: pd.DataFrame) -> pd.DataFrame:
@@ -203,7 +189,8 @@ def main_results_wide(table3: pd.DataFrame) -> pd.DataFrame:
 
 
 def dimension_averages(table: pd.DataFrame) -> pd.DataFrame:
-    r"""Unweighted mean over the six dimensions (protocol §7: a table's "Average").
+    r"""Unweighted mean over the six dimensions (protocol §7: a table's "Average",
+    :func:`tefcore.evaluate.dimension_average`), checking that each row group has all six.
 
     Rows whose ``dimension`` is ``"Average"`` (Table 4's printed averages) are left out.
 
@@ -225,7 +212,8 @@ def dimension_averages(table: pd.DataFrame) -> pd.DataFrame:
             f"expected 6 dimensions per (model, lang, metric, method), {bad} has "
             f"{int(counts[bad])}"
         )
-    means = rows.groupby(["model", "lang", "metric", "method"])["value"].mean().unstack("method")
+    means = dimension_average(rows, ["model", "lang", "metric", "method"], ["value"])
+    means = means.set_index(["model", "lang", "metric", "method"])["value"].unstack("method").sort_index()
     means.columns.name = None
     return means
 
@@ -239,7 +227,8 @@ def strongest_baseline_gain(
     level: str = "model_lang",
     baselines: Sequence[str] = BASELINES,
 ) -> pd.DataFrame:
-    r"""TEF minus the strongest baseline, the baseline chosen at a given level.
+    r"""TEF minus the strongest baseline, the baseline chosen at a given level
+    (:func:`tefcore.evaluate.strongest_baseline` on the paper's tidy table).
 
     ``level`` says over what the values are averaged before the best baseline is picked:
 
@@ -271,20 +260,7 @@ def strongest_baseline_gain(
         "model_lang": ["model", "lang", "metric"],
         "model": ["model", "metric"],
     }[level]
-    wide = table3.groupby(keys + ["method"])["value"].mean().unstack("method")
-    missing = [m for m in [*baselines, "tef"] if m not in wide.columns]
-    if missing:
-        raise ValueError(f"table lacks method(s) {missing}")
-    base = wide[list(baselines)]
-    out = pd.DataFrame(
-        {
-            "strongest_baseline": base.idxmax(axis=1),
-            "baseline": base.max(axis=1),
-            "tef": wide["tef"],
-        }
-    )
-    out["gain"] = out["tef"] - out["baseline"]
-    return out
+    return strongest_baseline(table3, keys, value="value", rule="method", baselines=baselines)
 
 
 def average_gain(
@@ -506,8 +482,9 @@ def table4_average_check(table4: pd.DataFrame) -> pd.DataFrame:
     printed = table4[table4["dimension"] == "Average"].set_index(
         ["model", "lang", "method", "metric"]
     )["value"]
+    keys = ["model", "lang", "method", "metric"]
     dimension_averages(table4)  # validates six dimensions per row group
-    recomputed = _dimension_rows(table4).groupby(["model", "lang", "method", "metric"])["value"].mean()
+    recomputed = dimension_average(table4, keys, ["value"]).set_index(keys)["value"]
     out = pd.DataFrame({"printed": printed, "recomputed": recomputed.reindex(printed.index)})
     out["difference"] = out["printed"] - out["recomputed"]
     out["consistent"] = out["difference"].abs() <= ROUNDING_TOLERANCE + _FLOAT_SLACK
