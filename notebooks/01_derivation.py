@@ -45,7 +45,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tefcore.fusion import RULE_LABELS, RULES, clipped_log_odds, fuse_many, weights
+from tefcore.chapters.presentation import RULE_LABELS
+from tefcore.fusion import RULES, clipped_log_odds, fuse_many, weights
 from tefcore.chapters.figures import setup_notebook
 from tefcore.simulate import contributions
 

@@ -65,7 +65,8 @@ from IPython.display import display
 from plotly.subplots import make_subplots
 
 from tefcore import simulate as sim
-from tefcore.fusion import RULE_LABELS, clipped_log_odds, fuse_many, weights
+from tefcore.chapters.presentation import RULE_LABELS
+from tefcore.fusion import clipped_log_odds, fuse_many, weights
 from tefcore.chapters.figures import setup_notebook
 
 _ = setup_notebook()

@@ -53,7 +53,7 @@ from tefcore.chapters import experiments as ex
 from tefcore.chapters import paper
 from tefcore.chapters import presentation as pres
 from tefcore.chapters import runs as rn
-from tefcore.fusion import RULE_LABELS
+from tefcore.chapters.presentation import RULE_LABELS
 from tefcore.chapters.figures import setup_notebook
 
 setup_notebook()

@@ -43,7 +43,8 @@ import plotly.graph_objects as go
 from IPython.display import display
 
 from tefcore import simulate as sim
-from tefcore.fusion import RULE_LABELS, clipped_log_odds, fuse_many, weights
+from tefcore.chapters.presentation import RULE_LABELS
+from tefcore.fusion import clipped_log_odds, fuse_many, weights
 from tefcore.chapters.figures import setup_notebook
 
 _ = setup_notebook()

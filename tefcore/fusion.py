@@ -47,12 +47,40 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import entr, expit, log_softmax
 
+__all__ = [
+    "CLASSES",
+    "CLIP",
+    "EPS",
+    "ROW_SUM_ATOL",
+    "RULES",
+    "RULE_NAMES",
+    "TEMPERATURE",
+    "TIE_RTOL",
+    "FusionBatch",
+    "FusionResult",
+    "clipped_log_odds",
+    "direct",
+    "fuse_many",
+    "majority_vote",
+    "soft_vote",
+    "tef",
+    "tef_without_entropy",
+    "tef_without_log_odds",
+    "weights",
+]
+
 CLASSES: tuple[str, str] = ("change", "stability")
+"""The two sides, change first (ties go to it); the one definition of the class order."""
 EPS: float = 1e-6
+"""Probability clip :math:`\epsilon` of the log-odds."""
 CLIP: float = 10.0
+"""Log-odds clip :math:`M`."""
 TEMPERATURE: float = 5.0
+"""Softmax temperature :math:`T` of TEF's confidence."""
 TIE_RTOL: float = 1e-12
+"""Relative size below which a K = 2 evidence sum is an exact tie (see the module notes)."""
 ROW_SUM_ATOL: float = 1e-6
+"""How far from 1 a row of a distribution may sum."""
 
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
@@ -109,7 +137,13 @@ class FusionBatch:
         return int(self.confidence.shape[0])
 
     def result(self, i: int) -> FusionResult:
-        """The :class:`FusionResult` of document ``i``."""
+        """The :class:`FusionResult` of document ``i``.
+
+        Examples
+        --------
+        >>> fuse_many([0.9, 0.2], rule="soft_vote").result(1).prediction
+        'stability'
+        """
         pred = self.prediction[i]
         return FusionResult(
             prediction=str(pred) if self.scores.shape[1] == 2 else int(pred),
@@ -231,6 +265,11 @@ def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> Floa
     Returns
     -------
     ndarray of float
+
+    Examples
+    --------
+    >>> clipped_log_odds([0.0, 0.5, 0.9, 1.0]).round(3).tolist()
+    [-10.0, 0.0, 2.197, 10.0]
     """
     pt = np.clip(np.asarray(p, dtype=np.float64), eps, 1.0 - eps)
     return np.clip(np.log(pt) - np.log(1.0 - pt), -M, M)
@@ -254,6 +293,13 @@ def weights(p: ArrayLike) -> FloatArray:
     -------
     ndarray of float, shape (n,)
         Weights in [0, 1]: 0 for a uniform distribution, 1 for a one-hot one.
+
+    Examples
+    --------
+    >>> weights([0.5, 0.9, 1.0]).round(3).tolist()
+    [0.0, 0.531, 1.0]
+    >>> weights([[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]]).round(3).tolist()
+    [0.0, 1.0]
     """
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[1] != 2:
@@ -493,6 +539,12 @@ def direct(p: float | ArrayLike, **kwargs: Any) -> FusionResult:
     p : float or array_like
         P(change) of the whole post (a scalar or a one-element sequence), or its distribution over
         K classes (a sequence of K >= 2 values summing to 1, or an array of shape (1, K)).
+
+    Examples
+    --------
+    >>> r = direct(0.3)
+    >>> r.prediction, r.confidence
+    ('stability', 0.7)
     """
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim == 1 and arr.size > 1:
@@ -508,6 +560,12 @@ def majority_vote(p: ArrayLike, **kwargs: Any) -> FusionResult:
         v_i = \mathbb 1[p_i \ge 0.5],\qquad \hat Y = \text{change} \iff \sum_i v_i \ge N - \sum_i v_i,
 
     confidence = the winning share of votes (ties go to change).
+
+    Examples
+    --------
+    >>> r = majority_vote([0.9, 0.2, 0.6, 0.4])
+    >>> r.prediction, r.confidence
+    ('change', 0.5)
     """
     return _one(p, "majority_vote", **kwargs)
 
@@ -517,6 +575,12 @@ def soft_vote(p: ArrayLike, **kwargs: Any) -> FusionResult:
 
     .. math:: m = \frac1N \sum_i p_i,\qquad \hat Y = \text{change} \iff m \ge 0.5,\qquad
               \text{confidence} = \max(m, 1-m)
+
+    Examples
+    --------
+    >>> r = soft_vote([0.9, 0.2, 0.6, 0.1])
+    >>> r.prediction, round(r.confidence, 3)
+    ('stability', 0.55)
     """
     return _one(p, "soft_vote", **kwargs)
 
@@ -550,6 +614,11 @@ def tef_without_entropy(p: ArrayLike, **kwargs: Any) -> FusionResult:
     r"""Ablation "w/o Entropy": TEF with every :math:`w_i = 1`.
 
     .. math:: \operatorname{Score}(c) = \sum_i \ell\big(p_i^{(c)}\big)
+
+    Examples
+    --------
+    >>> tef_without_entropy([0.99, 0.45, 0.45, 0.45]).prediction  # the uncertain sentences are not tempered
+    'change'
     """
     return _one(p, "tef_without_entropy", **kwargs)
 
@@ -561,6 +630,12 @@ def tef_without_log_odds(p: ArrayLike, **kwargs: Any) -> FusionResult:
 
         m_w = \frac{\sum_i w_i p_i}{\sum_i w_i} \ (0.5 \text{ when } \textstyle\sum_i w_i = 0),\qquad
         \hat Y = \text{change} \iff m_w \ge 0.5,\qquad \text{confidence} = \max(m_w, 1-m_w)
+
+    Examples
+    --------
+    >>> r = tef_without_log_odds([0.99, 0.45, 0.45, 0.45])
+    >>> r.prediction, round(r.confidence, 3)
+    ('change', 0.978)
     """
     return _one(p, "tef_without_log_odds", **kwargs)
 
@@ -575,103 +650,3 @@ RULES: dict[str, Callable[..., FusionResult]] = {
 }
 """Per-document rules by name."""
 
-RULE_LABELS: dict[str, str] = {
-    "direct": "Direct",
-    "majority_vote": "MV",
-    "soft_vote": "SV",
-    "tef": "TEF",
-    "tef_without_entropy": "w/o Entropy",
-    "tef_without_log_odds": "w/o Log-Odds",
-}
-"""Short names as the paper's tables print them."""
-
-
-# --------------------------------------------------------------------------------------------------
-# estimator front (crowd-kit / scikit-learn manner): a long table of (doc_id, p)
-# --------------------------------------------------------------------------------------------------
-class _Fuser:
-    """Thin estimator over a long table with columns ``doc_id`` and ``p`` (or ``p_0 .. p_{K-1}``)."""
-
-    rule: str = "tef"
-
-    def __init__(self, *, eps: float = EPS, M: float = CLIP, T: float = TEMPERATURE) -> None:
-        self.eps, self.M, self.T = eps, M, T
-
-    def fit(self, data: Any = None, y: Any = None) -> "_Fuser":
-        """No-op: the rules are training-free. Returns ``self``."""
-        return self
-
-    def _batch(self, data: Any) -> FusionBatch:
-        import pandas as pd
-
-        if not isinstance(data, pd.DataFrame) or "doc_id" not in data.columns:
-            raise ValueError("expected a pandas DataFrame with a 'doc_id' column and 'p' or 'p_0'..'p_K-1'")
-        cols = ["p"] if "p" in data.columns else sorted(c for c in data.columns if c.startswith("p_"))
-        if not cols:
-            raise ValueError("expected a probability column 'p' or columns 'p_0'..'p_K-1'")
-        codes, _ = pd.factorize(data["doc_id"], sort=False)
-        order = np.argsort(codes, kind="stable")
-        values = data[cols].to_numpy(dtype=np.float64)[order]
-        values = values[:, 0] if cols == ["p"] else values
-        kwargs = {"eps": self.eps, "M": self.M, "T": self.T}
-        batch = fuse_many(values, codes[order], self.rule, **kwargs)
-        self._doc_ids = pd.unique(data["doc_id"])[batch.doc_ids]
-        return batch
-
-    def predict(self, data: Any) -> Any:
-        """Predicted class of every document, a Series indexed by ``doc_id``."""
-        import pandas as pd
-
-        b = self._batch(data)
-        return pd.Series(b.prediction, index=pd.Index(self._doc_ids, name="doc_id"), name=self.rule)
-
-    def predict_proba(self, data: Any) -> Any:
-        """Per-class probabilities of every document (a DataFrame indexed by ``doc_id``).
-
-        For TEF and its w/o-Entropy ablation, the softmax of the scores at temperature ``T``; for the
-        other rules, their scores (vote shares or mean probabilities).
-        """
-        import pandas as pd
-
-        b = self._batch(data)
-        K = b.scores.shape[1]
-        cols = list(CLASSES) if K == 2 else list(range(K))
-        if self.rule in ("tef", "tef_without_entropy"):
-            probs = np.exp(log_softmax(b.scores / self.T, axis=1))
-        else:
-            probs = b.scores
-        return pd.DataFrame(probs, index=pd.Index(self._doc_ids, name="doc_id"), columns=cols)
-
-    def fit_predict(self, data: Any) -> Any:
-        """``fit(data).predict(data)``."""
-        return self.fit(data).predict(data)
-
-
-class TEF(_Fuser):
-    """Tempered Evidence Fusion as an estimator (see :func:`tef`)."""
-
-    rule = "tef"
-
-
-class MajorityVote(_Fuser):
-    """Majority vote as an estimator (see :func:`majority_vote`)."""
-
-    rule = "majority_vote"
-
-
-class SoftVote(_Fuser):
-    """Soft vote as an estimator (see :func:`soft_vote`)."""
-
-    rule = "soft_vote"
-
-
-class TEFWithoutEntropy(_Fuser):
-    """The w/o-Entropy ablation as an estimator."""
-
-    rule = "tef_without_entropy"
-
-
-class TEFWithoutLogOdds(_Fuser):
-    """The w/o-Log-Odds ablation as an estimator."""
-
-    rule = "tef_without_log_odds"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,8 +12,8 @@ from hypothesis.extra import numpy as hnp
 
 from tefcore import fusion
 from tefcore.fusion import (
-    RULE_NAMES, TEF, MajorityVote, SoftVote, clipped_log_odds, direct, fuse_many, majority_vote,
-    soft_vote, tef, tef_without_entropy, tef_without_log_odds, weights,
+    RULE_NAMES, clipped_log_odds, direct, fuse_many, majority_vote, soft_vote, tef, tef_without_entropy,
+    tef_without_log_odds, weights,
 )
 
 
@@ -231,22 +230,6 @@ def test_direct_in_batch():
     assert b.confidence.tolist() == [0.8, 0.5, 0.9]
     with pytest.raises(ValueError, match="exactly one"):
         fuse_many([0.2, 0.5], [0, 0], rule="direct")
-
-
-# ------------------------------------------------------------------------------------------------
-# estimator front
-# ------------------------------------------------------------------------------------------------
-def test_estimators_over_a_long_table():
-    df = pd.DataFrame({"doc_id": ["b", "a", "b", "a", "c"], "p": [0.9, 0.1, 0.45, 0.2, 0.5]})
-    pred = TEF().fit(df).predict(df)
-    assert pred.to_dict() == {"b": tef([0.9, 0.45]).prediction, "a": "stability", "c": "change"}
-    proba = TEF().predict_proba(df)
-    assert proba.loc["b", "change"] == pytest.approx(tef([0.9, 0.45]).confidence, abs=1e-12)
-    assert proba.sum(axis=1).tolist() == pytest.approx([1.0, 1.0, 1.0])
-    assert MajorityVote().fit_predict(df)["a"] == "stability"
-    assert SoftVote().predict_proba(df).loc["b", "change"] == pytest.approx(0.675)
-    with pytest.raises(ValueError, match="doc_id"):
-        TEF().predict(pd.DataFrame({"p": [0.5]}))
 
 
 # ------------------------------------------------------------------------------------------------
