@@ -15,7 +15,10 @@ from tefcore.judges.registry import (
     expand_value,
     load_registry,
     model_names,
+    option_variable,
     resolve_model,
+    serve_command,
+    served_spec,
 )
 
 
@@ -59,7 +62,8 @@ def test_whole_references_become_numbers() -> None:
 def test_registry_names_the_papers_models() -> None:
     names = model_names()
     for name in ("local", "e5-zeroshot", "e5-crossfit", "qwen2.5-7b", "llama3-8b", "qwen3-14b",
-                 "deepseek-v3.2", "gpt-4o-mini", "vllm-serve"):
+                 "deepseek-v3.2", "gpt-4o-mini", "vllm-serve", "qwen2.5-7b-serve", "llama3-8b-serve",
+                 "qwen3-14b-serve"):
         assert name in names
     assert {e["backend"] for e in load_registry().values()} <= set(BACKENDS)
 
@@ -68,13 +72,15 @@ def test_paper_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("QWEN25_7B_PATH", "QWEN25_7B_TP", "QWEN3_14B_PATH", "QWEN3_14B_TP", "DEEPSEEK_BASE_URL",
                 "DEEPSEEK_MODEL", "TEF_DEEPSEEK_TOP_LOGPROBS", "LLAMA3_8B_PATH", "LLAMA3_8B_TP"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("TEF_VLLM_EXACT_LABELS", raising=False)
     qwen = resolve_model("qwen2.5-7b")
     assert qwen.backend == "vllm"
     assert qwen.options == {"model": "Qwen/Qwen2.5-7B-Instruct", "tensor_parallel_size": 1,
-                            "max_model_len": 4096, "seed": 0}
+                            "max_model_len": 4096, "seed": 0, "exact_labels": "auto"}
     assert resolve_model("llama3-8b").options["model"] == "meta-llama/Meta-Llama-3-8B-Instruct"
     q3 = resolve_model("qwen3-14b").options
-    assert q3["tensor_parallel_size"] == 2 and q3["chat_template_kwargs"] == {"enable_thinking": False}
+    # no longer two GPUs by default: chosen from the visible GPUs (QWEN3_14B_TP pins it)
+    assert q3["tensor_parallel_size"] == "auto" and q3["chat_template_kwargs"] == {"enable_thinking": False}
     ds = resolve_model("deepseek-v3.2")
     assert ds.backend == "openai"
     assert ds.options == {"model": "deepseek-chat", "base_url": "https://api.deepseek.com",
@@ -93,6 +99,48 @@ def test_environment_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_model("deepseek-v3.2").options["base_url"] == "http://127.0.0.1:9999/v1"
     assert resolve_model("qwen3-14b").options["tensor_parallel_size"] == 4
     assert resolve_model("vllm-serve").options["base_url"] == "http://127.0.0.1:8000/v1"
+
+
+def test_exact_labels_is_selectable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEF_VLLM_EXACT_LABELS", "never")
+    assert {resolve_model(m).options["exact_labels"] for m in ("qwen2.5-7b", "llama3-8b", "qwen3-14b")} == {"never"}
+    assert option_variable("qwen2.5-7b", "exact_labels") == "TEF_VLLM_EXACT_LABELS"
+    assert option_variable("qwen3-14b", "tensor_parallel_size") == "QWEN3_14B_TP"
+    assert option_variable("qwen2.5-7b", "max_model_len") is None  # a plain value
+    assert option_variable("no-such-model", "tensor_parallel_size") is None
+
+
+def test_served_entries_take_the_vllm_entrys_model_and_template_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("QWEN3_14B_PATH", "QWEN25_7B_PATH", "VLLM_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    q3 = resolve_model("qwen3-14b-serve")
+    assert q3.backend == "openai"
+    assert q3.options == {"model": "Qwen/Qwen3-14B", "base_url": "http://127.0.0.1:8000/v1",
+                          "api_key_env": "VLLM_API_KEY", "top_logprobs": 20, "seed": 0, "server": "vllm serve",
+                          "chat_template_kwargs": {"enable_thinking": False}}
+    assert "chat_template_kwargs" not in resolve_model("qwen2.5-7b-serve").options
+    monkeypatch.setenv("QWEN3_14B_PATH", "/models/qwen3")
+    monkeypatch.setenv("VLLM_BASE_URL", "http://127.0.0.1:9000/v1")
+    moved = resolve_model("qwen3-14b-serve").options
+    assert moved["model"] == "/models/qwen3" and moved["base_url"] == "http://127.0.0.1:9000/v1"
+    assert served_spec("qwen3-14b", base_url="http://h:1/v1").options["base_url"] == "http://h:1/v1"
+    with pytest.raises(ValueError, match="only vllm entries"):
+        served_spec("deepseek-v3.2")
+
+
+def test_serve_command_mirrors_the_offline_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("QWEN3_14B_PATH", raising=False)
+    argv = serve_command(resolve_model("qwen3-14b"), 2, port=8123)
+    assert argv[:3] == ["vllm", "serve", "Qwen/Qwen3-14B"]
+    pairs = dict(zip(argv[3::2], argv[4::2]))
+    assert pairs == {"--served-model-name": "Qwen/Qwen3-14B", "--host": "127.0.0.1", "--port": "8123",
+                     "--tensor-parallel-size": "2", "--generation-config": "vllm", "--max-model-len": "4096",
+                     "--seed": "0"}
+    extra = ModelSpec("m", "vllm", {"model": "M", "dtype": "bfloat16", "enforce_eager": True,
+                                    "hf_overrides": {"a": 1}, "reading": "summed"})
+    assert serve_command(extra, 1)[-5:] == ["--dtype", "bfloat16", "--enforce-eager", "--hf-overrides", '{"a": 1}']
+    with pytest.raises(ValueError, match="serves vllm entries"):
+        serve_command(resolve_model("gpt-4o-mini"), 1)
 
 
 def test_unknown_model_lists_the_known_ones() -> None:
