@@ -294,6 +294,10 @@ def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
         assert page.count(f'id="{C.claim_anchor(cid)}"') == 1
     assert 'href="05_main_results.html"' in page
     assert "<script" not in page and "&lt;" not in C.ledger_html(ledger.reset_index().head(1))
+    link = C.claim_link("ablation-drop", "22.9 <and> 23.8")
+    assert link == '<a href="11_claims_ledger.html#claims-ablation-drop">22.9 &lt;and&gt; 23.8</a>'
+    with pytest.raises(ValueError, match="no claim"):
+        C.claim_link("ablation-dropped")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -64,7 +64,11 @@ from tefcore.mind.release import (
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
 
 __all__ = [
+    "CANNOT",
     "FORMATS",
+    "GPU",
+    "RUNS",
+    "TABLES",
     "HOW",
     "HOW_SHORT",
     "LEDGER",
@@ -75,6 +79,7 @@ __all__ = [
     "Verdict",
     "assert_ledger",
     "claim_anchor",
+    "claim_link",
     "evaluate_ledger",
     "failures",
     "format_ledger",
@@ -167,18 +172,22 @@ class Evidence:
 
     @property
     def t1(self) -> pd.DataFrame:
+        """Table 1 of the paper (tidy)."""
         return self.tables["table1"]
 
     @property
     def t2(self) -> pd.DataFrame:
+        """Table 2 of the paper (tidy)."""
         return self.tables["table2"]
 
     @property
     def t3(self) -> pd.DataFrame:
+        """Table 3 of the paper (tidy)."""
         return self.tables["table3"]
 
     @property
     def t4(self) -> pd.DataFrame:
+        """Table 4 of the paper (tidy)."""
         return self.tables["table4"]
 
     @cached_property
@@ -454,13 +463,12 @@ def _ablation_rules(ev: Evidence) -> Verdict:
 
 
 def _voting_surrogates(ev: Evidence) -> Verdict:
-    sv = lambda q: q - 0.5  # noqa: E731 - Soft Vote's per-sentence contribution
-    ratio_sv = sv(0.999) / sv(0.95)
+    ratio_sv = (0.999 - 0.5) / (0.95 - 0.5)  # Soft Vote's contribution p - 1/2
     ratio_lo = float(clipped_log_odds(0.999) / clipped_log_odds(0.95))
     mv = fuse_many([0.51, 0.999], [0, 1], rule="majority_vote").scores[:, 0]
     return Verdict(
         f"p = 0.999 vs 0.95: SV {ratio_sv:.2f}×, ℓ {ratio_lo:.2f}×",
-        bool(mv[0] == mv[1] and ratio_sv < ratio_lo and abs(sv(1.0)) <= 0.5),
+        bool(mv[0] == mv[1] and ratio_sv < ratio_lo),
         "a sentence at 0.51 and one at 0.999 cast the same Majority Vote; Soft Vote's contribution "
         f"p - ½ is bounded by ½, so a sentence at 0.999 counts {ratio_sv:.2f} times one at 0.95 where "
         f"the log-odds count {ratio_lo:.2f} times",
@@ -1204,6 +1212,28 @@ def summary_counts(ledger: pd.DataFrame) -> dict[str, int]:
 def claim_anchor(claim_id: str) -> str:
     """HTML anchor of a claim's row on the ledger page: ``claims-<id>``."""
     return f"claims-{claim_id.replace('.', '-')}"
+
+
+def claim_link(claim_id: str, text: str | None = None, page: str = "11_claims_ledger.html") -> str:
+    """An HTML link to a claim's row of the ledger page, for a chapter's Markdown.
+
+    Parameters
+    ----------
+    claim_id : str
+        An id of :data:`LEDGER`.
+    text : str, optional
+        Link text; default the id.
+    page : str
+        The ledger page relative to the chapter (the chapters' pages sit beside each other).
+
+    Examples
+    --------
+    >>> claim_link("best-or-tied", "116 of 120")
+    '<a href="11_claims_ledger.html#claims-best-or-tied">116 of 120</a>'
+    """
+    if claim_id not in {c.id for c in LEDGER}:
+        raise ValueError(f"no claim {claim_id!r} in the ledger")
+    return f'<a href="{page}#{claim_anchor(claim_id)}">{html.escape(text or claim_id)}</a>'
 
 
 _TEXT_COLUMNS: tuple[tuple[str, str, int], ...] = (
