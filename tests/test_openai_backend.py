@@ -248,3 +248,155 @@ def test_zz_live_figures(capsys: pytest.CaptureFixture[str]) -> None:
             f"mass local-api={[round(d, 4) for d in LIVE.get('local_mass_minus_api_mass', [])] or 'n/a'}")
     with capsys.disabled():
         print("\n" + line)
+
+
+# -- the `vllm serve` route, against a stand-in server that renders like vLLM ------------------------
+# vLLM's OpenAI-compatible server applies the model's chat template to the request's messages, with the
+# request's ``chat_template_kwargs``, through transformers (Jinja, trimmed blocks). The stand-in below
+# does the same with plain Jinja on the real templates of tests/fixtures/chat_templates, records what it
+# rendered, and answers with fixed log-probabilities, the served ``model`` and a ``system_fingerprint``.
+TEMPLATES = Path(__file__).parent / "fixtures" / "chat_templates"
+
+
+class _ServeStandIn:
+    """A ``vllm serve``-like endpoint on 127.0.0.1 (a free port), stopped by :meth:`stop`."""
+
+    def __init__(self, template: str, served_model: str, context: int = 4096) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+
+        import jinja2.ext
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+        self.template = env.from_string((TEMPLATES / template).read_text(encoding="utf-8"))
+        self.served_model, self.context = served_model, context
+        self.rendered: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                status, answer = outer.answer(body)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.bodies.append(body)
+        text = self.template.render(messages=body["messages"], add_generation_prompt=True, bos_token="",
+                                    eos_token="<|im_end|>", **body.get("chat_template_kwargs", {}))
+        self.rendered.append(text)
+        if len(text) > self.context:  # the message vLLM's server sends
+            return 400, {"object": "error", "type": "BadRequestError", "code": 400,
+                         "message": f"This model's maximum context length is {self.context} tokens. However, "
+                                    f"your request has {len(text)} input tokens."}
+        top = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in (("C", 0.6), ("S", 0.3), (" C", 0.05))]
+        choice = {"index": 0, "message": {"role": "assistant", "content": "C"}, "finish_reason": "length",
+                  "logprobs": {"content": [{"token": "C", "logprob": math.log(0.6), "bytes": None, "top_logprobs": top}]}}
+        return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": self.served_model,
+                     "system_fingerprint": "fp_stand_in", "choices": [choice]}
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def serve_stand_in(request: pytest.FixtureRequest) -> Iterator[_ServeStandIn]:
+    template, model = request.param
+    server = _ServeStandIn(template, model)
+    yield server
+    server.stop()
+
+
+def _served_backend(name: str, base_url: str, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> OpenAIBackend:
+    from tefcore.judges import make_backend as make_judge
+    from tefcore.judges.registry import resolve_model
+
+    monkeypatch.setenv("VLLM_API_KEY", "no-auth")
+    for var in ("QWEN3_14B_PATH", "QWEN25_7B_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    return make_judge(resolve_model(name), base_url=base_url, max_retries=0, **kw)  # type: ignore[return-value]
+
+
+def _offline_rendering(template: str, kwargs: dict[str, Any], prompt: str) -> str:
+    """What the offline vLLM backend renders (its ChatTemplate on the same template, reference rendering)."""
+    from tefcore.judges.local import ChatTemplate
+
+    return ChatTemplate((TEMPLATES / template).read_text(encoding="utf-8"), "", "<|im_end|>", True,
+                        kwargs).render(prompt)
+
+
+@pytest.mark.parametrize("serve_stand_in", [("Qwen3-14B.jinja", "Qwen/Qwen3-14B")], indirect=True)
+def test_qwen3_through_vllm_serve_renders_as_the_offline_backend(
+        serve_stand_in: _ServeStandIn, requests: list[ScoreRequest], monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = _served_backend("qwen3-14b-serve", serve_stand_in.base_url, monkeypatch)
+    score = backend.score(requests[:1])[0]
+    body = serve_stand_in.bodies[0]
+    assert body["model"] == "Qwen/Qwen3-14B" and body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert body["messages"] == [{"role": "user", "content": requests[0].prompt}]  # no system message of ours
+    offline = _offline_rendering("Qwen3-14B.jinja", {"enable_thinking": False}, requests[0].prompt)
+    assert serve_stand_in.rendered[0] == offline and offline.endswith("<think>\n\n</think>\n\n")
+    assert score.source == "logprobs" and score.p_change == pytest.approx(0.65 / 0.95)
+    prov = backend.provenance()
+    assert (prov["backend"], prov["server"], prov["chat_template_kwargs"]) == ("openai", "vllm serve",
+                                                                               {"enable_thinking": False})
+
+
+@pytest.mark.parametrize("serve_stand_in", [("Qwen2.5-7B-Instruct.jinja", "Qwen/Qwen2.5-7B-Instruct")],
+                         indirect=True)
+def test_qwen25_through_vllm_serve_keeps_the_default_system_turn(
+        serve_stand_in: _ServeStandIn, requests: list[ScoreRequest], monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)
+    backend.score(requests[:2])
+    assert "chat_template_kwargs" not in serve_stand_in.bodies[0]
+    for rendered in serve_stand_in.rendered:
+        assert rendered.startswith("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud.")
+    assert sorted(serve_stand_in.rendered) == sorted(_offline_rendering("Qwen2.5-7B-Instruct.jinja", {}, r.prompt)
+                                                     for r in requests[:2])
+
+
+@pytest.mark.parametrize("serve_stand_in", [("Qwen2.5-7B-Instruct.jinja", "deepseek-v3.2-build-7")], indirect=True)
+def test_served_model_and_fingerprint_are_kept_per_record(
+        serve_stand_in: _ServeStandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tefcore.judges.openai import ServedScore
+    from tefcore.judges.run import run_extraction
+    from tefcore.mind.load import evaluation_pairs, load_posts
+
+    backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)
+    score = backend.score([ScoreRequest("hi", "hi", "en", "Economy", "p", "direct")])[0]
+    assert isinstance(score, ServedScore)
+    assert (score.served_model, score.system_fingerprint) == ("deepseek-v3.2-build-7", "fp_stand_in")
+    pairs = evaluation_pairs(load_posts("en"))[:2]
+    run_extraction(backend, pairs, tmp_path / "en.jsonl", variant="minimal", progress=False)
+    records = [json.loads(line) for line in (tmp_path / "en.jsonl").read_text().splitlines()[1:]]
+    assert [(r["served_models"], r["system_fingerprints"]) for r in records] == \
+        [(["deepseek-v3.2-build-7"], ["fp_stand_in"])] * 2
+
+
+@pytest.mark.parametrize("serve_stand_in", [("Qwen2.5-7B-Instruct.jinja", "Qwen/Qwen2.5-7B-Instruct")],
+                         indirect=True)
+def test_a_prompt_over_the_servers_context_is_invalid_and_the_run_goes_on(
+        serve_stand_in: _ServeStandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    serve_stand_in.context = 300
+    backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)
+    long_text = "word " * 200
+    scores = backend.score([ScoreRequest(long_text, long_text, "en", "Economy", "p1", "direct"),
+                            ScoreRequest("short", "short", "en", "Economy", "p1", "sentence")])
+    assert scores[0].source == "invalid" and math.isnan(scores[0].p_change)
+    assert scores[0].detail == "prompt longer than the context (HTTP 400 from the server)"
+    assert scores[1].source == "logprobs"
+    assert backend.stats.too_long == 1 and backend.stats.rejected == 0
