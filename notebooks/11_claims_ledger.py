@@ -54,7 +54,9 @@ from tefcore.chapters.claims import (
     CANNOT, GPU, SECTIONS, assert_ledger, evaluate_ledger, ledger_html, summary_counts,
 )
 from tefcore.chapters.figures import setup_notebook
+from tefcore.chapters.parameters import check_parameters
 
+check_parameters("11_claims_ledger")  # a misspelt -p name fails here, naming the parameters above
 _ = setup_notebook()
 ledger = evaluate_ledger(paper_dir=paper_dir, data_dir=data_dir)
 shown: list[str] = []
