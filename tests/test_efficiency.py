@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -191,7 +193,8 @@ def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
                build_prompt("市场应该决定价格和资源配置。", "Economy", "zh"), "Dimension: Economy"]
     n_chat, n_bare = chat(prompts), bare(prompts)
     assert n_bare.dtype == np.int64 and (n_bare > 3).all()
-    # one user turn adds the same template tokens to every prompt (no system turn: protocol §4)
+    # the chat template adds the same tokens to every prompt: one user turn, and SmolLM2's default
+    # system turn, kept as in the reference release (protocol §4)
     assert (n_chat - n_bare).min() == (n_chat - n_bare).max() > 3
     # the local backend evaluates exactly these tokens (no prefix reuse: the whole prompt)
     backend = LocalBackend(reuse_prefix=False, workers=1)
@@ -202,3 +205,79 @@ def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
         backend.score([ScoreRequest(p, p, "en", "Economy", "post", "direct")])
         evaluated.append(backend.tokens_evaluated - before)
     assert list(chat(short)) == evaluated
+
+
+# --- the token counter of a vLLM judge (chapter 8): the backend's own rendering --------------------
+QWEN25 = (Path(__file__).parent / "fixtures" / "chat_templates" / "Qwen2.5-7B-Instruct.jinja").read_text()
+QWEN_SYSTEM = "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+
+
+class _WordTokenizer:
+    """A stand-in for ``transformers.AutoTokenizer``: Qwen2.5's real template, one token per word."""
+
+    chat_template = QWEN25
+    bos_token = None
+    eos_token = "<|im_end|>"
+
+    @classmethod
+    def from_pretrained(cls, model: str) -> _WordTokenizer:
+        assert model == "Qwen/Qwen2.5-7B-Instruct"
+        return cls()
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        assert add_special_tokens is False  # the template places the special tokens
+        return [0] * len(text.replace("<|", " <|").replace("|>", "|> ").split())
+
+
+@pytest.fixture()
+def fake_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    module = types.ModuleType("transformers")
+    module.AutoTokenizer = _WordTokenizer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "transformers", module)
+
+
+def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transformers: None) -> None:
+    from tefcore.chapters.efficiency import hf_token_counter, token_counter
+    from tefcore.judges.local import ChatTemplate
+    from tefcore.judges.registry import resolve_model
+
+    prompts = [build_prompt("Markets decide prices.", "Economy", "en"), build_prompt("x", "Culture", "en")]
+    tok = _WordTokenizer()
+    reference = [len(tok.encode(ChatTemplate(QWEN25).render(p), add_special_tokens=False)) for p in prompts]
+    counted = token_counter(resolve_model("qwen2.5-7b"))(prompts)
+    assert list(counted) == reference  # what VLLMBackend.render sends, system turn included
+    without = hf_token_counter("Qwen/Qwen2.5-7B-Instruct", keep_default_system=False)(prompts)
+    system_tokens = len(tok.encode(QWEN_SYSTEM, add_special_tokens=False))
+    assert list(counted - without) == [system_tokens] * 2 and system_tokens == 15
+    served = token_counter(resolve_model("qwen2.5-7b-serve"))(prompts)  # `vllm serve` renders the same
+    assert list(served) == list(counted)
+
+
+def test_vllm_token_counter_is_the_backends_rendering(fake_transformers: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chapter 8's count and the offline backend's prompt come from one code path."""
+    import tefcore.judges.vllm as vllm_backend
+    from tefcore.chapters.efficiency import hf_token_counter
+
+    calls: list[str] = []
+    original = vllm_backend.prompt_token_ids
+
+    def spy(tokenizer: Any, chat: Any, prompt: str) -> list[int]:
+        calls.append(prompt)
+        return original(tokenizer, chat, prompt)
+
+    monkeypatch.setattr(vllm_backend, "prompt_token_ids", spy)
+    hf_token_counter("Qwen/Qwen2.5-7B-Instruct")(["a prompt"])
+    assert calls == ["a prompt"]
+
+
+def test_token_counter_refuses_remote_apis_and_embedders() -> None:
+    from tefcore.chapters.efficiency import token_counter
+    from tefcore.judges.registry import ModelSpec
+
+    with pytest.raises(ValueError, match="no local tokenizer for 'gpt-4o-mini'"):
+        token_counter(ModelSpec("gpt-4o-mini", "openai", {"model": "gpt-4o-mini", "base_url": "https://api.openai.com/v1"}))
+    with pytest.raises(ValueError, match="e5-zeroshot"):
+        token_counter(ModelSpec("e5-zeroshot", "e5-zeroshot", {}))
