@@ -264,6 +264,18 @@ def test_full_release_counts_are_checked_when_present(monkeypatch: pytest.Monkey
     assert (matching["verdict"] == "holds").all()
 
 
+def test_custom_data_leaves_the_data_card_unchecked(tmp_path: Path) -> None:
+    for lang in ("zh", "en"):
+        lines = (sample_dir() / f"mind_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+        (tmp_path / f"mind_{lang}.jsonl").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
+    frame = C.evaluate_ledger([c for c in C.LEDGER if c.section == C.SECTIONS[2]], data_dir=tmp_path)
+    assert frame.attrs["dataset"] == "custom data"
+    checked = frame[frame["how"] == C.RUNS]
+    assert (checked["verdict"] == "not checked").all()
+    assert checked["note"].str.startswith("the claim is about MIND").all()
+    assert checked.set_index("id").loc["mind-posts", "value"] == "40 zh / 40 en"
+
+
 # --------------------------------------------------------------------------------------------------
 # display
 # --------------------------------------------------------------------------------------------------

@@ -53,11 +53,13 @@ from scipy.stats import norm
 from tefcore import simulate as sim
 from tefcore.chapters import paper
 from tefcore.fusion import CLIP, EPS, TEMPERATURE, clipped_log_odds, fuse_many, weights
-from tefcore.mind.load import Post, evaluation_pairs, load_posts, resolve_data_dir, sample_dir
+from tefcore.mind.load import Post, evaluation_pairs, load_posts
 from tefcore.mind.release import (
+    DATA_KINDS,
     FULL_RELEASE,
     FULL_RELEASE_PAIRS,
     data_card,
+    describe_data,
     is_full_release,
     pair_counts,
 )
@@ -113,7 +115,7 @@ SECTIONS: tuple[str, ...] = (
 FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
 
 HOLDS, NOT_HOLD, NOT_CHECKED, FAILS = "holds", "does not hold", "not checked", "FAILS"
-SAMPLE, FULL, CUSTOM = "MIND sample", "full MIND release", "custom data"
+SAMPLE, FULL, CUSTOM = DATA_KINDS
 _SLACK = 1e-9  # floating-point slack on comparisons of printed one-decimal numbers
 _ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
@@ -202,10 +204,14 @@ class Evidence:
 
     @cached_property
     def dataset(self) -> str:
-        """``"full MIND release"``, ``"MIND sample"`` or ``"custom data"``."""
+        """``"full MIND release"``, ``"MIND sample"`` or ``"custom data"``.
+
+        The full release is recognised by its number of posts alone, so that its other published
+        counts remain claims to check; otherwise :func:`tefcore.mind.release.describe_data` decides.
+        """
         if is_full_release({lang: len(p) for lang, p in self.posts.items()}):
             return FULL
-        return SAMPLE if resolve_data_dir(self.data_dir) == sample_dir() else CUSTOM
+        return describe_data(self.data_dir).kind
 
 
 @dataclass(frozen=True)
