@@ -190,8 +190,10 @@ def _actors(text: str) -> tuple[int, int]:
 
 def _command(sub: Any, name: str, summary: str, description: str, example: str) -> argparse.ArgumentParser:
     """A subcommand whose ``--help`` says what it reads and writes, with one example."""
-    return sub.add_parser(name, help=summary, description=description, epilog=f"example:\n  {example}",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    import textwrap
+
+    return sub.add_parser(name, help=summary, description=textwrap.fill(description, 88),
+                          epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def _user_path(text: str) -> Path:
