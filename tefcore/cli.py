@@ -123,16 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     from tefcore.chapters.claims import FORMATS as CLAIM_FORMATS
 
-    cl = sub.add_parser(
-        "claims", help="check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
-        description="Check every claim of the paper the ledger lists: reads the paper's tables (package data, "
-        "or --paper-dir) and the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample); "
-        "prints the ledger on stdout and exits 1 when a checked claim does not give its recorded verdict. "
-        "Example: tef claims --format markdown > claims.md",
+    cl = _command(
+        sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
+        "Check every claim of the paper the ledger lists. Reads the paper's tables (shipped with tefcore, or "
+        "--paper-dir) and the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample); writes "
+        "nothing, prints the ledger (grouped by the paper's sections: the paper's number, ours, how it was "
+        "checked, the verdict) and exits 1 when a checked claim does not give its recorded verdict.",
+        "tef claims --format markdown > claims.md",
     )
     cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
-    cl.add_argument("--paper-dir", default=None, help="folder with the paper's table*.csv (default: shipped)")
-    cl.add_argument("--data-dir", default=None, help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR)")
+    cl.add_argument("--paper-dir", type=_user_path, default=None,
+                    help="folder with the paper's table*.csv (default: the tables shipped with tefcore)")
+    cl.add_argument("--data-dir", type=_user_path, default=None,
+                    help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
     from tefcore.reproduce import add_arguments as reproduce_arguments
 
     reproduce_arguments(_command(
