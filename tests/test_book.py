@@ -21,10 +21,13 @@ from tefbook.leaks import SecretLeakError, find_secret_leaks, guard_outputs, is_
 from tefbook.parameters import (
     PROFILES,
     chapter_parameters,
+    is_path_parameter,
     load_overrides,
     parameter_defaults,
     parse_param,
     read_chapter,
+    resolve_user_paths,
+    set_parameters,
 )
 from tefbook.toc import Chapter, filter_toc, select_chapters, toc_docnames
 
@@ -40,6 +43,7 @@ FINAL_CHAPTERS = [
     "08_efficiency",
     "09_calibration",
     "10_teaching_lab",
+    "11_claims_ledger",
 ]
 
 CHAPTER_TEXT = """# ---
@@ -306,7 +310,8 @@ def test_root_toc_lists_the_final_chapters() -> None:
     names = toc_docnames(toc)
     assert names[0] == "book/intro"
     assert [n.split("/")[1] for n in names if n.startswith("notebooks/")] == FINAL_CHAPTERS
-    assert names[-2:] == ["book/running", "book/bibliography"]
+    pages = [n for n in names[1:] if n.startswith("book/")]
+    assert "book/running" in pages and pages[-1] == "book/bibliography" and names[-len(pages):] == pages
     for page in ("intro", "running", "bibliography"):
         assert (ROOT / "book" / f"{page}.md").is_file()
 
@@ -412,5 +417,101 @@ def test_failing_chapter_is_moved_out_of_the_executed_folder(
     executed = root / "_build" / "executed"
     assert not (executed / "notebooks" / "01_a.ipynb").exists()
     failed = json.loads((executed / "failed" / "01_a.ipynb").read_text())
-    injected = [c for c in failed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
-    assert injected and "limit = 3" in "".join(injected[0]["source"])
+    assert not [c for c in failed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    parameters = [c for c in failed["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    assert len(parameters) == 1 and "limit = 3\n" in "".join(parameters[0]["source"])
+
+
+# ----------------------------------------------------------------------------- one parameters cell
+
+
+def test_set_parameters_rewrites_the_cell_in_place() -> None:
+    notebook = jupytext.reads(CHAPTER_TEXT.replace("limit = 8", "# How many.\nlimit = 8  # pairs"), fmt="py:percent")
+    set_parameters(notebook, {"limit": 3, "model": "e5-zeroshot", "data_dir": "/data/mind"})
+    cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    assert cell.source.splitlines() == [
+        "# How many.", "limit = 3  # pairs", 'langs = ["en", "zh"]', "model: str = 'e5-zeroshot'",
+        "data_dir = '/data/mind'", "out = str(limit)"]
+    assert parameter_defaults(notebook) == {"limit": 3, "langs": ["en", "zh"], "model": "e5-zeroshot",
+                                            "data_dir": "/data/mind", "out": "str(limit)"}
+    assert set_parameters(notebook, {}) is notebook and parameter_defaults(notebook)["limit"] == 3
+
+
+@pytest.mark.parametrize("source, values, message", [
+    (CHAPTER_TEXT, {"limt": 1}, "assigns no limt"),
+    (CHAPTER_TEXT, {"limit": object()}, "is not a Python literal"),
+    (CHAPTER_TEXT.replace("limit = 8", "limit = other = 8"), {"limit": 1}, "together with other names"),
+])
+def test_set_parameters_refuses(source: str, values: dict, message: str) -> None:
+    with pytest.raises(BookError, match=message):
+        set_parameters(jupytext.reads(source, fmt="py:percent"), values)
+
+
+# ----------------------------------------------------------------------------- paths the user typed
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("data_dir", True), ("cache_dir", True), ("paper_dir", True), ("out", True), ("reference_caches", True),
+    ("model_path", True), ("limit", False), ("models", False), ("output_format", False), ("cached", False),
+])
+def test_path_parameters_by_name(name: str, expected: bool) -> None:
+    assert is_path_parameter(name) is expected
+
+
+def test_user_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_user_paths({"data_dir": "data/mind", "out": "~/x", "cache_dir": "/abs", "limit": "8",
+                               "paper_dir": None, "reference_caches": ""}) == {
+        "data_dir": str(tmp_path / "data/mind"), "out": str(Path.home() / "x"), "cache_dir": "/abs",
+        "limit": "8", "paper_dir": None, "reference_caches": ""}
+    chapters = [Chapter("notebooks/04_extraction", Path("x.py")), Chapter("notebooks/05_main", Path("y.py"))]
+    merged = chapter_parameters(chapters, chapters, "ci", {"05": {"cache_dir": "caches"}},
+                                [("04", "data_dir", "mind"), ("04", "models", "local")])
+    assert merged == {"04_extraction": {"limit": 8, "data_dir": str(tmp_path / "mind"), "models": "local"},
+                      "05_main": {"cache_dir": str(tmp_path / "caches")}}
+
+
+def test_user_path_environment(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.gguf").write_bytes(b"")
+    environ = {"MIND_DATA_DIR": "data/mind", "TEF_LOCAL_GGUF": "models/m.gguf", "QWEN25_7B_PATH": "Qwen/Qwen2.5-7B",
+               "OTHER_DIR": "/already/absolute", "LANG": "C.UTF-8", "SOME_PATH": "  "}
+    assert book.user_path_environment(environ, tmp_path) == {
+        "MIND_DATA_DIR": str(tmp_path / "data/mind"),  # always: a data folder, even one not there yet
+        "TEF_LOCAL_GGUF": str(tmp_path / "models/m.gguf"),  # a file that exists here
+    }  # a model name that is no path here, absolute paths and other variables are left alone
+
+
+RELATIVE_CHAPTER = CHAPTER_TEXT.replace("data_dir = None", "data_dir = None\ncache_dir = 'data/caches'") + """
+# %%
+import os
+print("env", os.environ["MIND_DATA_DIR"])
+print("param", data_dir)
+print("cache", cache_dir)
+"""
+
+
+@pytest.mark.slow
+def test_relative_paths_reach_the_kernel_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: notebooks/01_a\n")
+    (root / "notebooks" / "01_a.py").write_text(RELATIVE_CHAPTER)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)  # the user's working directory: not the book root, not the kernel's folder
+    monkeypatch.setenv("MIND_DATA_DIR", "my data")
+    code = book.main(["--root", str(root), "--chapters", "01", "--execute-only",
+                      "-p", "01.data_dir=mind", "--param-overrides", "{01: {cache_dir: caches, limit: 2}}"])
+    err = capfd.readouterr().err
+    assert code == 0, err
+    assert "without encryption" not in err and "Traceback" not in err
+    executed = json.loads((root / "_build/executed/notebooks/01_a.ipynb").read_text())
+    printed = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
+    assert printed.splitlines()[-3:] == [f"env {work / 'my data'}", f"param {work / 'mind'}",
+                                         f"cache {work / 'caches'}"]
+    tagged = [c for c in executed["cells"] if {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
+    assert len(tagged) == 1 and "limit = 2\n" in "".join(tagged[0]["source"])

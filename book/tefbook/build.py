@@ -43,6 +43,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,8 +64,10 @@ from tefbook.parameters import (
     parameter_defaults,
     parse_param,
     read_chapter,
+    set_parameters,
 )
 from tefcore.chapters.runs import PROJECT_ENV
+from tefcore.mind.load import DATA_DIR_ENV
 from tefbook.toc import (
     CHAPTER_DIR,
     SOURCE_SUFFIXES,
@@ -84,6 +88,7 @@ __all__ = [
     "main",
     "run_jupyter_book",
     "stage_tree",
+    "user_path_environment",
 ]
 
 #: Name of the PDF written by ``--pdf``.
@@ -91,6 +96,8 @@ PDF_NAME = "tef-companion.pdf"
 #: Environment variables the build sets for the kernels.
 BUILD_ENV_FLAG = "TEF_BOOK_BUILD"
 STATIC_FIGURES_ENV = "TEF_STATIC_FIGURES"
+#: Besides ``$MIND_DATA_DIR``, environment variables with these endings may hold a path the user typed.
+PATH_ENV_SUFFIXES: tuple[str, ...] = ("_GGUF", "_PATH", "_DIR")
 
 log = logging.getLogger("tefbook.build")
 
@@ -130,6 +137,89 @@ def _environment(**values: str | None) -> Iterator[None]:
                 os.environ[name] = value
 
 
+def user_path_environment(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> dict[str, str]:
+    """The user's path variables made absolute against the build's working directory.
+
+    Kernels run in ``_build/executed/notebooks``, so a relative ``MIND_DATA_DIR=data/mind`` would mean
+    another folder there. :data:`DATA_DIR_ENV` is always made absolute; the variables of
+    :data:`PATH_ENV_SUFFIXES` (e.g. ``TEF_LOCAL_GGUF``, ``QWEN25_7B_PATH``) only when the relative path
+    exists, since their values may also be model names (``Qwen/Qwen2.5-7B-Instruct``).
+
+    Returns
+    -------
+    dict
+        Only the variables whose value changes.
+    """
+    environ = os.environ if environ is None else environ
+    base = Path.cwd() if cwd is None else cwd
+    changed = {}
+    for name, value in environ.items():
+        path = Path(value.strip()).expanduser() if value.strip() else None
+        if path is None or path.is_absolute() or not (name == DATA_DIR_ENV or name.endswith(PATH_ENV_SUFFIXES)):
+            continue
+        if name == DATA_DIR_ENV or (base / path).exists():
+            changed[name] = os.fspath(base / path)
+    return changed
+
+
+def _check_chapter_parameters(chapter: Chapter, notebook: Any, parameters: Mapping[str, Any]) -> None:
+    """Refuse credential-like names in the parameters cell and names it does not have."""
+    try:
+        defaults = parameter_defaults(notebook)
+    except BookError as exc:
+        raise BookError(f"{chapter.source}: {exc}") from exc
+    for name in defaults:
+        check_parameter_name(name, f"{chapter.source} (parameters cell)")
+    unknown = sorted(set(parameters) - set(defaults))
+    if unknown:
+        raise BookError(
+            f"{chapter.name} has no parameter {', '.join(map(repr, unknown))}; "
+            f"its parameters are: {', '.join(defaults) or 'none'}"
+        )
+
+
+def _kernel_manager_class(folder: Path) -> type:
+    """A kernel manager whose kernels talk over Unix domain sockets in ``folder`` (private, no TCP port).
+
+    The default TCP transport sends code and outputs unencrypted over the loopback, and ipykernel
+    warns about it at every start; IPC sockets are files only this user can reach.
+    """
+    from jupyter_client.manager import KernelManager
+    from traitlets import default
+
+    class IPCKernelManager(KernelManager):
+        @default("transport")
+        def _default_transport(self) -> str:
+            return "ipc"
+
+        @default("ip")
+        def _default_ip(self) -> str:
+            return os.fspath(folder / "kernel")
+
+    return IPCKernelManager
+
+
+def _run_papermill(notebook: Any, output: Path, kernel: str, cwd: Path, timeout: float | None) -> None:
+    """Execute with papermill over a private IPC kernel (TCP where Unix sockets do not exist)."""
+    import papermill
+
+    options: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="tefbook-kernel-") as sockets:
+        if os.name == "posix":
+            options["kernel_manager_class"] = _kernel_manager_class(Path(sockets))
+        papermill.execute_notebook(
+            notebook,
+            str(output),
+            kernel_name=kernel,
+            cwd=str(cwd),
+            progress_bar=False,
+            log_output=False,
+            request_save_on_cell_execute=False,
+            execution_timeout=timeout,
+            **options,
+        )
+
+
 def execute_chapter(
     chapter: Chapter,
     parameters: Mapping[str, Any],
@@ -146,7 +236,8 @@ def execute_chapter(
     chapter : Chapter
         The chapter; its source must exist.
     parameters : mapping
-        Overrides of the defaults in its ``parameters`` cell (names must exist there).
+        Overrides of the defaults in its ``parameters`` cell (names must exist there); they are
+        written into that cell (:func:`tefbook.parameters.set_parameters`).
     out_dir : Path
         Folder of the executed notebook; it is also the kernel's working directory.
     static_figures : bool
@@ -156,7 +247,8 @@ def execute_chapter(
     project_root : Path, optional
         The book's root, passed to the kernel as ``$TEF_PROJECT_ROOT`` so that a chapter's relative
         paths (``cache_dir="data/caches"``) mean the project's folders; default the folder above the
-        chapter's ``notebooks/``.
+        chapter's ``notebooks/``. The user's path variables (``$MIND_DATA_DIR``) reach the kernel
+        absolute (:func:`user_path_environment`).
 
     Returns
     -------
@@ -172,48 +264,27 @@ def execute_chapter(
     SecretLeakError
         When the executed notebook holds the value of a secret-like environment variable.
     """
-    import papermill
     from papermill.exceptions import PapermillExecutionError
 
     if chapter.source is None:
         raise BookError(f"{chapter.docname}: no source file")
     notebook = read_chapter(chapter.source)
-    try:
-        defaults = parameter_defaults(notebook)
-    except BookError as exc:
-        raise BookError(f"{chapter.source}: {exc}") from exc
-    for name in defaults:
-        check_parameter_name(name, f"{chapter.source} (parameters cell)")
-    unknown = sorted(set(parameters) - set(defaults))
-    if unknown:
-        raise BookError(
-            f"{chapter.name} has no parameter {', '.join(map(repr, unknown))}; "
-            f"its parameters are: {', '.join(defaults) or 'none'}"
-        )
+    _check_chapter_parameters(chapter, notebook, parameters)
+    set_parameters(notebook, parameters)
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / f"{chapter.name}.ipynb"
     output.unlink(missing_ok=True)  # never leave an older success next to a new failure
-    (out_dir.parent / "failed" / output.name).unlink(missing_ok=True)
-    kernel = notebook.metadata["kernelspec"]["name"]
+    failed = out_dir.parent / "failed" / output.name
+    failed.unlink(missing_ok=True)
     root = (project_root or chapter.source.parent.parent).resolve()
-    env = {BUILD_ENV_FLAG: "1", STATIC_FIGURES_ENV: "1" if static_figures else None, PROJECT_ENV: str(root)}
+    env = {BUILD_ENV_FLAG: "1", STATIC_FIGURES_ENV: "1" if static_figures else None, PROJECT_ENV: str(root),
+           **user_path_environment()}
     with _environment(**env):
         try:
-            papermill.execute_notebook(
-                notebook,
-                str(output),
-                parameters=dict(parameters),
-                kernel_name=kernel,
-                cwd=str(out_dir),
-                progress_bar=False,
-                log_output=False,
-                request_save_on_cell_execute=False,
-                execution_timeout=timeout,
-            )
+            _run_papermill(notebook, output, notebook.metadata["kernelspec"]["name"], out_dir, timeout)
         except PapermillExecutionError as exc:
             guard_outputs([output], f"{output}")
             # Keep the executed folder to notebooks that ran through (nbval checks all of it).
-            failed = out_dir.parent / "failed" / output.name
             failed.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(output), failed)
             raise BookError(
@@ -378,23 +449,35 @@ def build_book(
         Chapters, parameters, timings and output paths (also written as JSON).
     """
     root = root.resolve()
-    build_dir = root / "_build"
-    executed_dir = build_dir / "executed" / CHAPTER_DIR
-    stage = build_dir / "site_src"
     toc = load_toc(root)
     chapters = toc_chapters(root, toc)
     selected, skipped = select_chapters(chapters, selectors)
     for chapter in skipped:
         log.warning("skipping %s: no %s.py or .md", chapter.name, chapter.docname)
-    parameters = chapter_parameters(chapters, selected, profile, overrides or {}, params)
     report = BuildReport(
         root=str(root),
         chapters=[c.name for c in selected],
         skipped=[c.name for c in skipped],
-        parameters=parameters,
+        parameters=chapter_parameters(chapters, selected, profile, overrides or {}, params),
     )
     static = pdf if static_figures is None else static_figures
+    executed = _executed_chapters(root, selected, report, skip_execute, static, timeout)
+    stage = root / "_build" / "site_src"
+    if html or pdf:
+        stage_tree(root, stage, filter_toc(toc, set(executed)), executed)
+        report.outputs["staged"] = str(stage)
+    if html:
+        _build_html(root, stage, report, strict)
+    if pdf:
+        _build_pdf(root, stage, str(toc["root"]), report, strict)
+    _write_report(root, report)
+    return report
 
+
+def _executed_chapters(root: Path, selected: Sequence[Chapter], report: BuildReport, skip_execute: bool,
+                       static: bool, timeout: float | None) -> dict[str, Path]:
+    """Execute the selected chapters (or check their earlier executions); docname -> executed notebook."""
+    executed_dir = root / "_build" / "executed" / CHAPTER_DIR
     executed: dict[str, Path] = {}
     for index, chapter in enumerate(selected, start=1):
         target = executed_dir / f"{chapter.name}.ipynb"
@@ -403,53 +486,56 @@ def build_book(
                 raise BookError(f"--skip-execute: {target} does not exist; execute it first")
             guard_outputs([target], str(target))
         else:
-            shown = ", ".join(f"{k}={v!r}" for k, v in parameters[chapter.name].items())
-            log.info(
-                "[%d/%d] executing %s%s", index, len(selected), chapter.name, f" ({shown})" if shown else ""
-            )
-            started = time.perf_counter()
-            execute_chapter(
-                chapter, parameters[chapter.name], executed_dir, static_figures=static, timeout=timeout,
-                project_root=root,
-            )
-            report.execute_seconds[chapter.name] = round(time.perf_counter() - started, 2)
-            log.info(
-                "[%d/%d] %s executed in %.1f s",
-                index,
-                len(selected),
-                chapter.name,
-                report.execute_seconds[chapter.name],
-            )
+            _execute_one(root, chapter, f"[{index}/{len(selected)}]", report, static, timeout)
         executed[chapter.docname] = target
     report.outputs["executed"] = str(executed_dir)
+    return executed
 
-    if html or pdf:
-        stage_tree(root, stage, filter_toc(toc, set(executed)), executed)
-        report.outputs["staged"] = str(stage)
-    if html:
-        html_dir = build_dir / "html"
-        if html_dir.exists():
-            # Stale pages of an earlier (larger) selection must not be published or tested.
-            shutil.rmtree(html_dir)
-        started = time.perf_counter()
-        run_jupyter_book(stage, root, "html", strict=strict)
-        report.build_seconds["html"] = round(time.perf_counter() - started, 2)
-        (html_dir / ".nojekyll").touch()
-        guard_outputs([html_dir], f"the built book {html_dir}")
-        report.outputs["html"] = str(html_dir)
-        log.info("HTML built in %.1f s: %s", report.build_seconds["html"], html_dir / "index.html")
-    if pdf:
-        single = build_dir / "singlehtml"
-        if single.exists():
-            shutil.rmtree(single)
-        started = time.perf_counter()
-        pdf_path = build_pdf(stage, root, str(toc["root"]), strict=strict)
-        report.build_seconds["pdf"] = round(time.perf_counter() - started, 2)
-        report.outputs["pdf"] = str(pdf_path)
-        log.info("PDF built in %.1f s: %s", report.build_seconds["pdf"], pdf_path)
+
+def _execute_one(root: Path, chapter: Chapter, step: str, report: BuildReport, static: bool,
+                 timeout: float | None) -> None:
+    """Execute one chapter with its parameters, logging and recording the time it took."""
+    parameters = report.parameters[chapter.name]
+    shown = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
+    log.info("%s executing %s%s", step, chapter.name, f" ({shown})" if shown else "")
+    started = time.perf_counter()
+    execute_chapter(chapter, parameters, root / "_build" / "executed" / CHAPTER_DIR, static_figures=static,
+                    timeout=timeout, project_root=root)
+    report.execute_seconds[chapter.name] = round(time.perf_counter() - started, 2)
+    log.info("%s %s executed in %.1f s", step, chapter.name, report.execute_seconds[chapter.name])
+
+
+def _build_html(root: Path, stage: Path, report: BuildReport, strict: bool) -> None:
+    """Build ``_build/html`` from the staged tree (stale pages of an earlier build removed first)."""
+    html_dir = root / "_build" / "html"
+    if html_dir.exists():  # stale pages of an earlier (larger) selection must not be published or tested
+        shutil.rmtree(html_dir)
+    started = time.perf_counter()
+    run_jupyter_book(stage, root, "html", strict=strict)
+    report.build_seconds["html"] = round(time.perf_counter() - started, 2)
+    (html_dir / ".nojekyll").touch()
+    guard_outputs([html_dir], f"the built book {html_dir}")
+    report.outputs["html"] = str(html_dir)
+    log.info("HTML built in %.1f s: %s", report.build_seconds["html"], html_dir / "index.html")
+
+
+def _build_pdf(root: Path, stage: Path, root_docname: str, report: BuildReport, strict: bool) -> None:
+    """Build ``_build/pdf/tef-companion.pdf`` (see :func:`build_pdf`)."""
+    single = root / "_build" / "singlehtml"
+    if single.exists():
+        shutil.rmtree(single)
+    started = time.perf_counter()
+    pdf_path = build_pdf(stage, root, root_docname, strict=strict)
+    report.build_seconds["pdf"] = round(time.perf_counter() - started, 2)
+    report.outputs["pdf"] = str(pdf_path)
+    log.info("PDF built in %.1f s: %s", report.build_seconds["pdf"], pdf_path)
+
+
+def _write_report(root: Path, report: BuildReport) -> None:
+    """Write ``_build/book-report.json``."""
+    build_dir = root / "_build"
     build_dir.mkdir(exist_ok=True)
     (build_dir / "book-report.json").write_text(json.dumps(report.__dict__, indent=2, default=str))
-    return report
 
 
 def list_chapters(root: Path) -> str:
@@ -472,10 +558,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface of ``python -m tefbook`` and ``tef book``."""
     parser = argparse.ArgumentParser(
         prog="tef book",
-        description=(
-            "Execute the chapters (notebooks/*.py) with papermill and build the book with "
-            "Jupyter Book, warnings as errors. Output: _build/html (and _build/pdf)."
+        description=textwrap.fill(
+            "Execute the chapters with papermill and build the book with Jupyter Book, warnings as "
+            "errors. Reads the chapters (notebooks/*.py), the pages (book/), the MIND data ($MIND_DATA_DIR, "
+            "else the embedded sample data/mind) and the committed caches (data/caches). Writes the "
+            "executed chapters to _build/executed/notebooks, the HTML book to _build/html (with --pdf "
+            "also _build/pdf/tef-companion.pdf) and a summary to _build/book-report.json. Paths given "
+            "in -p, --param-overrides or $MIND_DATA_DIR mean what they mean in the working directory."
         ),
+        epilog="example:\n  MIND_DATA_DIR=data/mind tef book --chapters 03 -p 03.data_dir=data/mind",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--chapters",

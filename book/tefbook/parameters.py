@@ -1,15 +1,21 @@
 """The parameters of the book's chapters: their defaults, the profiles and the overrides.
 
-Each chapter has one code cell tagged ``parameters``; papermill replaces its assignments by
-the values that :func:`chapter_parameters` merges from a named profile (:data:`PROFILES`),
-``--param-overrides`` (:func:`load_overrides`) and ``-p CHAPTER.NAME=VALUE``
-(:func:`parse_param`). Parameters are written into the published notebook, so a name that
-looks like a credential is refused wherever it comes from (:func:`check_parameter_name`).
+Each chapter has one code cell tagged ``parameters``. :func:`chapter_parameters` merges the values
+of a named profile (:data:`PROFILES`), ``--param-overrides`` (:func:`load_overrides`) and
+``-p CHAPTER.NAME=VALUE`` (:func:`parse_param`), and :func:`set_parameters` writes them into that
+cell, in place of the defaults: the executed chapter has one parameters cell, showing the values
+it ran with. Parameters are written into the published notebook, so a name that looks like a
+credential is refused wherever it comes from (:func:`check_parameter_name`).
+
+Paths mean what the user typed: a value the user gives (``-p``, ``--param-overrides``) to a
+parameter that names a file or folder (:func:`is_path_parameter`) is made absolute against the
+working directory of the build command, before any kernel starts (kernels run elsewhere).
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,13 +28,18 @@ from tefbook.leaks import is_secret_like
 from tefbook.toc import Chapter, resolve_chapter
 
 __all__ = [
+    "PATH_PARAMETERS",
+    "PATH_SUFFIXES",
     "PROFILES",
     "chapter_parameters",
     "check_parameter_name",
+    "is_path_parameter",
     "load_overrides",
     "parameter_defaults",
     "parse_param",
     "read_chapter",
+    "resolve_user_paths",
+    "set_parameters",
 ]
 
 #: Per-chapter parameter overrides of each named profile (chapter name -> parameters).
@@ -38,6 +49,11 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "default": {},
     "ci": {"04_extraction": {"limit": 8}, "08_efficiency": {"ttft_sample": 8}},
 }
+
+#: Parameters that name a file or folder although their name does not say so.
+PATH_PARAMETERS: frozenset[str] = frozenset({"out"})
+#: Name endings of parameters that name a file or folder (``data_dir``, ``cache_dir``, ``reference_caches``).
+PATH_SUFFIXES: tuple[str, ...] = ("_dir", "_path", "_file", "cache", "caches")
 
 
 def read_chapter(source: Path) -> Any:
@@ -189,7 +205,8 @@ def chapter_parameters(
     """Merge the overrides of a profile, a file and ``-p`` into per-chapter parameters.
 
     Later sources win: profile, then ``--param-overrides``, then ``-p``. Overrides of
-    chapters that are not selected are ignored.
+    chapters that are not selected are ignored. The user's values of path parameters are made
+    absolute against the working directory (:func:`resolve_user_paths`).
 
     Raises
     ------
@@ -207,8 +224,9 @@ def chapter_parameters(
         for name, value in values.items()
     ]
     for selector, values in overrides.items():
-        layers.extend((selector, name, value) for name, value in values.items())
-    layers.extend(params)
+        layers.extend((selector, name, value) for name, value in resolve_user_paths(values).items())
+    layers.extend((selector, name, value) for selector, name, value in params
+                  for value in resolve_user_paths({name: value}).values())
     for selector, name, value in layers:
         check_parameter_name(name, f"parameter of {selector}")
         chapter = resolve_chapter(chapters, selector)
@@ -216,3 +234,93 @@ def chapter_parameters(
             merged[chapter.name][name] = value
     return merged
 
+
+
+# --------------------------------------------------------------------------- paths the user typed
+
+
+def is_path_parameter(name: str) -> bool:
+    """Whether a chapter parameter names a file or folder: listed in :data:`PATH_PARAMETERS`, or its
+    name ends with one of :data:`PATH_SUFFIXES`.
+
+    Examples
+    --------
+    >>> [is_path_parameter(n) for n in ("data_dir", "out", "reference_caches", "limit", "outline")]
+    [True, True, True, False, False]
+    """
+    return name in PATH_PARAMETERS or name.endswith(PATH_SUFFIXES)
+
+
+def resolve_user_paths(values: Mapping[str, Any], cwd: Path | None = None) -> dict[str, Any]:
+    """Make the user's values of path parameters absolute against ``cwd`` (default: the working directory).
+
+    A string value of a path parameter (:func:`is_path_parameter`) is expanded (``~``) and, when
+    relative, joined to ``cwd``; ``None``, empty strings and other parameters are kept as they are.
+
+    Examples
+    --------
+    >>> resolve_user_paths({"data_dir": "data/mind", "limit": 8, "out": None}, Path("/home/me/tef"))
+    {'data_dir': '/home/me/tef/data/mind', 'limit': 8, 'out': None}
+    """
+    base = Path.cwd() if cwd is None else cwd
+    return {name: os.fspath(base / Path(value).expanduser())
+            if is_path_parameter(name) and isinstance(value, str) and value.strip() else value
+            for name, value in values.items()}
+
+
+# --------------------------------------------------------------------------- one parameters cell
+
+
+def set_parameters(notebook: Any, values: Mapping[str, Any]) -> Any:
+    """Write ``values`` into the notebook's ``parameters`` cell, in place of the defaults.
+
+    Each assignment of an overridden name becomes ``name = <value>`` (its annotation and an
+    end-of-line comment kept); the rest of the cell, comments included, is left as it is. The notebook is changed in place and
+    returned. papermill would instead add a second cell after it, so that a reader sees two values
+    for one parameter.
+
+    Raises
+    ------
+    BookError
+        When a value is not a Python literal, a name is not assigned in the cell, or it is assigned
+        together with other names (``a = b = 1``).
+    """
+    cell = _parameters_cell(notebook)
+    if cell is None:
+        raise BookError("no code cell is tagged 'parameters' (# %% tags=[\"parameters\"])")
+    lines = cell.source.splitlines()
+    statements = _assignments(cell.source)
+    missing = sorted(set(values) - {name for name, _ in statements})
+    if missing:
+        raise BookError(f"the parameters cell assigns no {', '.join(missing)}")
+    for name, node in reversed(statements):  # from the bottom, so that line numbers stay valid
+        if name in values:
+            comment = lines[node.end_lineno - 1][node.end_col_offset:]  # an end-of-line comment stays
+            lines[node.lineno - 1:node.end_lineno] = [_assignment(name, node, values[name], cell.source) + comment]
+    cell.source = "\n".join(lines)
+    return notebook
+
+
+def _assignments(source: str) -> list[tuple[str, ast.Assign | ast.AnnAssign]]:
+    """``(name, statement)`` for each top-level assignment of a simple name, in source order."""
+    found: list[tuple[str, ast.Assign | ast.AnnAssign]] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.append((node.target.id, node))
+        elif isinstance(node, ast.Assign):
+            found.extend((target.id, node) for target in node.targets if isinstance(target, ast.Name))
+    return found
+
+
+def _assignment(name: str, node: ast.Assign | ast.AnnAssign, value: Any, source: str) -> str:
+    """The statement ``name[: annotation] = repr(value)``, checked to be a Python literal."""
+    if isinstance(node, ast.Assign) and len(node.targets) > 1:
+        raise BookError(f"parameter {name!r} is assigned together with other names; give it a line of its own")
+    text = repr(value)
+    try:
+        if ast.literal_eval(text) != value:
+            raise ValueError(text)
+    except (ValueError, SyntaxError):
+        raise BookError(f"parameter {name!r}: {value!r} is not a Python literal") from None
+    annotation = ast.get_source_segment(source, node.annotation) if isinstance(node, ast.AnnAssign) else None
+    return f"{name}: {annotation} = {text}" if annotation else f"{name} = {text}"
