@@ -57,7 +57,7 @@ langs = "en,zh"
 prompt = "original"
 # Evaluation pairs per language (the first ones of the data); 0 = all.
 limit = 12
-# Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else <repository>/data.
+# Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
 # Where the caches are written (<out>/<model>/<prompt>/<lang>.jsonl). The default is a scratch
 # folder, so that a test run never touches the committed full-sample caches in data/caches.
