@@ -48,7 +48,7 @@ from plotly.subplots import make_subplots
 from tefcore.chapters.presentation import RULE_LABELS
 from tefcore.fusion import RULES, clipped_log_odds, fuse_many, weights
 from tefcore.chapters.figures import setup_notebook
-from tefcore.simulate import contributions
+from tefcore.information import contributions
 
 _ = setup_notebook()
 RULE_ORDER = ["majority_vote", "soft_vote", "tef_without_entropy", "tef"]

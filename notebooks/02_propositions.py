@@ -64,9 +64,11 @@ import plotly.graph_objects as go
 from IPython.display import display
 from plotly.subplots import make_subplots
 
+from tefcore import information
 from tefcore import simulate as sim
 from tefcore.chapters.presentation import RULE_LABELS
 from tefcore.fusion import clipped_log_odds, fuse_many, weights
+from tefcore.metrics import reliability_table
 from tefcore.chapters.figures import setup_notebook
 
 _ = setup_notebook()
@@ -130,7 +132,7 @@ calib = sim.simulate_documents(
     uncertain_strength=uncertain_strength,
     rng=rng,
 )
-reliability = sim.reliability_table(calib.p, calib.sentence_is_change, n_bins=10)
+reliability = reliability_table(calib.p, calib.sentence_is_change, n_bins=10)
 worst_gap = float(reliability["gap"].abs().max())
 ok = report(
     "check 0, calibration: max |observed - predicted| over 10 bins",
@@ -205,9 +207,9 @@ for mu, soft, hard in zip(strengths, exact.soft, exact.hard):
         {
             "strength": mu,
             "I(Y;p) exact": soft,
-            "I(Y;p) plug-in": sim.mutual_information(c.y, c.p, bins=information_bins),
+            "I(Y;p) plug-in": information.mutual_information(c.y, c.p, bins=information_bins),
             "I(Y;ŷ) exact": hard,
-            "I(Y;ŷ) plug-in": sim.mutual_information(c.y, c.p >= 0.5, bins=None),
+            "I(Y;ŷ) plug-in": information.mutual_information(c.y, c.p >= 0.5, bins=None),
         }
     )
 info = pd.DataFrame(rows).set_index("strength")
@@ -327,7 +329,7 @@ fig.show()
 #
 # Chapter 1 derived it, with the prior term for unequal priors ({eq}`deriv-additive`). Here each
 # simulated post's exact posterior log-odds, computed from the latent observations, is compared with
-# the sum of its sentences' reported log-odds (`sim.additive_log_odds`, no clipping). A second check
+# the sum of its sentences' reported log-odds (`information.additive_log_odds`, no clipping). A second check
 # looks at the sum as a probability: its calibration slope, the $\beta$ of a logistic regression of
 # $Y$ on the score, is one for calibrated log-odds, below one for overconfident and above one for
 # underconfident ones.
@@ -341,7 +343,7 @@ ideal = sim.simulate_documents(
     uncertain_strength=uncertain_strength,
     rng=rng,
 )
-summed = sim.additive_log_odds(ideal.p, ideal.doc_index)
+summed = information.additive_log_odds(ideal.p, ideal.doc_index)
 gap = float(np.max(np.abs(summed - ideal.true_log_odds)))
 assert report(
     "check 2a, identity: max |sum of l(p_i) - exact log-odds|",
@@ -349,7 +351,7 @@ assert report(
     f"<= {tol_identity:g}",
     gap <= tol_identity,
 )
-slope = sim.calibration_slope(summed, ideal.y)
+slope = information.calibration_slope(summed, ideal.y)
 assert report(
     "check 2b, calibration slope of the summed log-odds",
     slope,
@@ -382,14 +384,14 @@ for kind, rho, temp in settings:
         temperature=temp,
         rng=rng,
     )
-    s_sum = sim.additive_log_odds(c.p, c.doc_index)
+    s_sum = information.additive_log_odds(c.p, c.doc_index)
     s_tef = fuse_many(c.p, c.doc_index, rule="tef").scores[:, 0]
     stress_rows.append(
         {
             "setting": f"ρ = {rho}" if kind == "correlation" else f"T = {temp}",
             "mean |sum - exact|": float(np.mean(np.abs(s_sum - c.true_log_odds))),
-            "slope, sum": sim.calibration_slope(s_sum, c.y),
-            "slope, TEF": sim.calibration_slope(s_tef, c.y),
+            "slope, sum": information.calibration_slope(s_sum, c.y),
+            "slope, TEF": information.calibration_slope(s_tef, c.y),
             "accuracy, sum": float(np.mean((s_sum >= 0) == c.is_change)),
             "accuracy, TEF": float(np.mean((s_tef >= 0) == c.is_change)),
             "accuracy, oracle": float(np.mean((c.true_log_odds >= 0) == c.is_change)),
@@ -632,7 +634,7 @@ if have_real:
     pair = np.repeat(np.arange(len(real)), lengths)[~np.isnan(flat_p)]
     flat_p = flat_p[~np.isnan(flat_p)]
     # per post: decisive (w >= 0.5) and uncertain sentences
-    profile = sim.evidence_profile(flat_p, pair).join(real[["model", "lang", "side"]])
+    profile = information.evidence_profile(flat_p, pair).join(real[["model", "lang", "side"]])
     placed = profile.groupby(["model", "lang"]).agg(
         posts=("n_sentences", "size"),
         sentences=("n_sentences", "sum"),

@@ -42,6 +42,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from IPython.display import display
 
+from tefcore import information
 from tefcore import simulate as sim
 from tefcore.chapters.presentation import RULE_LABELS
 from tefcore.fusion import clipped_log_odds, fuse_many, weights
@@ -98,7 +99,7 @@ ps = np.array([0.5, 0.6, 0.9, 0.99])
 pd.DataFrame(
     {
         "p": ps,
-        "H(p)": sim.binary_entropy(ps),
+        "H(p)": information.binary_entropy(ps),
         "w(p)": weights(ps),
         "l(p)": clipped_log_odds(ps),
         "w(p)·l(p)": weights(ps) * clipped_log_odds(ps),
@@ -342,7 +343,7 @@ table.round(4)
 #
 # 1. get the exact values with `sim.gaussian_information(1.0)`;
 # 2. draw 2,000 sentences (`sim.simulate_documents(2000, n_decisive=1, n_uncertain=0, strength=1.0,
-#    rng=seed)`) and estimate both with `sim.mutual_information` (use `bins=None` for the hard labels);
+#    rng=seed)`) and estimate both with `information.mutual_information` (use `bins=None` for the hard labels);
 # 3. repeat the estimate of $I(Y; p_i)$ with 4, 16 and 64 bins. Why does the estimate move with the
 #    number of bins, and in which direction do the two sources of error push it?
 
@@ -370,9 +371,9 @@ c = sim.simulate_documents(2000, n_decisive=1, n_uncertain=0, strength=1.0, rng=
 estimates = {
     "exact I(Y;p)": exact.soft,
     "exact I(Y;ŷ)": exact.hard,
-    "plug-in I(Y;ŷ)": sim.mutual_information(c.y, c.p >= 0.5, bins=None),
+    "plug-in I(Y;ŷ)": information.mutual_information(c.y, c.p >= 0.5, bins=None),
 }
 for b in (4, 16, 64):
-    estimates[f"plug-in I(Y;p), {b} bins"] = sim.mutual_information(c.y, c.p, bins=b)
+    estimates[f"plug-in I(Y;p), {b} bins"] = information.mutual_information(c.y, c.p, bins=b)
     estimates[f"  sample bias ≈ (bins-1)/(2n), {b} bins"] = (b - 1) / (2 * c.n_docs)
 pd.Series(estimates, name="nats").round(4)

@@ -36,14 +36,18 @@ towards one side or logit noise :math:`\tau > 0` makes the reported posteriors m
 conditionally independent: the hypotheses of the paper's Proposition 2.
 
 Two kinds of sentences are drawn: *decisive* ones with strength ``strength`` and *uncertain* ones with
-the (small) strength ``uncertain_strength``. Every array is flat, with a sorted ``doc_index``, so a
-:class:`SimulatedCorpus` feeds :func:`tefcore.fusion.fuse_many` directly.
+the (small) strength ``uncertain_strength``. A :class:`Detector` holds the seven parameters of a
+detector (the strengths, :math:`T`, :math:`\tau`, :math:`b`, :math:`\rho` and :math:`\pi`); every
+function that draws takes one, or its fields as keywords. Every array is flat, with a sorted
+``doc_index``, so a :class:`SimulatedCorpus` feeds :func:`tefcore.fusion.fuse_many` directly. What the
+posteriors carry (entropy, information, the additive identity) is measured with
+:mod:`tefcore.information`.
 
 Examples
 --------
->>> from tefcore.simulate import simulate_documents
+>>> from tefcore.simulate import Detector, simulate_documents
 >>> from tefcore.fusion import fuse_many
->>> c = simulate_documents(1000, n_decisive=1, n_uncertain=4, strength=3.0, rng=0)
+>>> c = simulate_documents(1000, Detector(strength=3.0), n_decisive=1, n_uncertain=4, rng=0)
 >>> c.n_docs, c.p.shape
 (1000, (5000,))
 >>> b = fuse_many(c.p, c.doc_index, rule="tef")
@@ -55,34 +59,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import entr, expit, logit
+from scipy.special import expit, logit
 from scipy.stats import norm
 
+from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
+from tefcore.information import Information, binary_entropy
+
 __all__ = [
-    "CLASSES",
-    "Information",
+    "STUDY_RULES",
+    "Detector",
     "SimulatedCorpus",
-    "additive_log_odds",
-    "binary_entropy",
-    "calibration_slope",
-    "contributions",
     "decisive_counts",
-    "evidence_profile",
     "fusion_study",
     "gaussian_information",
-    "mutual_information",
-    "reliability_table",
     "simulate_documents",
 ]
-
-CLASSES: tuple[str, str] = ("change", "stability")
-"""Class names, change first (as in :mod:`tefcore.fusion`)."""
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -203,40 +200,15 @@ def _check_nonnegative(value: float, name: str, *, strict: bool = False) -> None
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
-def _check_probabilities_1d(arr: FloatArray) -> None:
-    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
-        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
-
-
 # --------------------------------------------------------------------------------------------------
-# drawing documents
+# the detector
 # --------------------------------------------------------------------------------------------------
-def simulate_documents(
-    n_docs: int,
-    *,
-    n_decisive: Counts = 1,
-    n_uncertain: Counts = 4,
-    strength: float = 3.0,
-    uncertain_strength: float = 0.5,
-    temperature: float = 1.0,
-    logit_noise: float = 0.0,
-    logit_bias: float = 0.0,
-    correlation: float = 0.0,
-    prior: float = 0.5,
-    rng: RandomState = None,
-) -> SimulatedCorpus:
-    r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model.
+@dataclass(frozen=True)
+class Detector:
+    r"""A sentence detector of the Gaussian shift model: how much its sentences say and how it reports.
 
-    Within a document the decisive sentences come first, then the uncertain ones (the fusion rules
-    ignore the order).
-
-    Parameters
+    Attributes
     ----------
-    n_docs : int
-        Number of documents (>= 1).
-    n_decisive, n_uncertain : int or array_like of int
-        Sentences of each kind per document: one count for all documents, or one per document. Every
-        document needs at least one sentence.
     strength : float
         Strength :math:`\mu` of the decisive sentences (>= 0): the gap between the two class means of
         the latent observation, in noise standard deviations. A single decisive sentence is right with
@@ -258,8 +230,84 @@ def simulate_documents(
         Correlation :math:`\rho \in [0, 1)` of the latent noise of the sentences of one document.
     prior : float
         :math:`\pi = P(Y = \text{change})`, in (0, 1).
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of its range (the message names it).
+
+    Examples
+    --------
+    >>> Detector(logit_bias=0.5).calibrated, Detector().calibrated
+    (False, True)
+    """
+
+    strength: float = 3.0
+    uncertain_strength: float = 0.5
+    temperature: float = 1.0
+    logit_noise: float = 0.0
+    logit_bias: float = 0.0
+    correlation: float = 0.0
+    prior: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_nonnegative(self.strength, "strength")
+        _check_nonnegative(self.uncertain_strength, "uncertain_strength")
+        _check_nonnegative(self.temperature, "temperature", strict=True)
+        _check_nonnegative(self.logit_noise, "logit_noise")
+        if not math.isfinite(self.logit_bias):
+            raise ValueError(f"logit_bias must be finite, got {self.logit_bias!r}")
+        _check_unit_interval(self.correlation, "correlation", low_open=False, high_open=True)
+        _check_unit_interval(self.prior, "prior", low_open=True, high_open=True)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the reported sentence posteriors are calibrated and conditionally independent
+        (:math:`T = 1`, :math:`\tau = 0`, :math:`b = 0`, :math:`\rho = 0`: Proposition 2's hypotheses)."""
+        return self.temperature == 1.0 and self.logit_noise == 0.0 and self.logit_bias == 0.0 \
+            and self.correlation == 0.0
+
+
+def _detector(detector: Detector | None, params: dict[str, float]) -> Detector:
+    """``detector`` (default :class:`Detector`) with the fields named in ``params`` replaced."""
+    known = {f.name for f in fields(Detector)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"unknown detector parameter(s) {unknown}; a Detector has {sorted(known)}")
+    return replace(detector or Detector(), **params)
+
+
+# --------------------------------------------------------------------------------------------------
+# drawing documents
+# --------------------------------------------------------------------------------------------------
+def simulate_documents(
+    n_docs: int,
+    detector: Detector | None = None,
+    *,
+    n_decisive: Counts = 1,
+    n_uncertain: Counts = 4,
+    rng: RandomState = None,
+    **params: float,
+) -> SimulatedCorpus:
+    r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model.
+
+    Within a document the decisive sentences come first, then the uncertain ones (the fusion rules
+    ignore the order).
+
+    Parameters
+    ----------
+    n_docs : int
+        Number of documents (>= 1).
+    detector : Detector, optional
+        The detector (default: ``Detector()``, calibrated and independent).
+    n_decisive, n_uncertain : int or array_like of int
+        Sentences of each kind per document: one count for all documents, or one per document. Every
+        document needs at least one sentence.
     rng : int, numpy.random.Generator or None
         Seed or generator; the same seed gives the same corpus.
+    **params : float
+        Fields of :class:`Detector` that replace those of ``detector`` (``strength=2.0``,
+        ``logit_bias=0.5`` ...).
 
     Returns
     -------
@@ -283,14 +331,7 @@ def simulate_documents(
     if not isinstance(n_docs, (int, np.integer)) or n_docs < 1:
         raise ValueError(f"n_docs must be a positive integer, got {n_docs!r}")
     n_docs = int(n_docs)
-    _check_nonnegative(strength, "strength")
-    _check_nonnegative(uncertain_strength, "uncertain_strength")
-    _check_nonnegative(temperature, "temperature", strict=True)
-    _check_nonnegative(logit_noise, "logit_noise")
-    if not math.isfinite(logit_bias):
-        raise ValueError(f"logit_bias must be finite, got {logit_bias!r}")
-    _check_unit_interval(correlation, "correlation", low_open=False, high_open=True)
-    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
+    det = _detector(detector, params)
     n_dec = _counts(n_decisive, n_docs, "n_decisive")
     n_unc = _counts(n_uncertain, n_docs, "n_uncertain")
     n_per_doc = n_dec + n_unc
@@ -301,45 +342,40 @@ def simulate_documents(
             "n_decisive = n_uncertain = 0"
         )
     gen = _rng(rng)
+    rho = det.correlation
 
-    is_change = gen.random(n_docs) < prior
+    is_change = gen.random(n_docs) < det.prior
     sign = np.where(is_change, 1.0, -1.0)
     doc_index = np.repeat(np.arange(n_docs, dtype=np.int64), n_per_doc)
     starts = np.concatenate(([0], np.cumsum(n_per_doc)[:-1]))
     position = np.arange(doc_index.shape[0]) - starts[doc_index]
     decisive = position < n_dec[doc_index]
-    mu = np.where(decisive, strength, uncertain_strength)
+    mu = np.where(decisive, det.strength, det.uncertain_strength)
 
     shared = gen.standard_normal(n_docs)
     own = gen.standard_normal(doc_index.shape[0])
-    noise = math.sqrt(correlation) * shared[doc_index] + math.sqrt(1.0 - correlation) * own
+    noise = math.sqrt(rho) * shared[doc_index] + math.sqrt(1.0 - rho) * own
     x = sign[doc_index] * mu / 2.0 + noise
-    prior_lo = float(logit(prior))
+    prior_lo = float(logit(det.prior))
     lam = mu * x + prior_lo
 
-    eta = gen.standard_normal(doc_index.shape[0]) * logit_noise if logit_noise > 0 else 0.0
-    p = expit(lam / temperature + logit_bias + eta)
+    eta = gen.standard_normal(doc_index.shape[0]) * det.logit_noise if det.logit_noise > 0 else 0.0
+    p = expit(lam / det.temperature + det.logit_bias + eta)
 
     m = mu / 2.0
     smx = np.bincount(doc_index, weights=m * x, minlength=n_docs)
-    if correlation == 0.0:
+    if rho == 0.0:
         true_lo = prior_lo + 2.0 * smx
     else:
         sm = np.bincount(doc_index, weights=m, minlength=n_docs)
         sx = np.bincount(doc_index, weights=x, minlength=n_docs)
-        shrink = correlation / (1.0 - correlation + n_per_doc * correlation)
-        true_lo = prior_lo + 2.0 / (1.0 - correlation) * (smx - shrink * sm * sx)
+        shrink = rho / (1.0 - rho + n_per_doc * rho)
+        true_lo = prior_lo + 2.0 / (1.0 - rho) * (smx - shrink * sm * sx)
 
     y = np.where(is_change, CLASSES[0], CLASSES[1]).astype(object)
-    params = {
+    drawn = {
         "n_docs": n_docs,
-        "strength": strength,
-        "uncertain_strength": uncertain_strength,
-        "temperature": temperature,
-        "logit_noise": logit_noise,
-        "logit_bias": logit_bias,
-        "correlation": correlation,
-        "prior": prior,
+        **asdict(det),
         "n_decisive": int(n_dec[0]) if np.all(n_dec == n_dec[0]) else "per-document",
         "n_uncertain": int(n_unc[0]) if np.all(n_unc == n_unc[0]) else "per-document",
     }
@@ -350,7 +386,7 @@ def simulate_documents(
         true_log_odds=true_lo,
         sentence_log_odds=lam,
         decisive=decisive,
-        params=params,
+        params=drawn,
     )
 
 
@@ -377,6 +413,12 @@ def decisive_counts(
     Returns
     -------
     ndarray of int, shape (n_docs,)
+
+    Examples
+    --------
+    >>> counts = decisive_counts(0.2, 4, 10_000, rng=0)   # r = 4 * 0.2 / 0.8 = 1 per document
+    >>> sorted(set(counts.tolist())), float(counts.sum() / (counts.sum() + 4 * 10_000))
+    ([1], 0.2)
     """
     _check_unit_interval(share, "share", low_open=False, high_open=True)
     if n_uncertain < 1:
@@ -388,138 +430,8 @@ def decisive_counts(
 
 
 # --------------------------------------------------------------------------------------------------
-# Proposition 2: the additive identity
-# --------------------------------------------------------------------------------------------------
-def additive_log_odds(
-    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
-) -> FloatArray:
-    r"""Document log-odds obtained by adding sentence log-odds (the identity of Proposition 2).
-
-    For conditionally independent sentences with calibrated posteriors :math:`p_i`,
-
-    .. math::
-
-        \log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})}
-        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi ,
-
-    which with equal priors (:math:`\pi = 1/2`) is the plain sum of the sentence log-odds. No clipping
-    is applied (contrast :func:`tefcore.fusion.clipped_log_odds`).
-
-    Parameters
-    ----------
-    p : array_like of float, shape (n_sentences,)
-        Sentence posteriors in (0, 1).
-    doc_index : array_like of int, shape (n_sentences,)
-        Document of each sentence, values ``0 .. n_docs - 1``.
-    prior : float
-        :math:`\pi = P(c)`.
-
-    Returns
-    -------
-    ndarray of float, shape (n_docs,)
-    """
-    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
-    arr = np.asarray(p, dtype=np.float64)
-    idx = np.asarray(doc_index)
-    if arr.shape != idx.shape or arr.ndim != 1:
-        raise ValueError(
-            f"p and doc_index must be 1-D and aligned, got shapes {arr.shape} and {idx.shape}"
-        )
-    if not (arr.size and arr.min() > 0.0 and arr.max() < 1.0):
-        raise ValueError("p must be non-empty and hold probabilities strictly inside (0, 1)")
-    if idx.dtype.kind not in "iu" or idx.min() < 0:
-        raise ValueError("doc_index must hold non-negative integers")
-    n = np.bincount(idx)
-    return np.bincount(idx, weights=logit(arr)) - (n - 1) * float(logit(prior))
-
-
-def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
-    r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`.
-
-    A log-odds score :math:`s` that is a calibrated posterior has :math:`\beta = 1`; :math:`\beta < 1`
-    means the score is overconfident (too large in magnitude), :math:`\beta > 1` underconfident. Fitted
-    by unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
-
-    Parameters
-    ----------
-    score : array_like of float, shape (n_docs,)
-        Log-odds in favour of change.
-    y : array_like, shape (n_docs,)
-        True sides (``"change"``/``"stability"``) or booleans (True = change).
-
-    Returns
-    -------
-    float
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    s = np.asarray(score, dtype=np.float64).reshape(-1, 1)
-    target = _as_bool_labels(y)
-    if s.shape[0] != target.shape[0]:
-        raise ValueError(
-            f"score and y must have the same length, got {s.shape[0]} and {target.shape[0]}"
-        )
-    if not np.isfinite(s).all():
-        raise ValueError("score must be finite")
-    if target.all() or not target.any():
-        raise ValueError("y must contain both classes to fit a calibration slope")
-    model = LogisticRegression(C=np.inf, max_iter=1000).fit(s, target)
-    return float(model.coef_[0, 0])
-
-
-def _as_bool_labels(y: npt.ArrayLike) -> BoolArray:
-    arr = np.asarray(y)
-    if arr.dtype == bool:
-        return arr
-    if arr.dtype.kind in "OUS":
-        bad = ~np.isin(arr, CLASSES)
-        if bad.any():
-            raise ValueError(f"labels must be 'change' or 'stability', got {arr[bad][0]!r}")
-        return arr == CLASSES[0]
-    if arr.dtype.kind in "iu" and np.isin(arr, (0, 1)).all():
-        return arr.astype(bool)
-    raise ValueError("labels must be booleans, 0/1 or the strings 'change'/'stability'")
-
-
-# --------------------------------------------------------------------------------------------------
 # Proposition 1: information
 # --------------------------------------------------------------------------------------------------
-def binary_entropy(p: npt.ArrayLike) -> FloatArray:
-    r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`.
-
-    Parameters
-    ----------
-    p : array_like of float in [0, 1]
-
-    Returns
-    -------
-    ndarray of float (same shape), with :math:`0 \log 0 = 0`.
-    """
-    arr = np.asarray(p, dtype=np.float64)
-    return entr(arr) + entr(1.0 - arr)
-
-
-@dataclass(frozen=True)
-class Information:
-    """Mutual information (nats) of the true side with a sentence's posterior and its hard label.
-
-    Attributes
-    ----------
-    soft : float or ndarray
-        :math:`I(Y; p_i)`.
-    hard : float or ndarray
-        :math:`I(Y; \\hat y_i)` with :math:`\\hat y_i = \\mathbb 1[p_i \\ge 1/2]`.
-    """
-
-    soft: float | FloatArray
-    hard: float | FloatArray
-
-    @property
-    def lost(self) -> float | FloatArray:
-        """Information the hard label throws away, :math:`I(Y; p_i) - I(Y; \\hat y_i) \\ge 0`."""
-        return self.soft - self.hard
-
-
 def gaussian_information(
     strength: float | npt.ArrayLike,
     *,
@@ -549,16 +461,20 @@ def gaussian_information(
     strength : float or array_like
         Sentence strength :math:`\mu \ge 0`.
     prior, temperature, logit_noise : float
-        As in :func:`simulate_documents`.
+        As in :class:`Detector`.
 
     Returns
     -------
-    Information
+    tefcore.information.Information
         ``soft`` and ``hard`` in nats, floats for a scalar ``strength``, arrays otherwise.
+
+    Examples
+    --------
+    >>> info = gaussian_information(3.0)
+    >>> round(info.soft, 3), round(info.hard, 3), info.lost > 0
+    (0.527, 0.448, True)
     """
-    _check_unit_interval(prior, "prior", low_open=True, high_open=True)
-    _check_nonnegative(temperature, "temperature", strict=True)
-    _check_nonnegative(logit_noise, "logit_noise")
+    Detector(prior=prior, temperature=temperature, logit_noise=logit_noise)  # checks the three
     mu = np.asarray(strength, dtype=np.float64)
     if (mu < 0).any() or not np.isfinite(mu).all():
         raise ValueError("strength must be finite and >= 0")
@@ -594,207 +510,6 @@ def gaussian_information(
     return Information(soft, hard)
 
 
-def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None = 32) -> float:
-    r"""Plug-in estimate of :math:`I(Y; X)` in nats from a sample, with :math:`X` binned.
-
-    ``p`` is discretised into ``bins`` quantile bins to which :math:`1/2` is added as an edge, so that
-    the hard label :math:`\mathbb 1[p \ge 1/2]` is a function of the bin. The data processing inequality
-    then also holds for the empirical distribution: the estimate for ``p`` is never below the estimate
-    for the hard labels of the same sample. Pass ``bins=None`` when ``p`` is already discrete (for
-    example hard labels). The contingency-table estimate is
-    :func:`sklearn.metrics.mutual_info_score`.
-
-    Parameters
-    ----------
-    y : array_like, shape (n,)
-        True sides (strings, booleans or 0/1).
-    p : array_like, shape (n,)
-        Posteriors in [0, 1] (binned), or discrete labels with ``bins=None``.
-    bins : int or None
-        Number of quantile bins (>= 2).
-
-    Returns
-    -------
-    float
-        The estimate (biased upwards by about :math:`(\text{bins}-1)/(2n)` nats at small :math:`n`,
-        downwards by the binning).
-    """
-    from sklearn.metrics import mutual_info_score
-
-    target = _as_bool_labels(y)
-    x = np.asarray(p)
-    if x.shape != target.shape:
-        raise ValueError(f"y and p must have the same shape, got {target.shape} and {x.shape}")
-    if bins is None:
-        return float(mutual_info_score(target, x))
-    if bins < 2:
-        raise ValueError(f"bins must be >= 2, got {bins!r}")
-    xf = x.astype(np.float64)
-    if not (xf.min() >= 0.0 and xf.max() <= 1.0):
-        raise ValueError("p must hold probabilities in [0, 1] when binned")
-    edges = np.unique(np.concatenate([np.quantile(xf, np.linspace(0, 1, bins + 1)[1:-1]), [0.5]]))
-    codes = np.searchsorted(edges, xf, side="right")  # bin k holds edges[k-1] <= p < edges[k]
-    return float(mutual_info_score(target, codes))
-
-
-# --------------------------------------------------------------------------------------------------
-# calibration of sentence posteriors
-# --------------------------------------------------------------------------------------------------
-def reliability_table(
-    prob: npt.ArrayLike, outcome: npt.ArrayLike, *, n_bins: int = 10
-) -> pd.DataFrame:
-    r"""Binned reliability of probabilities of a binary event.
-
-    Equal-width bins on [0, 1] (the last closed at 1). A calibrated forecaster has
-    :math:`\text{observed} \approx \text{mean\_predicted}` in every bin with enough data.
-
-    Parameters
-    ----------
-    prob : array_like of float, shape (n,)
-        Forecast probabilities of the event (e.g. :math:`P(\text{change})`).
-    outcome : array_like, shape (n,)
-        Whether the event happened (booleans, 0/1 or ``"change"``/``"stability"``).
-    n_bins : int
-        Number of bins (>= 1).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per non-empty bin: ``bin_lower``, ``bin_upper``, ``count``, ``mean_predicted``,
-        ``observed``, ``gap`` (observed - mean_predicted) and ``stderr`` (binomial standard error of
-        ``observed`` at ``mean_predicted``).
-    """
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
-    q = np.asarray(prob, dtype=np.float64)
-    event = _as_bool_labels(outcome).astype(np.float64)
-    if q.shape != event.shape:
-        raise ValueError(
-            f"prob and outcome must have the same shape, got {q.shape} and {event.shape}"
-        )
-    if not (q.size and q.min() >= 0.0 and q.max() <= 1.0):
-        raise ValueError("prob must be non-empty probabilities in [0, 1]")
-    which = np.minimum((q * n_bins).astype(np.int64), n_bins - 1)
-    count = np.bincount(which, minlength=n_bins)
-    mean_pred = np.bincount(which, weights=q, minlength=n_bins)
-    observed = np.bincount(which, weights=event, minlength=n_bins)
-    keep = count > 0
-    table = pd.DataFrame(
-        {
-            "bin_lower": np.arange(n_bins)[keep] / n_bins,
-            "bin_upper": (np.arange(n_bins)[keep] + 1) / n_bins,
-            "count": count[keep],
-            "mean_predicted": mean_pred[keep] / count[keep],
-            "observed": observed[keep] / count[keep],
-        }
-    )
-    table["gap"] = table["observed"] - table["mean_predicted"]
-    mp = table["mean_predicted"].to_numpy()
-    table["stderr"] = np.sqrt(mp * (1.0 - mp) / table["count"].to_numpy())
-    return table
-
-
-# --------------------------------------------------------------------------------------------------
-# the rules on one scale
-# --------------------------------------------------------------------------------------------------
-CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_without_entropy", "tef")
-
-
-def contributions(p: npt.ArrayLike) -> pd.DataFrame:
-    r"""What one sentence adds to each rule's decision statistic (the rules of chapter 1 on one scale).
-
-    Each binary rule predicts change when a sum of per-sentence contributions
-    :math:`\varphi(p_i)` is non-negative:
-
-    .. math::
-
-        \varphi_{\mathrm{MV}}(p) = \operatorname{sign}(p - \tfrac12)\ (+1 \text{ at } \tfrac12),\quad
-        \varphi_{\mathrm{SV}}(p) = p - \tfrac12,\quad
-        \varphi_{\text{w/o Entropy}}(p) = \ell(p),\quad
-        \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p),
-
-    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion` (clipped log-odds, normalised information
-    gain). Decisions are unchanged when a rule's :math:`\varphi` is multiplied by a positive constant,
-    so ratios of contributions within a rule ("how many sentences at :math:`p'` outweigh one at
-    :math:`p`") are meaningful across rules.
-
-    Parameters
-    ----------
-    p : array_like of float, shape (n,)
-        Sentence posteriors P(change) in [0, 1].
-
-    Returns
-    -------
-    pandas.DataFrame
-        One column per rule of :data:`CONTRIBUTION_RULES`, one row per probability.
-    """
-    from tefcore.fusion import clipped_log_odds, weights
-
-    arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
-    _check_probabilities_1d(arr)
-    ell = clipped_log_odds(arr)
-    return pd.DataFrame(
-        {
-            "majority_vote": np.where(arr >= 0.5, 1.0, -1.0),
-            "soft_vote": arr - 0.5,
-            "tef_without_entropy": ell,
-            "tef": weights(arr) * ell,
-        }
-    )
-
-
-# --------------------------------------------------------------------------------------------------
-# where a set of posteriors sits: decisive and uncertain sentences
-# --------------------------------------------------------------------------------------------------
-def evidence_profile(
-    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, decisive_weight: float = 0.5
-) -> pd.DataFrame:
-    r"""Count decisive and uncertain sentences per document from their TEF weights.
-
-    A sentence is *decisive* when its weight :math:`w(p_i) = 1 - h(p_i)/\log 2` reaches
-    ``decisive_weight`` (0.5 means :math:`p_i \le 0.110` or :math:`p_i \ge 0.890`), *uncertain*
-    otherwise. This places real judges' posts on the map of :func:`fusion_study`.
-
-    Parameters
-    ----------
-    p : array_like of float, shape (n_sentences,)
-        Sentence posteriors in [0, 1] (drop invalid ones first).
-    doc_index : array_like, shape (n_sentences,)
-        Document of each sentence (any sortable ids).
-    decisive_weight : float
-        Threshold on the weight, in (0, 1].
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by document: ``n_sentences``, ``n_decisive``, ``n_uncertain``, ``decisive_share``,
-        ``mean_weight``, ``max_weight``.
-    """
-    from tefcore.fusion import weights
-
-    _check_unit_interval(decisive_weight, "decisive_weight", low_open=True, high_open=False)
-    arr = np.asarray(p, dtype=np.float64)
-    _check_probabilities_1d(arr)
-    w = weights(arr)
-    frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
-    if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself
-        raise ValueError("p and doc_index must have the same length")
-    g = frame.groupby("doc", sort=True)
-    out = pd.DataFrame(
-        {
-            "n_sentences": g.size(),
-            "n_decisive": g["decisive"].sum().astype(np.int64),
-            "mean_weight": g["w"].mean(),
-            "max_weight": g["w"].max(),
-        }
-    )
-    out["n_uncertain"] = out["n_sentences"] - out["n_decisive"]
-    out["decisive_share"] = out["n_decisive"] / out["n_sentences"]
-    return out[
-        ["n_sentences", "n_decisive", "n_uncertain", "decisive_share", "mean_weight", "max_weight"]
-    ]
-
-
 # --------------------------------------------------------------------------------------------------
 # when does TEF beat MV and SV?
 # --------------------------------------------------------------------------------------------------
@@ -804,17 +519,12 @@ STUDY_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_withou
 def fusion_study(
     decisive_shares: Sequence[float],
     n_uncertain_values: Sequence[int],
+    detector: Detector | None = None,
     *,
     n_docs: int = 2000,
     rules: Sequence[str] = STUDY_RULES,
-    strength: float = 3.0,
-    uncertain_strength: float = 0.5,
-    temperature: float = 1.0,
-    logit_noise: float = 0.0,
-    logit_bias: float = 0.0,
-    correlation: float = 0.0,
-    prior: float = 0.5,
     rng: RandomState = None,
+    **params: float,
 ) -> pd.DataFrame:
     r"""Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences).
 
@@ -831,20 +541,29 @@ def fusion_study(
         Numbers of uncertain sentences per document, each >= 1.
     n_docs : int
         Documents per cell.
+    detector : Detector, optional
+        The detector (default ``Detector()``).
     rules : sequence of str
         Rule names of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``, which needs a whole-post
         posterior).
-    strength, uncertain_strength, temperature, logit_noise, logit_bias, correlation, prior, rng
-        As in :func:`simulate_documents`.
+    rng : int, numpy.random.Generator or None
+    **params : float
+        Fields of :class:`Detector` that replace those of ``detector``.
 
     Returns
     -------
     pandas.DataFrame
         Long format: ``decisive_share``, ``n_uncertain``, ``rule`` (the rule names and ``oracle``),
         ``accuracy`` (a fraction), ``n_docs``.
-    """
-    from tefcore.fusion import RULE_NAMES, fuse_many
 
+    Examples
+    --------
+    >>> study = fusion_study([0.2], [4], Detector(logit_bias=0.5), n_docs=500, rng=0)
+    >>> acc = study.set_index("rule")["accuracy"]
+    >>> bool(acc["tef"] > acc["majority_vote"]), bool(acc["oracle"] >= acc["tef"])
+    (True, True)
+    """
+    det = _detector(detector, params)
     shares = [float(s) for s in decisive_shares]
     uncertain = [int(u) for u in n_uncertain_values]
     if not shares or not uncertain:
@@ -856,19 +575,7 @@ def fusion_study(
     cells = [(s, u) for s in shares for u in uncertain]
     n_dec = np.concatenate([decisive_counts(s, u, n_docs, rng=gen) for s, u in cells])
     n_unc = np.repeat(np.asarray([u for _, u in cells], dtype=np.int64), n_docs)
-    corpus = simulate_documents(
-        len(cells) * n_docs,
-        n_decisive=n_dec,
-        n_uncertain=n_unc,
-        strength=strength,
-        uncertain_strength=uncertain_strength,
-        temperature=temperature,
-        logit_noise=logit_noise,
-        logit_bias=logit_bias,
-        correlation=correlation,
-        prior=prior,
-        rng=gen,
-    )
+    corpus = simulate_documents(len(cells) * n_docs, det, n_decisive=n_dec, n_uncertain=n_unc, rng=gen)
     cell_of_doc = np.repeat(np.arange(len(cells)), n_docs)
     correct: dict[str, BoolArray] = {}
     for rule in rules:

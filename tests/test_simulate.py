@@ -10,19 +10,15 @@ import pytest
 from scipy.special import logit
 
 from tefcore.fusion import fuse_many, weights
-from tefcore.simulate import (
+from tefcore.information import (
     additive_log_odds,
     binary_entropy,
     calibration_slope,
-    decisive_counts,
-    evidence_profile,
-    fusion_study,
-    gaussian_information,
+    contributions,
     mutual_information,
-    reliability_table,
-    simulate_documents,
 )
-from tefcore.simulate import contributions as sim_contributions
+from tefcore.metrics import reliability_table
+from tefcore.simulate import Detector, decisive_counts, fusion_study, gaussian_information, simulate_documents
 
 
 # --------------------------------------------------------------------------------------------------
@@ -91,6 +87,26 @@ def test_invalid_parameters(kwargs: dict, message: str) -> None:
         simulate_documents(n_docs, **kwargs)
 
 
+def test_detector_and_keywords_are_one_model() -> None:
+    leaning = Detector(strength=2.0, logit_bias=0.4, correlation=0.2)
+    a = simulate_documents(300, leaning, n_decisive=1, n_uncertain=2, rng=5)
+    b = simulate_documents(300, n_decisive=1, n_uncertain=2, strength=2.0, logit_bias=0.4, correlation=0.2, rng=5)
+    c = simulate_documents(300, Detector(strength=2.0), n_decisive=1, n_uncertain=2, logit_bias=0.4,
+                           correlation=0.2, rng=5)
+    assert np.array_equal(a.p, b.p) and np.array_equal(a.p, c.p) and a.params == b.params == c.params
+    assert a.params["logit_bias"] == 0.4 and a.params["n_docs"] == 300 and a.params["n_uncertain"] == 2
+    assert not leaning.calibrated and Detector().calibrated
+    s1 = fusion_study([0.2], [2], leaning, n_docs=100, rng=3)
+    s2 = fusion_study([0.2], [2], n_docs=100, strength=2.0, logit_bias=0.4, correlation=0.2, rng=3)
+    pd.testing.assert_frame_equal(s1, s2)
+    with pytest.raises(ValueError, match="unknown detector parameter"):
+        simulate_documents(5, bias=0.3)
+    with pytest.raises(ValueError, match="prior"):
+        Detector(prior=0.0)
+    with pytest.raises(ValueError, match="temperature"):
+        gaussian_information(1.0, temperature=-1.0)
+
+
 # --------------------------------------------------------------------------------------------------
 # calibration of the generated posteriors
 # --------------------------------------------------------------------------------------------------
@@ -118,15 +134,6 @@ def test_miscalibration_shows_in_reliability() -> None:
     table = reliability_table(c.p, c.sentence_is_change, n_bins=10)
     high = table[table["bin_lower"] >= 0.6]
     assert (high["gap"] < -0.02).all()  # overconfident: observed rate below the prediction
-
-
-def test_reliability_table_values() -> None:
-    t = reliability_table([0.05, 0.15, 0.15, 1.0], [False, True, False, True], n_bins=10)
-    assert t["count"].tolist() == [1, 2, 1]
-    assert t["observed"].tolist() == [0.0, 0.5, 1.0]
-    assert t["bin_upper"].iloc[-1] == 1.0
-    with pytest.raises(ValueError, match="probabilities"):
-        reliability_table([1.5], [True])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -174,20 +181,9 @@ def test_calibration_slope_recovers_temperature() -> None:
     assert calibration_slope(summed, c.y) == pytest.approx(2.0, rel=0.06)
 
 
-def test_additive_log_odds_validation() -> None:
-    with pytest.raises(ValueError, match="strictly inside"):
-        additive_log_odds([0.0, 0.5], [0, 0])
-    with pytest.raises(ValueError, match="aligned"):
-        additive_log_odds([0.2, 0.5], [0])
-
-
 # --------------------------------------------------------------------------------------------------
 # Proposition 1: information
 # --------------------------------------------------------------------------------------------------
-def test_binary_entropy() -> None:
-    np.testing.assert_allclose(binary_entropy([0.0, 0.5, 1.0]), [0.0, math.log(2), 0.0])
-
-
 def test_exact_information_inequality_and_limits() -> None:
     mu = np.linspace(0.0, 8.0, 33)
     info = gaussian_information(mu)
@@ -232,13 +228,6 @@ def test_plug_in_inequality_holds_on_small_samples() -> None:
         )
 
 
-def test_mutual_information_validation() -> None:
-    with pytest.raises(ValueError, match="bins"):
-        mutual_information([True, False], [0.2, 0.8], bins=1)
-    with pytest.raises(ValueError, match="labels"):
-        mutual_information(["yes", "no"], [0.2, 0.8])
-
-
 # --------------------------------------------------------------------------------------------------
 # evidence profile and the study
 # --------------------------------------------------------------------------------------------------
@@ -250,19 +239,6 @@ def test_decisive_counts_share() -> None:
     assert np.all(decisive_counts(0.0, 3, 10, rng=0) == 0)
     with pytest.raises(ValueError, match="n_uncertain"):
         decisive_counts(0.5, 0, 10)
-
-
-def test_evidence_profile() -> None:
-    p = np.array([0.99, 0.5, 0.45, 0.02, 0.6])
-    prof = evidence_profile(p, [0, 0, 0, 1, 1])
-    assert prof["n_sentences"].tolist() == [3, 2]
-    assert prof["n_decisive"].tolist() == [1, 1]
-    assert prof["n_uncertain"].tolist() == [2, 1]
-    np.testing.assert_allclose(prof["decisive_share"], [1 / 3, 1 / 2])
-    np.testing.assert_allclose(prof["mean_weight"], [weights(p[:3]).mean(), weights(p[3:]).mean()])
-    # the threshold 0.5 sits at p = 0.110 / 0.890
-    assert evidence_profile([0.111], [0])["n_decisive"].item() == 0
-    assert evidence_profile([0.889 + 0.002], [0])["n_decisive"].item() == 1
 
 
 def test_simulated_decisive_sentences_have_high_weight() -> None:
@@ -308,18 +284,9 @@ def test_fusion_study_validation() -> None:
 
 
 def test_contributions_match_fusion_decisions() -> None:
-    from tefcore.fusion import clipped_log_odds
-
-    p = np.array([0.95, 0.45, 0.5, 0.02])
-    c = sim_contributions(p)
-    assert list(c.columns) == ["majority_vote", "soft_vote", "tef_without_entropy", "tef"]
-    assert c["majority_vote"].tolist() == [1.0, -1.0, 1.0, -1.0]
-    np.testing.assert_allclose(c["soft_vote"], p - 0.5)
-    np.testing.assert_allclose(c["tef_without_entropy"], clipped_log_odds(p))
-    np.testing.assert_allclose(c["tef"], weights(p) * clipped_log_odds(p))
     # the sign of the summed contributions is each rule's decision on a random corpus
     corpus = simulate_documents(500, n_decisive=1, n_uncertain=3, logit_bias=0.3, rng=4)
-    parts = sim_contributions(corpus.p)
+    parts = contributions(corpus.p)
     for rule in parts.columns:
         total = np.bincount(corpus.doc_index, weights=parts[rule].to_numpy())
         if rule == "majority_vote":  # vote shares: change iff at least half the votes
@@ -329,4 +296,4 @@ def test_contributions_match_fusion_decisions() -> None:
         got = fuse_many(corpus.p, corpus.doc_index, rule=rule).prediction
         assert np.mean(got == expected) == 1.0, rule
     with pytest.raises(ValueError, match="probabilities"):
-        sim_contributions([1.2])
+        contributions([1.2])

@@ -1,0 +1,337 @@
+r"""What a sentence's posterior carries: entropy and information, the additive log-odds identity, and
+each rule's per-sentence contribution.
+
+The helpers of the book's chapters on the derivation and the propositions, model-free (they take
+posteriors, not a generative model; :mod:`tefcore.simulate` draws posteriors with known answers):
+
+* Proposition 1, a hard label throws information away: :func:`binary_entropy`,
+  :func:`mutual_information` (a plug-in estimate from a sample) and :class:`Information`
+  (:func:`tefcore.simulate.gaussian_information` gives the exact values of the simulated detectors);
+* Proposition 2, calibrated and conditionally independent sentences add their log-odds:
+  :func:`additive_log_odds` and :func:`calibration_slope`;
+* the rules on one scale: :func:`contributions` (what one sentence adds to each rule's decision) and
+  :func:`evidence_profile` (how many decisive and uncertain sentences a post has, by TEF weight).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.special import entr, logit
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import mutual_info_score
+
+from tefcore.fusion import clipped_log_odds, weights
+from tefcore.metrics import is_change
+
+__all__ = [
+    "CONTRIBUTION_RULES",
+    "Information",
+    "additive_log_odds",
+    "binary_entropy",
+    "calibration_slope",
+    "contributions",
+    "evidence_profile",
+    "mutual_information",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def _probabilities(p: npt.ArrayLike) -> FloatArray:
+    arr = np.asarray(p, dtype=np.float64)
+    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
+    return arr
+
+
+# --------------------------------------------------------------------------------------------------
+# Proposition 1: information
+# --------------------------------------------------------------------------------------------------
+def binary_entropy(p: npt.ArrayLike) -> FloatArray:
+    r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`.
+
+    Parameters
+    ----------
+    p : array_like of float in [0, 1]
+
+    Returns
+    -------
+    ndarray of float (same shape), with :math:`0 \log 0 = 0`.
+
+    Examples
+    --------
+    >>> binary_entropy([0.0, 0.5, 1.0]).round(4).tolist()  # log 2 at 1/2
+    [0.0, 0.6931, 0.0]
+    """
+    arr = np.asarray(p, dtype=np.float64)
+    return entr(arr) + entr(1.0 - arr)
+
+
+@dataclass(frozen=True)
+class Information:
+    """Mutual information (nats) of the true side with a sentence's posterior and its hard label.
+
+    Attributes
+    ----------
+    soft : float or ndarray
+        :math:`I(Y; p_i)`.
+    hard : float or ndarray
+        :math:`I(Y; \\hat y_i)` with :math:`\\hat y_i = \\mathbb 1[p_i \\ge 1/2]`.
+    """
+
+    soft: float | FloatArray
+    hard: float | FloatArray
+
+    @property
+    def lost(self) -> float | FloatArray:
+        """Information the hard label throws away, :math:`I(Y; p_i) - I(Y; \\hat y_i) \\ge 0`."""
+        return self.soft - self.hard
+
+
+def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None = 32) -> float:
+    r"""Plug-in estimate of :math:`I(Y; X)` in nats from a sample, with :math:`X` binned.
+
+    ``p`` is discretised into ``bins`` quantile bins to which :math:`1/2` is added as an edge, so that
+    the hard label :math:`\mathbb 1[p \ge 1/2]` is a function of the bin. The data processing inequality
+    then also holds for the empirical distribution: the estimate for ``p`` is never below the estimate
+    for the hard labels of the same sample. Pass ``bins=None`` when ``p`` is already discrete (for
+    example hard labels). The contingency-table estimate is
+    :func:`sklearn.metrics.mutual_info_score`.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        True sides (strings, booleans or 0/1).
+    p : array_like, shape (n,)
+        Posteriors in [0, 1] (binned), or discrete labels with ``bins=None``.
+    bins : int or None
+        Number of quantile bins (>= 2).
+
+    Returns
+    -------
+    float
+        The estimate (biased upwards by about :math:`(\text{bins}-1)/(2n)` nats at small :math:`n`,
+        downwards by the binning).
+
+    Examples
+    --------
+    >>> y = ["change", "change", "stability", "stability"]
+    >>> round(mutual_information(y, [1, 1, 0, 0], bins=None), 4)  # the label tells Y: log 2
+    0.6931
+    """
+    target = is_change(y)
+    x = np.asarray(p)
+    if x.shape != target.shape:
+        raise ValueError(f"y and p must have the same shape, got {target.shape} and {x.shape}")
+    if bins is None:
+        return float(mutual_info_score(target, x))
+    if bins < 2:
+        raise ValueError(f"bins must be >= 2, got {bins!r}")
+    xf = x.astype(np.float64)
+    if not (xf.min() >= 0.0 and xf.max() <= 1.0):
+        raise ValueError("p must hold probabilities in [0, 1] when binned")
+    edges = np.unique(np.concatenate([np.quantile(xf, np.linspace(0, 1, bins + 1)[1:-1]), [0.5]]))
+    codes = np.searchsorted(edges, xf, side="right")  # bin k holds edges[k-1] <= p < edges[k]
+    return float(mutual_info_score(target, codes))
+
+
+# --------------------------------------------------------------------------------------------------
+# Proposition 2: the additive identity
+# --------------------------------------------------------------------------------------------------
+def additive_log_odds(
+    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
+) -> FloatArray:
+    r"""Document log-odds obtained by adding sentence log-odds (the identity of Proposition 2).
+
+    For conditionally independent sentences with calibrated posteriors :math:`p_i`,
+
+    .. math::
+
+        \log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})}
+        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi ,
+
+    which with equal priors (:math:`\pi = 1/2`) is the plain sum of the sentence log-odds. No clipping
+    is applied (contrast :func:`tefcore.fusion.clipped_log_odds`).
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n_sentences,)
+        Sentence posteriors in (0, 1).
+    doc_index : array_like of int, shape (n_sentences,)
+        Document of each sentence, values ``0 .. n_docs - 1``.
+    prior : float
+        :math:`\pi = P(c)`.
+
+    Returns
+    -------
+    ndarray of float, shape (n_docs,)
+
+    Examples
+    --------
+    >>> additive_log_odds([0.8, 0.5, 0.2, 0.9], [0, 0, 1, 1]).round(3).tolist()  # logit 0.8 + logit 0.5, ...
+    [1.386, 0.811]
+    """
+    if not 0.0 < prior < 1.0:
+        raise ValueError(f"prior must lie in (0, 1), got {prior!r}")
+    arr = np.asarray(p, dtype=np.float64)
+    idx = np.asarray(doc_index)
+    if arr.shape != idx.shape or arr.ndim != 1:
+        raise ValueError(
+            f"p and doc_index must be 1-D and aligned, got shapes {arr.shape} and {idx.shape}"
+        )
+    if not (arr.size and arr.min() > 0.0 and arr.max() < 1.0):
+        raise ValueError("p must be non-empty and hold probabilities strictly inside (0, 1)")
+    if idx.dtype.kind not in "iu" or idx.min() < 0:
+        raise ValueError("doc_index must hold non-negative integers")
+    n = np.bincount(idx)
+    return np.bincount(idx, weights=logit(arr)) - (n - 1) * float(logit(prior))
+
+
+def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`.
+
+    A log-odds score :math:`s` that is a calibrated posterior has :math:`\beta = 1`; :math:`\beta < 1`
+    means the score is overconfident (too large in magnitude), :math:`\beta > 1` underconfident. Fitted
+    by unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
+
+    Parameters
+    ----------
+    score : array_like of float, shape (n_docs,)
+        Log-odds in favour of change.
+    y : array_like, shape (n_docs,)
+        True sides (``"change"``/``"stability"``) or booleans (True = change).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> s = np.array([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0])
+    >>> round(calibration_slope(s, [False, False, True, False, True, True]), 2)
+    1.35
+    """
+    s = np.asarray(score, dtype=np.float64).reshape(-1, 1)
+    target = is_change(y)
+    if s.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"score and y must have the same length, got {s.shape[0]} and {target.shape[0]}"
+        )
+    if not np.isfinite(s).all():
+        raise ValueError("score must be finite")
+    if target.all() or not target.any():
+        raise ValueError("y must contain both classes to fit a calibration slope")
+    model = LogisticRegression(C=np.inf, max_iter=1000).fit(s, target)
+    return float(model.coef_[0, 0])
+
+
+# --------------------------------------------------------------------------------------------------
+# the rules on one scale
+# --------------------------------------------------------------------------------------------------
+CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_without_entropy", "tef")
+
+
+def contributions(p: npt.ArrayLike) -> pd.DataFrame:
+    r"""What one sentence adds to each rule's decision statistic (the rules of chapter 1 on one scale).
+
+    Each binary rule predicts change when a sum of per-sentence contributions
+    :math:`\varphi(p_i)` is non-negative:
+
+    .. math::
+
+        \varphi_{\mathrm{MV}}(p) = \operatorname{sign}(p - \tfrac12)\ (+1 \text{ at } \tfrac12),\quad
+        \varphi_{\mathrm{SV}}(p) = p - \tfrac12,\quad
+        \varphi_{\text{w/o Entropy}}(p) = \ell(p),\quad
+        \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p),
+
+    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion` (clipped log-odds, normalised information
+    gain). Decisions are unchanged when a rule's :math:`\varphi` is multiplied by a positive constant,
+    so ratios of contributions within a rule ("how many sentences at :math:`p'` outweigh one at
+    :math:`p`") are meaningful across rules.
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n,)
+        Sentence posteriors P(change) in [0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per rule of :data:`CONTRIBUTION_RULES`, one row per probability.
+
+    Examples
+    --------
+    >>> contributions([0.55, 0.99]).round(3)
+       majority_vote  soft_vote  tef_without_entropy    tef
+    0            1.0       0.05                0.201  0.001
+    1            1.0       0.49                4.595  4.224
+    """
+    arr = _probabilities(np.atleast_1d(p))
+    ell = clipped_log_odds(arr)
+    return pd.DataFrame(
+        {
+            "majority_vote": np.where(arr >= 0.5, 1.0, -1.0),
+            "soft_vote": arr - 0.5,
+            "tef_without_entropy": ell,
+            "tef": weights(arr) * ell,
+        }
+    )
+
+
+def evidence_profile(
+    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, decisive_weight: float = 0.5
+) -> pd.DataFrame:
+    r"""Count decisive and uncertain sentences per document from their TEF weights.
+
+    A sentence is *decisive* when its weight :math:`w(p_i) = 1 - h(p_i)/\log 2` reaches
+    ``decisive_weight`` (0.5 means :math:`p_i \le 0.110` or :math:`p_i \ge 0.890`), *uncertain*
+    otherwise. This places real judges' posts on the map of :func:`fusion_study`.
+
+    Parameters
+    ----------
+    p : array_like of float, shape (n_sentences,)
+        Sentence posteriors in [0, 1] (drop invalid ones first).
+    doc_index : array_like, shape (n_sentences,)
+        Document of each sentence (any sortable ids).
+    decisive_weight : float
+        Threshold on the weight, in (0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by document: ``n_sentences``, ``n_decisive``, ``n_uncertain``, ``decisive_share``,
+        ``mean_weight``, ``max_weight``.
+
+    Examples
+    --------
+    >>> evidence_profile([0.99, 0.5, 0.6, 0.02], ["a", "a", "a", "b"])[["n_decisive", "n_uncertain"]]
+         n_decisive  n_uncertain
+    doc
+    a             1            2
+    b             1            0
+    """
+    if not 0.0 < decisive_weight <= 1.0:
+        raise ValueError(f"decisive_weight must lie in (0, 1], got {decisive_weight!r}")
+    arr = _probabilities(p)
+    w = weights(arr)
+    frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
+    if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself
+        raise ValueError("p and doc_index must have the same length")
+    g = frame.groupby("doc", sort=True)
+    out = pd.DataFrame(
+        {
+            "n_sentences": g.size(),
+            "n_decisive": g["decisive"].sum().astype(np.int64),
+            "mean_weight": g["w"].mean(),
+            "max_weight": g["w"].max(),
+        }
+    )
+    out["n_uncertain"] = out["n_sentences"] - out["n_decisive"]
+    out["decisive_share"] = out["n_decisive"] / out["n_sentences"]
+    return out[
+        ["n_sentences", "n_decisive", "n_uncertain", "decisive_share", "mean_weight", "max_weight"]
+    ]
