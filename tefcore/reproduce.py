@@ -58,6 +58,7 @@ __all__ = [
     "plan",
     "reproduce_command",
     "run_plan",
+    "run_step",
 ]
 
 RESULT_CHAPTERS: tuple[str, ...] = ("05", "06", "07", "08", "09")
@@ -96,6 +97,17 @@ class Step:
     writes: tuple[Path, ...] = ()
     background: bool = False
     note: str = ""
+
+    def parameters(self) -> dict[str, dict[str, Any]]:
+        """The chapter parameters of a ``tef book`` step: ``{"05": {"models": ...}, ...}`` (values read back
+        from their YAML text, as the book build reads them)."""
+        out: dict[str, dict[str, Any]] = {}
+        for flag, text in zip(self.argv, self.argv[1:]):
+            if flag == "-p":
+                target, _, raw = text.partition("=")
+                chapter, _, name = target.partition(".")
+                out.setdefault(chapter, {})[name] = yaml.safe_load(raw) if raw.strip() else ""
+        return out
 
     def command(self, wrap: bool = False) -> str:
         """The command line, copy-pasteable into a POSIX shell (``wrap``: one ``-p`` per line)."""
@@ -190,9 +202,12 @@ def _shown(path: Path, root: Path) -> str:
 
 def _yaml(value: Any) -> str:
     """A ``-p`` value that reads back as ``value`` (``tef book`` reads it as YAML)."""
-    text = value if isinstance(value, str) else ""
-    if isinstance(value, str) and yaml.safe_load(text) == value and "\n" not in text:
-        return text
+    if isinstance(value, str) and "\n" not in value:
+        try:
+            if yaml.safe_load(value) == value:
+                return value
+        except yaml.YAMLError:
+            pass
     return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("...").strip()
 
 
@@ -628,9 +643,9 @@ def run_plan(planned: Plan, serve_timeout: float = 1800.0) -> int:
             url = f"http://{_option(server.argv, '--host')}:{_option(server.argv, '--port')}/v1"
             print(f"tef reproduce: starting {shlex.join(server.argv)}", flush=True)
             with _background(server, planned.root, url, serve_timeout):
-                code = _run(step, planned.root)
+                code = run_step(step, planned.root)
         else:
-            code = _run(step, planned.root)
+            code = run_step(step, planned.root)
         if code != 0:
             return code
     return 0
@@ -640,7 +655,9 @@ def _option(argv: Sequence[str], flag: str) -> str:
     return argv[list(argv).index(flag) + 1]
 
 
-def _run(step: Step, root: Path) -> int:
+def run_step(step: Step, root: str | os.PathLike[str]) -> int:
+    """Run one foreground step in the project folder (``tef`` as this interpreter's ``tefcore.cli``);
+    return its exit code."""
     return subprocess.call(_executable(step.argv), cwd=root, env={**os.environ, **dict(step.env)})
 
 
