@@ -72,7 +72,7 @@ __all__ = [
 CLASSES: tuple[str, str] = ("change", "stability")
 """The two sides, change first (ties go to it); the one definition of the class order."""
 EPS: float = 1e-6
-"""Probability clip :math:`\epsilon` of the log-odds."""
+"""Probability clip :math:`\\epsilon` of the log-odds."""
 CLIP: float = 10.0
 """Log-odds clip :math:`M`."""
 TEMPERATURE: float = 5.0
