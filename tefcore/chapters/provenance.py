@@ -41,7 +41,7 @@ API_HOSTS: dict[str, str] = {"api.openai.com": "OpenAI API", "api.deepseek.com":
 """Names of the APIs the paper used, by host."""
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
-_SUFFIXES = re.compile(r"(-Instruct|-Chat|-it)$", re.IGNORECASE)
+_SUFFIXES = re.compile(r"-Instruct$", re.IGNORECASE)
 _QUANT = re.compile(r"\.(Q\d\w*|F16|F32|BF16|IQ\d\w*)$", re.IGNORECASE)
 
 
