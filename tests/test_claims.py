@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from tefcore import cli
-from tefcore import simulate as sim
+from tefcore import information
 from tefcore.chapters import claims as C
 from tefcore.chapters import paper
 from tefcore.mind.load import sample_dir
@@ -242,8 +242,8 @@ def test_a_check_that_raises_fails() -> None:
 
 
 def test_a_broken_library_fails_the_propositions(monkeypatch: pytest.MonkeyPatch) -> None:
-    right = sim.additive_log_odds
-    monkeypatch.setattr(sim, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
+    right = information.additive_log_odds
+    monkeypatch.setattr(C, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
     frame = C.evaluate_ledger([c for c in C.LEDGER if c.id.startswith("prop2")]).set_index("id")
     assert frame.loc["prop2", "verdict"] == "holds"
     assert frame.loc["prop2-prior", "verdict"] == "FAILS"

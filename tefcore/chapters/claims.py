@@ -53,6 +53,7 @@ from scipy.stats import norm
 from tefcore import simulate as sim
 from tefcore.chapters import paper
 from tefcore.fusion import CLIP, EPS, TEMPERATURE, clipped_log_odds, fuse_many, weights
+from tefcore.information import additive_log_odds
 from tefcore.mind.load import Post, evaluation_pairs, load_posts
 from tefcore.mind.release import (
     DATA_KINDS,
@@ -486,8 +487,8 @@ def _voting_surrogates(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 def _prop1(ev: Evidence) -> Verdict:
     mu = np.linspace(0.25, 6.0, 24)
-    gaps = [np.asarray(sim.gaussian_information(mu, prior=pi).soft)
-            - np.asarray(sim.gaussian_information(mu, prior=pi).hard) for pi in (0.5, 0.3)]
+    infos = [sim.gaussian_information(mu, prior=pi) for pi in (0.5, 0.3)]
+    gaps = [np.asarray(info.soft) - np.asarray(info.hard) for info in infos]
     low = float(min(g.min() for g in gaps))
     return Verdict(
         f"min I(Y;p) − I(Y;ŷ) = {low:.4f} nats",
@@ -522,12 +523,12 @@ def _gaussian_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[np.ndar
 
 def _prop2_equal(ev: Evidence) -> Verdict:
     p, doc, exact = _gaussian_posts(0.5)
-    gap = float(np.abs(sim.additive_log_odds(p, doc) - exact).max())
+    gap = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
         f"max |Δ| = {gap:.0e}",
         gap <= 1e-8,
         f"{exact.size} posts of 1-8 calibrated, independent Gaussian-shift sentences: Σ ℓ(p_i) "
-        "(tefcore.simulate.additive_log_odds) against the exact posterior log-odds computed from "
+        "(tefcore.information.additive_log_odds) against the exact posterior log-odds computed from "
         "the joint Gaussian likelihood (scipy.stats.norm)",
     )
 
@@ -535,8 +536,8 @@ def _prop2_equal(ev: Evidence) -> Verdict:
 def _prop2_prior(ev: Evidence) -> Verdict:
     prior = 0.3
     p, doc, exact = _gaussian_posts(prior, seed=6)
-    gap = float(np.abs(sim.additive_log_odds(p, doc, prior=prior) - exact).max())
-    miss = float(np.abs(sim.additive_log_odds(p, doc) - exact).max())
+    gap = float(np.abs(additive_log_odds(p, doc, prior=prior) - exact).max())
+    miss = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
         f"π = {prior}: max |Δ| = {gap:.0e}",
         gap <= 1e-8 and miss > 1.0,
