@@ -515,3 +515,23 @@ def test_relative_paths_reach_the_kernel_absolute(tmp_path: Path, monkeypatch: p
                                          f"cache {work / 'caches'}"]
     tagged = [c for c in executed["cells"] if {"parameters", "injected-parameters"} & set(c["metadata"].get("tags", []))]
     assert len(tagged) == 1 and "limit = 2\n" in "".join(tagged[0]["source"])
+
+
+def test_kernel_manager_uses_private_sockets_and_does_not_interrupt_at_shutdown(tmp_path: Path) -> None:
+    import asyncio
+
+    manager = book._kernel_manager_class(tmp_path)()
+    assert (manager.transport, manager.ip) == ("ipc", str(tmp_path / "kernel"))
+    sent: list[str] = []
+
+    async def signal_kernel(signum: int) -> None:
+        sent.append("signal")
+
+    manager._async_signal_kernel = signal_kernel  # what an interrupt of a signal-mode kernel sends
+    manager.kernel_spec.interrupt_mode = "signal"
+    type(manager).has_kernel = property(lambda self: True)  # as if a kernel were running
+    asyncio.run(manager._async_interrupt_kernel())
+    assert sent == ["signal"]  # a running chapter can still be interrupted (a cell's timeout)
+    manager.shutting_down = True
+    asyncio.run(manager._async_interrupt_kernel())
+    assert sent == ["signal"]  # but not the kernel that is being shut down

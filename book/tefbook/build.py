@@ -179,15 +179,17 @@ def _check_chapter_parameters(chapter: Chapter, notebook: Any, parameters: Mappi
 
 
 def _kernel_manager_class(folder: Path) -> type:
-    """A kernel manager whose kernels talk over Unix domain sockets in ``folder`` (private, no TCP port).
+    """A quiet kernel manager whose kernels talk over Unix domain sockets in ``folder``.
 
     The default TCP transport sends code and outputs unencrypted over the loopback, and ipykernel
-    warns about it at every start; IPC sockets are files only this user can reach.
+    warns about it at every start; IPC sockets are files only this user can reach. jupyter_client
+    also interrupts a kernel before shutting it down, which an idle kernel may log as an error
+    ("KeyboardInterrupt caught in kernel"); once the chapter has run there is nothing to interrupt.
     """
     from jupyter_client.manager import KernelManager
     from traitlets import default
 
-    class IPCKernelManager(KernelManager):
+    class QuietIPCKernelManager(KernelManager):
         @default("transport")
         def _default_transport(self) -> str:
             return "ipc"
@@ -196,7 +198,11 @@ def _kernel_manager_class(folder: Path) -> type:
         def _default_ip(self) -> str:
             return os.fspath(folder / "kernel")
 
-    return IPCKernelManager
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
+    return QuietIPCKernelManager
 
 
 def _run_papermill(notebook: Any, output: Path, kernel: str, cwd: Path, timeout: float | None) -> None:
