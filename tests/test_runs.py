@@ -84,12 +84,8 @@ def test_provenance_view_shortens_hashes(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------
-def test_frame_of_run_keys_and_iter_groups():
+def test_frame_of_and_run_keys():
     frame = synthetic_cache(1, 2, ("en",)).assign(prompt="p", model="m")
     runs = rn.Runs(frame, pd.DataFrame(columns=["model", "prompt", "lang"]))
     assert rn.frame_of(runs) is frame and rn.frame_of(frame) is frame
     assert rn.run_keys(frame) == ["model", "prompt"] and rn.run_keys(frame.drop(columns="model")) == ["prompt"]
-    assert [(key, len(g)) for key, g in rn.iter_groups(frame, [])] == [({}, len(frame))]
-    groups = list(rn.iter_groups(frame, ["model", "dimension"]))
-    assert [key for key, _ in groups] == [{"model": "m", "dimension": d} for d in ("Culture", "Economy", "Politics")]
-    assert sum(len(g) for _, g in groups) == len(frame)

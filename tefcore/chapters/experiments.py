@@ -47,7 +47,7 @@ from tefcore.evaluate import (
     sort_table,
     strongest_baseline,
 )
-from tefcore.fusion import RULE_NAMES, weights
+from tefcore.fusion import CLASSES, RULE_NAMES, weights
 from tefcore.chapters.presentation import (
     LANG_LABELS,
     METRIC_LABELS,
@@ -130,7 +130,7 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
     """
     df = frame_of(frame).drop_duplicates(["post_id", "lang", "dimension"])
     counts = df.groupby(["lang", "dimension"], sort=False)["side"].value_counts().unstack(fill_value=0)
-    for side in ("change", "stability"):
+    for side in CLASSES:
         if side not in counts.columns:
             counts[side] = 0
     n = counts["change"] + counts["stability"]

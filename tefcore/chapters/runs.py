@@ -7,7 +7,7 @@ and a note for each file that is missing); :func:`chapter_runs` does the same fo
 needs at least one cache; :func:`provenance_view` is the provenance table a chapter shows.
 :func:`parse_list` and :func:`repo_path` turn notebook parameters into names and paths.
 
-:func:`frame_of`, :func:`run_keys` and :func:`iter_groups` are the small pieces that
+:func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
 :mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` share to work on the runs of a frame
 one (model, prompt) at a time.
 """
@@ -24,13 +24,14 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "PROJECT_ENV",
     "PROVENANCE_COLUMNS",
     "Runs",
     "chapter_runs",
     "frame_of",
-    "iter_groups",
     "load_runs",
     "parse_list",
+    "project_root",
     "provenance_view",
     "repo_path",
     "run_keys",
@@ -288,6 +289,7 @@ def chapter_runs(
                                 "(chapter 4)")
     return runs
 
+
 # --------------------------------------------------------------------------------------------------
 # working on the runs of a frame one at a time
 # --------------------------------------------------------------------------------------------------
@@ -299,14 +301,3 @@ def frame_of(runs: Runs | pd.DataFrame) -> pd.DataFrame:
 def run_keys(frame: pd.DataFrame, keys: Sequence[str] = _GROUP_KEYS) -> list[str]:
     """The columns of ``keys`` (default ``model, prompt``) that ``frame`` has, in that order."""
     return [k for k in keys if k in frame.columns]
-
-
-def iter_groups(frame: pd.DataFrame, keys: Sequence[str]) -> Iterable[tuple[dict[str, Any], pd.DataFrame]]:
-    """``groupby`` that also works with no keys and always yields the key as a dict."""
-    keys = list(keys)
-    if not keys:
-        yield {}, frame
-        return
-    for key, g in frame.groupby(keys, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        yield dict(zip(keys, key)), g

@@ -39,19 +39,33 @@ VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 ANSWER_LETTERS: dict[str, str] = {"change": "C", "stability": "S"}
 """Side -> the answer letter a prompt asks for."""
 
+# The original and verbose prompts of a language ask the same question (dimension, the two sides, the
+# text); only their instructions around it differ. Each template below is protocol §4's text verbatim.
+_EN_QUESTION = (
+    "Dimension: {dimension}\n"
+    "C (change-oriented): {change}\n"
+    "S (stability-oriented): {stability}\n"
+    "\n"
+    "Text: {text}\n"
+    "\n"
+)
+_ZH_QUESTION = (
+    "维度：{dimension}\n"
+    "C（变革取向）：{change}\n"
+    "S（稳定取向）：{stability}\n"
+    "\n"
+    "文本：{text}\n"
+    "\n"
+)
+
 _TEMPLATES: dict[tuple[str, str], str] = {
     ("en", "original"): (
         "You are a careful annotator who measures public value orientations in social media text.\n"
         "\n"
         "Decide which position the text supports on the given value dimension.\n"
         "\n"
-        "Dimension: {dimension}\n"
-        "C (change-oriented): {change}\n"
-        "S (stability-oriented): {stability}\n"
-        "\n"
-        "Text: {text}\n"
-        "\n"
-        "Answer with a single letter, C or S.\n"
+        + _EN_QUESTION
+        + "Answer with a single letter, C or S.\n"
         "Answer:"
     ),
     ("en", "verbose"): (
@@ -66,13 +80,8 @@ _TEMPLATES: dict[tuple[str, str], str] = {
         "3. If both positions appear, choose the one the author endorses more strongly.\n"
         "4. Use the position definitions below rather than general political labels.\n"
         "\n"
-        "Dimension: {dimension}\n"
-        "C (change-oriented): {change}\n"
-        "S (stability-oriented): {stability}\n"
-        "\n"
-        "Text: {text}\n"
-        "\n"
-        "Answer with a single letter, C or S, and nothing else.\n"
+        + _EN_QUESTION
+        + "Answer with a single letter, C or S, and nothing else.\n"
         "Answer:"
     ),
     ("en", "minimal"): (
@@ -85,13 +94,8 @@ _TEMPLATES: dict[tuple[str, str], str] = {
         "\n"
         "请判断文本在给定价值维度上支持哪一种立场。\n"
         "\n"
-        "维度：{dimension}\n"
-        "C（变革取向）：{change}\n"
-        "S（稳定取向）：{stability}\n"
-        "\n"
-        "文本：{text}\n"
-        "\n"
-        "只回答一个字母：C 或 S。\n"
+        + _ZH_QUESTION
+        + "只回答一个字母：C 或 S。\n"
         "答案："
     ),
     ("zh", "verbose"): (
@@ -104,13 +108,8 @@ _TEMPLATES: dict[tuple[str, str], str] = {
         "3. 如果两种立场同时出现，选择作者更明确支持的一方。\n"
         "4. 以下方给出的立场定义为准，不要套用笼统的政治标签。\n"
         "\n"
-        "维度：{dimension}\n"
-        "C（变革取向）：{change}\n"
-        "S（稳定取向）：{stability}\n"
-        "\n"
-        "文本：{text}\n"
-        "\n"
-        "只回答一个字母：C 或 S，不要输出其他内容。\n"
+        + _ZH_QUESTION
+        + "只回答一个字母：C 或 S，不要输出其他内容。\n"
         "答案："
     ),
     ("zh", "minimal"): (

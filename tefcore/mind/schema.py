@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tefcore.fusion import CLASSES
+
 __all__ = [
     "ABBREVIATIONS",
     "CHANGE",
@@ -38,10 +40,9 @@ __all__ = [
     "side_of",
 ]
 
-CHANGE = "change"
-STABILITY = "stability"
-SIDES: tuple[str, str] = (CHANGE, STABILITY)
-"""The two sides, change-oriented first (the order of every ``scores`` pair in the package)."""
+SIDES: tuple[str, str] = CLASSES
+"""The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
+CHANGE, STABILITY = SIDES
 
 LANGS: tuple[str, str] = ("en", "zh")
 """The two languages of MIND."""
