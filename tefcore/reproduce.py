@@ -155,16 +155,20 @@ class Plan:
 
     def script(self) -> str:
         """The steps as a shell script: a comment per step, then its command."""
-        lines = [f"# tef reproduce {self.model}: run from the project folder ({self.root})"]
+        lines = [f"# tef reproduce {self.model}: the steps, run from the project folder"]
         for number, step in enumerate(self.steps, start=1):
             lines += ["", f"# {number}. {step.note}", step.command(wrap=True)]
+            if step.background and step.name == "serve":
+                url = f"http://{_option(step.argv, '--host')}:{_option(step.argv, '--port')}/v1/models"
+                lines += ["# wait until it answers", f"until python -c \"import urllib.request as u; "
+                          f"u.urlopen('{url}')\" 2>/dev/null; do sleep 5; done"]
         if any(s.background for s in self.steps):
             lines += ["", "# stop the server when the chapters are built", "kill %1"]
         return "\n".join(lines)
 
     def report(self) -> str:
         """The script, the notes and the checks' verdict, as ``--dry-run`` prints them."""
-        out = [self.script(), ""]
+        out = [f"project folder: {self.root}", "", self.script(), ""]
         out += [f"note: {n}" for n in self.notes]
         if self.problems:
             out += [f"problem: {p}" for p in self.problems]
