@@ -381,6 +381,13 @@ def test_over_long_prompts_are_invalid_with_a_reason(monkeypatch: pytest.MonkeyP
         assert scores[0].detail == "prompt longer than the context (max_model_len=250, one answer token)"
         assert scores[1].source == "logprobs" and scores[1].detail == ""
     assert judge.too_long == 2
+    from tefcore.judges.cache import pair_record
+
+    pair = types.SimpleNamespace(post_id="p9", lang="en", dimension="Economy", side="change", text=long_prompt)
+    record = pair_record(pair, scores[0], [scores[1]], "pid")
+    assert record["direct"] is None and record["direct_source"] == "invalid"
+    assert (record["direct_detail"], record["sentence_details"]) == (scores[0].detail, [""])
+    assert "direct_detail" not in pair_record(pair, scores[1], [scores[1]], "pid")
 
 
 # -- the real chat templates -------------------------------------------------------------------

@@ -128,7 +128,10 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
     -----
     When the scores come from an API that says which model and build answered
     (:class:`tefcore.judges.openai.ServedScore`), the record also holds ``served_models`` and
-    ``system_fingerprints`` (the distinct values among its answers).
+    ``system_fingerprints`` (the distinct values among its answers). When an answer is invalid for a
+    reason the judge gave (:attr:`Score.detail <tefcore.judges.base.Score>`, e.g. a prompt longer than
+    the context), the record holds ``direct_detail`` and ``sentence_details`` (one string per answer,
+    empty for the others).
     """
     return {
         "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
@@ -142,8 +145,18 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
         "sentence_logprobs_s": [_logprob(s.logprob_s) for s in sentences],
         **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
         **_served_fields([direct, *sentences]),
+        **_detail_fields(direct, sentences),
         "provenance_id": pid,
     }
+
+
+def _detail_fields(direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
+    """Why answers are invalid, when the judge said (``direct_detail``, ``sentence_details``; e.g. a
+    prompt longer than the model's context): only in records that have such an answer."""
+    details = [getattr(s, "detail", "") or "" for s in (direct, *sentences)]
+    if not any(details):
+        return {}
+    return {"direct_detail": details[0], "sentence_details": details[1:]}
 
 
 def _served_fields(scores: Sequence[Score]) -> dict[str, list[str]]:
