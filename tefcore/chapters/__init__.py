@@ -3,8 +3,10 @@
 :mod:`~tefcore.chapters.runs` (loading the caches of several judges and prompts),
 :mod:`~tefcore.chapters.presentation` (labels, number formats, display tables),
 :mod:`~tefcore.chapters.figures` (figure set-up and styling), :mod:`~tefcore.chapters.paper` (the
-paper's tables and the checks of its claims), :mod:`~tefcore.chapters.experiments` (the result
-chapters' comparisons), :mod:`~tefcore.chapters.calibration` and :mod:`~tefcore.chapters.efficiency`.
+paper's tables), :mod:`~tefcore.chapters.claims` (the claims ledger: every checkable claim of the paper
+as data), :mod:`~tefcore.chapters.experiments` (the result chapters' comparisons),
+:mod:`~tefcore.chapters.provenance` (labels of runs read from their cache headers),
+:mod:`~tefcore.chapters.calibration` and :mod:`~tefcore.chapters.efficiency`.
 The paper's tables are package data (:mod:`tefcore.chapters.paper_tables`).
 """
 
