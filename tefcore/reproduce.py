@@ -64,8 +64,6 @@ __all__ = [
 RESULT_CHAPTERS: tuple[str, ...] = ("05", "06", "07", "08", "09")
 """The result chapters (main results, ablation, prompt robustness, efficiency, calibration)."""
 
-_LLM_ONLY = ("llm_models",)
-
 
 # --------------------------------------------------------------------------------------------------
 # steps and plans
@@ -371,10 +369,10 @@ def _chapter_parameters(ctx: _Context, declared: Mapping[str, Any]) -> dict[str,
         "cache_dir": lambda: _shown(ctx.out, ctx.root),
         "data_dir": lambda: _shown(ctx.data_dir, ctx.root),
         "reading": lambda: ctx.reading,
-        "endpoint": lambda: ctx.serve_url or "",
-        "endpoint_model": lambda: served if ctx.serve_url else "",
+        "endpoint": lambda: ctx.serve_url,
+        "endpoint_model": lambda: served if ctx.serve_url else None,
     }
-    for name in declared:
+    for name in declared:  # a rule that gives None leaves the chapter's default
         if name in rules and (value := rules[name]()) is not None:
             wanted[name] = value
     return wanted
