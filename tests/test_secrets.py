@@ -31,7 +31,7 @@ from tefcore.judges.openai import (
     MissingAPIKey,
     OpenAIBackend,
 )
-from tefcore.judges.redact import MASK, RedactingFilter, clean_url, is_secret_name, redact
+from tefcore.judges.redact import MASK, RedactingFilter, clean_url, is_secret_name, redact, secret_variables
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "TEF_SECRETS_TEST_API_KEY"
@@ -230,6 +230,22 @@ def test_redact_uses_the_live_environment(monkeypatch: pytest.MonkeyPatch) -> No
                                          ("MIND_DATA_DIR", False), ("OPENAI_BASE_URL", False)])
 def test_secret_names(name: str, secret: bool) -> None:
     assert is_secret_name(name) is secret
+
+
+@pytest.mark.parametrize("name,secret", [("apiKey", True), ("HFTOKEN", True), ("private_key_path", True),
+                                         ("bearer_header", True), ("max_tokens", False), ("TOKENIZERS_PARALLELISM", False),
+                                         ("keyword", False), ("monkey", False)])
+def test_one_rule_for_parameters_and_variables(name: str, secret: bool) -> None:
+    from tefbook.leaks import is_secret_like
+
+    assert is_secret_name(name) is secret and is_secret_like(name) is secret
+
+
+def test_secret_variables_leave_out_paths_and_public_ids() -> None:
+    env = {"PWD": "/home/someone/work", "GPG_KEY": "0123456789ABCDEF", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+           "HF_TOKEN": "hf_0123456789", "PATH": "/usr/bin:/bin"}
+    assert secret_variables(env) == {"HF_TOKEN": "hf_0123456789"}
+    assert redact("cwd /home/someone/work, token hf_0123456789", environ=env) == f"cwd /home/someone/work, token {MASK}"
 
 
 def test_clean_url_strips_credentials() -> None:

@@ -1,9 +1,10 @@
 """The secret guard of the book build: no credential from the environment may be published.
 
-API keys reach the chapters' kernels only through the environment. :func:`is_secret_like` tells
-the parameter names that look like a credential (:mod:`tefbook.parameters` refuses them, since
-papermill writes parameters into the published notebook); :func:`find_secret_leaks` searches
-executed notebooks and built pages for the values of the environment's secret-like variables
+API keys reach the chapters' kernels only through the environment. :func:`is_secret_like` (the
+library's one rule, :func:`tefcore.judges.redact.is_secret_name`) tells the parameter names that look
+like a credential (:mod:`tefbook.parameters` refuses them, since papermill writes parameters into the
+published notebook); :func:`find_secret_leaks` searches executed notebooks and built pages for the
+values of the environment's secret-like variables
 (raw, JSON-escaped, HTML-escaped, URL-quoted and base64), and :func:`guard_outputs` deletes
 outputs that hold one and fails the build with :class:`SecretLeakError`, naming the variable,
 never the value.
@@ -14,15 +15,13 @@ from __future__ import annotations
 import base64
 import html
 import json
-import os
-import re
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
 from tefbook.errors import BookError
-from tefcore.judges.redact import is_secret_name
+from tefcore.judges.redact import is_secret_name, secret_variables
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -36,56 +35,21 @@ __all__ = [
 #: Secret values shorter than this are not searched for (too many false hits, e.g. "EMPTY").
 MIN_SECRET_LENGTH = 8
 
-_SECRET_SUBSTRINGS = (
-    "secret",
-    "password",
-    "passwd",
-    "apikey",
-    "api_key",
-    "accesskey",
-    "access_key",
-    "privatekey",
-    "private_key",
-    "credential",
-)
-_SECRET_WORDS = frozenset({"key", "token", "pwd", "auth", "bearer", "passphrase"})
-#: Environment variables whose names match but which hold no secret (paths, public ids).
-_ENV_NOT_SECRET = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_KEY"})
-
 
 class SecretLeakError(BookError):
     """A secret from the environment was found in an executed notebook or a built page."""
 
 
-def _words(name: str) -> list[str]:
-    """Split an identifier into lower-case words (snake, kebab and camel case)."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
-
-
-def is_secret_like(name: str) -> bool:
-    """Whether a parameter or variable name looks like it holds a credential.
-
-    Names containing ``secret``, ``password``, ``api_key``/``apikey``, ``access_key``,
-    ``private_key`` or ``credential``, or with a word ``key``, ``token``, ``pwd``, ``auth``,
-    ``bearer`` or ``passphrase`` are secret-like. Plural counts such as ``max_tokens`` are not.
-
-    Examples
-    --------
-    >>> is_secret_like("OPENAI_API_KEY"), is_secret_like("hf_token"), is_secret_like("max_tokens")
-    (True, True, False)
-    """
-    lowered = name.lower()
-    if any(part in lowered for part in _SECRET_SUBSTRINGS):
-        return True
-    return any(word in _SECRET_WORDS for word in _words(name))
+is_secret_like = is_secret_name
+"""Whether a parameter or variable name looks like it holds a credential:
+:func:`tefcore.judges.redact.is_secret_name` under the name the book tool has always used."""
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The values of the secret-like environment variables worth searching for.
 
-    A variable counts when :func:`is_secret_like` or :func:`tefcore.judges.redact.is_secret_name`
-    (the rule the library's log redaction uses) says its name looks secret.
+    The variables are those the library's log redaction masks
+    (:func:`tefcore.judges.redact.secret_variables`).
 
     Parameters
     ----------
@@ -99,14 +63,8 @@ def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
         leaving out a few standard variables that hold paths or public ids (``PWD``,
         ``SSH_AUTH_SOCK``, ...).
     """
-    env = os.environ if env is None else env
-    return {
-        name: value
-        for name, value in env.items()
-        if name not in _ENV_NOT_SECRET
-        and (is_secret_like(name) or is_secret_name(name))
-        and len(value.strip()) >= MIN_SECRET_LENGTH
-    }
+    found = secret_variables(env)
+    return {name: value for name, value in found.items() if len(value.strip()) >= MIN_SECRET_LENGTH}
 
 
 def _encodings(value: str) -> set[bytes]:

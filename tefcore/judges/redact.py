@@ -4,8 +4,9 @@ API keys live only in environment variables (never in a parameter, a file of the
 Whatever text may leave the process (an exception message, a log record, a provenance URL) goes through
 :func:`redact` first, which replaces
 
-- the value of every environment variable whose name looks secret (:func:`is_secret_name`:
-  ``*_API_KEY``, ``*API_KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``),
+- the value of every environment variable whose name looks secret (:func:`is_secret_name`, the one
+  rule of the project: ``*API_KEY*``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY`` ...;
+  :func:`secret_variables`),
 - any secret passed explicitly,
 - ``Bearer <token>`` credentials, ``sk-...`` style keys, URL user-info and secret-looking query values
 
@@ -21,13 +22,30 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+__all__ = [
+    "MASK",
+    "MIN_ENV_SECRET_LENGTH",
+    "NOT_SECRET_VARIABLES",
+    "RedactingFilter",
+    "clean_url",
+    "is_secret_name",
+    "redact",
+    "secret_values",
+    "secret_variables",
+]
+
 MASK: str = "***"
 """What a secret is replaced with."""
 
 MIN_ENV_SECRET_LENGTH: int = 8
 """Environment values shorter than this are not treated as secrets (``"1"`` would mask every digit)."""
 
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|_KEY$|^KEY$)", re.IGNORECASE)
+NOT_SECRET_VARIABLES: frozenset[str] = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_KEY"})
+"""Environment variables whose names look secret but which hold paths or public ids."""
+
+_SECRET_PARTS = ("secret", "password", "passwd", "apikey", "api_key", "accesskey", "access_key",
+                 "privatekey", "private_key", "credential")
+_SECRET_WORDS = frozenset({"key", "token", "pwd", "auth", "bearer", "passphrase"})
 _SECRET_QUERY = re.compile(r"(key|token|secret|password|passwd|sig|signature|auth)", re.IGNORECASE)
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Authorization headers, whatever the scheme's case
@@ -42,21 +60,61 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def _words(name: str) -> list[str]:
+    """Split an identifier into lower-case words (snake, kebab and camel case)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says it holds a secret.
+    """Whether a variable or parameter name says it holds a credential.
+
+    Names containing ``secret``, ``password``/``passwd``, ``api_key``/``apikey``, ``access_key``,
+    ``private_key`` or ``credential`` (any case), or with a word ``key``, ``token``, ``pwd``, ``auth``,
+    ``bearer`` or ``passphrase`` (words of snake, kebab or camel case; a word ending in ``token``
+    counts) are secret. Plural counts such as ``max_tokens`` are not.
 
     Parameters
     ----------
     name : str
-        A variable name such as ``OPENAI_API_KEY``, ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``.
+        A variable name such as ``OPENAI_API_KEY``, ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, or a
+        notebook parameter such as ``apiKey``.
 
     Returns
     -------
     bool
-        True for names containing ``API_KEY``/``APIKEY``, ``TOKEN``, ``SECRET``, ``PASSWORD`` or ending
-        with ``_KEY`` (case-insensitive).
+
+    Examples
+    --------
+    >>> [is_secret_name(n) for n in ("OPENAI_API_KEY", "hf_token", "ANTHROPIC_KEY", "max_tokens", "keyword")]
+    [True, True, True, False, False]
     """
-    return bool(_SECRET_NAME.search(name))
+    lowered = name.lower()
+    if any(part in lowered for part in _SECRET_PARTS):
+        return True
+    return any(word in _SECRET_WORDS or word.endswith("token") for word in _words(name))
+
+
+def secret_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment variables :func:`is_secret_name` calls secret, less :data:`NOT_SECRET_VARIABLES`.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        The environment to read (default :data:`os.environ`, read at call time).
+
+    Returns
+    -------
+    dict
+        Variable name -> value.
+
+    Examples
+    --------
+    >>> secret_variables({"HF_TOKEN": "hf_123", "PWD": "/home/me", "PATH": "/bin"})
+    {'HF_TOKEN': 'hf_123'}
+    """
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k not in NOT_SECRET_VARIABLES and is_secret_name(k)}
 
 
 def secret_values(extra: Iterable[str | None] | None = None,
@@ -73,12 +131,11 @@ def secret_values(extra: Iterable[str | None] | None = None,
     Returns
     -------
     list of str
-        Values of secret-named environment variables at least :data:`MIN_ENV_SECRET_LENGTH` long, plus
+        Values of :func:`secret_variables` at least :data:`MIN_ENV_SECRET_LENGTH` long, plus
         the explicit ones, without duplicates, longest first (so a secret that contains another is masked
         whole).
     """
-    env = os.environ if environ is None else environ
-    values = {v for k, v in env.items() if v and len(v) >= MIN_ENV_SECRET_LENGTH and is_secret_name(k)}
+    values = {v for v in secret_variables(environ).values() if len(v) >= MIN_ENV_SECRET_LENGTH}
     values.update(s for s in (extra or ()) if s)
     return sorted(values, key=len, reverse=True)
 
