@@ -10,7 +10,6 @@ from tefcore.judges.labels import (
     READINGS,
     REFERENCE_VARIANTS,
     label_token_ids,
-    logsumexp,
     merge_logprobs,
     normalize_letter,
     score_from_logprobs,
@@ -30,11 +29,11 @@ def test_normalize_letter(token: str, letter: str | None) -> None:
     assert normalize_letter(token) == letter
 
 
-def test_logsumexp() -> None:
-    assert logsumexp([]) == -math.inf
-    assert logsumexp([-math.inf, -math.inf]) == -math.inf
-    assert logsumexp([L(0.2), L(0.3)]) == pytest.approx(L(0.5), abs=1e-15)
-    assert logsumexp([-1000.0, -1000.0]) == pytest.approx(-1000.0 + L(2.0))
+def test_merge_adds_in_probability_space_without_underflow() -> None:
+    assert merge_logprobs([("C", L(0.2)), ("C", L(0.3))])["C"] == pytest.approx(L(0.5), abs=1e-15)
+    assert merge_logprobs([("C", -1000.0), ("C", -1000.0)])["C"] == pytest.approx(-1000.0 + L(2.0))
+    assert merge_logprobs([("C", -math.inf), ("C", -math.inf)])["C"] == -math.inf
+    assert merge_logprobs([("C", L(0.2)), ("C", L(0.3))], how="first")["C"] == L(0.2)
 
 
 def test_summed_adds_every_variant() -> None:

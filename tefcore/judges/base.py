@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
+__all__ = ["INVALID", "KINDS", "SOURCES", "Backend", "Score", "ScoreRequest"]
+
 SOURCES: tuple[str, ...] = ("logprobs", "partial", "generated_text", "invalid", "embedding")
 """How a probability was obtained.
 
@@ -25,6 +27,7 @@ was; ``generated_text``: no letter in the log-probabilities, the generated text 
 """
 
 KINDS: tuple[str, ...] = ("direct", "sentence")
+"""What a request scores: a whole post (Direct) or one sentence."""
 
 
 @dataclass(frozen=True)

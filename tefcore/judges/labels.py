@@ -34,7 +34,20 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
+from scipy.special import logsumexp
+
 from tefcore.judges.base import Score
+
+__all__ = [
+    "LETTERS",
+    "READINGS",
+    "REFERENCE_VARIANTS",
+    "label_token_ids",
+    "merge_logprobs",
+    "normalize_letter",
+    "score_from_logprobs",
+    "score_token_logprobs",
+]
 
 LETTERS: tuple[str, str] = ("C", "S")
 """The two answer letters, change first."""
@@ -62,18 +75,14 @@ def normalize_letter(token: str) -> str | None:
     Returns
     -------
     str or None
+
+    Examples
+    --------
+    >>> normalize_letter(" C."), normalize_letter("Ｓ"), normalize_letter("c")
+    ('C', 'S', None)
     """
     text = unicodedata.normalize("NFKC", token).strip().rstrip(_TRAILING).strip()
     return text if text in LETTERS else None
-
-
-def logsumexp(values: Iterable[float]) -> float:
-    """:math:`\\log \\sum_i e^{v_i}` computed stably; ``-inf`` for no values."""
-    vals = [v for v in values if v != -math.inf]
-    if not vals:
-        return -math.inf
-    top = max(vals)
-    return top + math.log(math.fsum(math.exp(v - top) for v in vals))
 
 
 def _clean(logprob: float) -> float | None:
@@ -98,6 +107,12 @@ def merge_logprobs(entries: Iterable[tuple[str, float]], how: str = "sum") -> di
     Returns
     -------
     dict of str to float
+
+    Examples
+    --------
+    >>> merged = merge_logprobs([("C", math.log(0.3)), ("C", math.log(0.1)), ("S", math.log(0.2))])
+    >>> {k: round(math.exp(v), 3) for k, v in merged.items()}
+    {'C': 0.4, 'S': 0.2}
     """
     if how not in ("sum", "first"):
         raise ValueError(f"how must be 'sum' or 'first', got {how!r}")
@@ -109,7 +124,7 @@ def merge_logprobs(entries: Iterable[tuple[str, float]], how: str = "sum") -> di
         if text not in merged:
             merged[text] = value
         elif how == "sum":
-            merged[text] = logsumexp((merged[text], value))
+            merged[text] = float(logsumexp([merged[text], value]))
     return merged
 
 
@@ -124,7 +139,7 @@ def _renormalised(logprob_c: float, logprob_s: float) -> float:
 
 def _letter_logprob(top: Mapping[str, float], letter: str) -> float:
     """Log of the summed probability of every token that normalises to ``letter``."""
-    return logsumexp(lp for text, lp in top.items() if normalize_letter(text) == letter)
+    return float(logsumexp([lp for text, lp in top.items() if normalize_letter(text) == letter]))
 
 
 def _outside_mass(top: Mapping[str, float]) -> float:
@@ -222,6 +237,12 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
     Returns
     -------
     Score
+
+    Examples
+    --------
+    >>> entries = [("C", math.log(0.3)), (" C", math.log(0.1)), ("S", math.log(0.4))]
+    >>> round(score_token_logprobs(entries).p_change, 3), round(score_token_logprobs(entries, reading="reference").p_change, 3)
+    (0.5, 0.429)
     """
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
@@ -248,6 +269,12 @@ def label_token_ids(decode: Callable[[int], str], n_vocab: int) -> dict[str, tup
     ------
     ValueError
         When the vocabulary has no token for one of the letters.
+
+    Examples
+    --------
+    >>> vocab = ["a", "C", " S", "C:", "b"]
+    >>> label_token_ids(vocab.__getitem__, len(vocab))
+    {'C': (1, 3), 'S': (2,)}
     """
     found: dict[str, list[int]] = {letter: [] for letter in LETTERS}
     for token_id in range(n_vocab):
