@@ -54,6 +54,7 @@ __all__ = [
     "data_card",
     "describe_data",
     "download_release",
+    "file_sha256",
     "label_counts",
     "pair_counts",
     "FULL_RELEASE",
@@ -302,7 +303,7 @@ def download_release(
     for lang in langs:
         target = dest / mind_filename(lang)
         if target.exists() and not force:
-            result[lang] = (target, _verify(_sha256_file(target), checksums.get(lang), str(target)))
+            result[lang] = (target, _verify(file_sha256(target), checksums.get(lang), str(target)))
         else:
             url = f"{base_url.rstrip('/')}/{mind_filename(lang)}"
             result[lang] = (target, _fetch(url, target, lang, checksums.get(lang), timeout))
@@ -325,10 +326,19 @@ def _verify(got: str, expected: str | None, what: str) -> str:
     return got
 
 
-def _sha256_file(path: Path) -> str:
-    """Return the SHA-256 hex digest of a file, read in chunks."""
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 hex digest of a file, read in chunks (a release file, model weights ...).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = (Path(folder) / "abc.txt").write_bytes(b"abc")
+    ...     print(file_sha256(Path(folder) / "abc.txt"))
+    ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+    """
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(_CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -575,7 +585,7 @@ def describe_data(data_dir: str | os.PathLike[str] | None = None, langs: Sequenc
         directory=directory,
         posts={lang: len(items) for lang, items in posts.items()},
         pairs={lang: len(evaluation_pairs(items)) for lang, items in posts.items()},
-        sha256={lang: _sha256_file(directory / mind_filename(lang)) for lang in langs},
+        sha256={lang: file_sha256(directory / mind_filename(lang)) for lang in langs},
     )
 
 
