@@ -16,7 +16,6 @@ from tefcore.judges.cache import (
     CacheError,
     CacheWriter,
     ProvenanceMismatch,
-    file_sha256,
     provenance_id,
     read_cache,
     read_cache_file,
@@ -225,10 +224,16 @@ def test_the_frame_feeds_the_evaluation(tmp_path: Path) -> None:
     assert set(pred["prediction"]) == {"change"}
 
 
-def test_file_sha256(tmp_path: Path) -> None:
+def test_file_sha256_is_the_release_one(tmp_path: Path) -> None:
+    import hashlib
+
+    from tefcore.judges import cache
+    from tefcore.mind.release import file_sha256
+
+    assert cache.file_sha256 is file_sha256  # one definition, re-exported
     f = tmp_path / "w.bin"
-    f.write_bytes(b"abc")
-    assert file_sha256(f) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    f.write_bytes(b"abc" * 100_000)  # several read chunks
+    assert file_sha256(f) == hashlib.sha256(b"abc" * 100_000).hexdigest()
 
 
 def test_a_second_writer_is_refused(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from tefcore.judges.base import SOURCES, Score
+from tefcore.mind.release import file_sha256 as file_sha256  # the one file hash, re-exported for callers here
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +83,6 @@ def provenance_id(provenance: Mapping[str, Any]) -> str:
     """SHA-256 hex digest of the canonical JSON of ``provenance`` without :data:`TIME_KEYS`."""
     stable = {k: v for k, v in provenance.items() if k not in TIME_KEYS}
     return hashlib.sha256(canonical_json(stable).encode("utf-8")).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file, streamed (for model weights)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --- one record -------------------------------------------------------------------------------
