@@ -13,7 +13,9 @@ Rooms (imports run one way, from the top of this list to the bottom):
 * :mod:`tefcore.mind`: the MIND benchmark as the protocol defines it (schema, validated loading,
   evaluation pairs, segmentation, prompts, release);
 * the core, pure functions on arrays: :mod:`tefcore.fusion` (the rules), :mod:`tefcore.metrics`,
-  :mod:`tefcore.evaluate` (the one evaluation layer) and :mod:`tefcore.simulate` (synthetic detectors).
+  :mod:`tefcore.evaluate` (the one evaluation layer: predictions, score tables, the Average, the
+  strongest baseline, paired comparisons), :mod:`tefcore.information` (entropy, information, the
+  additive identity) and :mod:`tefcore.simulate` (synthetic detectors).
 
 :mod:`tefcore.cli` (the ``tef`` command) sits above all rooms. The book's build tool is a separate
 package (``tefbook``) that this library never imports.
@@ -42,7 +44,14 @@ from tefcore.fusion import (
     tef_without_log_odds,
     weights,
 )
-from tefcore.metrics import accuracy, bootstrap_ci, expected_calibration_error, macro_f1, paired_bootstrap
+from tefcore.metrics import (
+    accuracy,
+    bootstrap_ci,
+    expected_calibration_error,
+    macro_f1,
+    mcnemar_test,
+    paired_bootstrap,
+)
 
 __version__ = "0.2.0"
 
@@ -59,6 +68,7 @@ __all__ = [
     "fuse_many",
     "macro_f1",
     "majority_vote",
+    "mcnemar_test",
     "paired_bootstrap",
     "soft_vote",
     "tef",
