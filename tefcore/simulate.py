@@ -313,6 +313,12 @@ def simulate_documents(
     -------
     SimulatedCorpus
 
+    Examples
+    --------
+    >>> c = simulate_documents(2, Detector(strength=4.0), n_decisive=1, n_uncertain=2, rng=1)
+    >>> c.doc_index.tolist(), c.decisive.tolist()
+    ([0, 0, 0, 1, 1, 1], [True, False, False, True, False, False])
+
     Notes
     -----
     The exact document log-odds under the model follow from the Gaussian likelihood of the latent

@@ -79,7 +79,13 @@ LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
 # names of judges
 # --------------------------------------------------------------------------------------------------
 def judge_label(model: str) -> str:
-    """The book's name of a judge (its registry name when unknown)."""
+    """The book's name of a judge (its registry name when unknown).
+
+    Examples
+    --------
+    >>> judge_label("qwen2.5-7b"), judge_label("my-judge")
+    ('Qwen2.5-7B', 'my-judge')
+    """
     return JUDGE_LABELS.get(model, model)
 
 
@@ -90,6 +96,11 @@ def judge_table(models: str | Sequence[str]) -> pd.DataFrame:
     ----------
     models : str or sequence of str
         Registry names (a comma-separated string is split).
+
+    Examples
+    --------
+    >>> judge_table("local, e5-zeroshot")["reads the prompt"].tolist()
+    ['yes', 'no']
     """
     rows = []
     for m in parse_list(models):
@@ -119,7 +130,13 @@ def paper_columns(columns: pd.MultiIndex, metric_names: Sequence[str]) -> list[t
 # numbers as text
 # --------------------------------------------------------------------------------------------------
 def format_p(p: float, n_boot: int | None = None) -> str:
-    """A p-value with three decimals; a bootstrap p-value of 0 prints as ``< 1/n_boot``."""
+    """A p-value with three decimals; a bootstrap p-value of 0 prints as ``< 1/n_boot``.
+
+    Examples
+    --------
+    >>> format_p(0.04321), format_p(0.0, n_boot=1000)
+    ('0.043', '<0.001')
+    """
     if not np.isfinite(p):
         return ""
     if p == 0 and n_boot:
@@ -128,7 +145,13 @@ def format_p(p: float, n_boot: int | None = None) -> str:
 
 
 def format_interval(estimate: float, low: float, high: float, digits: int = 1, signed: bool = False) -> str:
-    """``"61.2 [58.0, 64.1]"`` (or ``"+1.2 [-0.3, +2.5]"`` with ``signed=True``)."""
+    """An estimate with its interval as text.
+
+    Examples
+    --------
+    >>> format_interval(61.234, 58.0, 64.06), format_interval(1.2, -0.3, 2.5, signed=True)
+    ('61.2 [58.0, 64.1]', '+1.2 [-0.3, +2.5]')
+    """
     if not np.isfinite(estimate):
         return "n/a"
     f = f"{{:{'+' if signed else ''}.{digits}f}}"
@@ -151,6 +174,13 @@ def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> p
     -------
     DataFrame
         NaN becomes an empty string.
+
+    Examples
+    --------
+    >>> format_columns(pd.DataFrame({"acc": [61.234, float("nan")], "p": [0.01234, 0.5]}), p=3)
+          acc      p
+    0  61.2  0.012
+    1         0.500
     """
     out = frame.copy()
     for col in out.columns:

@@ -134,6 +134,11 @@ def secret_values(extra: Iterable[str | None] | None = None,
         Values of :func:`secret_variables` at least :data:`MIN_ENV_SECRET_LENGTH` long, plus
         the explicit ones, without duplicates, longest first (so a secret that contains another is masked
         whole).
+
+    Examples
+    --------
+    >>> secret_values(["abc"], environ={"OPENAI_API_KEY": "sk-0123456789", "HOME": "/home/me"})
+    ['sk-0123456789', 'abc']
     """
     values = {v for v in secret_variables(environ).values() if len(v) >= MIN_ENV_SECRET_LENGTH}
     values.update(s for s in (extra or ()) if s)
