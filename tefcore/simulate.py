@@ -385,15 +385,8 @@ def simulate_documents(
         "n_decisive": int(n_dec[0]) if np.all(n_dec == n_dec[0]) else "per-document",
         "n_uncertain": int(n_unc[0]) if np.all(n_unc == n_unc[0]) else "per-document",
     }
-    return SimulatedCorpus(
-        p=p.astype(np.float64),
-        doc_index=doc_index,
-        y=y,
-        true_log_odds=true_lo,
-        sentence_log_odds=lam,
-        decisive=decisive,
-        params=drawn,
-    )
+    return SimulatedCorpus(p=p.astype(np.float64), doc_index=doc_index, y=y, true_log_odds=true_lo,
+                           sentence_log_odds=lam, decisive=decisive, params=drawn)
 
 
 def decisive_counts(
