@@ -59,6 +59,7 @@ import numpy as np
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
+from tefcore.mind.release import file_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
@@ -141,11 +142,7 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
     stat = os.stat(path)
     key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime)
     if key not in _SHA_CACHE:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
-        _SHA_CACHE[key] = digest.hexdigest()
+        _SHA_CACHE[key] = file_sha256(path)
     return _SHA_CACHE[key]
 
 
