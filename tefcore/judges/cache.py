@@ -290,7 +290,9 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
     Parameters
     ----------
     path : path-like
-        A ``.jsonl`` file, or a directory searched recursively (files in sorted order).
+        A ``.jsonl`` file, a parts directory of the Ray engine (read as one file:
+        :func:`read_parts_cache`), or a directory searched recursively for ``*.jsonl`` (files in
+        sorted order).
 
     Returns
     -------
@@ -307,6 +309,8 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
         On a malformed file (the message names file and line).
     """
     path = Path(path)
+    if is_parts_dir(path):
+        return read_parts_cache(path)
     if path.is_dir():
         files = sorted(path.rglob("*.jsonl"))
         if not files:
@@ -413,13 +417,15 @@ class CacheWriter:
         _write_all(self._fd, _encode(record))
         os.fsync(self._fd)
 
-    def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> None:
-        """Append one complete pair record (one write, then fsync)."""
+    def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
+        """Append one complete pair record (one write, then fsync); return the record."""
         key = (pair.post_id, pair.dimension)
         if key in self.done:
             raise CacheError(f"{self.path}: pair {key} is already in the cache")
-        self._append(pair_record(pair, direct, sentences, self.provenance_id))
+        record = pair_record(pair, direct, sentences, self.provenance_id)
+        self._append(record)
         self.done.add(key)
+        return record
 
     def close(self) -> None:
         """Close the file descriptor (idempotent)."""
@@ -432,3 +438,264 @@ class CacheWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# --- parts directories (the Ray engine) -------------------------------------------------------
+PARTS_SUFFIX = ".parts"
+"""A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
+
+PARTS_HEADER = "header.json"
+PARTS_DATA = "data"
+PARTS_CHECKPOINT = "checkpoint"
+
+_PENDING = ".pending.parquet"
+
+RECORD_KEYS: tuple[str, ...] = (
+    "post_id", "lang", "dimension", "side", "direct", "direct_source", "direct_mass", "direct_logprob_c",
+    "direct_logprob_s", "sentences", "sentence_sources", "sentence_masses", "sentence_logprobs_c",
+    "sentence_logprobs_s", "text_sha256", "served_models", "system_fingerprints", "provenance_id",
+)
+"""The fields of a pair record after ``type``, in :func:`pair_record`'s order."""
+
+OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints")
+"""Record fields that :func:`pair_record` writes only when it has them (null in a part otherwise)."""
+
+
+def pair_id(post_id: str, dimension: str) -> str:
+    """The stable key of a (post, dimension) pair in a parts directory.
+
+    Examples
+    --------
+    >>> pair_id("en-single-7", "Economy")
+    'Economy/en-single-7'
+    """
+    return f"{dimension}/{post_id}"
+
+
+def parts_path(cache_file: str | os.PathLike[str]) -> Path:
+    """The parts directory of a cache file.
+
+    Examples
+    --------
+    >>> parts_path("out/e5-zeroshot/original/en.jsonl").as_posix()
+    'out/e5-zeroshot/original/en.parts'
+    """
+    path = Path(cache_file)
+    return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
+
+
+def is_parts_dir(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a parts directory (it holds a ``header.json``)."""
+    return (Path(path) / PARTS_HEADER).is_file()
+
+
+def parts_schema() -> Any:
+    """The Arrow schema of a part file: ``pair_id``, ``seq`` (the local loop's order), then the record."""
+    import pyarrow as pa
+
+    floats, strings = pa.list_(pa.float64()), pa.list_(pa.string())
+    types = {"post_id": pa.string(), "lang": pa.string(), "dimension": pa.string(), "side": pa.string(),
+             "direct": pa.float64(), "direct_source": pa.string(), "direct_mass": pa.float64(),
+             "direct_logprob_c": pa.float64(), "direct_logprob_s": pa.float64(), "sentences": floats,
+             "sentence_sources": strings, "sentence_masses": floats, "sentence_logprobs_c": floats,
+             "sentence_logprobs_s": floats, "text_sha256": pa.string(), "served_models": strings,
+             "system_fingerprints": strings, "provenance_id": pa.string()}
+    return pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
+
+
+def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
+    """An Arrow table of pair records (with their ``seq``), in :func:`parts_schema`.
+
+    Parameters
+    ----------
+    rows : sequence of (int, dict)
+        ``seq`` and the record of :func:`pair_record`.
+    """
+    import pyarrow as pa
+
+    columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in RECORD_KEYS}}
+    for seq, rec in rows:
+        unknown = set(rec) - {"type", *RECORD_KEYS}
+        if unknown:
+            raise ValueError(f"a part has no column for record field(s) {sorted(unknown)}; add them to RECORD_KEYS")
+        columns["pair_id"].append(pair_id(rec["post_id"], rec["dimension"]))
+        columns["seq"].append(seq)
+        for key in RECORD_KEYS:
+            columns[key].append(rec.get(key))
+    return pa.Table.from_pydict(columns, schema=parts_schema())
+
+
+def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON record of a part row (the keys of :func:`pair_record`, in its order)."""
+    rec: dict[str, Any] = {"type": "pair"}
+    for key in RECORD_KEYS:
+        if key not in OPTIONAL_KEYS or row.get(key) is not None:
+            rec[key] = row[key]
+    return rec
+
+
+def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any]) -> str:
+    """Create a parts directory with its header, or check the header of an existing one.
+
+    The header (``header.json``, the first line of a cache file) is written once, atomically,
+    before any part.
+
+    Returns
+    -------
+    str
+        The provenance id.
+
+    Raises
+    ------
+    ProvenanceMismatch
+        When the directory was written under another provenance.
+    """
+    parts = Path(parts_dir)
+    pid = provenance_id(provenance)
+    header_file = parts / PARTS_HEADER
+    if header_file.is_file():
+        header = _parts_header(parts)
+        if header["provenance_id"] != pid:
+            keys = sorted(k for k in set(header["provenance"]) | set(provenance)
+                          if k not in TIME_KEYS and header["provenance"].get(k) != provenance.get(k))
+            raise ProvenanceMismatch(f"{parts} holds another provenance (differs in: {', '.join(keys)}); "
+                                     f"refusing to mix results: choose another --out or move it away")
+        return pid
+    parts.mkdir(parents=True, exist_ok=True)
+    tmp = header_file.with_suffix(".tmp")
+    tmp.write_text(canonical_json({"type": "header", "provenance": dict(provenance), "provenance_id": pid}) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, header_file)
+    return pid
+
+
+def _parts_header(parts: Path) -> dict[str, Any]:
+    header_file = parts / PARTS_HEADER
+    try:
+        header = json.loads(header_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CacheError(f"{header_file}: not a readable parts header ({exc})") from None
+    return _check_header(header_file, [header] if isinstance(header, dict) else [])
+
+
+def committed_parts(parts_dir: str | os.PathLike[str]) -> list[Path]:
+    """Part files whose write was committed (sorted).
+
+    Ray Data writes a pending checkpoint before a part and renames it when the part is complete;
+    a part whose name starts with a pending checkpoint's name is an unfinished write (the next run
+    deletes it) and is left out here.
+    """
+    parts = Path(parts_dir)
+    checkpoint = parts / PARTS_CHECKPOINT
+    pending = [f.name[:-len(_PENDING)] for f in checkpoint.glob(f"*{_PENDING}")] if checkpoint.is_dir() else []
+    files = sorted((parts / PARTS_DATA).rglob("*.parquet"))
+    return [f for f in files if not any(f.name.startswith(p) for p in pending)]
+
+
+def read_parts(parts_dir: str | os.PathLike[str],
+               columns: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Read the committed parts of a parts directory: one row per pair, duplicates removed.
+
+    Parameters
+    ----------
+    parts_dir : path-like
+        The parts directory.
+    columns : sequence of str, optional
+        Read only these columns (``pair_id`` is always read); checks that need other columns are
+        skipped.
+
+    Returns
+    -------
+    (list of dict, dict)
+        The rows (part columns, sorted by ``seq``) and the header.
+
+    Raises
+    ------
+    CacheError
+        On an unreadable part, a row of another provenance, or two different copies of one pair.
+    """
+    import pyarrow.parquet as pq
+
+    parts = Path(parts_dir)
+    header = _parts_header(parts)
+    wanted = None if columns is None else list(dict.fromkeys(["pair_id", *columns]))
+    rows: dict[str, dict[str, Any]] = {}
+    for file in committed_parts(parts):
+        try:
+            table = pq.read_table(file, columns=wanted)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            raise CacheError(f"{file}: not a readable part ({' '.join(str(exc).split())})") from None
+        for row in table.to_pylist():
+            _add_row(rows, row, file, header["provenance_id"])
+    ordered = sorted(rows.values(), key=lambda r: (r.get("seq", 0), r["pair_id"]))
+    return ordered, header
+
+
+def _add_row(rows: dict[str, dict[str, Any]], row: dict[str, Any], file: Path, pid: str) -> None:
+    """Keep one copy per pair id; a second copy must be equal (``seq`` aside)."""
+    if "provenance_id" in row and row["provenance_id"] != pid:
+        raise CacheError(f"{file}: pair {row['pair_id']!r} is from another provenance "
+                         f"({row['provenance_id']!r} != header {pid!r})")
+    first = rows.setdefault(row["pair_id"], row)
+    if first is not row and {k: v for k, v in first.items() if k != "seq"} != \
+            {k: v for k, v in row.items() if k != "seq"}:
+        raise CacheError(f"{file}: pair {row['pair_id']!r} has two different copies in the parts; "
+                         f"the directory mixes runs that disagree")
+
+
+def read_parts_cache(parts_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a parts directory like a cache file (see :func:`read_cache_file`)."""
+    rows, header = read_parts(parts_dir)
+    path = Path(parts_dir)
+    records = [header, *(part_record(r) for r in rows)]
+    pid = header["provenance_id"]
+    frame = pd.DataFrame([_row(rec) for rec in _check_pairs(path, records, pid)], columns=list(COLUMNS))
+    return frame, {**header["provenance"], "provenance_id": pid}
+
+
+def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+    """Write the usual cache file from a parts directory (records in the local loop's order).
+
+    Parameters
+    ----------
+    parts_dir : path-like
+        The parts directory.
+    out : path-like, optional
+        The cache file (default: ``<lang>.jsonl`` beside ``<lang>.parts``). It is replaced atomically;
+        an existing file must have the same provenance and no pair that the parts lack.
+
+    Returns
+    -------
+    Path
+        The cache file.
+
+    Raises
+    ------
+    ProvenanceMismatch, CacheError
+        When ``out`` holds another provenance or pairs the parts do not have.
+    """
+    parts = Path(parts_dir)
+    target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
+    rows, header = read_parts(parts)
+    records = [header, *(part_record(r) for r in rows)]
+    _check_pairs(parts, records, header["provenance_id"])
+    if target.exists():
+        _check_merge_target(target, header, {r["pair_id"] for r in rows})
+    tmp = target.with_name(f".{target.name}.merging")
+    with open(tmp, "wb") as handle:
+        for rec in records:
+            handle.write(_encode(rec))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+def _check_merge_target(target: Path, header: Mapping[str, Any], ids: set[str]) -> None:
+    frame, prov = read_cache_file(target)
+    if prov["provenance_id"] != header["provenance_id"]:
+        raise ProvenanceMismatch(f"{target} holds another provenance than the parts; refusing to replace it")
+    lost = sorted(set(map(pair_id, frame["post_id"], frame["dimension"])) - ids)
+    if lost:
+        raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
+                         f"refusing to replace it")

@@ -8,6 +8,11 @@ so an interrupted run leaves only whole records, and a new run skips the pairs a
 
 Each record also stores ``text_sha256`` (a hash of the post's text, not the text): resuming refuses a
 pair whose text changed since it was scored.
+
+Two engines run this work (:data:`ENGINES`): ``local``, the loop of this module, and ``ray``
+(:mod:`tefcore.judges.ray_engine`, the optional extra ``tefcore[ray]``), which spreads the same chunks
+over a Ray cluster. Both score a chunk with :func:`score_chunk` and build records with the same code, so
+their numbers and provenance are the same.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -33,7 +38,14 @@ from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
+__all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "ExtractionInterrupted", "ExtractionReport", "build_requests",
+           "cache_path", "count_record", "load_ray_engine", "run_extraction", "run_provenance", "score_chunk",
+           "score_pairs"]
+
 DEFAULT_BATCH_SIZE = 64
+
+ENGINES: tuple[str, ...] = ("local", "ray")
+"""Values of ``tef extract --engine``: this module's loop, or Ray Data (:mod:`tefcore.judges.ray_engine`)."""
 
 
 @dataclass
@@ -199,6 +211,20 @@ def _chunks(pairs: Sequence[EvaluationPair], variant: str, rule: str,
             yield chunk
 
 
+def load_ray_engine() -> Any:
+    """Import :mod:`tefcore.judges.ray_engine` and check that Ray is installed.
+
+    Raises
+    ------
+    ImportError
+        When Ray Data is missing; the message says what to install.
+    """
+    from tefcore.judges import ray_engine
+
+    ray_engine.require_ray()
+    return ray_engine
+
+
 def _check_scope(pairs: Sequence[EvaluationPair], variant: str, rule: str) -> str:
     """Validate arguments; return the single language of the pairs."""
     if variant not in VARIANTS:
@@ -287,10 +313,13 @@ def _loop(backend: Backend, pending: list[EvaluationPair], setting: tuple[str, s
                dynamic_ncols=True)
     start = time.perf_counter()
     try:
-        for chunk in _chunks(pending, variant, rule, batch_size):
-            _score_chunk(backend, chunk, writer, report)
+        for scored in score_pairs(backend, pending, variant, rule, batch_size):
+            for pair, scores in scored:
+                with _signals_deferred():
+                    record = writer.write_pair(pair, scores[0], scores[1:])
+                count_record(report, record)
             report.seconds = time.perf_counter() - start
-            bar.update(len(chunk))
+            bar.update(len(scored))
             bar.set_postfix_str(f"{report.prompts_per_second:.2f} prompts/s", refresh=False)
     except KeyboardInterrupt:
         report.interrupted = True
@@ -300,26 +329,75 @@ def _loop(backend: Backend, pending: list[EvaluationPair], setting: tuple[str, s
         bar.close()
 
 
-def _score_chunk(backend: Backend, chunk: list[tuple[EvaluationPair, list[ScoreRequest]]],
-                 writer: CacheWriter, report: ExtractionReport) -> None:
-    """Score a chunk in one backend call, then append its pairs' records (whole records only)."""
+def score_pairs(backend: Backend, pairs: Sequence[EvaluationPair], variant: str, rule: str,
+                batch_size: int) -> Iterator[list[tuple[EvaluationPair, list[Score]]]]:
+    """Score pairs chunk by chunk, as the local loop does: :func:`score_chunk` of each chunk.
+
+    Pairs are grouped by dimension (first-appearance order) and cut into chunks of about
+    ``batch_size`` prompts (whole pairs only).
+
+    Parameters
+    ----------
+    backend : Backend
+        A prepared judge.
+    pairs : sequence of EvaluationPair
+        The pairs to score (one language).
+    variant, rule : str
+        Prompt variant and segmentation rule.
+    batch_size : int
+        About how many prompts go into one backend call.
+
+    Yields
+    ------
+    list of (EvaluationPair, list of Score)
+        One chunk (see :func:`score_chunk`).
+    """
+    for chunk in _chunks(pairs, variant, rule, batch_size):
+        yield score_chunk(backend, chunk)
+
+
+def score_chunk(backend: Backend, chunk: Sequence[tuple[EvaluationPair, list[ScoreRequest]]]
+                ) -> list[tuple[EvaluationPair, list[Score]]]:
+    """The work of both engines: one chunk of pairs in, one backend call, each pair's scores out.
+
+    The local loop writes what this returns with :meth:`CacheWriter.write_pair`; a Ray actor
+    (:mod:`tefcore.judges.ray_engine`) receives the same chunks, calls this, and builds the same records
+    with :func:`tefcore.judges.cache.pair_record`. The requests, the calls and the records are the same.
+
+    Parameters
+    ----------
+    backend : Backend
+        A prepared judge.
+    chunk : sequence of (EvaluationPair, list of ScoreRequest)
+        Pairs with their :func:`build_requests`.
+
+    Returns
+    -------
+    list of (EvaluationPair, list of Score)
+        Each pair with its scores, Direct first, then one per sentence.
+
+    Raises
+    ------
+    RuntimeError
+        When the judge answers with another number of scores than prompts.
+    """
     requests = [r for _, reqs in chunk for r in reqs]
     scores = backend.score(requests)
     if len(scores) != len(requests):
         raise RuntimeError(f"the judge returned {len(scores)} scores for {len(requests)} prompts")
-    at = 0
+    scored, at = [], 0
     for pair, reqs in chunk:
-        own: list[Score] = scores[at:at + len(reqs)]
+        scored.append((pair, list(scores[at:at + len(reqs)])))
         at += len(reqs)
-        with _signals_deferred():
-            writer.write_pair(pair, own[0], own[1:])
-        _count(report, own)
+    return scored
 
 
-def _count(report: ExtractionReport, scores: Sequence[Score]) -> None:
+def count_record(report: ExtractionReport, record: Mapping[str, Any]) -> None:
+    """Add one written pair record (see :func:`tefcore.judges.cache.pair_record`) to ``report``."""
+    sources = [record["direct_source"], *record["sentence_sources"]]
+    masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
     report.pairs_written += 1
-    report.prompts += len(scores)
-    report.sources.update(s.source for s in scores)
-    masses = [s.mass for s in scores if s.mass == s.mass]
+    report.prompts += len(sources)
+    report.sources.update(sources)
     report.mass_sum += sum(masses)
     report.mass_count += len(masses)

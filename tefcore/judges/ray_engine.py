@@ -1,0 +1,740 @@
+"""``tef extract --engine ray``: the extraction spread over a Ray cluster with Ray Data.
+
+The plan is the one Ray Data can checkpoint: read -> map -> write.
+
+1. The driver validates the run as the local loop does, prepares the judge once (``prepare(pairs)``:
+   e5 temperatures, cross-fitted probes) and writes the provenance header of a *parts directory*
+   (:func:`tefcore.judges.cache.parts_path`, ``<lang>.parts`` beside ``<lang>.jsonl``).
+2. It reads what earlier runs committed there and refuses a pair whose text changed
+   (``text_sha256``), before Ray's own id filter runs. It cuts the pending pairs into the local loop's
+   chunks (by dimension, about ``batch_size`` prompts each) and groups whole chunks into blocks of at
+   least ``pairs_per_batch`` pairs; a custom Ray Data source hands each block to one read task (the
+   texts travel in the tasks and are never written to disk). Rows are pairs, keyed by a stable
+   ``pair_id``.
+3. An actor pool scores the blocks (:class:`JudgeActor`: each actor holds one judge and sends every
+   chunk to :func:`tefcore.judges.run.score_chunk`, the local loop's own call, then builds records with
+   :func:`tefcore.judges.cache.pair_record`), and Ray Data writes Parquet parts to ``data/``, one per
+   block. Ray's job-level checkpoint (``checkpoint/``, keyed by ``pair_id``, two-phase commit) records
+   the committed pairs, so a rerun of the same command scores only the missing ones. Dead actors are
+   restarted and their blocks retried.
+4. The driver merges the parts into the usual ``<lang>.jsonl``
+   (:func:`tefcore.judges.cache.merge_parts`), so ``tef evaluate`` and the book read it unchanged.
+
+How an actor gets the driver's judge (:class:`JudgeShipment`): a judge that fits something in
+``prepare`` (the e5 judges, or any judge object given directly) is pickled after ``prepare`` and
+unpickled in every actor; engine handles that cannot be pickled (the e5 embedding engine) are
+dropped and reopened there. LLM judges (llama.cpp, vLLM, OpenAI-compatible) fit nothing: each actor
+builds its own from the registry entry, so the driver never loads a model; one probe task with the
+actors' resources reads their provenance first. Every actor checks that its judge has the driver's
+provenance id before it scores anything.
+
+Resources: llama.cpp and e5 judges by threads (``--cpus-per-actor`` is also their thread count), an
+OpenAI-compatible judge by a small CPU fraction with ``--actors`` as its concurrency budget, vLLM by
+``num_gpus = tensor_parallel_size``. Two hangs are refused up front (:func:`check_fits`): actors that
+hold every logical CPU starve Ray Data's read and write tasks, and a resumed run needs one more CPU
+slot for the checkpoint filter.
+
+Ray is an optional extra (``pip install 'tefcore[ray]'``), imported only when a run starts.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import logging
+import math
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tefcore.judges.base import Backend
+from tefcore.judges.cache import (
+    PARTS_CHECKPOINT,
+    PARTS_DATA,
+    CacheError,
+    merge_parts,
+    open_parts,
+    pair_id,
+    pair_record,
+    part_record,
+    parts_path,
+    provenance_id,
+    read_parts,
+    records_table,
+    text_sha256,
+)
+from tefcore.judges.registry import LLM_BACKENDS, ModelSpec
+from tefcore.judges.run import (
+    DEFAULT_BATCH_SIZE,
+    ExtractionInterrupted,
+    ExtractionReport,
+    _check_scope,
+    _chunks,
+    build_requests,
+    count_record,
+    run_provenance,
+    score_chunk,
+)
+from tefcore.mind.load import EvaluationPair
+
+__all__ = ["INSTALL_HINT", "SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayOptions", "Resources",
+           "check_fits", "map_arguments", "parse_actors", "plan_resources", "require_ray", "run_extraction_ray",
+           "ship_prepared"]
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'tefcore[ray]'"
+
+SHIPPED_CACHE_MAX_BYTES = 256 * 2**20
+"""Embeddings computed by ``prepare`` travel to the actors with the judge up to this size; beyond it
+the actors compute them again (the numbers are the same: the e5 engine is batch-invariant)."""
+
+DEFAULT_CPUS: dict[str, float] = {"openai": 0.25, "vllm": 1.0, "e5-zeroshot": 1.0, "e5-crossfit": 1.0}
+"""Logical CPUs per actor when ``--cpus-per-actor`` is not given (llama.cpp: its ``n_threads``)."""
+
+DEFAULT_MAX_ACTORS = 16
+"""The most actors a run starts when ``--actors`` is not given."""
+
+
+def require_ray() -> None:
+    """Check that Ray Data can be imported.
+
+    Raises
+    ------
+    ImportError
+        With the line to install it.
+    """
+    try:
+        import ray.data  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"--engine ray needs Ray Data: {INSTALL_HINT}") from exc
+
+
+# --- options and resources ----------------------------------------------------------------------
+def parse_actors(text: str) -> tuple[int, int]:
+    """``"N"`` (a fixed pool) or ``"MIN:MAX"`` (an autoscaling pool) -> ``(min, max)``.
+
+    Examples
+    --------
+    >>> parse_actors("4"), parse_actors("1:8")
+    ((4, 4), (1, 8))
+    """
+    low, sep, high = text.partition(":")
+    try:
+        pair = (int(low), int(high if sep else low))
+    except ValueError:
+        raise ValueError(f"--actors takes N or MIN:MAX (positive integers), got {text!r}") from None
+    if pair[0] < 1 or pair[1] < pair[0]:
+        raise ValueError(f"--actors takes N or MIN:MAX with 1 <= MIN <= MAX, got {text!r}")
+    return pair
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """What the user asked for (``None``: the default of :func:`plan_resources`).
+
+    Attributes
+    ----------
+    address : str, optional
+        ``"auto"``, ``"ray://host:10001"``, ...; ``None`` uses a running Ray of this process or
+        starts a local one.
+    actors : (int, int), optional
+        Size of the actor pool, ``(min, max)``.
+    cpus_per_actor, gpus_per_actor : float, optional
+        Logical CPUs and GPUs each actor holds.
+    pairs_per_batch : int, optional
+        Pairs per Ray Data batch (one actor call).
+    """
+
+    address: str | None = None
+    actors: tuple[int, int] | None = None
+    cpus_per_actor: float | None = None
+    gpus_per_actor: float | None = None
+    pairs_per_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.cpus_per_actor is not None and not self.cpus_per_actor > 0:
+            raise ValueError(f"--cpus-per-actor must be > 0, got {self.cpus_per_actor}")
+        if self.gpus_per_actor is not None and self.gpus_per_actor < 0:
+            raise ValueError(f"--gpus-per-actor must be >= 0, got {self.gpus_per_actor}")
+        if self.pairs_per_batch is not None and self.pairs_per_batch < 1:
+            raise ValueError(f"--pairs-per-batch must be >= 1, got {self.pairs_per_batch}")
+        if self.actors is not None and not 1 <= self.actors[0] <= self.actors[1]:
+            raise ValueError(f"--actors needs 1 <= MIN <= MAX, got {self.actors}")
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The resolved resources of a run.
+
+    Attributes
+    ----------
+    actors : (int, int)
+        ``(min, max)`` actors.
+    cpus, gpus : float
+        Logical CPUs and GPUs per actor.
+    threads : int
+        Threads a CPU judge uses in one actor (``max(1, floor(cpus))``).
+    pairs_per_batch : int
+        Pairs per actor call.
+    """
+
+    actors: tuple[int, int]
+    cpus: float
+    gpus: float
+    threads: int
+    pairs_per_batch: int
+
+
+def _kind(judge: ModelSpec | Backend) -> str:
+    """The registry backend of a spec; ``"prepared"`` for a judge object given directly."""
+    return judge.backend if isinstance(judge, ModelSpec) else "prepared"
+
+
+def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float], batch_size: int,
+                   spec_options: Mapping[str, Any] | None = None) -> Resources:
+    """Fill in the defaults of ``options`` for a judge of backend ``kind`` on ``cluster``.
+
+    Defaults: CPUs per actor from :data:`DEFAULT_CPUS` (llama.cpp: its ``n_threads``, else 1); GPUs
+    per actor 0, vLLM its ``tensor_parallel_size``; pairs per batch ``max(8, batch_size // 4)``
+    (vLLM's 4,096 prompts per call give batches of 1,024 pairs); actors as many as fit beside two
+    free CPUs (:func:`check_fits`), at most :data:`DEFAULT_MAX_ACTORS`.
+
+    Parameters
+    ----------
+    kind : str
+        A registry backend, or ``"prepared"``.
+    options : RayOptions
+    cluster : mapping
+        ``ray.cluster_resources()`` (``"CPU"``, ``"GPU"``).
+    batch_size : int
+        Prompts per judge call.
+    spec_options : mapping, optional
+        The registry entry's options (``n_threads``, ``tensor_parallel_size``).
+
+    Returns
+    -------
+    Resources
+
+    Examples
+    --------
+    >>> r = plan_resources("vllm", RayOptions(), {"CPU": 32, "GPU": 8}, 4096, {"tensor_parallel_size": 2})
+    >>> r.gpus, r.actors, r.pairs_per_batch
+    (2.0, (4, 4), 1024)
+    """
+    spec_options = spec_options or {}
+    default_cpus = float(spec_options.get("n_threads", 1)) if kind == "llama_cpp" else DEFAULT_CPUS.get(kind, 1.0)
+    cpus = float(options.cpus_per_actor if options.cpus_per_actor is not None else default_cpus)
+    default_gpus = float(spec_options.get("tensor_parallel_size", 1)) if kind == "vllm" else 0.0
+    gpus = float(options.gpus_per_actor if options.gpus_per_actor is not None else default_gpus)
+    actors = options.actors or _default_actors(cpus, gpus, cluster)
+    ppb = options.pairs_per_batch or max(8, batch_size // 4)
+    return Resources(actors, cpus, gpus, max(1, math.floor(cpus)), ppb)
+
+
+def _default_actors(cpus: float, gpus: float, cluster: Mapping[str, float]) -> tuple[int, int]:
+    fit = math.floor((cluster.get("CPU", 0.0) - 2) / cpus + 1e-9)
+    if gpus > 0:
+        fit = min(fit, math.floor(cluster.get("GPU", 0.0) / gpus + 1e-9))
+    n = max(1, min(fit, DEFAULT_MAX_ACTORS))
+    return n, n
+
+
+def check_fits(resources: Resources, cluster: Mapping[str, float], resuming: bool) -> None:
+    """Refuse a pool that would hang Ray Data.
+
+    Ray Data's read and write tasks need a logical CPU that no actor holds (one), and a resumed run
+    runs the checkpoint filter on one more (two). The largest pool must leave them free:
+
+    .. math:: a_{max} \\, c + f \\le C, \\qquad a_{max} \\, g \\le G
+
+    with :math:`c, g` the CPUs and GPUs per actor, :math:`f` the free CPUs and :math:`C, G` the
+    cluster's logical CPUs and GPUs.
+
+    Raises
+    ------
+    ValueError
+        One line: what was asked, what the cluster has, what to change.
+
+    Examples
+    --------
+    >>> r = Resources((2, 2), 1.0, 0.0, 1, 16)
+    >>> check_fits(r, {"CPU": 4}, resuming=True)
+    >>> check_fits(r, {"CPU": 3}, resuming=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: 2 actors x 1 CPU leave 1 of the cluster's 3 logical CPUs free; Ray Data needs 2 free \
+(its read and write tasks and, when resuming, the checkpoint filter) or the run hangs: use fewer \
+--actors or --cpus-per-actor, or give Ray more logical CPUs (ray start --num-cpus)
+    """
+    free_needed = 2 if resuming else 1
+    total_cpu, total_gpu = cluster.get("CPU", 0.0), cluster.get("GPU", 0.0)
+    n = resources.actors[1]
+    left = total_cpu - n * resources.cpus
+    if left + 1e-9 < free_needed:
+        raise ValueError(
+            f"{n} actors x {resources.cpus:g} CPU leave {max(left, 0):g} of the cluster's {total_cpu:g} logical "
+            f"CPUs free; Ray Data needs {free_needed} free (its read and write tasks"
+            f"{' and, when resuming, the checkpoint filter' if resuming else ''}) or the run hangs: use fewer "
+            f"--actors or --cpus-per-actor, or give Ray more logical CPUs (ray start --num-cpus)")
+    if n * resources.gpus > total_gpu + 1e-9:
+        raise ValueError(f"{n} actors x {resources.gpus:g} GPU need {n * resources.gpus:g} GPUs; the cluster has "
+                         f"{total_gpu:g}: use fewer --actors or --gpus-per-actor")
+
+
+def map_arguments(resources: Resources) -> dict[str, Any]:
+    """Keyword arguments of ``Dataset.map_batches`` for the actor pool (besides the class)."""
+    from ray.data import ActorPoolStrategy
+
+    low, high = resources.actors
+    compute = ActorPoolStrategy(size=low) if low == high else ActorPoolStrategy(min_size=low, max_size=high)
+    # batch_size=None: a batch is a whole block (whole chunks, see _blocks)
+    args: dict[str, Any] = {"compute": compute, "batch_size": None, "batch_format": "pyarrow",
+                            "num_cpus": resources.cpus}
+    if resources.gpus > 0:
+        args["num_gpus"] = resources.gpus
+    return args
+
+
+# --- shipping the judge ---------------------------------------------------------------------------
+def _restore(cls: type, state: dict[str, Any]) -> Any:
+    """Rebuild an object from its attributes (the counterpart of the reducers below)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
+    """Reducer of the e5 embedder: its engine handle is dropped (reopened on first use), the threads set.
+
+    Returns ``None`` when the e5 module was never imported (no e5 judge can be in the object).
+    """
+    module = sys.modules.get("tefcore.judges.e5")
+    if module is None:
+        return None
+
+    def reduce(embedder: Any) -> Any:
+        state = dict(vars(embedder), _model=None, num_threads=threads)
+        cache = state.get("_cache") or {}
+        if sum(getattr(v, "nbytes", 0) for v in cache.values()) > SHIPPED_CACHE_MAX_BYTES:
+            log.info("the judge's embeddings exceed %d bytes: the actors compute them again",
+                     SHIPPED_CACHE_MAX_BYTES)
+            state["_cache"] = {}
+        return _restore, (type(embedder), state)
+
+    return module.E5Embedder, reduce
+
+
+def ship_prepared(backend: Backend, threads: int = 1) -> bytes:
+    """Pickle a prepared judge for the actors.
+
+    Parameters
+    ----------
+    backend : Backend
+        A judge after ``prepare`` (its classes must be importable where the actors run).
+    threads : int
+        Threads of the judge's engine in one actor (e5).
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    ValueError
+        When the judge holds something that cannot be pickled.
+    """
+    import io
+
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    table = dict(copyreg.dispatch_table)
+    reducer = _embedder_reducer(threads)
+    if reducer is not None:
+        table[reducer[0]] = reducer[1]
+    pickler.dispatch_table = table  # type: ignore[attr-defined]
+    try:
+        pickler.dump(backend)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"judge {getattr(backend, 'name', backend)!r} cannot be sent to Ray actors "
+                         f"({' '.join(str(exc).split())})") from None
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class JudgeShipment:
+    """What an actor needs to hold the driver's judge.
+
+    Attributes
+    ----------
+    provenance_id : str
+        The run's provenance id; an actor whose judge differs refuses to start.
+    payload : bytes, optional
+        The prepared judge (:func:`ship_prepared`).
+    spec : ModelSpec, optional
+        Otherwise: build the judge from this registry entry, with ``overrides``.
+    overrides : dict
+        Constructor options that replace the entry's (``reading``, ``n_threads``).
+    """
+
+    provenance_id: str = ""
+    payload: bytes | None = None
+    spec: ModelSpec | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Backend:
+        """The judge: unpickled, or built from the registry entry."""
+        if self.payload is not None:
+            backend: Backend = pickle.loads(self.payload)
+            return backend
+        if self.spec is None:
+            raise ValueError("a JudgeShipment needs a payload or a spec")
+        from tefcore.judges import make_backend
+
+        return make_backend(self.spec, **dict(self.overrides))
+
+
+class JudgeActor:
+    """One Ray actor: one judge, scoring batches of pairs exactly as the local loop does.
+
+    Parameters
+    ----------
+    shipment : JudgeShipment
+        The judge.
+    setting : (str, str, str)
+        ``(lang, variant, rule)`` of the run.
+
+    Raises
+    ------
+    RuntimeError
+        When the judge built here has another provenance than the driver's.
+    """
+
+    def __init__(self, shipment: JudgeShipment, setting: tuple[str, str, str]) -> None:
+        self.backend = shipment.build()
+        self.lang, self.variant, self.rule = setting
+        self.provenance_id = provenance_id(run_provenance(self.backend, *setting))
+        if shipment.provenance_id and self.provenance_id != shipment.provenance_id:
+            raise RuntimeError(f"the judge built in a Ray actor has another provenance "
+                               f"({self.provenance_id[:12]}) than the driver's ({shipment.provenance_id[:12]}); "
+                               f"check that every node has the same model files and package versions")
+
+    def __call__(self, batch: Any) -> Any:
+        """Score a batch of input rows (an Arrow table of whole chunks) -> an Arrow table of part rows.
+
+        Each chunk of the batch (column ``chunk``) is one :func:`tefcore.judges.run.score_chunk` call,
+        with the pairs and requests the local loop would send.
+        """
+        chunks: dict[int, list[dict[str, Any]]] = {}
+        for row in batch.to_pylist():
+            chunks.setdefault(int(row["chunk"]), []).append(row)
+        out: list[tuple[int, dict[str, Any]]] = []
+        for rows in chunks.values():
+            pairs = [EvaluationPair(r["post_id"], r["lang"], r["dimension"], r["side"], r["text"]) for r in rows]
+            chunk = [(pair, build_requests(pair, self.variant, self.rule)) for pair in pairs]
+            for (pair, scores), row in zip(score_chunk(self.backend, chunk), rows):
+                out.append((int(row["seq"]), pair_record(pair, scores[0], scores[1:], self.provenance_id)))
+        return records_table(out)
+
+
+def _probe_provenance(shipment: JudgeShipment, setting: tuple[str, str, str]) -> dict[str, Any]:
+    """Build the judge where the actors would run and return the run's provenance."""
+    return run_provenance(shipment.build(), *setting)
+
+
+# --- the run ------------------------------------------------------------------------------------
+@dataclass
+class _Plan:
+    """The driver's view of a run."""
+
+    lang: str
+    variant: str
+    rule: str
+    parts: Path
+    batch_size: int
+    shipment: JudgeShipment = field(default_factory=JudgeShipment)
+
+    @property
+    def setting(self) -> tuple[str, str, str]:
+        return self.lang, self.variant, self.rule
+
+
+def run_extraction_ray(judge: ModelSpec | Backend, pairs: Sequence[EvaluationPair],
+                       out_path: str | os.PathLike[str], *, variant: str, rule: str = "reference",
+                       batch_size: int | None = None, limit: int | None = None, progress: bool = True,
+                       options: RayOptions | None = None,
+                       overrides: Mapping[str, Any] | None = None) -> ExtractionReport:
+    """Score every pair on a Ray cluster; the same records as :func:`tefcore.judges.run.run_extraction`.
+
+    Parameters
+    ----------
+    judge : ModelSpec or Backend
+        A registry entry (LLM judges are then built in the actors only), or a judge object (it is
+        prepared here and pickled to the actors).
+    pairs : sequence of EvaluationPair
+        Pairs of one language, in data order (all of them go to ``prepare``).
+    out_path : path-like
+        The cache file (:func:`tefcore.judges.run.cache_path`); the parts go to ``<lang>.parts``
+        beside it and are merged into it at the end. Every node must see this path (shared storage).
+    variant, rule : str
+        Prompt variant and segmentation rule.
+    batch_size : int, optional
+        Prompts per judge call (default: the judge's ``preferred_batch_size``, else 64).
+    limit : int, optional
+        Only the first ``limit`` pairs.
+    progress : bool
+        Show Ray Data's progress bars.
+    options : RayOptions, optional
+        Cluster address and resources.
+    overrides : mapping, optional
+        Constructor options for a registry entry (``reading``).
+
+    Returns
+    -------
+    ExtractionReport
+        ``path`` is the merged cache file; the counts are those of this run.
+
+    Raises
+    ------
+    ImportError
+        Without Ray Data.
+    ProvenanceMismatch, CacheError
+        When the parts hold another provenance, or a pair scored from another text.
+    ValueError
+        On bad arguments, or a pool that would hang (:func:`check_fits`).
+    ExtractionInterrupted
+        On Ctrl-C; committed parts stay and the same command resumes.
+    """
+    require_ray()
+    import ray
+
+    options = options or RayOptions()
+    lang = _check_scope(pairs, variant, rule)
+    if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
+        raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
+    started_here = _connect(options.address)
+    try:
+        cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
+        size = batch_size or _preferred_batch(judge) or DEFAULT_BATCH_SIZE
+        plan = _Plan(lang, variant, rule, parts_path(Path(out_path).absolute()), size)
+        return _run(judge, list(pairs), plan, Path(out_path), limit, progress, options, cluster,
+                    dict(overrides or {}))
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _connect(address: str | None) -> bool:
+    """Join ``address`` or this process's Ray, else start a local one; True when started here."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
+    if address is None:
+        # logical CPUs are scheduling slots: keep two beyond the cores for Ray Data's own tasks
+        kwargs["num_cpus"] = (os.cpu_count() or 1) + 2
+    ray.init(address=address, **kwargs)
+    return True
+
+
+def _run(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, out_path: Path, limit: int | None,
+         progress: bool, options: RayOptions, cluster: dict[str, float],
+         overrides: dict[str, Any]) -> ExtractionReport:
+    """Prepare, check, score the pending pairs, merge."""
+    spec_options = judge.options if isinstance(judge, ModelSpec) else {}
+    resources = plan_resources(_kind(judge), options, cluster, plan.batch_size, spec_options)
+    provenance, plan.shipment = _ship(judge, pairs, plan, resources, overrides)
+    pid = open_parts(plan.parts, provenance)
+    plan.shipment = JudgeShipment(pid, plan.shipment.payload, plan.shipment.spec, plan.shipment.overrides)
+    scope = pairs if limit is None else pairs[:limit]
+    done = _done_hashes(plan.parts)
+    _check_texts(scope, done, plan.parts)
+    pending = [p for p in _ordered(scope) if pair_id(p.post_id, p.dimension) not in done]
+    report = ExtractionReport(out_path, len(scope), pairs_skipped=len(scope) - len(pending))
+    if pending:
+        check_fits(resources, cluster, resuming=_resuming(plan.parts))
+        start = time.perf_counter()
+        try:
+            _execute(pending, _sequence(pairs), plan, resources, progress)
+        except KeyboardInterrupt:
+            report.seconds = time.perf_counter() - start
+            _count_new(report, plan.parts, set(done))
+            report.interrupted = True
+            raise ExtractionInterrupted(report) from None
+        report.seconds = time.perf_counter() - start
+        _count_new(report, plan.parts, set(done))
+    if plan.parts.joinpath(PARTS_DATA).is_dir():
+        merge_parts(plan.parts, out_path)
+    return report
+
+
+def _preferred_batch(judge: ModelSpec | Backend) -> int | None:
+    if isinstance(judge, ModelSpec):
+        from tefcore.judges import backend_class
+
+        return getattr(backend_class(judge.backend), "preferred_batch_size", None)
+    return getattr(judge, "preferred_batch_size", None)
+
+
+def _ship(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, resources: Resources,
+          overrides: dict[str, Any]) -> tuple[dict[str, Any], JudgeShipment]:
+    """The run's provenance and the shipment of its judge (see the module notes)."""
+    if isinstance(judge, ModelSpec) and judge.backend in LLM_BACKENDS:
+        if judge.backend == "llama_cpp":
+            overrides = {**overrides, "n_threads": resources.threads}
+        shipment = JudgeShipment(spec=judge, overrides=overrides)
+        return _probe(shipment, plan, resources), shipment
+    if isinstance(judge, ModelSpec):
+        from tefcore.judges import make_backend
+
+        judge = make_backend(judge, **overrides)
+    judge.prepare(pairs)
+    provenance = run_provenance(judge, *plan.setting)
+    return provenance, JudgeShipment(payload=ship_prepared(judge, resources.threads))
+
+
+def _probe(shipment: JudgeShipment, plan: _Plan, resources: Resources) -> dict[str, Any]:
+    """Provenance of an LLM judge, read by one task with the actors' resources."""
+    import ray
+
+    gpus = {"num_gpus": resources.gpus} if resources.gpus > 0 else {}
+    task = ray.remote(_probe_provenance).options(num_cpus=resources.cpus, max_retries=1, **gpus)
+    provenance: dict[str, Any] = ray.get(task.remote(shipment, plan.setting))
+    return provenance
+
+
+def _ordered(pairs: Sequence[EvaluationPair]) -> list[EvaluationPair]:
+    """The local loop's order: grouped by dimension in first-appearance order, data order within."""
+    first: dict[str, int] = {}
+    for p in pairs:
+        first.setdefault(p.dimension, len(first))
+    return sorted(pairs, key=lambda p: first[p.dimension])
+
+
+def _sequence(pairs: Sequence[EvaluationPair]) -> dict[str, int]:
+    """``pair_id -> position`` in the local loop's order over all pairs (stable under ``limit``)."""
+    return {pair_id(p.post_id, p.dimension): i for i, p in enumerate(_ordered(pairs))}
+
+
+def _done_hashes(parts: Path) -> dict[str, str | None]:
+    """``pair_id -> text_sha256`` of the committed parts (empty for a new directory)."""
+    if not parts.joinpath(PARTS_DATA).is_dir():
+        return {}
+    rows, _ = read_parts(parts, columns=["text_sha256"])
+    return {r["pair_id"]: r.get("text_sha256") for r in rows}
+
+
+def _check_texts(scope: Sequence[EvaluationPair], done: Mapping[str, str | None], parts: Path) -> None:
+    """A committed pair must come from the same text (checked before Ray's id filter)."""
+    for p in scope:
+        old = done.get(pair_id(p.post_id, p.dimension))
+        if old is not None and old != text_sha256(p.text):
+            raise CacheError(f"{parts}: pair {(p.post_id, p.dimension)} was scored from another text; "
+                             f"use another --out for this data")
+
+
+def _resuming(parts: Path) -> bool:
+    """True when Ray's checkpoint holds committed ids (its filter will run)."""
+    folder = parts / PARTS_CHECKPOINT
+    return folder.is_dir() and any(not f.name.endswith(".pending.parquet") for f in folder.glob("*.parquet"))
+
+
+def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], plan: _Plan,
+            pairs_per_batch: int) -> list[Any]:
+    """The pending pairs as Arrow tables of whole chunks (the local loop's), at least ``pairs_per_batch`` each.
+
+    Columns: ``pair_id``, ``seq``, ``chunk`` (the chunk's number), ``post_id``, ``lang``, ``dimension``,
+    ``side``, ``text``.
+    """
+    import pyarrow as pa
+
+    blocks, rows = [], []
+    for number, chunk in enumerate(_chunks(pending, plan.variant, plan.rule, plan.batch_size)):
+        rows.extend((number, pair) for pair, _ in chunk)
+        if len(rows) >= pairs_per_batch:
+            blocks.append(rows)
+            rows = []
+    if rows:
+        blocks.append(rows)
+
+    def table(block: list[tuple[int, EvaluationPair]]) -> Any:
+        ids = [pair_id(p.post_id, p.dimension) for _, p in block]
+        return pa.table({"pair_id": ids, "seq": pa.array([seq[i] for i in ids], pa.int64()),
+                         "chunk": pa.array([n for n, _ in block], pa.int64()),
+                         "post_id": [p.post_id for _, p in block], "lang": [p.lang for _, p in block],
+                         "dimension": [p.dimension for _, p in block], "side": [p.side for _, p in block],
+                         "text": [p.text for _, p in block]})
+
+    return [table(b) for b in blocks]
+
+
+def _pair_source(blocks: list[Any]) -> Any:
+    """A Ray Data source with one read task per block, so that a block (whole chunks) is never split.
+
+    A custom source is a read, so Ray Data's checkpoint (read -> map -> write) applies; the pairs
+    travel in the read tasks, nothing of their texts is written to disk.
+    """
+    from ray.data.block import BlockMetadata
+    from ray.data.datasource import Datasource, ReadTask
+
+    class PairSource(Datasource):  # type: ignore[misc]
+        def estimate_inmemory_data_size(self) -> int:
+            return int(sum(b.nbytes for b in blocks))
+
+        def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
+                           data_context: Any = None) -> list[Any]:
+            return [ReadTask(lambda b=b: [b], BlockMetadata(num_rows=b.num_rows, size_bytes=b.nbytes,
+                                                            exec_stats=None, input_files=None))
+                    for b in blocks]
+
+    return PairSource()
+
+
+def _execute(pending: Sequence[EvaluationPair], seq: Mapping[str, int], plan: _Plan, resources: Resources,
+             progress: bool) -> None:
+    """read -> map (the actor pool) -> write, under Ray Data's checkpoint."""
+    import ray.data
+    from ray.data.checkpoint import CheckpointConfig
+
+    blocks = _blocks(pending, seq, plan, resources.pairs_per_batch)
+    ctx = ray.data.DataContext.get_current()
+    saved = (ctx.checkpoint_config, ctx.enable_progress_bars)
+    ctx.checkpoint_config = CheckpointConfig(id_column="pair_id", checkpoint_path=str(plan.parts / PARTS_CHECKPOINT),
+                                             delete_checkpoint_on_success=False)
+    ctx.enable_progress_bars = progress
+    try:
+        # as many output blocks as read tasks: Ray Data must not split a block (it would split chunks)
+        ds = ray.data.read_datasource(_pair_source(blocks), override_num_blocks=len(blocks))
+        ds = ds.map_batches(JudgeActor, fn_constructor_kwargs={"shipment": plan.shipment, "setting": plan.setting},
+                            **map_arguments(resources))
+        ds.write_parquet(str(plan.parts / PARTS_DATA))
+    except Exception as exc:
+        raise _user_error(exc) from None
+    finally:
+        ctx.checkpoint_config, ctx.enable_progress_bars = saved
+
+
+def _user_error(exc: BaseException) -> BaseException:
+    """The innermost error of ours inside Ray's wrappers (a judge's ValueError, a CacheError, ...)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or getattr(current, "cause", None)
+    for candidate in reversed(seen):
+        if type(candidate).__module__.startswith("tefcore.") or type(candidate) in (ValueError, RuntimeError):
+            return candidate
+    return exc
+
+
+def _count_new(report: ExtractionReport, parts: Path, before: set[str]) -> None:
+    """Add the records this run committed to ``report``."""
+    rows, _ = read_parts(parts)
+    for row in rows:
+        if row["pair_id"] not in before:
+            count_record(report, part_record(row))

@@ -1,0 +1,92 @@
+"""Judges for the Ray engine's tests: deterministic, cheap, picklable (the actors import this module).
+
+:class:`HashJudge` scores from a hash of the prompt and can sleep per call (to give a test time to
+kill something mid-run) and log the pairs it scored (to count them across processes and runs).
+:class:`KillOnce` kills its own process (SIGKILL) in its first call of a run, once per marker file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import signal
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tefcore.judges.base import INVALID, Score, ScoreRequest
+
+
+def hash_p(prompt: str) -> float:
+    """A deterministic P(change) from the prompt text."""
+    return int(hashlib.sha256(prompt.encode()).hexdigest()[:6], 16) / 0xFFFFFF
+
+
+class HashJudge:
+    """Scores from a hash of the prompt; every 7th one unreadable."""
+
+    name = "hash"
+    reading = "summed"
+    preferred_batch_size = 8
+
+    def __init__(self, delay: float = 0.0, log: str | None = None, model: str = "hash-judge") -> None:
+        self.delay, self.log, self.model = delay, log, model
+        self.prepared = 0
+
+    def provenance(self) -> dict[str, Any]:
+        return {"backend": "hash", "model": self.model}
+
+    def prepare(self, pairs: Sequence[Any]) -> None:
+        self.prepared += 1
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
+        time.sleep(self.delay)
+        out = []
+        for r in requests:
+            p = hash_p(r.prompt)
+            out.append(INVALID if int(p * 1e6) % 7 == 0 else Score(p, math.log(0.5), math.log(0.3), 0.8, "logprobs"))
+        if self.log:  # one line per pair: "<call> <pair_id>", the call a random token
+            call = uuid.uuid4().hex[:12]
+            lines = "".join(f"{call} {r.dimension}/{r.post_id}\n" for r in requests if r.kind == "direct")
+            fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, lines.encode())
+            finally:
+                os.close(fd)
+        return out
+
+
+class KillOnce(HashJudge):
+    """A HashJudge whose process dies (SIGKILL) in the middle of a call, the first time only."""
+
+    def __init__(self, marker: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.marker = marker
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
+        try:
+            fd = os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return super().score(requests)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.close(fd)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
+def scored(log: str | os.PathLike[str]) -> list[str]:
+    """The pair ids a HashJudge logged, one per scoring (repeats kept)."""
+    path = Path(log)
+    return [line.split()[1] for line in path.read_text().splitlines()] if path.is_file() else []
+
+
+def calls(log: str | os.PathLike[str]) -> list[list[str]]:
+    """The pair ids of each judge call a HashJudge logged, in call order per process."""
+    out: dict[str, list[str]] = {}
+    for line in Path(log).read_text().splitlines():
+        call, pid = line.split()
+        out.setdefault(call, []).append(pid)
+    return list(out.values())
