@@ -9,7 +9,7 @@ first cell after its parameters, refuses it inside the kernel, so that ``papermi
 fails in the same way, with the same message (:func:`unknown_parameter_message`).
 
 :func:`declared_parameters` reads the parameters cell of a chapter file (jupytext and :mod:`ast`, no
-kernel), for the checks of :mod:`tefcore.reproduce`.
+kernel), for the checks of :mod:`tefcore.chapters.commands`.
 """
 
 from __future__ import annotations
