@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--prompt", nargs="+", choices=VARIANTS, default=["original"], help="prompt variant(s)")
     ex.add_argument("--data-dir", type=_user_path, default=None,
                     help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    ex.add_argument("--fit-data", type=_user_path, default=None, metavar="DIR",
+                    help="cross-fitted judges (e5-crossfit*): fit the probe on DIR's labelled mind_<lang>.jsonl "
+                    "and score --data-dir with it (a text found in both is left out of the fit)")
     ex.add_argument("--out", type=_user_path, default="data/caches",
                     help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
@@ -269,15 +272,30 @@ def _spec(model: str, reading: str, n_ctx: int | None) -> Any:
     return spec
 
 
-def _judge(spec: Any, reading: str, n_ctx: int | None) -> Any:
-    """Build the judge (loads the model or checks the API key)."""
+def _fit_data(spec: Any, fit_data: Path | None, langs: Sequence[str]) -> dict[str, Any]:
+    """``--fit-data``: the judge option it becomes, checked to apply to the judge and to hold every language."""
+    if fit_data is None:
+        return {}
+    from tefcore.mind.load import mind_filename
+
+    if spec.backend != "e5-crossfit":
+        raise ValueError(f"--fit-data applies to the cross-fitted judges (e5-crossfit...), not to {spec.name} "
+                         f"({spec.backend} backend)")
+    missing = [mind_filename(lang) for lang in langs if not (fit_data / mind_filename(lang)).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{' and '.join(missing)} not found in {fit_data} (--fit-data)")
+    return {"fit_data": fit_data}
+
+
+def _judge(spec: Any, reading: str, n_ctx: int | None, extra: dict[str, Any] | None = None) -> Any:
+    """Build the judge (loads the model or checks the API key); ``extra``: further constructor options."""
     from tefcore.judges import make_backend
     from tefcore.judges.registry import LLM_BACKENDS
 
     options: dict[str, Any] = {"reading": reading} if spec.backend in LLM_BACKENDS else {}
     if n_ctx is not None:
         options["n_ctx"] = n_ctx
-    return make_backend(spec, **options)
+    return make_backend(spec, **options, **(extra or {}))
 
 
 def _warn_too_long(backend: Any, before: int) -> None:
@@ -297,11 +315,12 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from tefcore.judges.run import ExtractionInterrupted, cache_path, run_extraction
 
     spec = _spec(args.model, args.reading, args.n_ctx)
+    fit_option = _fit_data(spec, args.fit_data, args.lang)
     ray_options = _ray_options(args)
     pairs = _load_pairs(args.lang, args.data_dir)  # fail on missing data before loading a model
     if ray_options is not None:
         return _extract_ray(args, argv, spec, pairs, ray_options)
-    backend = _judge(spec, args.reading, args.n_ctx)
+    backend = _judge(spec, args.reading, args.n_ctx, fit_option)
     for variant in args.prompt:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
@@ -347,6 +366,7 @@ def _extract_ray(args: argparse.Namespace, argv: Sequence[str], spec: Any, pairs
     overrides: dict[str, Any] = {"reading": args.reading} if spec.backend in LLM_BACKENDS else {}
     if args.n_ctx is not None:
         overrides["n_ctx"] = args.n_ctx
+    overrides.update(_fit_data(spec, args.fit_data, args.lang))
     for variant in args.prompt:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)

