@@ -83,6 +83,51 @@ def test_no_parent_relative_paths(source: Path) -> None:
     )
 
 
+MAX_CODE_SHARE = 0.45
+"""A chapter reads as a lecture: at most this share of its lines is code (QuantEcon's lectures: 26-29 %)."""
+
+
+def code_share(text: str) -> float:
+    """Non-blank lines outside markdown cells over all non-blank lines of a percent-format source.
+
+    The jupytext header is left out; a cell marker line counts with its cell
+    (``test_code_share_counts_lines`` checks it on a small source).
+    """
+    lines = text.splitlines()
+    if lines and lines[0] == "# ---":
+        lines = lines[lines.index("# ---", 1) + 1:]
+    markdown, code, total = False, 0, 0
+    for line in lines:
+        if line.startswith("# %%"):
+            markdown = "[markdown]" in line or "[md]" in line
+        if line.strip():
+            total += 1
+            code += not markdown
+    return code / total if total else 0.0
+
+
+def test_code_share_counts_lines() -> None:
+    text = "# ---\n# x: 1\n# ---\n\n# %% [markdown]\n# Text\n# more\n\n# %%\nx = 1\n"
+    assert code_share(text) == 2 / 5  # "# %%" and "x = 1" of 5 non-blank lines after the header
+
+
+@pytest.mark.parametrize("source", _params(SOURCES))
+def test_chapter_reads_as_a_lecture(source: Path) -> None:
+    """At most 45 % of a chapter's non-blank lines are code; the rest is prose."""
+    share = code_share(source.read_text(encoding="utf-8"))
+    assert share <= MAX_CODE_SHARE, (
+        f"{source.name}: {100 * share:.0f} % of its lines are code (at most {100 * MAX_CODE_SHARE:.0f} %); "
+        "move plumbing into tefcore.chapters and keep the code that is the lesson"
+    )
+
+
+@pytest.mark.parametrize("source", _params(SOURCES))
+def test_chapter_never_speaks_of_issues(source: Path) -> None:
+    """The book speaks of TEF, never of an issue tracker the reader cannot see."""
+    hits = re.findall(r"\b(?:issues?|ticket)\s*#?\d+", source.read_text(encoding="utf-8"), flags=re.I)
+    assert not hits, f"{source.name}: mentions {hits}"
+
+
 def test_no_ipynb_committed() -> None:
     """No ``.ipynb`` is tracked by git: executed notebooks are build outputs."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
