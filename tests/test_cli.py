@@ -330,3 +330,59 @@ def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
     assert "prompt(s) longer than the context (n_ctx=32) were recorded as invalid answers; raise --n-ctx" in err
     frame, prov = read_cache(tmp_path / "out/local/minimal/en.jsonl")
     assert prov["n_ctx"] == 32 and set(frame["direct_source"]) == {"invalid"} and frame["direct"].isna().all()
+
+
+# -- a run that scored nothing leaves no cache behind; the speed counts the judge's preparation --------
+class SlowToPrepare(FakeJudge):
+    name = "slow"
+
+    def prepare(self, pairs: Any) -> None:
+        import time
+
+        time.sleep(0.3)  # a fitted judge embeds and fits here
+
+
+class Refusing(FakeJudge):
+    def score(self, requests: Any) -> list[Any]:
+        raise ValueError("the judge refused the first chunk")
+
+
+class InterruptedAtOnce(FakeJudge):
+    def score(self, requests: Any) -> list[Any]:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("judge, code", [(Refusing, 2), (InterruptedAtOnce, 130)])
+def test_a_run_that_scored_nothing_leaves_no_cache(judge: type, code: int, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: judge())
+    data = synthetic_mind(tmp_path / "mind", n=3)
+    argv = ["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out", str(tmp_path / "out"),
+            "--no-progress"]
+    assert run(argv, capsys)[0] == code
+    assert not list((tmp_path / "out").rglob("*.jsonl"))
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())  # a cache with pairs stays
+    assert run(argv, capsys)[0] == 0 and (tmp_path / "out/local/original/en.jsonl").is_file()
+
+
+def test_speed_counts_the_preparation_and_mass_is_na_without_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import math
+
+    class Embedding(SlowToPrepare):
+        def score(self, requests: Any) -> list[Any]:
+            from tefcore.judges.base import Score
+
+            return [Score(0.5, math.nan, math.nan, math.nan, "embedding") for _ in requests]
+
+    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: Embedding())
+    data = synthetic_mind(tmp_path / "mind", n=3)
+    code, out, _ = run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out",
+                        str(tmp_path / "out"), "--no-progress"], capsys)
+    assert code == 0 and "mean C+S mass n/a" in out and "embedding 100.0%" in out
+    seconds = float(out.split(" prompts in ")[1].split(" s ")[0])
+    rate = float(out.split(" s (")[1].split("/s")[0])
+    prompts = int(out.split(" prompts in ")[0].rsplit(" ", 1)[1])
+    assert seconds >= 0.3 and rate == pytest.approx(prompts / seconds, rel=0.2)  # not prompts / loop time
+    assert "s of it preparing the judge" in out

@@ -66,6 +66,9 @@ class ExtractionReport:
         Prompts scored by this run (Direct and sentences).
     seconds : float
         Wall time of the scoring loop.
+    prepare_seconds : float
+        Wall time of ``backend.prepare`` (a judge that fits, such as the cross-fitted e5 judge,
+        embeds and fits there): work done for this run before the loop.
     sources : Counter
         Sources of the numbers scored by this run.
     mass_sum : float
@@ -84,6 +87,7 @@ class ExtractionReport:
     pairs_written: int = 0
     prompts: int = 0
     seconds: float = 0.0
+    prepare_seconds: float = 0.0
     sources: Counter[str] = field(default_factory=Counter)
     mass_sum: float = 0.0
     mass_count: int = 0
@@ -97,8 +101,15 @@ class ExtractionReport:
 
     @property
     def prompts_per_second(self) -> float:
-        """Prompts scored per second of this run."""
-        return self.prompts / self.seconds if self.seconds > 0 else 0.0
+        r"""Prompts scored per second of this run, the judge's preparation included.
+
+        A judge that does its work in ``prepare`` scores from memory in the loop; the loop's time alone
+        would report that as speed.
+
+        .. math:: \text{rate} = \frac{\text{prompts}}{t_\text{prepare} + t_\text{loop}}
+        """
+        elapsed = self.seconds + self.prepare_seconds
+        return self.prompts / elapsed if elapsed > 0 else 0.0
 
     @property
     def mean_mass(self) -> float:
@@ -111,12 +122,23 @@ class ExtractionReport:
         return {k: v / total for k, v in sorted(self.sources.items())} if total else {}
 
     def summary(self) -> str:
-        """One line for the terminal."""
+        """One line for the terminal; the C+S mass is ``n/a`` for judges without one (embeddings).
+
+        Examples
+        --------
+        >>> report = ExtractionReport(Path("en.jsonl"), pairs_in_scope=2, pairs_written=2, prompts=8,
+        ...                           seconds=3.5, prepare_seconds=0.5, sources=Counter(embedding=8))
+        >>> print(report.summary())  # doctest: +NORMALIZE_WHITESPACE
+        en.jsonl: 2/2 pairs (2 new, 0 already there); 8 prompts in 4.0 s (2.00/s, 0.5 s of it preparing
+        the judge); sources: embedding 100.0%; mean C+S mass n/a
+        """
         shares = ", ".join(f"{k} {v:.1%}" for k, v in self.source_shares().items()) or "none"
+        prepared = f", {self.prepare_seconds:.1f} s of it preparing the judge" if self.prepare_seconds >= 0.05 else ""
+        mass = f"{self.mean_mass:.3f}" if self.mass_count else "n/a"
         return (f"{self.path}: {self.pairs_done}/{self.pairs_in_scope} pairs "
                 f"({self.pairs_written} new, {self.pairs_skipped} already there); {self.prompts} prompts "
-                f"in {self.seconds:.1f} s ({self.prompts_per_second:.2f}/s); sources: {shares}; "
-                f"mean C+S mass {self.mean_mass:.3f}")
+                f"in {self.seconds + self.prepare_seconds:.1f} s ({self.prompts_per_second:.2f}/s{prepared}); "
+                f"sources: {shares}; mean C+S mass {mass}")
 
 
 class ExtractionInterrupted(KeyboardInterrupt):
@@ -286,19 +308,31 @@ def run_extraction(backend: Backend, pairs: Sequence[EvaluationPair], out_path: 
         On Ctrl-C, after closing the cache (no half record); carries the report.
     ProvenanceMismatch
         When ``out_path`` holds results of another provenance.
+
+    Notes
+    -----
+    A run that ends, or stops, before any pair is in the cache removes the file it opened: a cache is
+    never a header alone.
     """
     lang = _check_scope(pairs, variant, rule)
     if batch_size is None:
         batch_size = getattr(backend, "preferred_batch_size", DEFAULT_BATCH_SIZE)
     if batch_size < 1 or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
+    started = time.perf_counter()
     backend.prepare(pairs)
+    prepared = time.perf_counter() - started
     scope = list(pairs if limit is None else pairs[:limit])
     with CacheWriter(out_path, run_provenance(backend, lang, variant, rule)) as writer:
-        report = ExtractionReport(Path(out_path), len(scope), repaired=writer.repaired)
-        pending = _pending(scope, writer)
-        report.pairs_skipped = len(scope) - len(pending)
-        _loop(backend, pending, (lang, variant, rule), batch_size, writer, report, progress)
+        try:
+            report = ExtractionReport(Path(out_path), len(scope), prepare_seconds=prepared,
+                                      repaired=writer.repaired)
+            pending = _pending(scope, writer)
+            report.pairs_skipped = len(scope) - len(pending)
+            _loop(backend, pending, (lang, variant, rule), batch_size, writer, report, progress)
+        finally:
+            if not writer.done:  # a header alone is no cache: a run that scored nothing leaves none
+                writer.path.unlink(missing_ok=True)
     return report
 
 
