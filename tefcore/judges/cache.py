@@ -563,8 +563,8 @@ def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any])
         return pid
     parts.mkdir(parents=True, exist_ok=True)
     tmp = header_file.with_suffix(".tmp")
-    tmp.write_text(canonical_json({"type": "header", "provenance": dict(provenance), "provenance_id": pid}) + "\n",
-                   encoding="utf-8")
+    # the header line of a cache file, byte for byte (merge_parts writes it back)
+    tmp.write_bytes(_encode({"type": "header", "provenance": dict(provenance), "provenance_id": pid}))
     os.replace(tmp, header_file)
     return pid
 

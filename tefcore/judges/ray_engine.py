@@ -200,7 +200,8 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     """Fill in the defaults of ``options`` for a judge of backend ``kind`` on ``cluster``.
 
     Defaults: CPUs per actor from :data:`DEFAULT_CPUS` (llama.cpp: its ``n_threads``, else 1); GPUs
-    per actor 0, vLLM its ``tensor_parallel_size``; pairs per batch ``max(8, batch_size // 4)``
+    per actor 0, vLLM its ``tensor_parallel_size`` (``"auto"`` is refused: the GPUs an actor holds are
+    what vLLM sees, so they must be given); pairs per batch ``max(8, batch_size // 4)``
     (vLLM's 4,096 prompts per call give batches of 1,024 pairs); actors as many as fit beside two
     free CPUs (:func:`check_fits`), at most :data:`DEFAULT_MAX_ACTORS`.
 
@@ -229,11 +230,21 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     spec_options = spec_options or {}
     default_cpus = float(spec_options.get("n_threads", 1)) if kind == "llama_cpp" else DEFAULT_CPUS.get(kind, 1.0)
     cpus = float(options.cpus_per_actor if options.cpus_per_actor is not None else default_cpus)
-    default_gpus = float(spec_options.get("tensor_parallel_size", 1)) if kind == "vllm" else 0.0
-    gpus = float(options.gpus_per_actor if options.gpus_per_actor is not None else default_gpus)
+    gpus = options.gpus_per_actor if options.gpus_per_actor is not None else _default_gpus(kind, spec_options)
     actors = options.actors or _default_actors(cpus, gpus, cluster)
     ppb = options.pairs_per_batch or max(8, batch_size // 4)
-    return Resources(actors, cpus, gpus, max(1, math.floor(cpus)), ppb)
+    return Resources(actors, cpus, float(gpus), max(1, math.floor(cpus)), ppb)
+
+
+def _default_gpus(kind: str, spec_options: Mapping[str, Any]) -> float:
+    """0, or a vLLM judge's ``tensor_parallel_size`` (``"auto"`` must be said with ``--gpus-per-actor``)."""
+    if kind != "vllm":
+        return 0.0
+    size = spec_options.get("tensor_parallel_size", 1)
+    if size == "auto":
+        raise ValueError("this vLLM judge has tensor_parallel_size 'auto': say how many GPUs each actor holds "
+                         "(and gives vLLM) with --gpus-per-actor")
+    return float(size)
 
 
 def _default_actors(cpus: float, gpus: float, cluster: Mapping[str, float]) -> tuple[int, int]:
@@ -301,30 +312,32 @@ def map_arguments(resources: Resources) -> dict[str, Any]:
 
 
 # --- shipping the judge ---------------------------------------------------------------------------
-def _restore(cls: type, state: dict[str, Any]) -> Any:
-    """Rebuild an object from its attributes (the counterpart of the reducers below)."""
-    obj = cls.__new__(cls)
-    obj.__dict__.update(state)
-    return obj
+def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, Any]) -> Any:
+    """A fresh e5 embedder (its engine opens on first use) holding the embeddings ``prepare`` computed."""
+    embedder = cls(batch_size=batch_size, num_threads=threads)
+    embedder._cache.update(cache)
+    return embedder
 
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
-    """Reducer of the e5 embedder: its engine handle is dropped (reopened on first use), the threads set.
+    """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed.
 
-    Returns ``None`` when the e5 module was never imported (no e5 judge can be in the object).
+    The embedder's own pickling drops its embeddings; shipping them (up to
+    :data:`SHIPPED_CACHE_MAX_BYTES`) spares the actors embedding every sentence again (the e5
+    zero-shot judge's ``prepare`` embeds them all). Returns ``None`` when the e5 module was never
+    imported (then no e5 judge is in the object).
     """
     module = sys.modules.get("tefcore.judges.e5")
     if module is None:
         return None
 
     def reduce(embedder: Any) -> Any:
-        state = dict(vars(embedder), _model=None, num_threads=threads)
-        cache = state.get("_cache") or {}
+        cache = dict(getattr(embedder, "_cache", {}))
         if sum(getattr(v, "nbytes", 0) for v in cache.values()) > SHIPPED_CACHE_MAX_BYTES:
             log.info("the judge's embeddings exceed %d bytes: the actors compute them again",
                      SHIPPED_CACHE_MAX_BYTES)
-            state["_cache"] = {}
-        return _restore, (type(embedder), state)
+            cache = {}
+        return _embedder_with, (type(embedder), embedder.batch_size, threads, cache)
 
     return module.E5Embedder, reduce
 
@@ -442,8 +455,8 @@ class JudgeActor:
 
 
 def _probe_provenance(shipment: JudgeShipment, setting: tuple[str, str, str]) -> dict[str, Any]:
-    """Build the judge where the actors would run and return the run's provenance."""
-    return run_provenance(shipment.build(), *setting)
+    """Build the judge as an actor does (its checks included) and return the run's provenance."""
+    return run_provenance(JudgeActor(shipment, setting).backend, *setting)
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -534,11 +547,11 @@ def _connect(address: str | None) -> bool:
 
     if ray.is_initialized():
         return False
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
     if address is None:
-        # logical CPUs are scheduling slots: keep two beyond the cores for Ray Data's own tasks
-        kwargs["num_cpus"] = (os.cpu_count() or 1) + 2
-    ray.init(address=address, **kwargs)
+        # logical CPUs are scheduling slots: two beyond the cores for Ray Data's own tasks (check_fits)
+        ray.init(num_cpus=(os.cpu_count() or 1) + 2, include_dashboard=False, logging_level=logging.WARNING)
+    else:
+        ray.init(address=address, logging_level=logging.WARNING)
     return True
 
 
@@ -558,6 +571,8 @@ def _run(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, o
     report = ExtractionReport(out_path, len(scope), pairs_skipped=len(scope) - len(pending))
     if pending:
         check_fits(resources, cluster, resuming=_resuming(plan.parts))
+        if plan.shipment.payload is not None:
+            _probe(plan.shipment, plan, resources)
         start = time.perf_counter()
         try:
             _execute(pending, _sequence(pairs), plan, resources, progress)
@@ -599,12 +614,20 @@ def _ship(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, 
 
 
 def _probe(shipment: JudgeShipment, plan: _Plan, resources: Resources) -> dict[str, Any]:
-    """Provenance of an LLM judge, read by one task with the actors' resources."""
+    """Build the judge once where actors run, with their resources: its provenance, or the actors' error.
+
+    An LLM judge's provenance is read this way; for a shipped judge it checks, before the actor pool
+    starts, that the judge arrives whole (Ray Data reports an actor that fails to start only as a
+    dead actor).
+    """
     import ray
 
     gpus = {"num_gpus": resources.gpus} if resources.gpus > 0 else {}
-    task = ray.remote(_probe_provenance).options(num_cpus=resources.cpus, max_retries=1, **gpus)
-    provenance: dict[str, Any] = ray.get(task.remote(shipment, plan.setting))
+    task = ray.remote(_probe_provenance).options(num_cpus=resources.cpus, max_retries=0, **gpus)
+    try:
+        provenance: dict[str, Any] = ray.get(task.remote(shipment, plan.setting))
+    except Exception as exc:
+        raise _user_error(exc) from None
     return provenance
 
 
@@ -727,7 +750,8 @@ def _user_error(exc: BaseException) -> BaseException:
         seen.append(current)
         current = current.__cause__ or getattr(current, "cause", None)
     for candidate in reversed(seen):
-        if type(candidate).__module__.startswith("tefcore.") or type(candidate) in (ValueError, RuntimeError):
+        if any(cls.__module__.startswith("tefcore.") or cls in (ValueError, RuntimeError, FileNotFoundError,
+                                                                  ImportError) for cls in type(candidate).__mro__):
             return candidate
     return exc
 

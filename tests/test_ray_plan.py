@@ -1,0 +1,182 @@
+"""The Ray engine without a cluster: actor pools and the hangs they are checked against, the GPU route with
+vLLM faked, shipping a prepared judge, the flags of ``tef extract``, and life without Ray installed."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ray_judges import HashJudge
+from tefcore.cli import main
+from tefcore.judges.cache import provenance_id
+from tefcore.judges.ray_engine import (
+    JudgeActor,
+    JudgeShipment,
+    RayOptions,
+    Resources,
+    check_fits,
+    parse_actors,
+    plan_resources,
+    ship_prepared,
+)
+from tefcore.judges.registry import ModelSpec
+from tefcore.judges.run import build_requests, run_provenance, score_chunk
+from tefcore.mind.load import EvaluationPair
+
+SETTING = ("en", "original", "reference")
+PAIRS = [EvaluationPair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability",
+                        f"Markets decide prices number {i}. The state keeps out of it. Taxes should fall.")
+         for i in range(4)]
+
+
+# --- actor pools and the hangs ----------------------------------------------------------------------------
+def test_parse_actors() -> None:
+    assert parse_actors("3") == (3, 3) and parse_actors("2:6") == (2, 6)
+    for bad in ("0", "3:2", "x", "1:", ":4", "-1"):
+        with pytest.raises(ValueError, match="--actors"):
+            parse_actors(bad)
+
+
+def test_default_resources_per_judge() -> None:
+    cluster = {"CPU": 10.0}
+    llama = plan_resources("llama_cpp", RayOptions(), cluster, 16, {"n_threads": 2})
+    assert (llama.cpus, llama.threads, llama.gpus, llama.actors, llama.pairs_per_batch) == (2.0, 2, 0.0, (4, 4), 8)
+    e5 = plan_resources("e5-zeroshot", RayOptions(), cluster, 64)
+    assert (e5.cpus, e5.threads, e5.actors, e5.pairs_per_batch) == (1.0, 1, (8, 8), 16)
+    api = plan_resources("openai", RayOptions(), cluster, 64)
+    assert api.cpus == 0.25 and api.threads == 1 and api.actors == (16, 16)  # capped: --actors is the budget
+    mine = plan_resources("e5-crossfit", RayOptions(actors=(1, 3), cpus_per_actor=2.5, pairs_per_batch=5), cluster, 64)
+    assert (mine.actors, mine.cpus, mine.threads, mine.pairs_per_batch) == ((1, 3), 2.5, 2, 5)
+    assert plan_resources("e5-zeroshot", RayOptions(), {"CPU": 2.0}, 64).actors == (1, 1)  # at least one
+
+
+def test_gpu_route_resources() -> None:
+    cluster = {"CPU": 64.0, "GPU": 8.0}
+    vllm = plan_resources("vllm", RayOptions(), cluster, 4096, {"tensor_parallel_size": 2})
+    assert (vllm.gpus, vllm.actors, vllm.cpus, vllm.pairs_per_batch) == (2.0, (4, 4), 1.0, 1024)
+    assert plan_resources("vllm", RayOptions(gpus_per_actor=1), cluster, 4096, {"tensor_parallel_size": 2}).gpus == 1
+    with pytest.raises(ValueError, match="tensor_parallel_size 'auto'.*--gpus-per-actor"):
+        plan_resources("vllm", RayOptions(), cluster, 4096, {"tensor_parallel_size": "auto"})
+    assert plan_resources("vllm", RayOptions(gpus_per_actor=4), cluster, 4096,
+                          {"tensor_parallel_size": "auto"}).actors == (2, 2)
+    check_fits(vllm, cluster, resuming=True)
+    with pytest.raises(ValueError, match="5 actors x 2 GPU need 10 GPUs; the cluster has 8"):
+        check_fits(Resources((1, 5), 1.0, 2.0, 1, 8), cluster, resuming=False)
+
+
+@given(cpus=st.integers(1, 64), actors=st.integers(1, 40), per_actor=st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0]),
+       resuming=st.booleans())
+def test_check_fits_keeps_cpus_free_for_ray_data(cpus: int, actors: int, per_actor: float, resuming: bool) -> None:
+    resources = Resources((1, actors), per_actor, 0.0, max(1, math.floor(per_actor)), 8)
+    free = cpus - actors * per_actor
+    try:
+        check_fits(resources, {"CPU": float(cpus)}, resuming)
+    except ValueError as exc:
+        assert free < (2 if resuming else 1)
+        assert f"{actors} actors x {per_actor:g} CPU" in str(exc) and "hangs" in str(exc)
+    else:
+        assert free >= (2 if resuming else 1)
+
+
+def test_map_arguments() -> None:
+    pytest.importorskip("ray.data")
+    from tefcore.judges.ray_engine import map_arguments
+
+    fixed = map_arguments(Resources((2, 2), 1.0, 0.0, 1, 8))
+    assert fixed["compute"].min_size == fixed["compute"].max_size == 2
+    assert fixed["num_cpus"] == 1.0 and "num_gpus" not in fixed and fixed["batch_size"] is None
+    scaling = map_arguments(Resources((1, 4), 1.0, 2.0, 1, 8))
+    assert (scaling["compute"].min_size, scaling["compute"].max_size, scaling["num_gpus"]) == (1, 4, 2.0)
+
+
+# --- the GPU route, vLLM faked ---------------------------------------------------------------------------
+def test_vllm_actor_builds_the_users_vllm_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_vllm import install
+
+    made = install(monkeypatch, gpus="0,1")  # the two GPUs Ray gives an actor with num_gpus=2
+    spec = ModelSpec("qwen2.5-7b", "vllm", {"model": "Qwen/Qwen2.5-7B-Instruct", "tensor_parallel_size": 2,
+                                            "max_model_len": 4096, "seed": 0})
+    resources = plan_resources("vllm", RayOptions(), {"CPU": 16.0, "GPU": 4.0}, 4096, spec.options)
+    assert resources.gpus == 2 and resources.actors == (2, 2)
+    driver_side = JudgeActor(JudgeShipment(spec=spec, overrides={"reading": "summed"}), SETTING)
+    pid = driver_side.provenance_id
+    actor = JudgeActor(JudgeShipment(pid, spec=spec, overrides={"reading": "summed"}), SETTING)
+    assert type(actor.backend).__name__ == "VLLMBackend"
+    assert made["llm"].model == "Qwen/Qwen2.5-7B-Instruct" and made["llm"].kwargs["tensor_parallel_size"] == 2
+    assert actor.provenance_id == pid
+    with pytest.raises(RuntimeError, match="another provenance"):
+        JudgeActor(JudgeShipment(pid, spec=spec, overrides={"reading": "reference"}), SETTING)
+
+
+# --- shipping a prepared judge ------------------------------------------------------------------------------
+def test_an_actor_scores_a_batch_as_the_local_loop() -> None:
+    pa = pytest.importorskip("pyarrow")
+    judge = HashJudge()
+    pid = provenance_id(run_provenance(judge, *SETTING))
+    actor = JudgeActor(JudgeShipment(pid, ship_prepared(judge)), SETTING)
+    rows = [{"pair_id": f"Economy/{p.post_id}", "seq": 10 + i, "chunk": i // 2, "post_id": p.post_id,
+             "lang": p.lang, "dimension": p.dimension, "side": p.side, "text": p.text} for i, p in enumerate(PAIRS)]
+    out = actor(pa.Table.from_pylist(rows)).to_pylist()
+    assert [r["seq"] for r in out] == [10, 11, 12, 13] and [r["pair_id"] for r in out] == [r["pair_id"] for r in rows]
+    for half in (PAIRS[:2], PAIRS[2:]):  # each chunk is one call, as in the local loop
+        local = score_chunk(judge, [(p, build_requests(p, "original", "reference")) for p in half])
+        for (pair, scores), row in zip(local, [r for r in out if r["post_id"] in {p.post_id for p in half}]):
+            want = [s.p_change for s in scores[1:]]
+            assert [x if x is not None else math.nan for x in row["sentences"]] == pytest.approx(want, nan_ok=True)
+            assert row["provenance_id"] == pid and row["text_sha256"]
+
+
+def test_e5_judge_ships_without_its_engine() -> None:
+    e5 = pytest.importorskip("tefcore.judges.e5")
+    judge = e5.E5ZeroShotBackend(temperature=0.05, embedder=e5.E5Embedder())
+    judge.embedder._model = object()  # stands for the loaded engine: a handle pickle cannot take
+    judge.embedder._cache[("query", "x")] = __import__("numpy").ones(384, dtype="float32")
+    copy = pickle.loads(ship_prepared(judge, threads=3))
+    assert copy.embedder._model is None and copy.embedder.num_threads == 3
+    assert (copy.embedder._cache[("query", "x")] == 1).all() and copy.temperature == 0.05
+
+
+def test_a_judge_that_cannot_travel_is_refused() -> None:
+    judge = HashJudge()
+    judge.handle = lambda: None  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="cannot be sent to Ray actors"):
+        ship_prepared(judge)
+
+
+# --- the command line ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("argv, message", [
+    (["--actors", "2"], "--actors applies to --engine ray only"),
+    (["--cpus-per-actor", "1", "--pairs-per-batch", "4"], "--cpus-per-actor, --pairs-per-batch apply to"),
+    (["--engine", "ray", "--actors", "0"], "argument --actors"),
+    (["--engine", "ray", "--cpus-per-actor", "0"], "--cpus-per-actor must be > 0"),
+])
+def test_ray_flags_are_checked(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ray.data")
+    try:
+        code = main(["extract", "--model", "e5-zeroshot", "--lang", "en", "--out", "/nonexistent", *argv])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_without_ray_the_library_imports_and_the_engine_says_what_to_install(tmp_path: Path) -> None:
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["ray"] = None  # as if Ray were not installed
+        import tefcore, tefcore.judges.run, tefcore.judges.ray_engine
+        from tefcore.cli import main
+        sys.exit(main(["extract", "--model", "e5-zeroshot", "--engine", "ray", "--lang", "en", "--limit", "1",
+                       "--out", sys.argv[1]]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "tef: error: --engine ray needs Ray Data: pip install 'tefcore[ray]'"
+    assert not any(tmp_path.iterdir())
