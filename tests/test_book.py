@@ -535,3 +535,10 @@ def test_kernel_manager_uses_private_sockets_and_does_not_interrupt_at_shutdown(
     manager.shutting_down = True
     asyncio.run(manager._async_interrupt_kernel())
     assert sent == ["signal"]  # but not the kernel that is being shut down
+
+
+def test_help_says_what_is_read_and_written() -> None:
+    text = book.build_parser().format_help()
+    assert "Reads the chapters" in text and "Writes the executed chapters" in text
+    assert text.rstrip().splitlines()[-2:] == ["example:", "  MIND_DATA_DIR=data/mind tef book --chapters 03 "
+                                               "-p 03.data_dir=data/mind"]
