@@ -1,8 +1,7 @@
 """Shared pytest fixtures.
 
-``mind_dir`` locates the MIND sample (never copied into the repository): the environment variable
-``MIND_DATA_DIR`` when it is set and not blank, else the repository's sibling
-``../shared/data/mind``. Tests that need it are skipped with a message when it is absent.
+``mind_dir`` locates the MIND data the tests read: the environment variable ``MIND_DATA_DIR`` when it
+is set and not blank, else the embedded sample (``data/mind``, :func:`tefcore.mind.load.sample_dir`).
 """
 
 from __future__ import annotations
@@ -17,9 +16,11 @@ SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
 def _mind_sample_dir() -> Path:
-    """Return where the MIND sample should be (it may not exist)."""
+    """Return where the MIND data should be (a given ``MIND_DATA_DIR`` may not exist)."""
+    from tefcore.mind.load import sample_dir
+
     env = os.environ.get("MIND_DATA_DIR", "").strip()
-    return Path(env).expanduser() if env else SHARED_DIR / "data" / "mind"
+    return Path(env).expanduser().absolute() if env else sample_dir()
 
 
 @pytest.fixture(scope="session")

@@ -20,18 +20,19 @@ sends with every request, so that the server renders the prompt as the offline b
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-REGISTRY_PATH = Path(__file__).with_name("models.yaml")
+REGISTRY_PATH = Path(str(resources.files("tefcore.judges") / "models.yaml"))
 """The registry shipped with the package."""
 
 BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai", "e5-zeroshot", "e5-crossfit")
