@@ -11,7 +11,8 @@ stable), and draw point estimates with their intervals in one shared figure type
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "LANG_LABELS",
     "METRIC_LABELS",
     "RULE_LABELS",
+    "bold_best",
     "dot_interval_figure",
     "format_columns",
     "format_interval",
@@ -190,6 +192,79 @@ def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> p
         d = per_column.get(str(name), digits)
         out[col] = [f"{v:.{d}f}" if np.isfinite(v) else "" for v in out[col].to_numpy(dtype=np.float64)]
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# tables: the best value of each column in bold, as the paper prints them
+# --------------------------------------------------------------------------------------------------
+def _best_mask(values: pd.DataFrame, lower: Collection[Any], by: str | Sequence[str] | None) -> pd.DataFrame:
+    """True where a cell holds the best value of its column (within its group of rows); ties all True."""
+    numeric = values.apply(pd.to_numeric, errors="coerce")
+    groups = [numeric] if by is None else [g for _, g in numeric.groupby(level=by, sort=False)]
+    mask = pd.DataFrame(False, index=values.index, columns=values.columns)
+    for g in groups:
+        for col in numeric.columns:
+            column = g[col].dropna()
+            if column.empty:
+                continue
+            key = col[-1] if isinstance(col, tuple) else col
+            best = column.min() if (col in lower or key in lower) else column.max()
+            hits = column.index[np.isclose(column.to_numpy(dtype=np.float64), best, rtol=0.0, atol=1e-12)]
+            mask.loc[hits, col] = True
+    return mask
+
+
+def bold_best(
+    frame: pd.DataFrame,
+    *,
+    values: pd.DataFrame | None = None,
+    lower: Collection[Any] = (),
+    by: str | Sequence[str] | None = None,
+    digits: int | None = 1,
+) -> Any:
+    """The table with the best value of each column in bold (every tied value too), as the paper's tables.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table as it is shown (numbers, or text such as :func:`format_interval` gives).
+    values : DataFrame, optional
+        Numbers that decide which cell is best, aligned with ``frame`` (default: ``frame`` itself).
+        Columns without numbers are never bold.
+    lower : collection
+        Columns (names, or the last level of a tuple name) where lower is better (ECE, a gap, a loss).
+    by : str or sequence of str, optional
+        Index level(s) whose groups of rows are compared separately (e.g. ``"lang"``: the best rule of
+        each language).
+    digits : int or None
+        Decimals shown for float columns; ``None`` leaves the numbers as pandas prints them.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        With a stable table id (a digest of the content), so that executed notebooks do not change
+        from one run to the next.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"Acc": [61.2, 64.0, 64.0], "ECE": [0.10, 0.05, 0.07]}, index=["MV", "SV", "TEF"])
+    >>> css = bold_best(table, lower={"ECE"}).to_html().split("</style>")[0]  # the bold cells' rule
+    >>> sorted(cell.split("_", 2)[-1] for cell in css.replace(",", " ").split() if cell.startswith("#T_"))
+    ['row1_col0', 'row1_col1', 'row2_col0']
+
+    SV and TEF tie on Acc (both bold); SV has the lowest ECE.
+    """
+    decide = frame if values is None else values
+    if not (decide.index.equals(frame.index) and decide.columns.equals(frame.columns)):
+        raise ValueError("values must have the index and columns of frame")
+    mask = _best_mask(decide, lower, by)
+    digest = hashlib.sha256(frame.to_csv().encode("utf-8")).hexdigest()[:10]
+    styler = frame.style.set_uuid(f"tef-{digest}").apply(
+        lambda _: mask.replace({True: "font-weight: bold", False: ""}), axis=None)
+    if digits is not None:
+        floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+        styler = styler.format(f"{{:.{digits}f}}", subset=floats, na_rep="")
+    return styler
 
 
 # --------------------------------------------------------------------------------------------------
