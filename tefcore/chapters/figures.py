@@ -28,6 +28,7 @@ import html
 import itertools
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,10 +225,13 @@ def setup_notebook(static: bool | None = None) -> None:
         Also store static SVG renditions for print; ``None`` reads ``TEF_STATIC_FIGURES``.
 
     Nothing is returned, so that the call prints nothing in the book; :func:`current_setup`
-    tells what is active.
+    tells what is active. It also silences tqdm's notice that the kernel has no widgets (progress
+    bars then print as text), which would otherwise print in the first cell that imports tqdm.
     """
     import altair as alt
     import plotly.io as pio
+
+    warnings.filterwarnings("ignore", message="IProgress not found")
 
     want_static = static_figures_enabled(static)
     pio.renderers[RENDERER_NAME] = plotly_renderer(want_static)
