@@ -153,9 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
     ca = _command(
         sub, "cache", "merge the parts directory of a Ray run into a cache file",
-        "`tef cache merge PARTS`: read the Parquet parts that `tef extract --engine ray` wrote to "
+        "`tef cache merge PARTS`: reads the Parquet parts that `tef extract --engine ray` wrote to "
         "<out>/<model>/<prompt>/<lang>.parts (committed parts only, one record per pair, two different copies "
-        "of a pair are an error) and write the usual <lang>.jsonl beside it, or --out FILE.",
+        "of a pair are an error); writes the usual <lang>.jsonl beside it (or --out FILE), replacing it "
+        "atomically. `tef extract --engine ray` does this itself at the end of a run.",
         "tef cache merge data/caches/e5-zeroshot/original/en.parts",
     )
     ca_sub = ca.add_subparsers(dest="cache_command", required=True, parser_class=_Parser)
