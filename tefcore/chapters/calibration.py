@@ -3,7 +3,14 @@ r"""Calibration of the rules' confidences (paper Fig. 4) and the temperature swe
 :func:`calibration_summary` reports, per run, language and rule, the expected calibration error
 (with a bootstrap interval over pairs resampled within dimensions), the overconfidence gap, the
 Brier score and the log-loss; :func:`reliability_by_rule` gives the bins of a reliability diagram
-(:func:`tefcore.metrics.reliability_table`) per run, language and rule.
+(:func:`tefcore.metrics.reliability_table`) per run, language and rule. :func:`calibration_verdicts`
+says which rule is best calibrated for each run and language, and :func:`verdict_sentence` says it in
+words.
+
+TEF's confidence is the softmax of its two side scores at a temperature :math:`T`; the paper defines
+no confidence for any rule, and :math:`T = 5` (:data:`tefcore.fusion.TEMPERATURE`) is the constant of
+the reference release. :func:`tef_temperature_calibration` measures TEF's calibration over a range of
+:math:`T` (its decisions do not depend on :math:`T`, only its confidence does).
 
 :func:`retemper` sharpens or flattens probabilities, :math:`p' = \sigma(\operatorname{logit}(p)/t)`,
 and :func:`temperature_sweep` re-runs the rules on a judge's re-tempered posteriors to follow TEF's
@@ -25,14 +32,17 @@ from scipy.special import expit, logit
 from tefcore import metrics
 from tefcore.chapters.experiments import predict_runs, versus_best_baseline
 from tefcore.chapters.runs import Runs, frame_of, run_keys
-from tefcore.evaluate import ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups
-from tefcore.fusion import weights
+from tefcore.evaluate import ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups, predict_pairs
+from tefcore.fusion import TEMPERATURE, fuse_many, weights
 
 __all__ = [
     "calibration_summary",
+    "calibration_verdicts",
     "reliability_by_rule",
     "retemper",
+    "tef_temperature_calibration",
     "temperature_sweep",
+    "verdict_sentence",
 ]
 
 
@@ -132,6 +142,132 @@ def reliability_by_rule(
         return pd.DataFrame()
     out = pd.concat(rows, ignore_index=True)
     return out[[*keys, *(c for c in out.columns if c not in keys)]]
+
+
+def calibration_verdicts(cal: pd.DataFrame, labels: dict[str, str] | None = None,
+                         tol: float = 5e-4) -> pd.DataFrame:
+    """Which rule is best calibrated, per run and language.
+
+    Parameters
+    ----------
+    cal : DataFrame
+        :func:`calibration_summary` output (with ``model``).
+    labels : dict, optional
+        The label of each judge's rows.
+    tol : float
+        Rules within ``tol`` of the lowest ECE (or of the smallest :math:`|gap|`) share the place.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, lang)``; ``lowest ECE`` (the rules, the paper's names), ``ECE``, ``alone`` (a single
+        rule has the lowest ECE), ``clearly lowest`` (alone, and its interval lies below every other
+        rule's estimate), ``TEF's ECE``, ``smallest |gap|``, ``gap``, ``TEF's gap``.
+    """
+    from tefcore.chapters.experiments import row_label
+    from tefcore.chapters.presentation import RULE_LABELS
+
+    rows = []
+    for key, g in iter_groups(cal, [*run_keys(cal), "lang"]):
+        lowest = g[g["ece"] <= g["ece"].min() + tol]
+        rest = g.drop(index=lowest.index)
+        closest = g[g["gap"].abs() <= g["gap"].abs().min() + tol]
+        tef = g[g["rule"] == "tef"]
+        rows.append({"run": row_label(key["model"], labels), "lang": key["lang"],
+                     "lowest ECE": ", ".join(lowest["rule"].map(RULE_LABELS)), "ECE": float(lowest["ece"].min()),
+                     "alone": len(lowest) == 1,
+                     "clearly lowest": bool(len(lowest) == 1 and len(rest)
+                                            and lowest["ece_high"].iloc[0] < rest["ece"].min()),
+                     "TEF's ECE": float(tef["ece"].iloc[0]) if len(tef) else math.nan,
+                     "smallest |gap|": ", ".join(closest["rule"].map(RULE_LABELS)),
+                     "gap": float(closest["gap"].iloc[0]),
+                     "TEF's gap": float(tef["gap"].iloc[0]) if len(tef) else math.nan})
+    return pd.DataFrame(rows).set_index(["run", "lang"])
+
+
+def verdict_sentence(verdicts: pd.DataFrame, rule: str = "TEF") -> str:
+    """How often ``rule`` has the lowest ECE, in words that fit the counts.
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"lowest ECE": ["TEF", "SV", "SV"], "alone": [True, True, True]})
+    >>> verdict_sentence(v)
+    'TEF has the lowest ECE in 1 of 3 run-language cells, alone.'
+    >>> v = pd.DataFrame({"lowest ECE": ["TEF", "SV, TEF", "SV"], "alone": [True, False, True]})
+    >>> verdict_sentence(v)
+    'TEF has the lowest ECE in 2 of 3 run-language cells: 1 alone, 1 tied with another rule.'
+    >>> verdict_sentence(v.iloc[2:])
+    'TEF has the lowest ECE in none of 1 run-language cell.'
+    """
+    has = verdicts["lowest ECE"].str.split(", ").map(lambda rules: rule in rules)
+    n, total = int(has.sum()), len(verdicts)
+    alone = int((has & verdicts["alone"]).sum())
+    cells = f"{total} run-language cell{'s' if total != 1 else ''}"
+    if n == 0:
+        return f"{rule} has the lowest ECE in none of {cells}."
+    if alone == n:
+        return f"{rule} has the lowest ECE in {n} of {cells}, {'alone' if n == 1 else 'each time alone'}."
+    if alone == 0:
+        return f"{rule} has the lowest ECE in {n} of {cells}, {'tied' if n == 1 else 'each time tied'} with another rule."
+    return f"{rule} has the lowest ECE in {n} of {cells}: {alone} alone, {n - alone} tied with another rule."
+
+
+def _tef_confidences(frame: pd.DataFrame, temperatures: Sequence[float]) -> np.ndarray:
+    """TEF's confidence of every pair at every temperature, shape (len(temperatures), pairs).
+
+    An unreadable sentence adds nothing to TEF's score under either invalid-answer policy (left out, or
+    read as 0.5, whose weight is 0), so it enters as 0.5 here.
+    """
+    flat, doc = flatten_sentences(frame["sentences"])
+    p = np.where(np.isnan(flat), 0.5, flat)
+    return np.stack([fuse_many(p, doc, "tef", T=float(t)).confidence for t in temperatures])
+
+
+def tef_temperature_calibration(
+    runs: Runs | pd.DataFrame,
+    temperatures: Sequence[float],
+    *,
+    n_bins: int = 10,
+    invalid: str = "drop",
+) -> pd.DataFrame:
+    r"""TEF's calibration when its confidence is the softmax of its scores at another temperature.
+
+    TEF's confidence of a post is :math:`\sigma(2|s|/T)` with :math:`s = \sum_i w_i \ell_i`; its decision
+    does not depend on :math:`T`. For each :math:`T` the expected calibration error (``n_bins``
+    equal-width bins, pooled over dimensions), the overconfidence gap and the mean confidence are
+    computed over the pairs TEF decides (abstentions left out, as in :func:`calibration_summary`).
+
+    Parameters
+    ----------
+    runs : Runs or DataFrame
+        Cache rows of one or more runs.
+    temperatures : sequence of float
+        Positive temperatures; :data:`tefcore.fusion.TEMPERATURE` is the reference release's.
+    n_bins : int
+    invalid : {"drop", "reference"}
+
+    Returns
+    -------
+    DataFrame
+        ``model, prompt, lang, T, accuracy, confidence, ece, gap, reference`` (``reference`` marks the
+        reference release's :math:`T`).
+    """
+    temps = [float(t) for t in temperatures]
+    if not temps or any(not (t > 0 and math.isfinite(t)) for t in temps):
+        raise ValueError(f"temperatures must be positive finite numbers, got {list(temperatures)!r}")
+    frame = frame_of(runs)
+    rows = []
+    for key, g in iter_groups(frame, [*run_keys(frame), "lang"]):
+        g = g.reset_index(drop=True)
+        pred = predict_pairs(g, rules=["tef"], invalid=invalid)
+        ok = (pred["prediction"] != ABSTAIN).to_numpy()
+        correct = pred["correct"].to_numpy(dtype=np.float64)[ok]
+        for t, conf in zip(temps, _tef_confidences(g, temps)):
+            c = conf[ok]
+            rows.append({**key, "T": t, "accuracy": 100 * float(correct.mean()), "confidence": float(c.mean()),
+                         "ece": metrics.expected_calibration_error(c, correct, n_bins),
+                         "gap": metrics.overconfidence_gap(c, correct), "reference": t == TEMPERATURE})
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,9 +15,21 @@ Main entry points
     Bootstrap intervals of the "Average" (the unweighted mean over dimensions), and paired tests.
 :func:`side_by_side`
     Our numbers and the paper's (Tables 3 and 4) in the paper's wide layout, each row labelled
-    with where it comes from.
-:func:`prompt_robustness`
-    Table 1 of the paper (protocol §7) for our runs.
+    with where it comes from: ours from the caches' provenance
+    (:func:`tefcore.chapters.runs.row_labels`), the paper's as ``"paper: <model>"``, with the pairs
+    per dimension and the majority-class rate of the same pairs beside them.
+:func:`below_floor`, :func:`floor_markdown`
+    Which of our results fall below the majority-class rate, in a table and in words.
+:func:`gain_facts`, :func:`gain_markdown`, :func:`versus_table`
+    TEF against the strongest baseline: the numbers a chapter's prose quotes, and the table.
+:func:`has_invalid`, :func:`policy_table`
+    Whether any answer could not be read, and the Averages under both invalid-answer policies.
+:func:`ablation_comparisons`, :func:`comparison_table`, :func:`soft_vote_margins`
+    Chapter 6: full TEF against its ablations, and every variant's margin over Soft Vote.
+:func:`prompt_robustness`, :func:`prompt_coverage`, :func:`prompt_table`, :func:`prompt_by_language`,
+:func:`paper_prompt_facts`
+    Table 1 of the paper (protocol §7) for our runs, with every requested variant shown (``not run``
+    where its caches are missing), and the paper's margins in numbers.
 :func:`invalid_accounting`, :func:`posterior_summary`
     How many answers could not be read, and how decisive a judge's sentence posteriors are.
 
@@ -52,37 +64,95 @@ from tefcore.chapters.presentation import (
     LANG_LABELS,
     METRIC_LABELS,
     RULE_LABELS,
+    bold_best,
+    format_cell,
     format_interval,
+    format_p,
     judge_label,
     paper_columns,
+    round_half_up,
 )
+from tefcore.chapters.provenance import PAPER_LABEL
 from tefcore.chapters.runs import Runs, frame_of, run_keys
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
-    "OURS_ORIGIN",
-    "PAPER_ORIGIN",
+    "ABLATION_NAMES",
+    "COUNT_ROW",
+    "FLOOR_ROW",
+    "NOT_RUN",
+    "REFERENCE_ROWS",
+    "REFERENCE_RUN",
+    "ablation_comparisons",
     "average_intervals",
+    "below_floor",
     "compare_runs",
+    "comparison_table",
+    "floor_markdown",
+    "gain_facts",
+    "gain_markdown",
+    "has_invalid",
     "interval_table",
     "invalid_accounting",
     "labelled_intervals",
     "majority_rate",
+    "paper_label",
+    "paper_prompt_facts",
+    "policy_table",
     "posterior_summary",
     "predict_runs",
+    "prompt_by_language",
+    "prompt_coverage",
     "prompt_robustness",
+    "prompt_table",
+    "row_label",
     "score_runs",
     "side_by_side",
+    "soft_vote_margins",
     "versus_best_baseline",
+    "versus_table",
 ]
 
-OURS_ORIGIN = "ours, CPU judge"
-"""Row label of our numbers in side-by-side tables."""
-PAPER_ORIGIN = "paper, GPU/API LLMs"
-"""Row label of the paper's published numbers."""
+COUNT_ROW = "pairs (n)"
+"""Row of a side-by-side table that counts the evaluation pairs of each dimension."""
+FLOOR_ROW = "majority class"
+"""Row of a side-by-side table with the majority-class rate of the same pairs (the floor)."""
+REFERENCE_ROWS: tuple[str, ...] = (COUNT_ROW, FLOOR_ROW)
+"""Rows that are shown beside the rules but never ranked (:func:`tefcore.chapters.presentation.bold_best`)."""
+REFERENCE_RUN = "ours: the pairs scored"
+"""The run label of the counts and the majority-class rate."""
+NOT_RUN = "not run"
+"""What a table says where a run's caches are missing (never 0.0)."""
 
 _ORDERS: dict[str, Sequence[str]] = {"dimension": TABLE_ORDER}
 """Rows of our tables: dimensions in the paper's column order."""
+
+_METRIC_NAMES: dict[str, str] = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
+
+
+def row_label(model: str, labels: Mapping[str, str] | None = None) -> str:
+    """The label of a judge's rows: its provenance label (:func:`tefcore.chapters.runs.row_labels`), else
+    ``"ours: <the book's name of the judge>"``.
+
+    Examples
+    --------
+    >>> row_label("local", {"local": "ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"})
+    'ours: SmolLM2-135M, llama.cpp, CPU, MIND sample'
+    >>> row_label("my-judge")
+    'ours: my-judge'
+    """
+    return (labels or {}).get(model) or f"ours: {judge_label(model)}"
+
+
+def paper_label(model: str) -> str:
+    """The label of the paper's rows of a model: ``"paper: <model>"``.
+
+    Examples
+    --------
+    >>> paper_label("qwen2.5-7b")
+    'paper: Qwen2.5-7B'
+    """
+    return f"{PAPER_LABEL}: {judge_label(model)}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -129,7 +199,9 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
         (unweighted mean over dimensions, like the tables).
     """
     df = frame_of(frame).drop_duplicates(["post_id", "lang", "dimension"])
-    counts = df.groupby(["lang", "dimension"], sort=False)["side"].value_counts().unstack(fill_value=0)
+    if df.empty:
+        return pd.DataFrame(columns=["lang", "dimension", "n", "majority_side", "accuracy", "macro_f1"])
+    counts = pd.crosstab([df["lang"], df["dimension"]], df["side"])
     for side in CLASSES:
         if side not in counts.columns:
             counts[side] = 0
@@ -189,13 +261,15 @@ def average_intervals(
     return sort_table(pd.DataFrame(rows), keys) if rows else pd.DataFrame(rows)
 
 
-def labelled_intervals(cis: pd.DataFrame) -> pd.DataFrame:
-    """:func:`average_intervals` output with ``judge``, ``method`` and a formatted ``cell`` column.
+def labelled_intervals(cis: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`average_intervals` output with ``run``, ``judge``, ``method`` and a formatted ``cell`` column.
 
-    ``cell`` reads ``estimate [low, high]`` (:func:`tefcore.chapters.presentation.format_interval`); ``judge`` and
-    ``method`` are the display names of ``model`` and ``rule``.
+    ``cell`` reads ``estimate [low, high]`` (:func:`tefcore.chapters.presentation.format_interval`);
+    ``run`` is the label of the judge's rows (:func:`row_label`), ``judge`` the book's short name of the
+    judge and ``method`` the paper's name of the rule.
     """
     out = cis.copy()
+    out["run"] = out["model"].map(lambda m: row_label(m, labels))
     out["judge"] = out["model"].map(judge_label)
     out["method"] = out["rule"].map(RULE_LABELS)
     out["cell"] = [format_interval(e, lo, hi) for e, lo, hi in zip(out["estimate"], out["low"], out["high"])]
@@ -203,16 +277,36 @@ def labelled_intervals(cis: pd.DataFrame) -> pd.DataFrame:
 
 
 def interval_table(cis: pd.DataFrame, rules: Sequence[str],
-                   metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> pd.DataFrame:
-    """Wide table of :func:`labelled_intervals` cells: rows (judge, lang), columns (metric, method).
+                   metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> Any:
+    """The Averages with their intervals in the paper's layout, the best rule of each run in bold.
 
-    Columns follow ``metric_names`` then ``rules`` in the given order; rules absent from ``cis`` are
-    skipped.
+    Parameters
+    ----------
+    cis : DataFrame
+        :func:`labelled_intervals` output.
+    rules : sequence of str
+        Rules, in the order of the rows (absent ones are skipped).
+    metric_names : sequence of str
+        Metrics, in the order of the columns.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows ``(run, lang, method)``, one column per metric with ``estimate [low, high]``; the best
+        estimate of each (run, language) in bold (:func:`tefcore.chapters.presentation.bold_best`).
     """
-    wide = cis.pivot_table(index=["judge", "lang"], columns=["metric", "method"], values="cell",
-                           aggfunc="first", sort=False)
-    cols = [(m, RULE_LABELS[r]) for m in metric_names for r in rules]
-    return wide[[c for c in cols if c in wide.columns]]
+    keep = cis[cis["rule"].isin(list(rules)) & cis["metric"].isin(list(metric_names))]
+    order = {"rule": list(rules), "metric": list(metric_names)}
+    keep = sort_table(keep, ["run", "lang", "rule", "metric"], {**order, "run": list(pd.unique(keep["run"])),
+                                                                 "lang": list(pd.unique(keep["lang"]))})
+    text = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="cell", aggfunc="first",
+                            sort=False)
+    values = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="estimate",
+                              aggfunc="first", sort=False)
+    cols = [m for m in metric_names if m in text.columns]
+    text, values = text[cols], values[cols].reindex(text.index)
+    text.columns = values.columns = pd.Index([_METRIC_NAMES.get(m, m) for m in cols], name=None)
+    return bold_best(text, values=values, by=["run", "lang"])
 
 
 def compare_runs(pred: pd.DataFrame, a: str, b: str | Mapping[tuple[Any, ...], str], **options: Any) -> pd.DataFrame:
@@ -265,13 +359,94 @@ def versus_best_baseline(
     return pd.concat(out, ignore_index=True)
 
 
+def versus_table(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, n_boot: int | None = None) -> pd.DataFrame:
+    """:func:`versus_best_baseline` as a chapter shows it, numbers as text.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, lang, metric)``; columns ``strongest`` (the paper's name of the best baseline),
+        ``baseline``, ``TEF``, ``TEF - baseline`` (with its paired-bootstrap interval), ``p (bootstrap)``,
+        ``b`` and ``c`` (pairs only TEF / only the baseline gets right) and ``p (McNemar)``.
+    """
+    out = pd.DataFrame({
+        "run": vs["model"].map(lambda m: row_label(m, labels)), "lang": vs["lang"],
+        "metric": vs["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
+        "strongest": vs["b"].map(RULE_LABELS), "baseline": vs["baseline"].map(format_cell),
+        "TEF": vs["tef"].map(format_cell),
+        "TEF - baseline": [format_interval(d, lo, hi, signed=True)
+                           for d, lo, hi in zip(vs["difference"], vs["low"], vs["high"])],
+        "p (bootstrap)": [format_p(p, n_boot) for p in vs["p_bootstrap"]],
+        "b": vs["mcnemar_b"], "c": vs["mcnemar_c"], "p (McNemar)": [format_p(p) for p in vs["p_mcnemar"]],
+    })
+    return out.set_index(["run", "lang", "metric"])
+
+
+def gain_facts(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, metric: str = "accuracy") -> dict[str, Any]:
+    """The numbers a chapter's prose quotes about TEF against the strongest baseline, for one metric.
+
+    Returns
+    -------
+    dict
+        ``cells`` (run-language cells), ``gain_min`` and ``gain_max`` (points), ``n_above``, ``n_below``
+        and ``n_crossing`` (cells whose 95 % interval lies above zero, below zero, or crosses it) and
+        ``above`` / ``below`` (those cells named, or ``"none"``).
+    """
+    m = vs[vs["metric"] == metric]
+    up, down = m[m["low"] > 0], m[m["high"] < 0]
+
+    def named(frame: pd.DataFrame) -> str:
+        return "; ".join(f"{row_label(r['model'], labels)}, {LANG_LABELS.get(r['lang'], r['lang'])}"
+                         for _, r in frame.iterrows()) or "none"
+
+    return {"cells": len(m), "gain_min": float(m["difference"].min()), "gain_max": float(m["difference"].max()),
+            "n_above": len(up), "n_below": len(down), "n_crossing": len(m) - len(up) - len(down),
+            "above": named(up), "below": named(down)}
+
+
+def gain_markdown(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, metric: str = "accuracy") -> str:
+    """One bullet per run and language: TEF's Average, the strongest baseline's, and the paired difference."""
+    lines = []
+    for _, r in vs[vs["metric"] == metric].iterrows():
+        diff = format_interval(r["difference"], r["low"], r["high"], signed=True)
+        verdict = ("TEF ahead" if r["low"] > 0 else "the baseline ahead" if r["high"] < 0
+                   else "no difference the interval can tell")
+        lines.append(f"* {row_label(r['model'], labels)}, {LANG_LABELS.get(r['lang'], r['lang'])}: TEF "
+                     f"{format_cell(r['tef'])} against {RULE_LABELS[r['b']]} {format_cell(r['baseline'])}, "
+                     f"difference {diff} points: {verdict}.")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------------------------------
 # side by side with the paper
 # --------------------------------------------------------------------------------------------------
+def _paper_long(paper_table: pd.DataFrame, rules: Sequence[str], paper_models: Sequence[str] | None,
+                metrics_: Sequence[str]) -> pd.DataFrame:
+    """The paper's six dimensions and their mean (the one definition of the Average), long form."""
+    p = paper_table[paper_table["method"].isin(list(rules)) & paper_table["metric"].isin(list(metrics_))]
+    if paper_models is not None:
+        p = p[p["model"].isin(list(paper_models))]
+    dims = p[p["dimension"] != evaluate.AVERAGE].rename(columns={"method": "rule"})
+    dims = dims[["model", "lang", "rule", "dimension", "metric", "value"]]
+    mean = dimension_average(dims, ["model", "lang", "rule", "metric"], ["value"])
+    out = pd.concat([dims, mean], ignore_index=True)
+    return out.assign(run=out["model"].map(paper_label), order=2)
+
+
+def _reference_long(reference: pd.DataFrame, metrics_: Sequence[str]) -> pd.DataFrame:
+    """The counts and the majority-class rate of :func:`majority_rate`, long form."""
+    parts = [reference.assign(rule=FLOOR_ROW, metric=m, value=reference[m]) for m in metrics_]
+    parts += [reference.assign(rule=COUNT_ROW, metric=m, value=reference["n"]) for m in metrics_]
+    out = pd.concat(parts, ignore_index=True)[["lang", "rule", "dimension", "metric", "value"]]
+    return out.assign(run=REFERENCE_RUN, order=0)
+
+
 def side_by_side(
     ours: pd.DataFrame,
     paper_table: pd.DataFrame | None = None,
     *,
+    labels: Mapping[str, str] | None = None,
+    reference: pd.DataFrame | None = None,
     rules: Sequence[str] | None = None,
     paper_models: Sequence[str] | None = None,
     langs: Sequence[str] = ("zh", "en"),
@@ -285,8 +460,17 @@ def side_by_side(
         :func:`score_runs` output (columns ``model, lang, rule, dimension, accuracy, macro_f1``; a
         ``prompt`` column, if present, should hold one value).
     paper_table : DataFrame, optional
-        The paper's Table 3 or Table 4 in tidy form (:func:`tefcore.chapters.paper.load_table`); its printed
-        ``Average`` rows are kept, missing ones are the mean over the six dimensions.
+        The paper's Table 3 or Table 4 in tidy form (:func:`tefcore.chapters.paper.load_table`). Its
+        Average is the mean of its six printed dimensions, for both tables (Table 4's printed
+        Average is that mean rounded half up, :func:`tefcore.chapters.paper.table4_average_check`),
+        so that one quantity has one value in every chapter.
+    labels : mapping, optional
+        The label of each judge's rows (:func:`tefcore.chapters.runs.row_labels`); default
+        :func:`row_label`.
+    reference : DataFrame, optional
+        :func:`majority_rate` of the same pairs: shown first in each language as the rows
+        :data:`COUNT_ROW` (pairs per dimension) and :data:`FLOOR_ROW` (the majority-class rate), under
+        the run :data:`REFERENCE_RUN`.
     rules : sequence of str, optional
         Rules to show (default: those in ``ours``), in this order.
     paper_models : sequence of str, optional
@@ -298,47 +482,84 @@ def side_by_side(
     Returns
     -------
     DataFrame
-        Index ``(language, source, judge, method)`` where ``source`` is ``"ours, CPU judge"`` or
-        ``"paper, GPU/API LLMs"``; columns ``(Cul. ... Env., Average) x (Acc, F1)``; one decimal.
+        Index ``(language, run, method)``: ``run`` is the label of our judge's rows or
+        ``"paper: <model>"`` (:func:`paper_label`); columns ``(Cul. ... Env., Average) x (Acc, F1)``.
+        Numbers as computed (the chapters round them when they print them); the counts are integers.
     """
     rules = list(rules) if rules is not None else [r for r in RULE_NAMES if r in set(ours["rule"])]
-    long = []
     o = ours[ours["rule"].isin(rules)]
-    for metric in metrics_:
-        part = o[["model", "lang", "rule", "dimension", metric]].rename(columns={metric: "value"})
-        long.append(part.assign(metric=metric, source=OURS_ORIGIN))
+    long = [pd.concat([o[["model", "lang", "rule", "dimension", m]].rename(columns={m: "value"}).assign(metric=m)
+                       for m in metrics_], ignore_index=True)]
+    long[0] = long[0].assign(run=long[0]["model"].map(lambda m: row_label(m, labels)), order=1)
+    if reference is not None and len(reference):
+        long.append(_reference_long(reference, metrics_))
     if paper_table is not None and len(paper_table):
-        p = paper_table[paper_table["method"].isin(rules) & paper_table["metric"].isin(list(metrics_))]
-        if paper_models is not None:
-            p = p[p["model"].isin(list(paper_models))]
-        p = p.rename(columns={"method": "rule"})[["model", "lang", "rule", "dimension", "metric", "value"]]
-        dims = p[p["dimension"] != evaluate.AVERAGE]
-        printed = p[p["dimension"] == evaluate.AVERAGE]
-        mean = dimension_average(dims, ["model", "lang", "rule", "metric"], ["value"])
-        if len(printed):
-            mean = mean.merge(printed[["model", "lang", "rule", "metric"]], how="left", indicator=True)
-            mean = mean[mean["_merge"] == "left_only"].drop(columns="_merge")
-        long.append(pd.concat([dims, printed, mean], ignore_index=True).assign(source=PAPER_ORIGIN))
+        long.append(_paper_long(paper_table, rules, paper_models, metrics_))
     tidy = pd.concat(long, ignore_index=True)
     tidy = tidy[tidy["lang"].isin(list(langs))]
     tidy["language"] = tidy["lang"].map(lambda x: LANG_LABELS.get(x, x))
-    tidy["judge"] = tidy["model"].map(judge_label)
     tidy["method"] = tidy["rule"].map(lambda r: RULE_LABELS.get(r, r))
     tidy["dim"] = tidy["dimension"].map(lambda d: ABBREVIATIONS.get(d, d))
     tidy["m"] = tidy["metric"].map(METRIC_LABELS)
-    wide = tidy.pivot_table(index=["language", "source", "judge", "method"], columns=["dim", "m"],
-                            values="value", aggfunc="first", sort=False)
-    wide = wide[paper_columns(wide.columns, [METRIC_LABELS[m] for m in metrics_])]
+    runs = list(pd.unique(tidy.sort_values("order", kind="stable")["run"]))
+    methods = [*REFERENCE_ROWS, *(RULE_LABELS.get(r, r) for r in rules)]
+    tidy = sort_table(tidy, ["language", "run", "method"], {
+        "language": [LANG_LABELS.get(x, x) for x in langs], "run": runs, "method": methods})
+    wide = tidy.pivot_table(index=["language", "run", "method"], columns=["dim", "m"], values="value",
+                            aggfunc="first", sort=False)
+    wide = wide[paper_columns(wide.columns, [METRIC_LABELS[m] for m in metrics_])].astype(object)
     wide.columns.names = [None, None]
-    # row order: languages as asked, ours first, judges in input order, methods in rule order
-    lang_order = [LANG_LABELS.get(x, x) for x in langs]
-    judge_order = [judge_label(m) for m in pd.unique(tidy["model"])]
-    method_order = [RULE_LABELS.get(r, r) for r in rules]
-    idx = wide.index.to_frame(index=False)
-    sort_key = (idx["language"].map(lang_order.index) * 10**6
-                + idx["source"].map({OURS_ORIGIN: 0, PAPER_ORIGIN: 1}) * 10**5
-                + idx["judge"].map(judge_order.index) * 10**2 + idx["method"].map(method_order.index))
-    return wide.iloc[np.argsort(sort_key.to_numpy(), kind="stable")].round(1)
+    counts = wide.index.get_level_values("method") == COUNT_ROW
+    wide.loc[counts] = wide.loc[counts].map(lambda v: int(v) if pd.notna(v) else v)
+    return wide
+
+
+# --------------------------------------------------------------------------------------------------
+# the majority-class floor
+# --------------------------------------------------------------------------------------------------
+def below_floor(table: pd.DataFrame, reference: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """Our Averages that fall below the majority-class rate of the same pairs.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`score_runs` output.
+    reference : DataFrame
+        :func:`majority_rate` of the same pairs.
+    metric : {"accuracy", "macro_f1"}
+
+    Returns
+    -------
+    DataFrame
+        ``model, [prompt,] lang, rule, <metric>, floor`` for every Average under the floor.
+    """
+    floor = reference[reference["dimension"] == evaluate.AVERAGE].set_index("lang")[metric]
+    avg = table[table["dimension"] == evaluate.AVERAGE]
+    avg = avg.assign(floor=avg["lang"].map(floor))
+    return avg.loc[avg[metric] < avg["floor"], [*run_keys(avg), "lang", "rule", metric, "floor"]] \
+        .reset_index(drop=True)
+
+
+def floor_markdown(table: pd.DataFrame, reference: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
+    """Which of our results fall below the majority-class floor (Average accuracy), as Markdown.
+
+    One bullet per run and language with at least one rule below the floor: the rules and their
+    Average accuracy against the floor; one sentence when no result is below it.
+    """
+    below = below_floor(table, reference)
+    avg = table[table["dimension"] == evaluate.AVERAGE]
+    if below.empty:
+        return ("Every Average accuracy of ours clears the majority-class floor of its language "
+                f"({len(avg)} judge-language-rule cells).")
+    lines = []
+    keys = [*run_keys(below), "lang"]
+    for key, g in iter_groups(below, keys):
+        rules = ", ".join(f"{RULE_LABELS[r]} {format_cell(v)}" for r, v in zip(g["rule"], g["accuracy"]))
+        n_rules = int(((avg["model"] == key["model"]) & (avg["lang"] == key["lang"])).sum())
+        lines.append(f"* {row_label(key['model'], labels)}, {LANG_LABELS.get(key['lang'], key['lang'])}: "
+                     f"{len(g)} of {n_rules} rules below the floor of {format_cell(g['floor'].iloc[0])} ({rules})")
+    return (f"{len(below)} of the {len(avg)} Average accuracies of ours fall **below the majority-class "
+            "floor** of their language:\n\n" + "\n".join(lines))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -376,6 +597,34 @@ def invalid_accounting(runs: Runs | pd.DataFrame) -> pd.DataFrame:
         counts.columns = [f"source: {c}" for c in counts.columns]
         out = out.merge(counts.reset_index(), on=keys, how="left")
     return out
+
+
+def has_invalid(runs: Runs | pd.DataFrame) -> bool:
+    """Whether any whole-post or sentence answer of the runs could not be read (is NaN)."""
+    df = frame_of(runs)
+    if df.empty:
+        return False
+    flat = flatten_sentences(df["sentences"])[0]
+    return bool(df["direct"].isna().any() or np.isnan(flat).any())
+
+
+def policy_table(runs: Runs | pd.DataFrame, rules: Sequence[str], labels: Mapping[str, str] | None = None,
+                 metrics_: Sequence[str] = ("accuracy", "macro_f1")) -> pd.DataFrame:
+    """The Averages of each rule under both invalid-answer policies, side by side.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, lang, policy)`` with policies ``drop`` and ``reference``
+        (:data:`tefcore.evaluate.INVALID_POLICIES`); columns ``(metric, method)``.
+    """
+    parts = [score_runs(predict_runs(runs, rules=rules, invalid=policy)).assign(policy=policy)
+             for policy in evaluate.INVALID_POLICIES]
+    both = pd.concat(parts, ignore_index=True)
+    both = both[both["dimension"] == evaluate.AVERAGE]
+    both = both.assign(run=both["model"].map(lambda m: row_label(m, labels)), method=both["rule"].map(RULE_LABELS))
+    wide = both.pivot_table(index=["run", "lang", "policy"], columns="method", values=list(metrics_), sort=False)
+    return wide[[(m, RULE_LABELS[r]) for m in metrics_ for r in rules if (m, RULE_LABELS[r]) in wide.columns]]
 
 
 def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.DataFrame:
@@ -461,3 +710,191 @@ def prompt_robustness(
     out["drop_tef"] = out["model"].map(ref["tef"]) - out["tef"]
     return out
 
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 4: the ablations
+# --------------------------------------------------------------------------------------------------
+ABLATION_NAMES: dict[str, str] = {"tef_without_entropy": "entropy weighting",
+                                  "tef_without_log_odds": "log-odds transform"}
+"""What each ablation removes from TEF."""
+
+
+def ablation_comparisons(
+    pred: pd.DataFrame,
+    ablations: Sequence[str] = tuple(ABLATION_NAMES),
+    *,
+    metrics_: Sequence[str] = ("accuracy", "macro_f1"),
+    n_boot: int = 1000,
+    random_state: int = 0,
+) -> pd.DataFrame:
+    """Full TEF against each ablation, per run, language and metric (:func:`compare_runs`).
+
+    A positive difference means that the component the ablation removes helped on these pairs.
+    """
+    parts = [compare_runs(pred, "tef", ablation, metric=metric, n_boot=n_boot, random_state=random_state)
+             for ablation in ablations for metric in metrics_]
+    return pd.concat(parts, ignore_index=True)
+
+
+def comparison_table(cmp: pd.DataFrame, labels: Mapping[str, str] | None = None, n_boot: int | None = None,
+                     names: Mapping[str, str] = ABLATION_NAMES) -> pd.DataFrame:
+    """:func:`ablation_comparisons` as a chapter shows it: index ``(run, lang, removed, metric)``, numbers as text."""
+    out = pd.DataFrame({
+        "run": cmp["model"].map(lambda m: row_label(m, labels)), "lang": cmp["lang"],
+        "removed": cmp["b"].map(lambda b: names.get(b, b)),
+        "metric": cmp["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
+        "TEF - ablation": [format_interval(d, lo, hi, signed=True)
+                           for d, lo, hi in zip(cmp["difference"], cmp["low"], cmp["high"])],
+        "p (bootstrap)": [format_p(p, n_boot) for p in cmp["p_bootstrap"]],
+        "b": cmp["mcnemar_b"], "c": cmp["mcnemar_c"], "p (McNemar)": [format_p(p) for p in cmp["p_mcnemar"]],
+    })
+    return out.set_index(["run", "lang", "removed", "metric"])
+
+
+def soft_vote_margins(table: pd.DataFrame, table3: pd.DataFrame, table4: pd.DataFrame,
+                      labels: Mapping[str, str] | None = None,
+                      variants: Sequence[str] = ("tef", *ABLATION_NAMES)) -> pd.DataFrame:
+    """The Average accuracy margin over Soft Vote of TEF and of each ablation, ours and the paper's.
+
+    Ours from :func:`score_runs` output; the paper's from its Tables 3 (Soft Vote) and 4 (the ablated
+    models), both Averages being the mean of six dimensions
+    (:func:`tefcore.chapters.paper.ablation_versus_soft_vote`).
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, lang)``; one column per variant (the paper's names), in points.
+    """
+    from tefcore.chapters import paper
+
+    avg = table[table["dimension"] == evaluate.AVERAGE].pivot_table(
+        index=["model", "lang"], columns="rule", values="accuracy", sort=False).reset_index()
+    ours = pd.DataFrame({"run": avg["model"].map(lambda m: row_label(m, labels)), "lang": avg["lang"],
+                         **{RULE_LABELS[v]: avg[v] - avg["soft_vote"] for v in variants}})
+    pv = paper.ablation_versus_soft_vote(table3, table4).xs("accuracy", level="metric").reset_index()
+    pv = sort_table(pv, ["model", "lang"], {"model": paper.MODELS, "lang": ["zh", "en"]})
+    theirs = pd.DataFrame({"run": pv["model"].map(paper_label), "lang": pv["lang"],
+                           **{RULE_LABELS[v]: pv[f"margin_{v}"] for v in variants}})
+    return pd.concat([ours, theirs], ignore_index=True).set_index(["run", "lang"])
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 1: which variants exist, and the tables with every requested variant
+# --------------------------------------------------------------------------------------------------
+def prompt_coverage(runs: Runs, models: Sequence[str], prompts: Sequence[str], langs: Sequence[str]) -> pd.DataFrame:
+    """Which (judge, prompt, language) caches a chapter found.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(model, prompt)`` in the requested order, one column per language with the number of
+        pairs, or :data:`NOT_RUN`; a column ``complete`` (every language present).
+    """
+    found = runs.provenance.set_index(["model", "prompt", "lang"])["n_pairs"] if len(runs.provenance) else \
+        pd.Series(dtype=object)
+    rows = []
+    for model in models:
+        for prompt in prompts:
+            cells = {lang: int(found[(model, prompt, lang)]) if (model, prompt, lang) in found.index else NOT_RUN
+                     for lang in langs}
+            rows.append({"model": model, "prompt": prompt, **cells,
+                         "complete": all(c != NOT_RUN for c in cells.values())})
+    return pd.DataFrame(rows).set_index(["model", "prompt"])
+
+
+def prompt_table(rob: pd.DataFrame, models: Sequence[str], prompts: Sequence[str],
+                 labels: Mapping[str, str] | None = None, n_boot: int | None = None) -> pd.DataFrame:
+    """:func:`prompt_robustness` as a chapter shows it, a row for every requested (judge, prompt).
+
+    A variant without caches in every language reads :data:`NOT_RUN` in every column; a drop (accuracy
+    lost against the reference prompt) reads :data:`NOT_RUN` when either of its two variants was not
+    run, never 0.0.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, prompt)``; columns ``strongest``, ``baseline``, ``TEF``, ``TEF - baseline``,
+        ``p (bootstrap)``, ``p (McNemar)``, ``baseline drop``, ``TEF drop``.
+    """
+    have = rob.set_index(["model", "prompt"])
+    rows = []
+    for model in models:
+        for prompt in prompts:
+            row: dict[str, Any] = {"run": row_label(model, labels), "prompt": prompt}
+            if (model, prompt) not in have.index:
+                rows.append({**row, **dict.fromkeys(_PROMPT_COLUMNS, NOT_RUN)})
+                continue
+            r = have.loc[(model, prompt)]
+            rows.append({**row, "strongest": RULE_LABELS[r["strongest_baseline"]],
+                         "baseline": format_cell(r["baseline"]), "TEF": format_cell(r["tef"]),
+                         "TEF - baseline": format_interval(r["gain"], r["low"], r["high"], signed=True),
+                         "p (bootstrap)": format_p(r["p_bootstrap"], n_boot), "p (McNemar)": format_p(r["p_mcnemar"]),
+                         "baseline drop": _drop(r["drop_baseline"]), "TEF drop": _drop(r["drop_tef"])})
+    return pd.DataFrame(rows).set_index(["run", "prompt"])
+
+
+_PROMPT_COLUMNS = ("strongest", "baseline", "TEF", "TEF - baseline", "p (bootstrap)", "p (McNemar)",
+                   "baseline drop", "TEF drop")
+
+
+def _drop(value: float) -> str:
+    return format_cell(value, signed=True) if np.isfinite(value) else NOT_RUN
+
+
+def prompt_by_language(pred: pd.DataFrame, models: Sequence[str], prompts: Sequence[str], langs: Sequence[str],
+                       labels: Mapping[str, str] | None = None, *, n_boot: int = 1000,
+                       random_state: int = 0) -> pd.DataFrame:
+    """Per judge, prompt and language: the strongest baseline, TEF and the paired difference (Average
+    accuracy), a row for every requested combination (:data:`NOT_RUN` where the cache is missing).
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, prompt, lang)``; columns ``strongest``, ``baseline``, ``TEF``, ``TEF - baseline``.
+    """
+    vs = versus_best_baseline(pred, metrics_=("accuracy",), n_boot=n_boot, random_state=random_state) \
+        if len(pred) else pd.DataFrame(columns=["model", "prompt", "lang"])
+    have = vs.set_index(["model", "prompt", "lang"])
+    rows = []
+    for model in models:
+        for prompt in prompts:
+            for lang in langs:
+                row = {"run": row_label(model, labels), "prompt": prompt, "lang": lang}
+                if (model, prompt, lang) not in have.index:
+                    rows.append({**row, "strongest": NOT_RUN, "baseline": NOT_RUN, "TEF": NOT_RUN,
+                                 "TEF - baseline": NOT_RUN})
+                    continue
+                r = have.loc[(model, prompt, lang)]
+                rows.append({**row, "strongest": RULE_LABELS[r["b"]], "baseline": format_cell(r["baseline"]),
+                             "TEF": format_cell(r["tef"]),
+                             "TEF - baseline": format_interval(r["difference"], r["low"], r["high"], signed=True)})
+    return pd.DataFrame(rows).set_index(["run", "prompt", "lang"])
+
+
+def paper_prompt_facts(table1: pd.DataFrame) -> dict[str, Any]:
+    """What the paper's Table 1 says about TEF's margin under the three prompts, in numbers.
+
+    Returns
+    -------
+    dict
+        ``margin_min`` / ``margin_max`` (points, over the five models and three prompts),
+        ``n_models``, ``n_grows`` (models whose margin grows from original to verbose to minimal),
+        ``n_shrinks`` (models whose margin under a perturbed prompt is smaller than under the original),
+        ``margins`` (each model's three margins as text, e.g. ``"Qwen2.5-7B 8.7 → 9.0 → 9.4"``),
+        ``n_tef_loses_less`` (of the model x perturbed-prompt cells, those where TEF loses no more than
+        the strongest baseline) and ``n_drop_cells``.
+    """
+    from tefcore.chapters import paper
+
+    pr = paper.prompt_robustness_summary(table1)
+    m = pr[[f"margin_{p}" for p in ("original", "verbose", "minimal")]].map(round_half_up)
+    grows = (m["margin_verbose"] > m["margin_original"]) & (m["margin_minimal"] > m["margin_verbose"])
+    shrinks = (m["margin_verbose"] < m["margin_original"]) | (m["margin_minimal"] < m["margin_original"])
+    less = [pr[f"drop_tef_{p}"].map(round_half_up) <= pr[f"drop_strongest_baseline_{p}"].map(round_half_up)
+            for p in ("verbose", "minimal")]
+    return {"margin_min": float(m.to_numpy().min()), "margin_max": float(m.to_numpy().max()), "n_models": len(m),
+            "n_grows": int(grows.sum()), "n_shrinks": int(shrinks.sum()),
+            "margins": "; ".join(f"{paper.MODEL_LABELS[k]} " + " → ".join(format_cell(v) for v in row)
+                                 for k, row in zip(m.index, m.to_numpy())),
+            "n_tef_loses_less": int(sum(s.sum() for s in less)), "n_drop_cells": int(sum(len(s) for s in less))}

@@ -1,11 +1,16 @@
 """The caches of several runs, read as one frame: which judges, prompts and languages a chapter shows.
 
 A run is one judge (``model``) under one prompt variant (``prompt``); its caches are
-``<cache_dir>/<model>/<prompt>/<lang>.jsonl``. :func:`load_runs` reads many of them into one
-:class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the provenance of each file,
-and a note for each file that is missing); :func:`chapter_runs` does the same for a chapter, which
-needs at least one cache; :func:`provenance_view` is the provenance table a chapter shows.
-:func:`parse_list` and :func:`repo_path` turn notebook parameters into names and paths.
+``<cache_dir>/<model>/<prompt>/<lang>.jsonl``, or ``<lang>.reading-<reading>.jsonl`` for an LLM judge
+read another way than the default ``summed`` (:func:`tefcore.judges.run.cache_path`; a judge that reads
+no answer token, such as the e5 judges, has one cache whatever the reading). :func:`load_runs` reads
+many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the
+provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
+for a chapter, which needs at least one cache. What a chapter says about its runs comes from there:
+:func:`row_labels` (the label of each judge's rows, read from the provenance),
+:func:`data_statement` (which data the caches were scored on, with counts) and :func:`provenance_view`
+(the provenance table). :func:`parse_list` and :func:`repo_path` turn notebook parameters into names
+and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
 :mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` share to work on the runs of a frame
@@ -26,22 +31,30 @@ import pandas as pd
 __all__ = [
     "PROJECT_ENV",
     "PROVENANCE_COLUMNS",
+    "READINGS",
     "Runs",
     "chapter_runs",
+    "data_statement",
     "frame_of",
     "load_runs",
     "parse_list",
     "project_root",
     "provenance_view",
+    "reads_answers",
     "repo_path",
+    "row_labels",
     "run_keys",
 ]
 
 PROVENANCE_COLUMNS: tuple[str, ...] = (
-    "model", "prompt", "lang", "n_pairs", "backend", "model_id", "engine", "weights_sha256",
-    "template_sha256", "descriptions_sha256", "n_folds", "seeds", "reading", "provenance_id",
+    "model", "prompt", "lang", "n_pairs", "label", "backend", "model_id", "engine", "weights_sha256",
+    "template_sha256", "system_prompt", "descriptions_sha256", "standardize", "C", "n_folds",
+    "seeds", "reading", "provenance_id",
 )
 """Provenance fields the chapters show when a cache records them."""
+
+READINGS: tuple[str, ...] = ("summed", "reference")
+"""How an LLM judge's answer token is read (:mod:`tefcore.judges.labels`); ``summed`` is the default."""
 
 _GROUP_KEYS: tuple[str, ...] = ("model", "prompt")
 
@@ -173,7 +186,8 @@ def _recorded(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, hash_chars: int = 12) -> pd.DataFrame:
+def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, hash_chars: int = 12,
+                    labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The provenance fields a chapter shows, one row per cache file, hashes shortened.
 
     Parameters
@@ -183,13 +197,18 @@ def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, has
         Fields to keep when the caches record them (:data:`PROVENANCE_COLUMNS`).
     hash_chars : int
         Characters kept of every SHA-256 or provenance id (enough to tell files apart).
+    labels : mapping, optional
+        The label of each judge's rows (:func:`row_labels`), shown in a ``label`` column.
 
     Returns
     -------
     DataFrame
         Indexed by ``model, prompt, lang``.
     """
-    view = runs.provenance[[c for c in columns if c in runs.provenance.columns]].copy()
+    prov = runs.provenance.copy()
+    if labels is not None:
+        prov["label"] = prov["model"].map(dict(labels))
+    view = prov[[c for c in columns if c in prov.columns]].copy()
     for col in view.columns:
         if col.endswith("sha256") or col == "provenance_id":
             view[col] = view[col].map(lambda v: v[:hash_chars] if isinstance(v, str) else v)
@@ -202,6 +221,7 @@ def load_runs(
     langs: str | Sequence[str] = ("en", "zh"),
     cache_dir: str | Path = "data/caches",
     *,
+    reading: str = "summed",
     reader: Callable[[Path], tuple[pd.DataFrame, dict[str, Any]]] | None = None,
 ) -> Runs:
     """Read the caches ``<cache_dir>/<model>/<prompt>/<lang>.jsonl`` of several runs.
@@ -212,6 +232,10 @@ def load_runs(
         Names, or comma-separated strings of names (notebook parameters).
     cache_dir : str or Path
         Root of the caches; a relative path is resolved with :func:`repo_path`.
+    reading : {"summed", "reference"}
+        How the LLM judges' answer tokens were read: their file names come from
+        :func:`tefcore.judges.run.cache_path`; judges that read no answer token (:func:`reads_answers`)
+        have one cache whatever the reading.
     reader : callable, optional
         ``reader(path) -> (frame, provenance)``; default :func:`tefcore.judges.cache.read_cache`.
 
@@ -225,20 +249,25 @@ def load_runs(
     Raises
     ------
     ValueError
-        When no model, prompt or language is requested.
+        When no model, prompt or language is requested, or the reading is unknown.
     """
+    from tefcore.judges.run import cache_path
+
     model_list, prompt_list, lang_list = parse_list(models), parse_list(prompts), parse_list(langs)
     if not (model_list and prompt_list and lang_list):
         raise ValueError(f"load_runs needs at least one model, prompt and language; got models={models!r}, "
                          f"prompts={prompts!r}, langs={langs!r}")
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r}; choose one of {', '.join(READINGS)}")
     if reader is None:
         from tefcore.judges.cache import read_cache as reader
     root = repo_path(cache_dir)
     frames, prov, missing = [], [], []
     for model in model_list:
+        read_as = reading if reads_answers(model) else "summed"
         for prompt in prompt_list:
             for lang in lang_list:
-                path = root / model / prompt / f"{lang}.jsonl"
+                path = cache_path(root, model, prompt, lang, reading=read_as)
                 if not path.is_file():
                     missing.append(f"{model}/{prompt}/{lang}: no cache at {path}")
                     continue
@@ -273,6 +302,7 @@ def chapter_runs(
     prompts: str | Sequence[str] = "original",
     langs: str | Sequence[str] = ("en", "zh"),
     cache_dir: str | Path = "data/caches",
+    reading: str = "summed",
 ) -> Runs:
     """:func:`load_runs` for a chapter of the book: at least one cache must exist.
 
@@ -282,12 +312,95 @@ def chapter_runs(
         When none of the requested caches exists, with the folder looked in and the command that
         writes one.
     """
-    runs = load_runs(models, prompts, langs, cache_dir)
+    runs = load_runs(models, prompts, langs, cache_dir, reading=reading)
     if runs.frame.empty:
         raise FileNotFoundError(f"no cache found under {repo_path(cache_dir)} for models={models!r}, "
-                                f"prompts={prompts!r}, langs={langs!r}; write one with `tef extract` "
-                                "(chapter 4)")
+                                f"prompts={prompts!r}, langs={langs!r}, reading={reading!r}; write one with "
+                                "`tef extract` (chapter 4)")
     return runs
+
+
+def reads_answers(model: str) -> bool:
+    """Whether a judge reads an answer token (an LLM backend of the registry), so that its caches depend on
+    the reading. A name the registry does not know counts as an LLM (a ``.gguf`` file, a test's name).
+
+    Examples
+    --------
+    >>> reads_answers("local"), reads_answers("e5-crossfit"), reads_answers("my-model.gguf")
+    (True, False, True)
+    """
+    from tefcore.judges.registry import LLM_BACKENDS, load_registry
+
+    entry = load_registry().get(model)
+    return entry is None or entry.get("backend") in LLM_BACKENDS
+
+
+# --------------------------------------------------------------------------------------------------
+# what a chapter says about its runs
+# --------------------------------------------------------------------------------------------------
+def row_labels(runs: Runs) -> dict[str, str]:
+    """The label of each judge's rows: :func:`tefcore.chapters.provenance.run_labels`, read from the caches.
+
+    Two judges of the registry can run the same model under other settings (the cross-fitted e5 judge
+    with and without standardization): when their labels coincide, each gets its registry name in
+    brackets, so that no two judges of a table share a label.
+
+    Returns
+    -------
+    dict of str to str
+        Registry name -> label, e.g. ``"ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"``.
+    """
+    from tefcore.chapters.provenance import run_labels
+
+    labels = run_labels(runs)
+    counts = pd.Series(list(labels.values())).value_counts()
+    return {m: f"{label} [{m}]" if counts[label] > 1 else label for m, label in labels.items()}
+
+
+def _count_phrase(per_lang: Mapping[str, int], langs: Sequence[str]) -> str:
+    return " / ".join(f"{per_lang.get(lang, 0):,} {lang}" for lang in langs)
+
+
+def data_statement(runs: Runs) -> str:
+    """Which data a chapter's caches were scored on, as a Markdown paragraph with counts.
+
+    For each judge: the data kind of its pairs (:func:`tefcore.chapters.provenance.data_kind`: the
+    embedded MIND sample, the full MIND release or custom data) and the number of posts and evaluation
+    pairs per language; on the sample, how many of its pairs that is (an extraction under way holds
+    fewer) and the SHA-256 of its files (:func:`tefcore.mind.release.describe_data`). Judges on the same
+    data share one sentence.
+
+    Returns
+    -------
+    str
+        Markdown; empty when the runs hold no pairs.
+    """
+    from tefcore.chapters.provenance import data_kind
+    from tefcore.mind.release import DATA_KINDS, describe_data
+
+    if runs.frame.empty:
+        return ""
+    langs = list(pd.unique(runs.frame["lang"]))
+    groups: dict[str, list[str]] = {}
+    for model in runs.models:
+        frame = runs.frame[runs.frame["model"] == model].drop_duplicates(["lang", "post_id", "dimension"])
+        posts = frame.drop_duplicates(["lang", "post_id"]).groupby("lang").size().to_dict()
+        pairs = frame.groupby("lang").size().to_dict()
+        kind = data_kind(frame)
+        text = f"the **{kind}**: {_count_phrase(pairs, langs)} evaluation pairs from {_count_phrase(posts, langs)} posts"
+        if kind == DATA_KINDS[0]:
+            sample = describe_data(langs=langs)
+            whole = all(pairs.get(lang, 0) == sample.pairs[lang] for lang in langs)
+            text += (f" (every pair of the embedded sample of {_count_phrase(sample.posts, langs)} posts" if whole
+                     else f" (of the sample's {_count_phrase(sample.pairs, langs)} pairs: an extraction still "
+                          "under way")
+            text += "; files " + ", ".join(f"mind_{lang}.jsonl sha256 `{sample.sha256[lang][:12]}`" for lang in langs)
+            text += ")"
+        groups.setdefault(text, []).append(model)
+    if len(groups) == 1:
+        return f"All the caches of this page were scored on {next(iter(groups))}."
+    return "The caches of this page were scored on different data:\n\n" + "\n".join(
+        f"* {', '.join(f'`{m}`' for m in models)}: {text}" for text, models in groups.items())
 
 
 # --------------------------------------------------------------------------------------------------
