@@ -22,8 +22,9 @@
 # soft decision to a fusion centre, which must combine them
 # {cite}`tenney1981detection,chair1986optimal`. This chapter derives the fusion rule of the paper
 # {cite}`tefpaper`, Tempered Evidence Fusion (TEF), from that point of view, and shows that Majority
-# Vote (MV) and Soft Vote (SV) are two other choices on the same scale. Every number and figure
-# below is computed by `tefcore.fusion`, the implementation the later chapters use on real judges.
+# Vote (MV) and Soft Vote (SV) are two other choices on the same scale. It reads no MIND data: every
+# number and figure below is computed by `tefcore.fusion`, the implementation the later chapters use
+# on real judges, from the formulas or from posts written down on this page.
 
 # %% tags=["parameters"]
 # Posteriors of the worked example: one decisive sentence and four hedging ones.
@@ -34,31 +35,28 @@ hedging_p = 0.45
 max_hedging = 40
 # Resolution of the curves of w(p) and l(p).
 grid_points = 399
+# Softmax temperatures of TEF's confidence shown beside the reference release's.
+confidence_temperatures = [1.0, 2.0, 5.0, 10.0, 20.0]
 
-# %%
+# %% tags=["hide-input"]
 from tefcore.chapters.parameters import check_parameters
 
 check_parameters("01_derivation")  # a misspelt -p name fails here, naming the parameters above
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from IPython.display import Markdown, display
+from myst_nb import glue
 
-from tefcore.chapters.presentation import RULE_LABELS
-from tefcore.fusion import RULES, clipped_log_odds, fuse_many, weights
+from tefcore.chapters import theory
 from tefcore.chapters.figures import setup_notebook
+from tefcore.chapters.presentation import bold_best
+from tefcore.fusion import TEMPERATURE, clipped_log_odds, weights
 from tefcore.information import contributions
 
-_ = setup_notebook()
-RULE_ORDER = ["majority_vote", "soft_vote", "tef_without_entropy", "tef"]
-COLORS = {
-    "majority_vote": "#1b9e77",
-    "soft_vote": "#d95f02",
-    "tef_without_entropy": "#7570b3",
-    "tef": "#e7298a",
-}
-LABELS = RULE_LABELS | {"tef_without_entropy": "log-odds sum (w/o Entropy)"}
+setup_notebook()
+p_grid = np.linspace(0.0005, 0.9995, grid_points)
+glue("T_ref", float(TEMPERATURE), display=False)
 
 # %% [markdown]
 # ## Notation
@@ -111,14 +109,15 @@ LABELS = RULE_LABELS | {"tef_without_entropy": "log-odds sum (w/o Entropy)"}
 # decision fusion {cite}`varshney1997distributed`. The Bayes decision is "change" exactly when
 # $\sum_i \ell(p_i) \ge 0$. Chapter 2 checks {eq}`deriv-additive` numerically.
 
+
 # %% [markdown]
 # ## Why not simply add the log-odds?
 #
 # Real judges break both assumptions. The sentences of one post share a topic, an author and a
 # vocabulary, so they are not independent given the side. And an LLM's answer-token probabilities
 # are calibrated only roughly: a sentence that says nothing about the dimension rarely gets exactly
-# $1/2$; it gets something like $0.4$ or $0.6$, pushed by the wording or by the model's taste for
-# one answer letter. Under the plain sum each of these sentences adds a small error of the same
+# $1/2$; it lands a little above or below, pushed by the wording or by the model's taste for one
+# answer letter. Under the plain sum each of these sentences adds a small error of the same
 # kind, and $N$ of them add $N$ errors: evidence that is not there accumulates linearly with the
 # length of the post, while the one sentence that takes a position counts once.
 #
@@ -174,47 +173,13 @@ LABELS = RULE_LABELS | {"tef_without_entropy": "log-odds sum (w/o Entropy)"}
 # A sentence's contribution vanishes to *third* order in its distance from $1/2$, instead of the
 # first order of the plain log-odds sum. Far from the middle $w \to 1$, and the sentence keeps almost
 # its full Bayesian weight. In the implementation probabilities are clipped to
-# $[\epsilon, 1-\epsilon]$ and log-odds to $[-M, M]$ with $\epsilon = 10^{-6}$ and $M = 10$, so no
-# single sentence can contribute more than $M$.
+# $[\epsilon, 1-\epsilon]$ and log-odds to $[-M, M]$, with the paper's constants $\epsilon = 10^{-6}$
+# and $M = 10$, so no single sentence can contribute more than $M$.
 #
 # The figure shows the three functions; hover over the curves to read values.
 
 # %% tags=["hide-input"]
-p_grid = np.linspace(0.0005, 0.9995, grid_points)
-w_grid = weights(p_grid)
-l_grid = clipped_log_odds(p_grid)
-
-fig = make_subplots(
-    rows=1, cols=2, subplot_titles=("weight w(p)", "log-odds l(p) and tempered w(p)·l(p)")
-)
-fig.add_trace(
-    go.Scatter(x=p_grid, y=w_grid, name="w(p)", line=dict(color="#1b9e77", width=3)), 1, 1
-)
-fig.add_trace(
-    go.Scatter(
-        x=p_grid, y=l_grid, name="l(p)", line=dict(color="#7570b3", width=2, dash="dash")
-    ),
-    1,
-    2,
-)
-fig.add_trace(
-    go.Scatter(
-        x=p_grid, y=w_grid * l_grid, name="w(p)·l(p)", line=dict(color="#e7298a", width=3)
-    ),
-    1,
-    2,
-)
-fig.update_xaxes(title_text="p = P(change | sentence)", range=[0, 1])
-fig.update_yaxes(title_text="w", range=[0, 1.02], row=1, col=1)
-fig.update_yaxes(title_text="evidence", range=[-8, 8], row=1, col=2)
-fig.update_layout(
-    height=420,
-    hovermode="x unified",
-    template="plotly_white",
-    title="TEF's weight and a sentence's tempered evidence",
-    legend=dict(orientation="h", y=-0.2),
-)
-fig.show()
+theory.curve_figure(p_grid).show()
 
 # %% [markdown]
 # The flat bottom of $w(p)\,\ell(p)$ around $p = 1/2$ is the soft censoring of {eq}`deriv-cubic`. The
@@ -222,17 +187,13 @@ fig.show()
 
 # %%
 probe = np.array([0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999])
-delta = probe - 0.5
-probe_table = pd.DataFrame(
-    {
-        "p": probe,
-        "w(p)": weights(probe),
-        "l(p)": clipped_log_odds(probe),
-        "w(p)·l(p)": weights(probe) * clipped_log_odds(probe),
-        "8δ³/log 2 (near 1/2)": 8 * delta**3 / np.log(2),
-    }
-)
-probe_table.round(4)
+pd.DataFrame({
+    "p": probe,
+    "w(p)": weights(probe),
+    "l(p)": clipped_log_odds(probe),
+    "w(p)·l(p)": weights(probe) * clipped_log_odds(probe),
+    "8δ³/log 2 (near 1/2)": 8 * (probe - 0.5) ** 3 / np.log(2),
+}).round(4)
 
 # %% [markdown]
 # ## MV, SV and TEF on one scale
@@ -255,83 +216,64 @@ probe_table.round(4)
 # which gives its line. Seen this way MV keeps only the sign of each sentence's evidence and throws
 # away its size; SV keeps the size but squashes it: it grows like $\ell/4$ near zero (the same
 # shape as the log-odds there) and saturates at $\pm 1/2$, so a sentence at $p = 0.999$ counts
-# barely more than one at $p = 0.95$. The log-odds sum keeps the size exactly, which is right only
+# only {glue:text}`sv_ratio:.2f` times as much as one at $p = 0.95$, although its log-odds are
+# {glue:text}`lo_ratio:.2f` times as large. The log-odds sum keeps the size exactly, which is right only
 # when the judge is calibrated and the sentences independent. TEF keeps the large contributions of
 # the log-odds sum and removes the small ones.
 #
 # Since a decision depends only on the sign of the sum, multiplying $\varphi$ by a constant changes
-# nothing. The figure therefore scales each rule so that a sentence at $p = 0.95$ contributes one.
+# nothing. The figure therefore scales each rule so that a sentence at $p = $ `decisive_p`
+# contributes one.
 
 # %% tags=["hide-input"]
-curves = contributions(p_grid)
-reference = contributions([decisive_p]).iloc[0]
-fig = go.Figure()
-for rule in RULE_ORDER:
-    fig.add_trace(
-        go.Scatter(
-            x=p_grid,
-            y=curves[rule] / reference[rule],
-            name=LABELS[rule],
-            line=dict(color=COLORS[rule], width=3 if rule == "tef" else 2),
-        )
-    )
-fig.update_layout(
-    height=430,
-    template="plotly_white",
-    hovermode="x unified",
-    title=f"Contribution of one sentence, relative to a sentence at p = {decisive_p}",
-    xaxis_title="p = P(change | sentence)",
-    yaxis_title="relative contribution",
-    yaxis_range=[-2.5, 2.5],
-    legend=dict(orientation="h", y=-0.2),
-)
-fig.show()
+ratio = contributions([0.999]).iloc[0] / contributions([0.95]).iloc[0]
+glue("sv_ratio", float(ratio["soft_vote"]), display=False)
+glue("lo_ratio", float(ratio["tef_without_entropy"]), display=False)
+theory.contribution_figure(p_grid, decisive_p).show()
 
 # %% [markdown]
 # ### How many hedging sentences overturn a decisive one?
 #
 # One way to read the figure: a post has one decisive sentence at $p = $ `decisive_p` and $n$
 # hedging ones at $p = $ `hedging_p`, leaning slightly the other way. How large must $n$ be for each
-# rule to flip to the hedging side? The answer is the ratio of the two contributions
-# (`tefcore.simulate.contributions` returns $\varphi$ of every rule); we also let `fuse_many` decide
-# the posts $n = 0, 1, \dots$ and report the first $n$ at which each rule flips.
+# rule to flip to the hedging side? The answer is the ratio of the two contributions; we also let
+# `fuse_many` decide the posts $n = 0, 1, \dots,$ `max_hedging` and report the first $n$ at which
+# each rule flips (`theory.first_flips`).
 
 # %%
-# exchange rate: how many hedging contributions cancel one decisive contribution, per rule
-rate = contributions([decisive_p]).iloc[0] / -contributions([hedging_p]).iloc[0]
-# post n holds one decisive sentence followed by n hedging ones; fuse_many decides all of them
-n_hedge = np.arange(max_hedging + 1)
-p_flat = np.concatenate([np.r_[decisive_p, np.full(n, hedging_p)] for n in n_hedge])
-doc = np.repeat(n_hedge, n_hedge + 1)
-first_flip = {}
-for rule in RULE_ORDER:
-    pred = fuse_many(p_flat, doc, rule=rule).prediction
-    flipped = np.flatnonzero(pred != pred[0])
-    first_flip[rule] = int(flipped[0]) if flipped.size else f"> {max_hedging}"
-pd.DataFrame(
-    {
-        "exchange rate (hedging sentences per decisive one)": rate[RULE_ORDER].round(1),
-        f"first n that flips (n ≤ {max_hedging})": pd.Series(first_flip),
-    }
-).rename(index=LABELS)
+decisive = contributions([decisive_p]).iloc[0]
+hedging = contributions([hedging_p]).iloc[0]
+rate = decisive / -hedging  # hedging sentences that cancel one decisive one
+flips = theory.first_flips(decisive_p, hedging_p, range(max_hedging + 1))
+pd.DataFrame({
+    "hedging sentences per decisive one": rate.round(1),
+    "first n that flips": flips.astype(object).fillna(f"> {max_hedging}"),
+}).rename(index=theory.CURVE_LABELS)
+
+# %% tags=["hide-input"]
+for rule, n in flips.items():
+    glue(f"flip_{rule}", f"more than {max_hedging}" if pd.isna(n) else int(n), display=False)
+glue("tef_rate", float(rate["tef"]), display=False)
 
 # %% [markdown]
-# MV flips as soon as the hedging sentences outnumber the decisive one (at one hedging sentence the
-# vote is tied and goes to change). SV holds out longer, the log-odds sum longer still, and TEF's
-# exchange rate is in the thousands: the hedging sentences are, in effect, not counted. Whether that
-# is good depends on whether the hedging probabilities carry real evidence; chapter 2 explores both
-# cases with detectors whose calibration we control.
+# MV flips as soon as the hedging sentences outnumber the decisive one, here at
+# $n = $ {glue:text}`flip_majority_vote` (at one hedging sentence the vote is tied, and a tie goes to
+# change). SV holds out until $n = $ {glue:text}`flip_soft_vote`, the log-odds sum until
+# $n = $ {glue:text}`flip_tef_without_entropy`, and TEF's exchange rate is
+# {glue:text}`tef_rate:,.0f` hedging sentences per decisive one: the hedging sentences are, in
+# effect, not counted. Whether that is good depends on whether the hedging probabilities carry real
+# evidence; chapter 2 explores both cases with detectors whose calibration we control.
 #
 # ## A worked example
 #
-# One post, five sentences: the parameter `example_posteriors` (default: one sentence at $0.90$
-# and four hedging ones slightly on the stability side). The table shows each sentence's vote,
-# weight, log-odds and tempered evidence; the second table what each rule concludes, computed by the
-# per-document functions of `tefcore.fusion`.
+# One post: the parameter `example_posteriors`, by default one decisive sentence and four hedging
+# ones slightly on the stability side. The first table shows each sentence's vote, weight, log-odds
+# and tempered evidence; the second what each rule concludes (`theory.rule_outcomes` runs
+# `fuse_many` once per rule).
 
 # %%
 ex = np.asarray(example_posteriors, dtype=float)
-sentence_table = pd.DataFrame(
+pd.DataFrame(
     {
         "p = P(change)": ex,
         "MV vote": np.where(ex >= 0.5, "change", "stability"),
@@ -340,34 +282,91 @@ sentence_table = pd.DataFrame(
         "w(p)·l(p)": weights(ex) * clipped_log_odds(ex),
     },
     index=pd.RangeIndex(1, len(ex) + 1, name="sentence"),
-)
-sentence_table.round(3)
+).round(3)
 
 # %%
-outcome = []
-for rule in RULE_ORDER + ["tef_without_log_odds"]:
-    r = RULES[rule](ex)
-    outcome.append(
-        {
-            "rule": LABELS[rule],
-            "prediction": r.prediction,
-            "score (change)": round(r.scores[0], 3),
-            "confidence": round(r.confidence, 3),
-        }
-    )
-pd.DataFrame(outcome).set_index("rule")
+outcome = theory.rule_outcomes(ex)
+outcome.round(3)
+
+# %% tags=["hide-input"]
+for rule, key in {"MV": "mv", "SV": "sv", theory.CURVE_LABELS["tef_without_entropy"]: "sum", "TEF": "tef"}.items():
+    glue(f"ex_{key}", outcome.loc[rule, "prediction"], display=False)
 
 # %% [markdown]
+# On these posteriors MV decides {glue:text}`ex_mv`, SV {glue:text}`ex_sv`, the log-odds sum
+# {glue:text}`ex_sum` and TEF {glue:text}`ex_tef`. With the default posteriors, MV and SV side with
+# the hedging sentences, which outnumber the decisive one and pull the mean probability just under
+# $1/2$; the log-odds sum and TEF side with the decisive sentence, the sum narrowly (the hedging
+# log-odds are not small enough to ignore) and TEF clearly, because its weights all but remove the
+# hedging sentences. Change `example_posteriors` in the parameters cell and re-run to see where each
+# rule's decision turns.
+#
 # The scores are on each rule's own scale: the share of change votes for MV, the mean probability
 # for SV and for the w/o Log-Odds ablation (whose mean is weighted by $w_i$), and the evidence sum
-# for the two log-odds rules. TEF's confidence is the softmax of its two scores at temperature
-# $T = 5$, i.e. $\sigma(2\,|\mathrm{Score}(c)|/5)$.
+# for the two log-odds rules.
 #
-# With the default posteriors MV and SV side with the four hedging sentences: four votes against
-# one, and a mean probability just under $1/2$. The log-odds sum and TEF side with the decisive
-# sentence, the sum narrowly (the hedging log-odds are not small enough to ignore) and TEF clearly,
-# because its weights all but remove the hedging sentences. Change `example_posteriors` in the
-# parameters cell and re-run to see where each rule's decision turns.
+# ### Confidence: the reference release's, not the paper's
+#
+# The paper defines a decision for every rule but a confidence for none. The confidence column
+# follows the authors' reference release (the protocol, §6): the winning share of votes for MV, the
+# larger of the mean and its complement for SV and w/o Log-Odds, and for TEF the softmax of its two
+# scores at a temperature $T$ = {glue:text}`T_ref:g`, that is $\sigma(2\,|\mathrm{Score}(c)|/T)$. This
+# $T$ is a constant of that release, not of the method, and it changes no decision. It does change
+# the confidence, and with it every calibration verdict for TEF (chapter 9 varies it):
+
+# %%
+theory.confidence_by_temperature(ex, confidence_temperatures).round(3)
+
+# %% [markdown]
+# ## More than two classes
+#
+# The paper writes TEF for $K$ classes: each sentence gives a distribution
+# $\mathbf p_i = (p_i^{(1)}, \dots, p_i^{(K)})$, Eq. 3 scores every class by its one-vs-rest log-odds,
+# $\mathrm{Score}(c) = \sum_i w_i \log\frac{p_i^{(c)}}{1 - p_i^{(c)}}$, and the post goes to the
+# argmax; `tefcore.fusion` implements it for any $K$. The derivation above was for two classes.
+# Under the same two assumptions, Bayes' rule for $K$ classes gives each class the log-posterior
+#
+# $$
+# \log P(c \mid D_{1:N}) = \sum_{i=1}^{N} \log p_i^{(c)} - (N-1)\log \pi_c + \text{const},
+# $$ (deriv-kclass)
+#
+# while the one-vs-rest score with every $w_i = 1$ is
+# $\sum_i \log p_i^{(c)} - \sum_i \log\bigl(1 - p_i^{(c)}\bigr)$. For $K = 2$ the second sum is
+# $\sum_i \log p_i^{(\bar c)}$, the other class's Bayes term, so the score of $c$ minus that of
+# $\bar c$ is twice the Bayes log-odds and the argmax is the Bayes decision {eq}`deriv-additive`.
+# For $K > 2$, $1 - p_i^{(c)}$ is the mass of *all* the other classes together, not that of one
+# rival: the second sum adds a bonus $-\log\bigl(1 - p_i^{(c)}\bigr)$ to a class each time a
+# sentence is sure of it, on top of the Bayes term, and the argmax of Eq. 3 is no longer the Bayes
+# argmax. A post of two sentences over three classes,
+# equal priors (`theory.k_class_scores`: the Bayes log-posterior {eq}`deriv-kclass` normalised over
+# the classes, and Eq. 3 by `fuse_many` with and without the weights; in bold, the class each
+# column picks):
+
+# %%
+post = pd.DataFrame(theory.K3_EXAMPLE, columns=["c1", "c2", "c3"],
+                    index=["sentence 1", "sentence 2"])
+display(post)
+scores = theory.k_class_scores(post.to_numpy())
+bold_best(scores, digits=3)
+
+# %% tags=["hide-input"]
+picks = scores.idxmax()
+glue("k3_bayes_pick", picks.iloc[0], display=False)
+glue("k3_eq3_pick", picks.iloc[1], display=False)
+k3_rates, k3_posts = theory.k3_disagreement()
+glue("k3_posts", k3_posts, display=False)
+glue("k3_sum", float(k3_rates["tef_without_entropy"]), display=False)
+glue("k3_tef", float(k3_rates["tef"]), display=False)
+
+# %% [markdown]
+# Bayes picks {glue:text}`k3_bayes_pick`, the class that both sentences find plausible; Eq. 3 picks
+# {glue:text}`k3_eq3_pick`, the class that the first sentence is sure of: that sentence's bonus
+# $-\log\bigl(1 - p_1^{(c)}\bigr)$ outweighs the second sentence's doubt. Nor is this a rare corner: on {glue:text}`k3_posts:,d` random three-class posts of one to
+# eight sentences (the claims ledger's posts), the argmax of Eq. 3 with $w_i = 1$ differs from the
+# Bayes argmax on {glue:text}`k3_sum:.1f` % of them, and TEF's on {glue:text}`k3_tef:.1f` %. For
+# $K > 2$ the one-vs-rest score is therefore not the Bayes log-posterior that this chapter derives,
+# and the additive evidence scale of Proposition 2 holds for the binary contrast only. The paper's
+# experiments all have $K = 2$, where the two coincide.
 #
 # ## Summary
 #
@@ -380,3 +379,15 @@ pd.DataFrame(outcome).set_index("rule")
 # - MV, SV, the log-odds sum and TEF are all "sign of a sum of $\varphi(\ell_i)$" with different
 #   $\varphi$, {eq}`deriv-phi`. They disagree exactly when a few strong sentences face many weak
 #   ones.
+# - TEF's confidence, a softmax at a fixed temperature, comes from the reference release, not from
+#   the paper; it never changes a decision.
+# - For more than two classes the one-vs-rest score of Eq. 3 is not the Bayes log-posterior
+#   {eq}`deriv-kclass`, and the two decide differently.
+#
+# ## This chapter in the claims ledger
+#
+# The paper's statements that this chapter examines, as the claims ledger checks them (each link
+# opens the ledger's row):
+
+# %% tags=["remove-input"]
+display(Markdown(theory.ledger_rows("01_derivation")))
