@@ -48,7 +48,7 @@ from tefcore import simulate as sim
 from tefcore.chapters import theory
 from tefcore.chapters.figures import setup_notebook
 from tefcore.chapters.presentation import bold_best, format_columns
-from tefcore.fusion import clipped_log_odds, fuse_many, weights
+from tefcore.fusion import clipped_log_odds, fuse_many, weights  # noqa: F401 (for your answers)
 
 setup_notebook()
 for key, value in theory.lab_numbers(strength=sim.Detector().strength).items():
