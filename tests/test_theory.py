@@ -243,7 +243,7 @@ def test_judge_map_counts_and_leans():
     placed = theory.judge_map(_cache_frame(), {"a": "A", "b": "B"})
     a, b = placed.loc[("A", "en")], placed.loc[("B", "en")]
     assert (a["posts"], a["sentences"], a["decisive sentences"]) == (2, 6, 2)
-    assert a["decisive share"] == pytest.approx(100 / 3) and a["uncertain per post"] == pytest.approx(2.0)
+    assert a["decisive share (%)"] == pytest.approx(100 / 3) and a["uncertain per post"] == pytest.approx(2.0)
     assert a["decisive agree (%)"] == pytest.approx(100.0)
     ell = clipped_log_odds(np.array([0.6, 0.7, 0.6, 0.55]))
     assert a["l, change posts"] == pytest.approx(ell[:2].mean()) and a["l, stability posts"] == pytest.approx(ell[2:].mean())
@@ -269,7 +269,7 @@ def test_probe_setting_and_judge_names_come_from_the_provenance():
 
 
 def _verdict_inputs(low: float, high: float, tef: float):
-    placed = pd.DataFrame([{"judge": "J", "lang": "en", "decisive sentences": 10, "decisive share": 20.0,
+    placed = pd.DataFrame([{"judge": "J", "lang": "en", "decisive sentences": 10, "decisive share (%)": 20.0,
                             "uncertain per post": 4.0, "lean b": 0.4, "decisive agree (%)": 95.0}]
                           ).set_index(["judge", "lang"])
     nearest = pd.DataFrame([{"judge": "J", "lang": "en", "nearest cell": "4 uncertain, 20% decisive",
@@ -287,6 +287,7 @@ def test_map_verdict_says_what_the_numbers_say(low, high, tef, says):
     placed, nearest, sweep = _verdict_inputs(low, high, tef)
     text = theory.map_verdict(placed, nearest, sweep, {"en": 59.0}, "J", lean=0.5)
     assert "it sits where TEF should gain" in text and says in text
+    assert f"sits where TEF should gain in 1 of 1 languages, and TEF beats the strongest baseline on it in {int(low > 0)} of 1" in text
     assert ("below the majority-class rate" in text) == (tef < 59.0)
 
 
@@ -311,7 +312,7 @@ def test_sweep_table_and_majority_floor():
 
 def test_nearest_cells_pick_the_closest_grid_cell():
     m = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=[0.1, 0.3], columns=[2, 8])
-    placed = pd.DataFrame([{"judge": "J", "lang": "zh", "uncertain per post": 6.0, "decisive share": 25.0}]
+    placed = pd.DataFrame([{"judge": "J", "lang": "zh", "uncertain per post": 6.0, "decisive share (%)": 25.0}]
                           ).set_index(["judge", "lang"])
     cell = theory.nearest_cells(placed, {"leaning": m}).loc[("J", "zh")]
     assert cell["nearest cell"] == "8 uncertain, 30% decisive" and cell["simulated gain, leaning"] == 4.0
@@ -394,7 +395,7 @@ def test_figures_draw_their_series():
     assert [t.name for t in theory.contribution_figure(grid, 0.95).data] == ["MV", "SV", "log-odds sum (w/o Entropy)",
                                                                               "TEF"]
     m = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=[0.1, 0.3], columns=[2, 8])
-    placed = pd.DataFrame([{"judge": "J", "lang": "en", "uncertain per post": 6.0, "decisive share": 25.0}]
+    placed = pd.DataFrame([{"judge": "J", "lang": "en", "uncertain per post": 6.0, "decisive share (%)": 25.0}]
                           ).set_index(["judge", "lang"])
     assert len(theory.gain_map_figure({"a": m, "b": m}).data) == 2
     assert len(theory.gain_map_figure({"a": m, "b": m}, placed).data) == 4

@@ -724,7 +724,7 @@ def gain_map_figure(maps: Mapping[str, pd.DataFrame], placed: pd.DataFrame | Non
                           "<extra></extra>"), 1, col)
         for (judge, lang), r in ([] if placed is None else placed.iterrows()):
             fig.add_trace(go.Scatter(
-                x=[r["uncertain per post"]], y=[r["decisive share"] / 100], mode="markers", name=f"{judge} ({lang})",
+                x=[r["uncertain per post"]], y=[r["decisive share (%)"] / 100], mode="markers", name=f"{judge} ({lang})",
                 legendgroup=f"{judge}{lang}", showlegend=col == 1,
                 marker={"size": 13, "color": _PALETTE[judges.index(judge) % len(_PALETTE)],
                         "symbol": "circle" if lang == "en" else "square", "line": {"color": "black", "width": 1.5}},
@@ -881,12 +881,14 @@ def map_verdict(placed: pd.DataFrame, nearest: pd.DataFrame, sweep: pd.DataFrame
     from tefcore.chapters.presentation import format_interval
 
     threshold = 100 * decisive_threshold(decisive_weight)
-    parts = []
-    for lang in [lang for j, lang in placed.index if j == judge]:
+    parts, sits, beats = [], 0, 0
+    langs = [lang for j, lang in placed.index if j == judge]
+    for lang in langs:
         r, cell = placed.loc[(judge, lang)], nearest.loc[(judge, lang)]
         missing = [why for ok, why in _premises(r, cell, lean, threshold, min_gain) if not ok]
+        sits += not missing
         text = (f"**{judge}, {lang}**: {r['uncertain per post']:.1f} uncertain sentences per post and "
-                f"{r['decisive share']:.1f} % decisive ones (nearest cell: {cell['nearest cell']}); "
+                f"{r['decisive share (%)']:.1f} % decisive ones (nearest cell: {cell['nearest cell']}); "
                 + ("it sits where TEF should gain." if not missing else
                    "it does not sit where TEF should gain: " + "; ".join(missing) + "."))
         at_one = sweep[(sweep["judge"] == judge) & (sweep["lang"] == lang) & (sweep["t"] == 1.0)]
@@ -895,11 +897,15 @@ def map_verdict(placed: pd.DataFrame, nearest: pd.DataFrame, sweep: pd.DataFrame
             text += (f" On the posts, TEF against the strongest baseline ({RULE_LABELS[a['best_baseline']]}): "
                      f"{format_interval(a['gain'], a['low'], a['high'], signed=True)} accuracy points; "
                      f"{_outcome(a['low'], a['high'])}.")
+            beats += bool(a["low"] > 0)
             if lang in floor:
                 below = a["tef"] < floor[lang]
                 text += (f" TEF's accuracy, {a['tef']:.1f} %, is {'below' if below else 'above'} the "
                          f"majority-class rate ({floor[lang]:.1f} %).")
         parts.append(text)
+    if langs:
+        parts.append(f"In short, {judge} sits where TEF should gain in {sits} of {len(langs)} languages, and "
+                     f"TEF beats the strongest baseline on it in {beats} of {len(langs)}.")
     return "\n\n".join(parts)
 
 
@@ -910,7 +916,7 @@ def _cells(frame: pd.DataFrame) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     return flat[ok], pair[ok]
 
 
-MAP_POSITION: list[str] = ["posts", "sentences", "decisive sentences", "decisive share", "uncertain per post"]
+MAP_POSITION: list[str] = ["posts", "sentences", "decisive sentences", "decisive share (%)", "uncertain per post"]
 """Columns of :func:`judge_map` that place a judge on the map (counts, percent, per post)."""
 
 MAP_PREMISES: list[str] = ["l, change posts", "l, stability posts", "lean b", "decisive agree (%)",
@@ -955,7 +961,7 @@ def judge_map(frame: pd.DataFrame, labels: Mapping[str, str] | None = None, deci
         posts = g["pair"].nunique()
         out.append({"judge": (labels or {}).get(model, judge_label(model)), "lang": lang, "posts": posts,
                     "sentences": len(g), "decisive sentences": int(g["decisive"].sum()),
-                    "decisive share": 100 * float(g["decisive"].mean()),
+                    "decisive share (%)": 100 * float(g["decisive"].mean()),
                     "uncertain per post": float(len(unc) / posts),
                     "l, change posts": float(lean_c), "l, stability posts": float(lean_s),
                     "lean b": float(np.nanmean([lean_c, lean_s])),
@@ -1003,7 +1009,7 @@ def nearest_cells(placed: pd.DataFrame, maps: Mapping[str, pd.DataFrame]) -> pd.
     for key, r in placed.iterrows():
         first = next(iter(maps.values()))
         u = min(first.columns, key=lambda v: abs(v - r["uncertain per post"]))
-        q = min(first.index, key=lambda v: abs(v - r["decisive share"] / 100))
+        q = min(first.index, key=lambda v: abs(v - r["decisive share (%)"] / 100))
         rows.append({"judge": key[0], "lang": key[1], "nearest cell": f"{u} uncertain, {q:.0%} decisive"}
                     | {f"simulated gain, {name}": float(m.loc[q, u]) for name, m in maps.items()})
     return pd.DataFrame(rows).set_index(["judge", "lang"])
