@@ -341,7 +341,8 @@ theory.judge_sources(runs)
 # tables below add, for the cross-fitted judge, how its probe was set.
 
 # %% tags=["hide-input"]
-display(Markdown(runs.notes_markdown or "Every requested cache is present."))
+display(Markdown(theory.data_statement(runs) + "\n\n"
+                 + (runs.notes_markdown or "Every requested cache is present.")))
 
 # %% [markdown]
 # For each judge and language we count, per post, its decisive sentences (weight $w \ge 1/2$, i.e.
