@@ -72,7 +72,7 @@ from tefcore.chapters import theory
 from tefcore.chapters.calibration import temperature_sweep
 from tefcore.chapters.figures import setup_notebook
 from tefcore.chapters.presentation import bold_best
-from tefcore.chapters.runs import load_runs
+from tefcore.chapters.runs import data_statement, load_runs
 from tefcore.metrics import reliability_table
 
 setup_notebook()
@@ -341,7 +341,7 @@ theory.judge_sources(runs)
 # tables below add, for the cross-fitted judge, how its probe was set.
 
 # %% tags=["hide-input"]
-display(Markdown(theory.data_statement(runs) + "\n\n"
+display(Markdown(data_statement(runs) + "\n\n"
                  + (runs.notes_markdown or "Every requested cache is present.")))
 
 # %% [markdown]

@@ -402,16 +402,3 @@ def test_figures_draw_their_series():
     hist = theory.weight_histogram_figure(_cache_frame(), [0.5, 0.9], {"a": "A", "b": "B"})
     assert [t.name for t in hist.data] == ["simulated (calibrated)", "A", "B"]
 
-
-def test_data_statement_reads_the_caches_pairs():
-    from tefcore.chapters.runs import load_runs
-
-    runs = load_runs("e5-zeroshot", "original", ("en", "zh"), "data/caches")
-    if runs.frame.empty:
-        pytest.skip("no committed e5-zeroshot cache")
-    text = theory.data_statement(runs)
-    assert text.startswith("Every cache holds pairs of the embedded MIND sample")
-    assert "en: 381 posts (2,884 in the full release), 605 evaluation pairs" in text
-    custom = runs.select(model="e5-zeroshot")
-    custom.frame.loc[:, "post_id"] = "not-a-sample-post"
-    assert theory.data_statement(custom) == "The caches hold: e5-zeroshot: custom data."

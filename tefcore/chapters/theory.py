@@ -61,7 +61,6 @@ __all__ = [
     "confidence_by_temperature",
     "contribution_figure",
     "curve_figure",
-    "data_statement",
     "decisive_threshold",
     "detector_numbers",
     "disagreements",
@@ -799,27 +798,6 @@ def judge_sources(runs: Any) -> pd.DataFrame:
             | {f"pairs, {lang}": int(pairs.loc[m, lang]) if lang in pairs.columns and pd.notna(pairs.loc[m, lang])
                else 0 for lang in sorted(pairs.columns)} for m in runs.models]
     return pd.DataFrame(rows).set_index("judge")
-
-
-def data_statement(runs: Any) -> str:
-    """One Markdown sentence on the data the judges' caches hold: the embedded MIND sample (its posts
-    and pairs per language, :func:`tefcore.mind.release.describe_data`, beside the full release's posts),
-    the full release, or other data; read from the caches' pairs
-    (:func:`tefcore.chapters.provenance.data_kind`), not assumed."""
-    from tefcore.chapters.provenance import data_kind
-    from tefcore.mind.load import sample_dir
-    from tefcore.mind.release import DATA_KINDS, FULL_RELEASE, describe_data
-
-    kinds = {m: data_kind(runs.frame[runs.frame["model"] == m]) for m in runs.models}
-    if not kinds:
-        return "No cache was found, so this section shows no judge."
-    if set(kinds.values()) == {DATA_KINDS[0]}:
-        d = describe_data(sample_dir())
-        per_lang = "; ".join(f"{lang}: {d.posts[lang]:,} posts ({FULL_RELEASE[lang]['posts']:,} in the full release), "
-                             f"{d.pairs[lang]:,} evaluation pairs" for lang in d.posts)
-        return (f"Every cache holds pairs of the embedded MIND sample, not the full release ({per_lang}; "
-                f"`{d.directory.name}`, sha256 {', '.join(f'{lang} {h[:12]}' for lang, h in d.sha256.items())}).")
-    return "The caches hold: " + "; ".join(f"{m}: {k}" for m, k in kinds.items()) + "."
 
 
 def decisive_threshold(decisive_weight: float = 0.5) -> float:
