@@ -18,58 +18,63 @@
 # every method with two other prompts, a **verbose** one (role, background and annotation
 # guidelines) and a **minimal** one (only the dimension, the two positions and the instruction), and
 # reports in Table 1 the Average accuracy over both languages of the strongest baseline (best of
-# Direct, MV and SV, picked per prompt) and of TEF. Its text says TEF stays best under every prompt
-# and loses the least accuracy under either change.
+# Direct, MV and SV, picked per prompt) and of TEF. Its text says that TEF stays best under every
+# prompt ({glue:md}`link_best`) and loses the least accuracy under either change
+# ({glue:md}`link_least`).
+#
+# Its own numbers say a little more. TEF's margin over the strongest baseline ranges from
+# {glue:text}`margin_min` to {glue:text}`margin_max` points over the five models and three prompts,
+# and it does not shrink under the perturbed prompts: it *grows* from the original to the verbose
+# to the minimal prompt for {glue:text}`n_grows` of the {glue:text}`n_models` models
+# ({glue:text}`margins`), because the strongest baseline loses more than TEF. TEF loses no more
+# than the strongest baseline in {glue:text}`n_tef_loses_less` of the {glue:text}`n_drop_cells` model-prompt cells.
 #
 # Protocol §7 fixes the computation, which we follow: per judge and prompt variant, the mean over the
 # two languages of each rule's Average accuracy; the strongest baseline is chosen for each variant
-# separately.
-#
-# Only an LLM reads a prompt. Of this book's CPU judges that is the embedded SmolLM2-135M. The two
-# e5 judges compare embeddings of the text (and, zero-shot, of fixed side descriptions): no prompt
-# text enters them, so their numbers cannot depend on the variant, and they appear below with the
-# original prompt only, as a reference.
+# separately. Only an LLM reads a prompt. Of this book's CPU judges that is the embedded
+# SmolLM2-135M, whose answers carry a letter bias rather than a reading of the text: for it the
+# prompt mostly moves the bias. The e5 judges compare embeddings of the text and read no prompt, so
+# their numbers cannot depend on the variant; they appear with the original prompt only, as a
+# reference for a judge that carries signal.
 
 # %% tags=["parameters"]
 models = "local,e5-zeroshot,e5-crossfit"  # judges (registry names), comma-separated
 llm_models = "local"  # the judges that read the prompt
 prompt = "original"  # reference variant: the drops are measured from it; prompt-free judges use its caches
-prompts = "original,verbose,minimal"  # prompt variants to look for
+prompts = "original,verbose,minimal"  # prompt variants shown (a variant without caches reads "not run")
 langs = "zh,en"  # languages averaged over
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
+reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
 n_boot = 1000  # bootstrap replicates
 invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
 seed = 0  # bootstrap seed
 
-# %%
+# %% tags=["hide-input"]
 from tefcore.chapters.parameters import check_parameters
 
 check_parameters("07_prompt_robustness")  # a misspelt -p name fails here, naming the parameters above
 
 import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 from IPython.display import Markdown, display
-from plotly.subplots import make_subplots
+from myst_nb import glue
 
 from tefcore.chapters import experiments as ex
 from tefcore.chapters import paper
 from tefcore.chapters import presentation as pres
 from tefcore.chapters import runs as rn
-from tefcore.chapters.presentation import RULE_LABELS
+from tefcore.chapters.claims import claim_link
 from tefcore.chapters.figures import setup_notebook
-from tefcore.mind.prompts import template, template_hash
 
 setup_notebook()
-pd.set_option("display.float_format", "{:.1f}".format)
-pd.set_option("display.max_columns", 30)
-pd.set_option("display.width", 200)
-
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = rn.parse_list(langs)
-prompt_list = rn.parse_list(prompts)
+lang_list, prompt_list = rn.parse_list(langs), rn.parse_list(prompts)
 llms = [m for m in rn.parse_list(models) if m in rn.parse_list(llm_models)]
 others = [m for m in rn.parse_list(models) if m not in llms]
+t1 = paper.load_table("table1")
+for key, value in ex.paper_prompt_facts(t1).items():
+    glue(key, value, display=False)
+for key, claim in {"link_best": "prompt-best", "link_least": "prompt-least", "link_t1": "table1-original"}.items():
+    glue(key, Markdown(claim_link(claim)), display=False)
 
 # %% [markdown]
 # ## The three prompts
@@ -78,110 +83,66 @@ others = [m for m in rn.parse_list(models) if m not in llms]
 # slots in braces are filled with the dimension, its two positions per side and the text. The
 # hashes identify the exact template text each cache was made with.
 
-# %%
-display(Markdown("\n\n".join(
-    f"**{variant}** (template sha256: en `{template_hash('en', variant)[:12]}`, zh "
-    f"`{template_hash('zh', variant)[:12]}`)\n\n```text\n{template('en', variant)}\n```"
-    for variant in prompt_list)))
+# %% tags=["hide-input"]
+display(Markdown(ex.templates_markdown(prompt_list)))
 
 # %% [markdown]
 # ## Which caches exist
+#
+# Every requested combination of judge, prompt and language is listed, with its number of pairs or
+# `not run`. A variant enters the Table 1 comparison only when it has caches in every language; the
+# per-language table further down shows the others too.
 
-# %%
-llm_runs = rn.load_runs(llms, prompt_list, lang_list, cache_dir) if llms else None
+# %% tags=["hide-input"]
+llm_runs = rn.load_runs(llms, prompt_list, lang_list, cache_dir, reading=reading) if llms else None
 ref_runs = rn.load_runs(others, prompt, lang_list, cache_dir) if others else None
-found = []
-for name, r in (("LLM judges", llm_runs), ("prompt-free judges", ref_runs)):
-    if r is None:
-        continue
-    display(Markdown(r.notes_markdown))
-    if len(r.provenance):
-        cols = ["model", "prompt", "lang", "n_pairs"] + (["uses_prompt"] if "uses_prompt" in r.provenance else [])
-        found.append(r.provenance[cols].assign(group=name))
-if found:
-    found = pd.concat(found, ignore_index=True)
-    if "uses_prompt" in found:
-        found["uses_prompt"] = found["uses_prompt"].astype(object).where(found["uses_prompt"].notna(), "not recorded")
-    display(found.set_index(["group", "model", "prompt", "lang"]))
-complete = {}
-if llm_runs is not None and len(llm_runs.provenance):
-    have = llm_runs.provenance.groupby(["model", "prompt"])["lang"].agg(set)
-    for (model, variant), got in have.items():
-        if set(lang_list) <= got:
-            complete.setdefault(model, []).append(variant)
-for model in llms:
-    variants = [v for v in prompt_list if v in complete.get(model, [])]
-    complete[model] = variants
-    lacking = [v for v in prompt_list if v not in variants]
-    display(Markdown(f"{pres.judge_label(model)}: caches for every language with the variant(s) "
-                     f"{', '.join(variants) or 'none'}"
-                     + (f"; missing {', '.join(lacking)} (not shown)" if lacking else "") + "."))
+runs = rn.concat_runs(llm_runs, ref_runs)
+labels = rn.row_labels(runs)
+coverage = pd.concat([ex.prompt_coverage(runs, llms, prompt_list, lang_list),
+                      ex.prompt_coverage(runs, others, [prompt], lang_list)])
+pres.say(rn.data_statement(runs))
+display(coverage.rename(index=lambda m: labels.get(m, m), level="model"))
 
 # %% [markdown]
 # ## Table 1, ours beside the paper's
 #
-# Our table: one row per judge and prompt variant with the strongest baseline (which rule it is and
-# its accuracy), TEF, TEF's gain with a paired-bootstrap 95 % interval (pairs resampled within the
-# twelve language-dimension cells) and McNemar's p-value, and each side's accuracy lost against the
-# original prompt. Only variants with caches in every language are used.
-
-# %% tags=["full-width"]
-frames = []
-if llm_runs is not None:
-    for model, variants in complete.items():
-        frames.append(llm_runs.select(model=model, prompt=variants).frame)
-if ref_runs is not None and len(ref_runs.frame):
-    have = ref_runs.provenance.groupby("model")["lang"].agg(set)
-    frames.append(ref_runs.select(model=[m for m, g in have.items() if set(lang_list) <= g]).frame)
-frames = [f for f in frames if len(f)]
-if not frames:
-    raise RuntimeError("no complete set of caches found; run chapter 4 (tef extract) first")
-pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=RULES, invalid=invalid)
-rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
-rob_show = rob.assign(judge=rob["model"].map(pres.judge_label),
-                      reads_prompt=rob["model"].isin(llms).map({True: "yes", False: "no"}),
-                      strongest=rob["strongest_baseline"].map(RULE_LABELS),
-                      gain_ci=[pres.format_interval(g, lo, hi, signed=True)
-                               for g, lo, hi in zip(rob["gain"], rob["low"], rob["high"])],
-                      p_bootstrap=[pres.format_p(p, n_boot) for p in rob["p_bootstrap"]],
-                      p_mcnemar=[pres.format_p(p) for p in rob["p_mcnemar"]])
-display(rob_show.set_index(["judge", "reads_prompt", "prompt"])[
-    ["strongest", "baseline", "tef", "gain_ci", "p_bootstrap", "p_mcnemar", "drop_baseline", "drop_tef"]])
+# The rules on every complete (judge, prompt) run, then Table 1's comparison: per judge and prompt
+# the strongest baseline, TEF, and TEF's gain with a paired-bootstrap interval (pairs resampled
+# within the language-dimension cells).
 
 # %%
-t1 = paper.load_table("table1")
-t1w = t1.pivot_table(index="model", columns=["method", "prompt"], values="value", aggfunc="first")
-t1w = t1w.reindex([m for m in paper.MODELS if m in t1w.index])
-t1w.index = [paper.MODEL_LABELS[m] for m in t1w.index]
-t1w.index.name = "paper, GPU/API LLMs"
-t1w = t1w[[(m, p) for m in ("strongest_baseline", "tef") for p in ("original", "verbose", "minimal")]]
-t1w.columns = pd.MultiIndex.from_tuples([("Strongest baseline" if m != "tef" else "TEF", p) for m, p in t1w.columns])
-summary = paper.prompt_robustness_summary(t1)
-display(t1w)
-print("paper: TEF's margin over the strongest baseline, per prompt (points)")
-display(summary[[c for c in summary.columns if c.startswith("margin_")]].rename(
-    index=paper.MODEL_LABELS, columns=lambda c: c.removeprefix("margin_")).rename_axis("paper, GPU/API LLMs"))
+pred = ex.predict_runs(ex.complete_runs(runs, lang_list), rules=RULES, invalid=invalid)
+rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
+
+# %% [markdown]
+# Our table has a row for every requested prompt of a judge that reads it. The two drop columns are
+# the accuracy each side loses against the original prompt (negative: it gains); a variant, or a
+# drop, whose caches are missing reads `not run`, never 0.0.
 
 # %% tags=["hide-input", "full-width"]
-fig = make_subplots(rows=1, cols=2, shared_yaxes=False, subplot_titles=["ours, CPU judges", "paper, GPU/API LLMs"])
-order = {p: i for i, p in enumerate(prompt_list)}
-palette = px.colors.qualitative.Dark24
-curves = [(pres.judge_label(m), 1, g.sort_values("prompt", key=lambda s: s.map(order)))
-          for m, g in rob.groupby("model", sort=False)]
-curves += [(m, 2, pd.DataFrame({"prompt": ["original", "verbose", "minimal"],
-                                "baseline": t1w.loc[m, "Strongest baseline"].to_numpy(),
-                                "tef": t1w.loc[m, "TEF"].to_numpy()})) for m in t1w.index]
-for k, (name, col, g) in enumerate(curves):
-    for field, dash in (("baseline", "dot"), ("tef", "solid")):
-        fig.add_trace(go.Scatter(x=g["prompt"], y=g[field], mode="lines+markers", name=name, legendgroup=name,
-                                 showlegend=field == "tef", line={"dash": dash, "color": palette[k % len(palette)]},
-                                 hovertemplate=f"{name}, {'TEF' if field == 'tef' else 'strongest baseline'}"
-                                               ": %{y:.1f}<extra></extra>"), row=1, col=col)
-fig.update_yaxes(title_text="mean Average accuracy over languages (%)", row=1, col=1)
-fig.update_xaxes(type="category", categoryorder="array", categoryarray=["original", "verbose", "minimal"],
-                 range=[-0.5, 2.5])
-fig.update_layout(height=520, title="Strongest baseline (dotted) and TEF (solid) under three prompts")
-fig.show()
+display(pd.concat([ex.prompt_table(rob, llms, prompt_list, labels, n_boot),
+                   ex.prompt_table(rob, others, [prompt], labels, n_boot)]))
+display(Markdown(ex.prompt_markdown(rob, coverage, llms, prompt_list, labels)))
+
+# %% [markdown]
+# The same per language, with every requested combination, including variants that ran in one
+# language only:
+
+# %% tags=["hide-input", "full-width"]
+all_pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
+display(ex.prompt_by_language(all_pred, llms, prompt_list, lang_list, labels, n_boot=n_boot, random_state=seed))
+
+# %% [markdown]
+# The paper's Table 1, with TEF's margin per prompt (the paper prints the first two groups of
+# columns; the margin is their difference). These are the paper's GPU/API numbers; its Original
+# column equals Table 3's accuracy averaged over dimensions and languages (ledger row
+# {glue:md}`link_t1`).
+
+# %% tags=["hide-input", "full-width"]
+display(pres.format_columns(ex.paper_table1(t1)))
+
+# %% tags=["hide-input", "full-width"]
+pres.prompt_figure(rob, t1, labels).show()
 
 # %% [markdown]
 # ## What the prompt does to a tiny LLM's answers
@@ -189,37 +150,42 @@ fig.show()
 # For the LLM judge, the prompt is the only thing that changes between variants, so any change in
 # accuracy is a change in its answer-token probabilities. The table gives, per variant, the mean and
 # spread of the sentence-level P(change), the mean TEF weight and the share of decisive sentences,
-# and the invalid answers.
+# and the share of invalid answers.
 
-# %% tags=["full-width"]
+# %% tags=["hide-input", "full-width"]
 if llm_runs is not None and len(llm_runs.frame):
-    post = ex.posterior_summary(llm_runs)
-    acct = ex.invalid_accounting(llm_runs)[["model", "prompt", "lang", "invalid_sentence_share", "invalid_direct"]]
-    post = post.merge(acct, on=["model", "prompt", "lang"])
-    post.insert(0, "judge", post.pop("model").map(pres.judge_label))
-    display(pres.format_columns(post.set_index(["judge", "prompt", "lang"])[
-        ["sentences", "p_mean", "p_std", "mean_weight", "decisive_share", "invalid_sentence_share",
-         "invalid_direct"]], 3, decisive_share=1, invalid_sentence_share=1))
+    display(ex.prompt_posteriors(llm_runs, labels))
 else:
-    print("no LLM cache: nothing to show")
+    pres.say("No cache of a judge that reads the prompt: nothing to show.")
 
 # %% [markdown]
 # ## Reading the result
 #
-# The paper's Table 1 changes the wording for strong LLMs whose answers carry information under
-# every prompt; TEF's margin there is 1 to 9 points and shrinks only a little. For a judge whose
-# answers are nearly constant, a prompt mostly moves *where* the constant sits: it can push the
-# shared P(change) across 0.5 and flip every rule from one side to the other at once, which shows
-# as large, rule-independent swings in accuracy with no change in the gap between rules. A
-# robustness check is therefore only informative for judges that beat the majority-class rate in
-# the first place (chapter 5); for the others it tests the prompt's effect on a bias, not the
+# In the paper's Table 1 the prompts change the wording for strong LLMs whose answers carry
+# information under every prompt, and TEF's margin grows as the prompt gets shorter, as computed
+# above. For a judge whose answers are nearly constant, a prompt mostly moves *where* the constant
+# sits: it can push the shared P(change) across 0.5 and flip every rule from one side to the other at
+# once, which shows as large, rule-independent swings in accuracy with no change in the gap between
+# rules. A robustness check is therefore only informative for judges that beat the majority-class
+# rate in the first place (chapter 5); for the others it tests the prompt's effect on a bias, not the
 # fusion rule.
 #
 # The e5 rows do not depend on the prompt by construction (their caches record that the prompt is
-# not read). They are included so that the table shows, next to the LLM, TEF's gain for a judge
-# that does carry signal.
+# not read). They are included so that the table shows, next to the LLM, TEF's gain for a judge that
+# does carry signal.
 #
-# Where the LLM has caches for the original prompt only (the list of cache files above says so),
-# the table has a single row for it and the robustness question stays open for our judge; running
-# chapter 4 with `-p prompt verbose` and `-p prompt minimal` fills it in, and this chapter then
-# picks the new caches up unchanged.
+# ## The paper's models, on a GPU
+#
+# The three prompts for Qwen2.5-7B: the command below, generated from the same plan as
+# `tef reproduce`, extracts all three variants in both languages on the full release with the
+# reference release's reading, and rebuilds this chapter with the model added. Until then, every
+# number of the paper's models on this page is the paper's.
+
+# %% tags=["hide-input"]
+display(Markdown(ex.reproduce_markdown("07")))
+
+# %% [markdown]
+# The rows of the claims ledger that this chapter examines:
+
+# %% tags=["hide-input"]
+display(Markdown(pres.ledger_markdown("07_prompt_robustness")))

@@ -18,20 +18,25 @@
 # attached to a decision matters as much as the decision. The paper's Fig. 4 compares, on
 # Qwen2.5-7B, the **expected calibration error** (ECE) and the **overconfidence gap** of the four
 # rules in both languages, and its text states that Direct and both voting rules are overconfident
-# while TEF has the lowest ECE and the smallest gap. The figure's values are not printed in the
-# paper, so only that qualitative claim can be set against ours.
+# ({glue:md}`link_baselines`) while TEF has the lowest ECE and the smallest gap
+# ({glue:md}`link_tef`). The figure's values are not printed in the paper, so only that qualitative
+# claim can be set against ours.
 #
-# Each rule's confidence is defined by protocol §6:
+# The paper defines no confidence for any rule ({glue:md}`link_confidence`). The confidences below
+# are those of the public reference release, which protocol §6 records:
 #
 # | rule | confidence of the predicted side |
 # | --- | --- |
 # | Direct | $\max(p, 1-p)$ of the whole-post answer |
 # | Majority Vote | the winning share of sentence votes |
 # | Soft Vote | $\max(m, 1-m)$ with $m$ the mean sentence probability |
-# | TEF | $\sigma(2\lvert s\rvert / T)$, the softmax of the two side scores $\pm s$ at $T = 5$ |
+# | TEF | $\sigma(2\lvert s\rvert / T)$, the softmax of the two side scores $\pm s$ at temperature $T$ |
 #
-# TEF's $T$ is a fixed constant of the method, not fitted to any data; its confidence is therefore
-# calibrated only to the extent that $T = 5$ happens to suit the judge's evidence scale.
+# TEF's temperature is $T =$ {glue:text}`reference_T` in the reference release's code. It is a
+# constant of that release, not of the paper and not of the method: it is fitted to no data, and
+# TEF's decisions do not depend on it, only its confidence does. Every calibration verdict for TEF
+# therefore depends on a choice the paper never made, which is why this chapter also shows TEF's
+# calibration across a range of $T$.
 #
 # Definitions (protocol §7): ECE uses ten equal-width confidence bins, the last closed at 1.0, pooled
 # over all dimensions of a language,
@@ -46,71 +51,67 @@ models = "local,e5-zeroshot,e5-crossfit"  # judges (registry names), comma-separ
 prompt = "original"  # prompt variant of the caches
 langs = "zh,en"  # languages
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
+reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
 n_boot = 1000  # bootstrap replicates
 n_bins = 10  # confidence bins
 invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
+temperatures = "0.5,1,2,5,10,20,50,100"  # TEF's softmax temperatures T to compare
 seed = 0  # bootstrap seed
 
-# %%
+# %% tags=["hide-input"]
 from tefcore.chapters.parameters import check_parameters
 
 check_parameters("09_calibration")  # a misspelt -p name fails here, naming the parameters above
 
-import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 from IPython.display import Markdown, display
-from plotly.subplots import make_subplots
+from myst_nb import glue
 
 from tefcore.chapters import calibration as calib
 from tefcore.chapters import experiments as ex
 from tefcore.chapters import presentation as pres
 from tefcore.chapters import runs as rn
-from tefcore.chapters.presentation import RULE_LABELS
+from tefcore.chapters.claims import claim_link
 from tefcore.chapters.figures import setup_notebook
+from tefcore.fusion import TEMPERATURE
 
 setup_notebook()
-pd.set_option("display.float_format", "{:.3f}".format)
-pd.set_option("display.max_columns", 30)
-pd.set_option("display.width", 200)
-
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = rn.parse_list(langs)
-runs = rn.chapter_runs(models, prompt, lang_list, cache_dir)
-display(Markdown(runs.notes_markdown))
-display(pres.judge_table(runs.models))
-pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
-cal = calib.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
-cal["judge"] = cal["model"].map(pres.judge_label)
-cal["method"] = cal["rule"].map(RULE_LABELS)
+glue("reference_T", f"{TEMPERATURE:g}", display=False)
+for key, claim in {"link_tef": "calibration-tef", "link_baselines": "calibration-baselines",
+                   "link_confidence": "calibration-confidence"}.items():
+    glue(key, Markdown(claim_link(claim)), display=False)
+
+# %% [markdown]
+# ## The data and the judges
+#
+# The rows of ours are labelled from the provenance of their caches: judge, engine, hardware class
+# and data.
+
+# %% tags=["hide-input"]
+runs = rn.chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
+labels = rn.row_labels(runs)
+pres.say(rn.data_statement(runs), runs.notes_markdown)
+pres.show_judges(models, labels)
 
 # %% [markdown]
 # ## ECE and overconfidence gap per rule and language
 #
+# The predictions of chapter 5, each with its confidence, and their calibration:
+
+# %%
+pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
+cal = calib.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
+
+# %% [markdown]
 # `accuracy` here is over the posts a rule decided (abstentions left out, all dimensions pooled),
 # the quantity the confidences are compared with; it differs slightly from the tables' Average,
-# which is a mean over dimensions.
-
-# %% tags=["full-width"]
-show = cal.assign(
-    ECE=[pres.format_interval(e, lo, hi, digits=3) for e, lo, hi in zip(cal["ece"], cal["ece_low"], cal["ece_high"])],
-    gap=[pres.format_interval(e, lo, hi, digits=3, signed=True)
-         for e, lo, hi in zip(cal["gap"], cal["gap_low"], cal["gap_high"])],
-)
-display(pres.format_columns(show.set_index(["judge", "lang", "method"])[
-    ["n", "n_abstain", "accuracy", "confidence", "ECE", "ece_equal_mass", "gap", "brier", "nll"]],
-    3, accuracy=1))
+# which is a mean over dimensions. Within each judge and language the best value of each column is
+# in bold: the highest accuracy, the lowest ECE, Brier score and log-loss, and the gap closest to
+# zero.
 
 # %% tags=["hide-input", "full-width"]
-long = pd.concat([
-    cal.assign(measure="ECE", value=cal["ece"], lo=cal["ece_low"], hi=cal["ece_high"]),
-    cal.assign(measure="overconfidence gap", value=cal["gap"], lo=cal["gap_low"], hi=cal["gap_high"]),
-], ignore_index=True)
-fig = pres.dot_interval_figure(long, x="method", y="value", low="lo", high="hi", color="lang", row="judge",
-                               col="measure", x_order=[RULE_LABELS[r] for r in RULES], color_order=lang_list,
-                               zero_line=True,
-                               title="ECE and overconfidence gap (mean confidence - accuracy), 95% bootstrap intervals")
-fig.show()
+display(calib.calibration_table(cal, labels))
 
 # %% [markdown]
 # ## Which rule is best calibrated, judge by judge
@@ -120,26 +121,33 @@ fig.show()
 # lowest (a single rule whose interval lies below every other rule's point estimate) or within the
 # noise.
 
+# %% tags=["hide-input"]
+verdicts = calib.calibration_verdicts(cal, labels)
+display(pres.format_columns(verdicts, 3))
+pres.say(calib.verdict_sentence(verdicts) + " Paper, Qwen2.5-7B: TEF has the lowest ECE in both of its "
+         "languages (the paper's statement; its figure prints no numbers).")
+
+# %% [markdown]
+# ## TEF's calibration across its temperature
+#
+# TEF's decision is the sign of its score $s = \sum_i w_i \ell_i$; its confidence is
+# $\sigma(2|s|/T)$. A larger $T$ pulls every confidence towards 0.5, a smaller one towards 1, and
+# the decisions stay as they are. The same predictions, with TEF's confidence recomputed at each
+# temperature of the grid:
+
 # %%
-rows = []
-for (model, lang), g in cal.groupby(["model", "lang"], sort=False):
-    lowest = g[g["ece"] <= g["ece"].min() + 5e-4]  # ties at the printed precision share the place
-    rest = g[~g.index.isin(lowest.index)]
-    closest = g[(g["gap"].abs() <= g["gap"].abs().min() + 5e-4)]
-    tef = g[g["rule"] == "tef"].iloc[0]
-    rows.append({"judge": pres.judge_label(model), "lang": lang, "lowest ECE": ", ".join(lowest["method"]),
-                 "ECE": lowest["ece"].min(),
-                 "clearly lowest": bool(len(lowest) == 1 and len(rest)
-                                        and lowest["ece_high"].iloc[0] < rest["ece"].min()),
-                 "TEF's ECE": tef["ece"], "smallest |gap|": ", ".join(closest["method"]),
-                 "gap": closest["gap"].iloc[0], "TEF's gap": tef["gap"]})
-verdict = pd.DataFrame(rows).set_index(["judge", "lang"])
-display(pres.format_columns(verdict, 3))
-n_tef = int(verdict["lowest ECE"].str.split(", ").map(lambda m: "TEF" in m).sum())
-n_alone = int((verdict["lowest ECE"] == "TEF").sum())
-display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge-language cells of ours "
-                 f"({n_alone} of them alone, the rest tied); paper, Qwen2.5-7B: the lowest in both of its "
-                 "languages."))
+sweep = calib.tef_temperature_calibration(runs, [float(t) for t in rn.parse_list(temperatures)], n_bins=n_bins,
+                                          invalid=invalid)
+
+# %% [markdown]
+# The figure shows TEF's ECE and gap against $T$, the reference release's $T$ dashed; the list gives,
+# for each judge and language, the ECE at that $T$ and the lowest ECE of the grid. That lowest value
+# is chosen on the same pairs it is measured on, so it flatters TEF: it says how much of TEF's
+# calibration error is the choice of $T$, not what a $T$ fitted on other posts would achieve.
+
+# %% tags=["hide-input", "full-width"]
+pres.temperature_figure(sweep, labels, lang_list, TEMPERATURE).show()
+display(Markdown(calib.temperature_markdown(sweep, labels)))
 
 # %% [markdown]
 # ## Reliability diagrams
@@ -151,26 +159,7 @@ display(Markdown(f"TEF has the lowest ECE in **{n_tef} of {len(verdict)}** judge
 # %% tags=["hide-input", "full-width"]
 rel = calib.reliability_by_rule(pred, n_bins=n_bins)
 for model in runs.models:
-    r = rel[rel["model"] == model]
-    fig = make_subplots(rows=1, cols=len(lang_list), subplot_titles=[pres.LANG_LABELS.get(l, l) for l in lang_list],
-                        shared_yaxes=True)
-    palette = px.colors.qualitative.D3
-    for i, lang in enumerate(lang_list):
-        fig.add_trace(go.Scatter(x=[0.5, 1], y=[0.5, 1], mode="lines", line={"color": "grey", "dash": "dash"},
-                                 name="perfect calibration", showlegend=i == 0), row=1, col=i + 1)
-        for k, rule in enumerate(RULES):
-            s = r[(r["lang"] == lang) & (r["rule"] == rule)]
-            fig.add_trace(go.Scatter(
-                x=s["mean_predicted"], y=s["observed"], mode="lines+markers", name=RULE_LABELS[rule],
-                legendgroup=rule, showlegend=i == 0, line={"color": palette[k]},
-                marker={"size": (6 + 30 * (s["count"] / max(1, r["count"].max())) ** 0.5).to_numpy()},
-                customdata=s[["count", "bin_lower", "bin_upper"]].to_numpy(),
-                hovertemplate="bin [%{customdata[1]:.1f}, %{customdata[2]:.1f}]<br>confidence %{x:.3f}<br>"
-                              "accuracy %{y:.3f}<br>posts %{customdata[0]}"), row=1, col=i + 1)
-    fig.update_xaxes(range=[0.48, 1.02], title_text="mean confidence in bin")
-    fig.update_yaxes(range=[0, 1.02], title_text="accuracy in bin", col=1)
-    fig.update_layout(height=430, title=f"Reliability: {pres.judge_label(model)}")
-    fig.show()
+    pres.reliability_figure(rel[rel["model"] == model], labels[model], lang_list, RULES).show()
 
 # %% [markdown]
 # ## Reading the result
@@ -183,24 +172,39 @@ for model in runs.models:
 #   side. The confidences reflect the constant, not the evidence: Direct's is the constant itself,
 #   Majority Vote's is 1 (every vote agrees), TEF's grows with the number of sentences (each adds
 #   the same $w\,\ell$ to the score). None of them can track correctness, and the gap is roughly
-#   confidence minus the share of the chosen side.
-# * **Flat sentence posteriors** (the cross-fitted e5 judge applied to single sentences): when most
-#   sentence probabilities are close to 0.5, Soft Vote's mean is close to 0.5 and TEF's score
-#   $s = \sum_i w_i \ell_i$ is close to zero because most $w_i$ are, so both confidences sit near
-#   0.5. Where accuracy is well above 50 %, these rules are then *under*confident (negative gap),
-#   and the ECE is roughly the distance between 0.5 and the accuracy. Majority Vote is the
-#   opposite case: its confidence is the share of votes, which is 1 whenever the sentences all
-#   lean the same way, however slightly.
+#   confidence minus the share of the chosen side. A large $T$ pulls TEF's confidence down towards
+#   that share, which is why its ECE falls as $T$ grows over most of the grid.
+# * **Flat sentence posteriors**: when most sentence probabilities are close to 0.5, Soft Vote's
+#   mean is close to 0.5 and TEF's score is close to zero because most $w_i$ are, so both
+#   confidences sit near 0.5. Where accuracy is well above 50 %, these rules are then
+#   *under*confident (negative gap), and the ECE is roughly the distance between 0.5 and the
+#   accuracy. Majority Vote is the opposite case: its confidence is
+#   the share of votes, which is 1 whenever the sentences all lean the same way, however slightly.
 # * **Informative but miscalibrated judges** (zero-shot e5): a post with many sentences that lean
 #   the same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right;
-#   the fixed $T = 5$ then makes TEF overconfident on long posts. Soft Vote averages, so its
-#   confidence stays moderate.
+#   at the reference release's $T$ TEF is then overconfident on long posts. Soft Vote averages, so
+#   its confidence stays moderate.
 # * **The paper's claim** concerns one strong LLM (Qwen2.5-7B), whose sentence answers are near 0
 #   or 1 and mostly right; there, shrinking uncertain sentences and summing log-odds gives
 #   confidences that track accuracy better than votes do. Our verdict table says in how many of our
 #   cells the same ordering holds; it is not a test of the paper's claim, which would need the
-#   paper's judge.
+#   paper's judge, and the temperature figure shows how much any such verdict owes to $T$.
 #
 # Calibration could be repaired after the fact for any rule (temperature scaling of the final
 # score, fitted on held-out posts); the comparison above, like the paper's, is of the rules as
 # defined, without such a fit.
+#
+# ## The paper's judge, on a GPU
+#
+# Fig. 4 is about Qwen2.5-7B. The command below, generated from the same plan as `tef reproduce`,
+# extracts its answers on the full release with the reference release's reading and rebuilds this
+# chapter with its rows added.
+
+# %% tags=["hide-input"]
+display(Markdown(ex.reproduce_markdown("09")))
+
+# %% [markdown]
+# The rows of the claims ledger that this chapter examines:
+
+# %% tags=["hide-input"]
+display(Markdown(pres.ledger_markdown("09_calibration")))

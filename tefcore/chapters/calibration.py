@@ -32,15 +32,18 @@ from scipy.special import expit, logit
 from tefcore import metrics
 from tefcore.chapters.experiments import predict_runs, versus_best_baseline
 from tefcore.chapters.runs import Runs, frame_of, run_keys
-from tefcore.evaluate import ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups, predict_pairs
+from tefcore.evaluate import (ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups, predict_pairs,
+                              sort_table)
 from tefcore.fusion import TEMPERATURE, fuse_many, weights
 
 __all__ = [
     "calibration_summary",
+    "calibration_table",
     "calibration_verdicts",
     "reliability_by_rule",
     "retemper",
     "tef_temperature_calibration",
+    "temperature_markdown",
     "temperature_sweep",
     "verdict_sentence",
 ]
@@ -379,3 +382,59 @@ def temperature_sweep(
     rank = out.groupby(keys, sort=False).ngroup().to_numpy()
     order = np.lexsort((out["t"].to_numpy(), rank))  # groups in order of appearance, t ascending
     return out[cols].iloc[order].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# what the chapter shows
+# --------------------------------------------------------------------------------------------------
+_CAL_COLUMNS: dict[str, str] = {"n": "n", "n_abstain": "abstain", "accuracy": "accuracy", "confidence": "confidence",
+                                "ece": "ECE", "ece_equal_mass": "ECE (equal mass)", "gap": "gap", "brier": "Brier",
+                                "nll": "log-loss"}
+_LOWER = ("ECE", "ECE (equal mass)", "Brier", "log-loss")
+
+
+def calibration_table(cal: pd.DataFrame, labels: dict[str, str] | None = None) -> Any:
+    """:func:`calibration_summary` as the chapter shows it, the best rule of each judge and language in bold.
+
+    ECE and the gap carry their bootstrap intervals; the lowest ECE, Brier score and log-loss, the gap
+    closest to zero and the highest accuracy are bold (:func:`tefcore.chapters.presentation.bold_best`);
+    counts and the mean confidence are never ranked.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows ``(run, lang, method)``.
+    """
+    from tefcore.chapters.experiments import row_label
+    from tefcore.chapters.presentation import RULE_LABELS, bold_best, format_cell, format_interval
+
+    cal = sort_table(cal, ["model", "lang", "rule"], {"model": list(pd.unique(cal["model"])),
+                                                     "lang": list(pd.unique(cal["lang"]))})
+    index = pd.MultiIndex.from_arrays([cal["model"].map(lambda m: row_label(m, labels)), cal["lang"],
+                                       cal["rule"].map(RULE_LABELS)], names=["run", "lang", "method"])
+    values = cal[list(_CAL_COLUMNS)].set_axis(index).rename(columns=_CAL_COLUMNS)
+    values[["n", "abstain", "confidence"]] = np.nan  # shown, never ranked
+    text = cal[list(_CAL_COLUMNS)].set_axis(index).rename(columns=_CAL_COLUMNS)
+    text["ECE"] = [format_interval(e, lo, hi, digits=3) for e, lo, hi in zip(cal["ece"], cal["ece_low"], cal["ece_high"])]
+    text["gap"] = [format_interval(e, lo, hi, digits=3, signed=True)
+                   for e, lo, hi in zip(cal["gap"], cal["gap_low"], cal["gap_high"])]
+    for col in ("confidence", "ECE (equal mass)", "Brier", "log-loss"):
+        text[col] = text[col].map(lambda v: format_cell(v, 3))
+    return bold_best(text, values=values, by=["run", "lang"], lower=_LOWER, closest_to_zero=("gap",))
+
+
+def temperature_markdown(sweep: pd.DataFrame, labels: dict[str, str] | None = None) -> str:
+    """Per run and language: TEF's ECE at the reference release's T, and the T of the grid with the lowest
+    ECE (chosen on the same pairs, so an optimistic figure), as Markdown bullets."""
+    from tefcore.chapters.experiments import row_label
+    from tefcore.chapters.presentation import LANG_LABELS, format_cell
+
+    lines = []
+    for key, g in iter_groups(sweep, [*run_keys(sweep), "lang"]):
+        ref, best = g[g["reference"]], g.loc[g["ece"].idxmin()]
+        at_ref = f"ECE {format_cell(ref['ece'].iloc[0], 3)} at T = {ref['T'].iloc[0]:g}" if len(ref) else \
+            "the reference T is not on the grid"
+        lines.append(f"* {row_label(key['model'], labels)}, {LANG_LABELS.get(key['lang'], key['lang'])}: {at_ref}; "
+                     f"lowest on the grid {format_cell(best['ece'], 3)} at T = {best['T']:g} "
+                     f"(gap there {format_cell(best['gap'], 3, signed=True)}).")
+    return "\n".join(lines)

