@@ -78,6 +78,8 @@ __all__ = [
     "decisive_counts",
     "fusion_study",
     "gaussian_information",
+    "gaussian_shift_posts",
+    "random_posts",
     "simulate_documents",
 ]
 
@@ -595,3 +597,80 @@ def fusion_study(
                 }
             )
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# posts for numerical checks of the method (the claims ledger and the theory chapters share them)
+# --------------------------------------------------------------------------------------------------
+def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntArray]:
+    """``n`` random posts of 1 to 8 sentences, for checks that must hold on any input.
+
+    Parameters
+    ----------
+    k : int
+        Number of classes: ``2`` gives P(change) per sentence (Beta(0.7, 0.7), with 5 % of the values
+        set to the edge cases 0, 0.5 and 1), ``k > 2`` rows of a Dirichlet(0.8) distribution.
+    n : int
+        Number of posts.
+    seed : int
+        Seed of :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    p : ndarray, shape (n_sentences,) or (n_sentences, k)
+    doc_index : ndarray of int, shape (n_sentences,)
+        Post of each sentence, non-decreasing (the input of :func:`tefcore.fusion.fuse_many`).
+
+    Examples
+    --------
+    >>> p, doc = random_posts(3, n=4, seed=1)
+    >>> p.shape[1], int(doc.max()), bool(np.allclose(p.sum(axis=1), 1.0))
+    (3, 3, True)
+    """
+    rng = np.random.default_rng(seed)
+    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
+    if k == 2:
+        p = rng.beta(0.7, 0.7, doc.size)
+        edge = rng.random(doc.size) < 0.05
+        p[edge] = rng.choice([0.0, 0.5, 1.0], size=int(edge.sum()))
+        return p, doc
+    return rng.dirichlet(np.full(k, 0.8), doc.size), doc
+
+
+def gaussian_shift_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[FloatArray, IntArray, FloatArray]:
+    r"""Posts of calibrated, independent sentences with known likelihoods, and their exact log-odds.
+
+    Post :math:`d` is change with probability :math:`\pi` (``prior``); each of its 1 to 8 sentences has
+    a strength :math:`\mu_i \sim U(0.2, 3)` and an observation :math:`x_i \sim N(\pm\mu_i/2, 1)`. The
+    sentence posterior is :math:`p_i = \pi\phi(x_i-\mu_i/2) / (\pi\phi(x_i-\mu_i/2) +
+    (1-\pi)\phi(x_i+\mu_i/2))` and the exact posterior log-odds of the post come from the joint
+    likelihood, a route that never forms a sentence posterior:
+
+    .. math::
+
+        \log\frac{P(\text{change}\mid x_{1:N})}{P(\text{stability}\mid x_{1:N})}
+        = \ell(\pi) + \sum_i \big[\log\phi(x_i - \mu_i/2) - \log\phi(x_i + \mu_i/2)\big].
+
+    Returns
+    -------
+    p : ndarray, shape (n_sentences,)
+    doc_index : ndarray of int, shape (n_sentences,)
+    exact : ndarray, shape (n,)
+        The exact posterior log-odds of every post.
+
+    Examples
+    --------
+    >>> from tefcore.information import additive_log_odds
+    >>> p, doc, exact = gaussian_shift_posts(0.3, n=50, seed=0)
+    >>> bool(np.allclose(additive_log_odds(p, doc, prior=0.3), exact))
+    True
+    """
+    rng = np.random.default_rng(seed)
+    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
+    mu = rng.uniform(0.2, 3.0, doc.size)
+    change = rng.random(n) < prior
+    x = np.where(change[doc], mu / 2, -mu / 2) + rng.standard_normal(doc.size)
+    a, b = prior * norm.pdf(x, mu / 2), (1 - prior) * norm.pdf(x, -mu / 2)
+    exact = (math.log(prior) + np.bincount(doc, norm.logpdf(x, mu / 2))) - (
+        math.log(1 - prior) + np.bincount(doc, norm.logpdf(x, -mu / 2)))
+    return a / (a + b), doc, exact

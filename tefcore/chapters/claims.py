@@ -48,7 +48,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.special import entr, logit
-from scipy.stats import norm
 
 from tefcore import simulate as sim
 from tefcore.chapters import paper
@@ -292,18 +291,6 @@ def _cannot(reason: str) -> Callable[[Evidence], Verdict]:
     return check
 
 
-def _random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` posts of 1-8 sentences: P(change) (``k = 2``) or rows of a K-class distribution."""
-    rng = np.random.default_rng(seed)
-    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
-    if k == 2:
-        p = rng.beta(0.7, 0.7, doc.size)
-        edge = rng.random(doc.size) < 0.05
-        p[edge] = rng.choice([0.0, 0.5, 1.0], size=int(edge.sum()))
-        return p, doc
-    return rng.dirichlet(np.full(k, 0.8), doc.size), doc
-
-
 def _starts(doc: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
 
@@ -347,7 +334,7 @@ def _clipped_log_odds(ev: Evidence) -> Verdict:
 
 def _entropy_weight(ev: Evidence) -> Verdict:
     p2 = np.linspace(0.0, 1.0, 101)
-    p3, _ = _random_posts(3)
+    p3, _ = sim.random_posts(3)
     w2, w3 = weights(p2), weights(p3)
     ref2 = 1 - (entr(p2) + entr(1 - p2)) / math.log(2)
     ref3 = 1 - entr(p3).sum(axis=1) / math.log(3)
@@ -374,7 +361,7 @@ def _tempering(ev: Evidence) -> Verdict:
 
 
 def _tef_score(ev: Evidence) -> Verdict:
-    p, doc = _random_posts(2)
+    p, doc = sim.random_posts(2)
     b = fuse_many(p, doc, rule="tef")
     hand = _hand_score(p, doc)
     gap = float(np.abs(b.scores - hand).max())
@@ -387,7 +374,7 @@ def _tef_score(ev: Evidence) -> Verdict:
 
 
 def _argmax_rule(ev: Evidence) -> Verdict:
-    p, doc = _random_posts(2, seed=1)
+    p, doc = sim.random_posts(2, seed=1)
     hand = _hand_score(p, doc)
     pred = fuse_many(p, doc, rule="tef").prediction
     clear = np.abs(hand[:, 0]) > 1e-9
@@ -402,7 +389,7 @@ def _argmax_rule(ev: Evidence) -> Verdict:
 
 
 def _mv_sv(ev: Evidence) -> Verdict:
-    p, doc = _random_posts(2, seed=2)
+    p, doc = sim.random_posts(2, seed=2)
     starts, n = _starts(doc), np.bincount(doc)
     share = np.add.reduceat((p >= 0.5).astype(float), starts) / n
     mean = np.add.reduceat(p, starts) / n
@@ -417,7 +404,7 @@ def _mv_sv(ev: Evidence) -> Verdict:
 
 
 def _general_k(ev: Evidence) -> Verdict:
-    p, doc = _random_posts(3)
+    p, doc = sim.random_posts(3)
     b = fuse_many(p, doc, rule="tef")
     hand = _hand_score(p, doc)
     gap = float(np.abs(b.scores - hand).max())
@@ -431,28 +418,26 @@ def _general_k(ev: Evidence) -> Verdict:
 
 
 def _k3_bayes(ev: Evidence) -> Verdict:
-    example = np.array([[0.05, 0.15, 0.80], [0.55, 0.40, 0.05]])
+    from tefcore.chapters import theory
+
+    example = theory.K3_EXAMPLE
     eq3 = int(fuse_many(example, [0, 0], rule="tef_without_entropy").index[0])
     tef = int(fuse_many(example, [0, 0], rule="tef").index[0])
-    bayes = int(np.log(example).sum(axis=0).argmax())
-    n = 5000
-    p, doc = _random_posts(3, n=n, seed=3)
-    bayes_all = np.add.reduceat(np.log(p), _starts(doc)).argmax(axis=1)
-    rates = {r: float(np.mean(fuse_many(p, doc, rule=r).index != bayes_all))
-             for r in ("tef_without_entropy", "tef")}
+    bayes = int(theory.bayes_log_posterior(example, [0, 0]).argmax(axis=1)[0])
+    rates, n = theory.k3_disagreement()
     return Verdict(
         f"Eq. 3 picks c{eq3 + 1}, Bayes c{bayes + 1}",
         eq3 == bayes and rates["tef_without_entropy"] == 0,
         f"posts (0.05, 0.15, 0.80) and (0.55, 0.40, 0.05), equal priors: the one-vs-rest sum (w = 1) "
         f"picks c{eq3 + 1}, TEF c{tef + 1}, the Bayes log-posterior Σ log p_i^(c) c{bayes + 1}. On "
         f"{n:,} random 3-class posts the argmax differs from Bayes in "
-        f"{100 * rates['tef_without_entropy']:.1f} % (w = 1) and {100 * rates['tef']:.1f} % (TEF). "
+        f"{rates['tef_without_entropy']:.1f} % (w = 1) and {rates['tef']:.1f} % (TEF). "
         "For K = 2 the two coincide (Proposition 2)",
     )
 
 
 def _ablation_rules(ev: Evidence) -> Verdict:
-    p, doc = _random_posts(2, seed=4)
+    p, doc = sim.random_posts(2, seed=4)
     starts = _starts(doc)
     lo = np.add.reduceat(clipped_log_odds(p), starts)
     w = weights(p)
@@ -508,21 +493,8 @@ def _same_label(ev: Evidence) -> Verdict:
     )
 
 
-def _gaussian_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Calibrated independent sentences of known likelihoods: (p_i, doc, exact document log-odds)."""
-    rng = np.random.default_rng(seed)
-    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
-    mu = rng.uniform(0.2, 3.0, doc.size)
-    change = rng.random(n) < prior
-    x = np.where(change[doc], mu / 2, -mu / 2) + rng.standard_normal(doc.size)
-    a, b = prior * norm.pdf(x, mu / 2), (1 - prior) * norm.pdf(x, -mu / 2)
-    exact = (math.log(prior) + np.bincount(doc, norm.logpdf(x, mu / 2))) - (
-        math.log(1 - prior) + np.bincount(doc, norm.logpdf(x, -mu / 2)))
-    return a / (a + b), doc, exact
-
-
 def _prop2_equal(ev: Evidence) -> Verdict:
-    p, doc, exact = _gaussian_posts(0.5)
+    p, doc, exact = sim.gaussian_shift_posts(0.5)
     gap = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
         f"max |Δ| = {gap:.0e}",
@@ -535,7 +507,7 @@ def _prop2_equal(ev: Evidence) -> Verdict:
 
 def _prop2_prior(ev: Evidence) -> Verdict:
     prior = 0.3
-    p, doc, exact = _gaussian_posts(prior, seed=6)
+    p, doc, exact = sim.gaussian_shift_posts(prior, seed=6)
     gap = float(np.abs(additive_log_odds(p, doc, prior=prior) - exact).max())
     miss = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
@@ -561,20 +533,14 @@ def _bayes_rule(ev: Evidence) -> Verdict:
     )
 
 
-def _first_flip(rule: str, strong: float, weak: float, counts: np.ndarray) -> int | None:
-    """The smallest count of ``weak`` sentences that turns a post with one ``strong`` one to stability."""
-    flat = np.concatenate([np.r_[strong, np.full(n, weak)] for n in counts])
-    pred = fuse_many(flat, np.repeat(np.arange(counts.size), counts + 1), rule=rule).prediction
-    flipped = np.flatnonzero(pred == "stability")
-    return int(counts[flipped[0]]) if flipped.size else None
-
-
 def _soft_censoring(ev: Evidence) -> Verdict:
+    from tefcore.chapters.theory import first_flips
+
     strong, weak = 0.95, 0.45
     rate = float(weights(strong) * clipped_log_odds(strong) / -(weights(weak) * clipped_log_odds(weak)))
     n = int(math.floor(rate))
-    flips = {r: _first_flip(r, strong, weak, np.arange(40)) for r in ("majority_vote", "soft_vote")}
-    flips["tef"] = _first_flip("tef", strong, weak, np.array([n, n + 1]))
+    flips = first_flips(strong, weak, range(40), rules=("majority_vote", "soft_vote")).to_dict()
+    flips["tef"] = first_flips(strong, weak, [n, n + 1], rules=("tef",))["tef"]
     return Verdict(
         f"TEF: {flips['tef']:,} hedging sentences",
         flips["tef"] == n + 1 and n > 100 * max(flips["majority_vote"], flips["soft_vote"]),

@@ -386,9 +386,7 @@ def k3_disagreement(n_posts: int = 5000, seed: int = 3) -> tuple[pd.Series, int]
     n_posts : int
         The number of posts.
     """
-    from tefcore.chapters.claims import _random_posts  # the ledger's posts: one value in both places
-
-    p, doc = _random_posts(3, n=n_posts, seed=seed)
+    p, doc = sim.random_posts(3, n=n_posts, seed=seed)
     return bayes_disagreement(p, doc), n_posts
 
 
@@ -575,11 +573,9 @@ def prop2_table(posts: Sequence[tuple[float, int]] = PROP2_POSTS) -> pd.DataFram
         Indexed by ``prior π``: ``posts``, ``longest post``, ``with the prior term``,
         ``plain sum`` (largest absolute gaps, nats).
     """
-    from tefcore.chapters.claims import _gaussian_posts  # the ledger's posts: one value in both places
-
     rows = []
     for prior, seed in posts:
-        p, doc, exact = _gaussian_posts(prior, seed=seed)
+        p, doc, exact = sim.gaussian_shift_posts(prior, seed=seed)
         rows.append({"prior π": prior, "posts": int(exact.size), "longest post": int(np.bincount(doc).max()),
                      "with the prior term": float(np.abs(information.additive_log_odds(p, doc, prior=prior)
                                                          - exact).max()),
