@@ -401,8 +401,6 @@ def test_chapter_5_runs_on_the_stand_in_caches_with_the_plans_parameters(fake_ru
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="chapter 5 still labels every row of ours 'ours, CPU judge' "
-                   "(tefcore.chapters.experiments.OURS_ORIGIN); the chapter pass swaps it for run_labels")
 def test_chapter_5_labels_the_rows_from_the_provenance(fake_run: dict[str, Any]) -> None:
     text = _outputs(fake_run["notebook"])
     assert "ours: Qwen2.5-7B, vLLM 0.0, GPU, MIND sample" in text and "CPU judge" not in text
