@@ -59,7 +59,6 @@ from tefcore.chapters.parameters import check_parameters
 
 check_parameters("05_main_results")  # a misspelt -p name fails here, naming the parameters above
 
-import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -170,7 +169,7 @@ display(Markdown(ex.floor_markdown(table, reference, labels)))
 # that end below their tick are dimensions where the judge does worse than always answering the
 # larger side.
 
-# %% tags=["hide-input", "full-width"]
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 pres.rule_bars_figure(table, reference, labels, BASE_RULES, lang_list).show()
 
 # %% [markdown]
@@ -311,13 +310,15 @@ else:
 # shows TEF's gain over the best of Direct, MV and SV (picked again at each $t$) with
 # paired-bootstrap intervals, and, below, the mean TEF weight of a sentence.
 
-# %% tags=["hide-input", "full-width"]
+# %% tags=["hide-input"]
 sweep_runs = runs.select(model=rn.parse_list(sweep_models))
 factors = [float(x) for x in rn.parse_list(sweep_factors)]
-if sweep_runs.frame.empty:
-    display(Markdown(f"No cache of {sweep_models}: the sweep is not run."))
-else:
-    sweep = calib.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid)
+sweep = calib.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid) \
+    if len(sweep_runs.frame) else None
+pres.say("" if sweep is not None else f"No cache of {sweep_models}: the sweep is not run.")
+
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
+if sweep is not None:
     pres.sweep_figure(sweep, labels, lang_list, factors).show()
 
 # %% [markdown]

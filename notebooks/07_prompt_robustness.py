@@ -100,7 +100,7 @@ runs = rn.concat_runs(llm_runs, ref_runs)
 labels = rn.row_labels(runs)
 coverage = pd.concat([ex.prompt_coverage(runs, llms, prompt_list, lang_list),
                       ex.prompt_coverage(runs, others, [prompt], lang_list)])
-pres.say(rn.data_statement(runs))
+pres.say(rn.data_statement(runs), runs.notes_markdown)
 display(coverage.rename(index=lambda m: labels.get(m, m), level="model"))
 
 # %% [markdown]
@@ -141,7 +141,7 @@ display(ex.prompt_by_language(all_pred, llms, prompt_list, lang_list, labels, n_
 # %% tags=["hide-input", "full-width"]
 display(pres.format_columns(ex.paper_table1(t1)))
 
-# %% tags=["hide-input", "full-width"]
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 pres.prompt_figure(rob, t1, labels).show()
 
 # %% [markdown]

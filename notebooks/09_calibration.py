@@ -145,8 +145,10 @@ sweep = calib.tef_temperature_calibration(runs, [float(t) for t in rn.parse_list
 # is chosen on the same pairs it is measured on, so it flatters TEF: it says how much of TEF's
 # calibration error is the choice of $T$, not what a $T$ fitted on other posts would achieve.
 
-# %% tags=["hide-input", "full-width"]
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 pres.temperature_figure(sweep, labels, lang_list, TEMPERATURE).show()
+
+# %% tags=["hide-input"]
 display(Markdown(calib.temperature_markdown(sweep, labels)))
 
 # %% [markdown]
@@ -156,7 +158,7 @@ display(Markdown(calib.temperature_markdown(sweep, labels)))
 # in it (y), sized by the number of posts. Points under the diagonal are overconfident. Confidence of
 # a binary decision is at least 0.5, so only the upper half of the axis is used. Hover for counts.
 
-# %% tags=["hide-input", "full-width"]
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 rel = calib.reliability_by_rule(pred, n_bins=n_bins)
 for model in runs.models:
     pres.reliability_figure(rel[rel["model"] == model], labels[model], lang_list, RULES).show()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
@@ -263,3 +263,128 @@ def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
                                   check_dtype=False)
     assert score_table(pred, by=["lang", "rule"])["n"].sum() == len(pred)
 
+
+
+# ---------------------------------------------------------------------------------------------------
+# the paper's numbers that the chapters quote
+# ---------------------------------------------------------------------------------------------------
+def test_paper_prompt_facts_say_the_margin_grows():
+    """Table 1: Qwen2.5-7B's margin 8.7 -> 9.0 -> 9.4; the range 1.2-9.4; it grows for all five models."""
+    from tefcore.chapters.paper import load_table
+
+    facts = ex.paper_prompt_facts(load_table("table1"))
+    assert (facts["margin_min"], facts["margin_max"]) == ("1.2", "9.4")
+    assert (facts["n_grows"], facts["n_shrinks"], facts["n_models"]) == ("5", "0", "5")
+    assert facts["margins"].startswith("Qwen2.5-7B 8.7 → 9.0 → 9.4; LLaMA3-8B 6.2 → 6.4 → 7.1")
+    assert (facts["n_tef_loses_less"], facts["n_drop_cells"]) == ("10", "10")
+
+
+def test_paper_ablation_facts_compute_the_23_points():
+    from tefcore.chapters.paper import load_table
+
+    facts = ex.paper_ablation_facts(load_table("table3"), load_table("table4"))
+    assert (facts["drop_entropy"], facts["drop_log_odds"]) == ("22.9", "23.8")
+    assert facts["largest_at"].count("DeepSeek-V3.2 English Environment") == 2
+    assert facts["deepseek_below"] == "4 of 4" and facts["qwen_kept"].endswith(" %")
+
+
+def test_paper_gain_table_matches_the_paper_module():
+    from tefcore.chapters import paper
+
+    t3 = paper.load_table("table3")
+    table = ex.paper_gain_table(t3)
+    assert list(table.index[:2]) == [("paper: Qwen2.5-7B", "zh"), ("paper: Qwen2.5-7B", "en")] and len(table) == 10
+    gains = paper.strongest_baseline_gain(t3, level="model_lang")["gain"]
+    assert table.loc[("paper: DeepSeek-V3.2", "zh"), "accuracy"] == pytest.approx(gains[("deepseek-v3.2", "zh", "accuracy")])
+    assert table["accuracy"].mean() == pytest.approx(paper.average_gain(t3, level="model_lang")["accuracy"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# chapter 6 and chapter 7 tables
+# ---------------------------------------------------------------------------------------------------
+def test_ablation_comparisons_and_margins_over_soft_vote():
+    from tefcore.chapters.paper import load_table
+
+    pred = ex.predict_runs(synthetic_cache(15).assign(model="A", prompt="p"),
+                           rules=["soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"])
+    cmp = ex.ablation_comparisons(pred, n_boot=50)
+    assert len(cmp) == 2 * 2 * 2  # ablations x metrics x languages
+    table = ex.score_runs(pred)
+    avg = table[table["dimension"] == "Average"].set_index(["lang", "rule"])["accuracy"]
+    row = cmp[(cmp["b"] == "tef_without_entropy") & (cmp["metric"] == "accuracy") & (cmp["lang"] == "en")].iloc[0]
+    assert row["difference"] == pytest.approx(avg[("en", "tef")] - avg[("en", "tef_without_entropy")])
+    shown = ex.comparison_table(cmp, {"A": "ours: A"}, 50)
+    assert shown.index.names == ["run", "lang", "removed", "metric"]
+    assert list(shown.index[:2]) == [("ours: A", "en", "entropy weighting", "accuracy"),
+                                     ("ours: A", "en", "entropy weighting", "macro-F1")]
+    t3 = load_table("table3")
+    margins = ex.soft_vote_margins(table, t3, load_table("table4"), {"A": "ours: A"})
+    assert margins.loc[("ours: A", "zh"), "TEF"] == pytest.approx(avg[("zh", "tef")] - avg[("zh", "soft_vote")])
+    qwen = t3[(t3["model"] == "qwen2.5-7b") & (t3["lang"] == "zh") & (t3["metric"] == "accuracy")]
+    sv = qwen[(qwen["method"] == "soft_vote") & (qwen["dimension"] != "Average")]["value"]
+    assert len(sv) == 6 and margins.loc[("paper: Qwen2.5-7B", "zh"), "TEF"] == pytest.approx(71.25 - sv.mean())
+    assert margins.loc[("paper: DeepSeek-V3.2", "en"), "w/o Entropy"] < 0
+
+
+def _two_prompt_runs():
+    from tefcore.chapters.runs import Runs
+
+    frames = [synthetic_cache(16).assign(model="L", prompt="original"),
+              synthetic_cache(17, langs=("en",)).assign(model="L", prompt="minimal")]
+    frame = pd.concat(frames, ignore_index=True)
+    prov = pd.DataFrame({"model": "L", "prompt": ["original", "original", "minimal"], "lang": ["en", "zh", "en"],
+                         "n_pairs": 120})
+    return Runs(frame, prov)
+
+
+def test_prompt_tables_show_every_requested_variant_and_say_not_run():
+    runs = _two_prompt_runs()
+    prompts = ["original", "verbose", "minimal"]
+    coverage = ex.prompt_coverage(runs, ["L"], prompts, ["zh", "en"])
+    assert coverage.loc[("L", "minimal"), "zh"] == ex.NOT_RUN and coverage.loc[("L", "minimal"), "en"] == 120
+    assert coverage["complete"].tolist() == [True, False, False]
+    complete = ex.complete_runs(runs, ["zh", "en"])
+    assert set(complete["prompt"]) == {"original"}
+    pred = ex.predict_runs(complete)
+    rob = ex.prompt_robustness(pred, n_boot=50)
+    table = ex.prompt_table(rob, ["L"], prompts, {"L": "ours: L"}, 50)
+    assert list(table.index) == [("ours: L", p) for p in prompts]
+    assert (table.loc[("ours: L", "verbose")] == ex.NOT_RUN).all()
+    assert table.loc[("ours: L", "original"), "TEF drop"] == "+0.0"
+    per_lang = ex.prompt_by_language(ex.predict_runs(runs), ["L"], prompts, ["zh", "en"], {"L": "ours: L"}, n_boot=30)
+    assert len(per_lang) == 6 and per_lang.loc[("ours: L", "minimal", "zh"), "TEF"] == ex.NOT_RUN
+    assert per_lang.loc[("ours: L", "minimal", "en"), "TEF"] != ex.NOT_RUN
+    text = ex.prompt_markdown(rob, coverage, ["L"], prompts, {"L": "ours: L"})
+    assert text.startswith("* ours: L: run in every language with original; not run: verbose, minimal.")
+    # a drop whose reference variant is missing reads "not run", never 0.0
+    rob_missing = rob.assign(drop_tef=float("nan"))
+    assert ex.prompt_table(rob_missing, ["L"], ["original"])["TEF drop"].iloc[0] == ex.NOT_RUN
+
+
+def test_effects_table_names_what_is_compared():
+    from tefcore.chapters.judges import judge_versus_rule
+
+    frames = [synthetic_cache(18, 20).assign(model=m, prompt="p") for m in ("raw", "tuned")]
+    frames[1]["sentences"] = frames[0]["sentences"].map(lambda s: [min(1.0, x * 1.1) for x in s])
+    pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=["direct", "majority_vote", "soft_vote", "tef"])
+    effects = judge_versus_rule(pred, ["raw", "tuned"], n_boot=30, metrics_=["accuracy"])
+    shown = ex.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"})
+    compared = shown.index.get_level_values("compared")
+    assert "E (tuned) vs E (raw vectors), TEF" in compared
+    assert any(c.startswith("E (raw vectors): TEF vs ") for c in compared)
+    text = ex.effect_markdown(effects)
+    assert text.count("\n") == 1 and "`tuned` against `raw`" in text
+
+
+def test_reproduce_markdown_is_the_generated_command_with_project_paths(tmp_path, monkeypatch):
+    from tefcore.chapters.commands import command_for_chapter
+    from tefcore.chapters.runs import project_root
+
+    monkeypatch.setenv("TEF_PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))  # as the book sets it
+    monkeypatch.chdir(tmp_path)  # a chapter's kernel runs elsewhere than the project folder
+    text = ex.reproduce_markdown("06")
+    assert text.startswith("```bash\ntef reproduce qwen2.5-7b --prompts original --langs en,zh --data-dir "
+                           "data/mind-full --reading reference --chapters 06\n")
+    assert "--out data/caches --reading reference" in text and str(tmp_path) not in text
+    monkeypatch.chdir(project_root())
+    assert text == f"```bash\n{command_for_chapter('06', data_dir='data/mind-full', reading='reference')}\n```"

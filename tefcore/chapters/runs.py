@@ -32,6 +32,7 @@ __all__ = [
     "PROJECT_ENV",
     "PROVENANCE_COLUMNS",
     "READINGS",
+    "SETTING_FIELDS",
     "Runs",
     "chapter_runs",
     "concat_runs",
@@ -216,6 +217,15 @@ def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, has
     return view.set_index([c for c in ("model", "prompt", "lang") if c in view.columns])
 
 
+def _shown(path: Path) -> str:
+    """A path as the notes print it: relative to the project folder when inside it (the book shows no
+    machine's absolute paths)."""
+    try:
+        return path.resolve().relative_to(project_root().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def load_runs(
     models: str | Sequence[str],
     prompts: str | Sequence[str] = "original",
@@ -270,15 +280,15 @@ def load_runs(
             for lang in lang_list:
                 path = cache_path(root, model, prompt, lang, reading=read_as)
                 if not path.is_file():
-                    missing.append(f"{model}/{prompt}/{lang}: no cache at {path}")
+                    missing.append(f"{model}/{prompt}/{lang}: no cache at {_shown(path)}")
                     continue
                 try:
                     df, meta = reader(path)
                 except (OSError, ValueError) as exc:
-                    missing.append(f"{model}/{prompt}/{lang}: unreadable cache {path} ({exc})")
+                    missing.append(f"{model}/{prompt}/{lang}: unreadable cache {_shown(path)} ({exc})")
                     continue
                 if len(df) == 0:
-                    missing.append(f"{model}/{prompt}/{lang}: cache {path} holds no pairs")
+                    missing.append(f"{model}/{prompt}/{lang}: cache {_shown(path)} holds no pairs")
                     continue
                 df = df.copy()
                 df.insert(0, "prompt", prompt)
@@ -295,7 +305,26 @@ def load_runs(
             sizes = ", ".join(f"{m}/{p}: {n}" for m, p, n in zip(g["model"], g["prompt"], g["n_pairs"]))
             missing.append(f"{lang}: the caches hold different numbers of pairs ({sizes}); "
                            "judges are compared on different pairs")
+    missing += _setting_notes(provenance)
     return Runs(frame, provenance, missing)
+
+
+SETTING_FIELDS: tuple[str, ...] = ("system_prompt", "chat_template_sha256", "reading", "standardize", "C",
+                                   "weights_sha256")
+"""Provenance fields that should agree between the languages of one judge's run (:func:`load_runs` notes it
+when they do not, e.g. one language extracted under another chat rendering)."""
+
+
+def _setting_notes(provenance: pd.DataFrame) -> list[str]:
+    """A note for each (judge, prompt) whose caches record different values of a :data:`SETTING_FIELDS` field."""
+    notes = []
+    for (model, prompt), g in provenance.groupby(["model", "prompt"], sort=False):
+        for col in (c for c in SETTING_FIELDS if c in g.columns):
+            values = g[col].astype(str)
+            if g[col].notna().any() and values.nunique() > 1:
+                found = "; ".join(f"{lang}: {value}" for lang, value in zip(g["lang"], values))
+                notes.append(f"{model}/{prompt}: the languages' caches record different `{col}` ({found})")
+    return notes
 
 
 def chapter_runs(
