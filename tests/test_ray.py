@@ -8,6 +8,7 @@ The judges of the fault tests are the deterministic :mod:`ray_judges` (the worke
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -239,6 +240,24 @@ def test_changed_provenance_or_text_is_refused_before_ray_runs(cluster: dict, tm
     with pytest.raises(CacheError, match="scored from another text"):
         run_extraction_ray(HashJudge(log=str(log)), changed, out, variant="original", progress=False)
     assert not log.exists() and sorted(p.name for p in parts.rglob("*")) == files  # nothing ran, nothing written
+    with open(parts / ".lock") as held:  # another driver running into the same parts
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(CacheError, match="being written by another run"):
+            run_extraction_ray(HashJudge(log=str(log)), pairs, out, variant="original", progress=False)
+    assert not log.exists()
+
+
+@pytest.mark.timeout(300)
+def test_a_pair_in_the_checkpoint_but_in_no_part_is_reported(cluster: dict, tmp_path: Path) -> None:
+    pairs, out = en_pairs(12), tmp_path / "ray" / "en.jsonl"
+    options = RayOptions(actors=(1, 1), pairs_per_batch=6)
+    run_extraction_ray(HashJudge(), pairs, out, variant="original", progress=False, options=options)
+    parts = parts_path(out)
+    lost = committed_parts(parts)[0]
+    n = pq.read_metadata(lost).num_rows
+    lost.unlink()  # a part removed by hand: Ray's checkpoint still lists its pairs
+    with pytest.raises(CacheError, match=f"{n} pair\\(s\\) .* are in Ray's checkpoint but in no part"):
+        run_extraction_ray(HashJudge(), pairs, out, variant="original", progress=False, options=options)
 
 
 @pytest.mark.timeout(120)

@@ -40,13 +40,15 @@ Ray is an optional extra (``pip install 'tefcore[ray]'``), imported only when a 
 from __future__ import annotations
 
 import copyreg
+import fcntl
 import logging
 import math
 import os
 import pickle
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,9 @@ DEFAULT_CPUS: dict[str, float] = {"openai": 0.25, "vllm": 1.0, "e5-zeroshot": 1.
 
 DEFAULT_MAX_ACTORS = 16
 """The most actors a run starts when ``--actors`` is not given."""
+
+LOCK_FILE = ".lock"
+"""The file of a parts directory that a running driver holds locked."""
 
 
 def require_ray() -> None:
@@ -561,14 +566,43 @@ def _run(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, o
     """Prepare, check, score the pending pairs, merge."""
     spec_options = judge.options if isinstance(judge, ModelSpec) else {}
     resources = plan_resources(_kind(judge), options, cluster, plan.batch_size, spec_options)
+    started = time.perf_counter()
     provenance, plan.shipment = _ship(judge, pairs, plan, resources, overrides)
+    prepared = time.perf_counter() - started
     pid = open_parts(plan.parts, provenance)
     plan.shipment = JudgeShipment(pid, plan.shipment.payload, plan.shipment.spec, plan.shipment.overrides)
     scope = pairs if limit is None else pairs[:limit]
+    with _locked(plan.parts):
+        report = ExtractionReport(out_path, len(scope), prepare_seconds=prepared)
+        return _score_pending(scope, pairs, plan, report, progress, resources, cluster)
+
+
+@contextmanager
+def _locked(parts: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the parts directory: a second run into it would undo the first's writes.
+
+    (Ray Data's recovery deletes the parts of unfinished writes it finds, which, for a run still going
+    on, are writes in progress.)
+    """
+    fd = os.open(parts / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CacheError(f"{parts} is being written by another run (tef extract --engine ray); wait for it "
+                             f"to finish or stop it first") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _score_pending(scope: list[EvaluationPair], pairs: list[EvaluationPair], plan: _Plan, report: ExtractionReport,
+                   progress: bool, resources: Resources, cluster: dict[str, float]) -> ExtractionReport:
+    """Check the texts, score what is missing, check that nothing is, merge."""
     done = _done_hashes(plan.parts)
     _check_texts(scope, done, plan.parts)
     pending = [p for p in _ordered(scope) if pair_id(p.post_id, p.dimension) not in done]
-    report = ExtractionReport(out_path, len(scope), pairs_skipped=len(scope) - len(pending))
+    report.pairs_skipped = len(scope) - len(pending)
     if pending:
         check_fits(resources, cluster, resuming=_resuming(plan.parts))
         if plan.shipment.payload is not None:
@@ -583,9 +617,23 @@ def _run(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, o
             raise ExtractionInterrupted(report) from None
         report.seconds = time.perf_counter() - start
         _count_new(report, plan.parts, set(done))
+        _check_complete(pending, plan.parts)
     if plan.parts.joinpath(PARTS_DATA).is_dir():
-        merge_parts(plan.parts, out_path)
+        merge_parts(plan.parts, report.path)
     return report
+
+
+def _check_complete(pending: Sequence[EvaluationPair], parts: Path) -> None:
+    """Every pair sent to Ray must now be in a committed part.
+
+    A pair that Ray's checkpoint lists but no part holds (parts removed by hand, the directory
+    written by two runs at once) is skipped by Ray's id filter for ever: say so instead of losing it.
+    """
+    done = set(_done_hashes(parts))
+    missing = [pair_id(p.post_id, p.dimension) for p in pending if pair_id(p.post_id, p.dimension) not in done]
+    if missing:
+        raise CacheError(f"{parts}: {len(missing)} pair(s) (e.g. {missing[0]!r}) are in Ray's checkpoint but in no "
+                         f"part; remove {parts / PARTS_CHECKPOINT} and run the same command again")
 
 
 def _preferred_batch(judge: ModelSpec | Backend) -> int | None:
