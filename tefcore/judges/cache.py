@@ -16,6 +16,13 @@ keeps them in MIND); the segmentation rule in the provenance regenerates the sen
 Provenance (:func:`provenance_id`): the SHA-256 of the canonical JSON of the provenance without its
 time fields (:data:`TIME_KEYS`). A run resumes into a file only under the same provenance id.
 
+Parts directories (the Ray engine, :mod:`tefcore.judges.ray_engine`): ``<lang>.parts/`` beside
+``<lang>.jsonl`` holds ``header.json`` (the header line above), ``data/*.parquet`` (the same records, one
+row each with its ``pair_id`` and ``seq``, the local loop's order; Parquet keeps every float bit) and
+Ray Data's ``checkpoint/``. Only committed parts are read (:func:`committed_parts`), one copy per pair
+(two different copies are an error); :func:`merge_parts` writes the usual cache file from them and
+:func:`read_cache` reads a parts directory like a file.
+
 Crash safety: a writer holds an exclusive ``flock`` on the file (a second run into the same file is
 refused), and each record is appended with one ``write`` of the whole line, then flushed and
 ``fsync``-ed, so a kill at any moment leaves at most one torn last line. On opening for resume a torn

@@ -4,7 +4,8 @@ The plan is the one Ray Data can checkpoint: read -> map -> write.
 
 1. The driver validates the run as the local loop does, prepares the judge once (``prepare(pairs)``:
    e5 temperatures, cross-fitted probes) and writes the provenance header of a *parts directory*
-   (:func:`tefcore.judges.cache.parts_path`, ``<lang>.parts`` beside ``<lang>.jsonl``).
+   (:func:`tefcore.judges.cache.parts_path`, ``<lang>.parts`` beside ``<lang>.jsonl``), which it
+   holds locked for the run.
 2. It reads what earlier runs committed there and refuses a pair whose text changed
    (``text_sha256``), before Ray's own id filter runs. It cuts the pending pairs into the local loop's
    chunks (by dimension, about ``batch_size`` prompts each) and groups whole chunks into blocks of at
@@ -17,13 +18,14 @@ The plan is the one Ray Data can checkpoint: read -> map -> write.
    block. Ray's job-level checkpoint (``checkpoint/``, keyed by ``pair_id``, two-phase commit) records
    the committed pairs, so a rerun of the same command scores only the missing ones. Dead actors are
    restarted and their blocks retried.
-4. The driver merges the parts into the usual ``<lang>.jsonl``
-   (:func:`tefcore.judges.cache.merge_parts`), so ``tef evaluate`` and the book read it unchanged.
+4. The driver checks that every pair it sent is now in a part, and merges the parts into the usual
+   ``<lang>.jsonl`` (:func:`tefcore.judges.cache.merge_parts`), so ``tef evaluate`` and the book read
+   it unchanged.
 
 How an actor gets the driver's judge (:class:`JudgeShipment`): a judge that fits something in
 ``prepare`` (the e5 judges, or any judge object given directly) is pickled after ``prepare`` and
-unpickled in every actor; engine handles that cannot be pickled (the e5 embedding engine) are
-dropped and reopened there. LLM judges (llama.cpp, vLLM, OpenAI-compatible) fit nothing: each actor
+unpickled in every actor; the e5 embedding engine is reopened there, with the embeddings ``prepare``
+computed (:data:`SHIPPED_CACHE_MAX_BYTES`). LLM judges (llama.cpp, vLLM, OpenAI-compatible) fit nothing: each actor
 builds its own from the registry entry, so the driver never loads a model; one probe task with the
 actors' resources reads their provenance first. Every actor checks that its judge has the driver's
 provenance id before it scores anything.
