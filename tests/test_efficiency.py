@@ -281,3 +281,165 @@ def test_token_counter_refuses_remote_apis_and_embedders() -> None:
         token_counter(ModelSpec("gpt-4o-mini", "openai", {"model": "gpt-4o-mini", "base_url": "https://api.openai.com/v1"}))
     with pytest.raises(ValueError, match="e5-zeroshot"):
         token_counter(ModelSpec("e5-zeroshot", "e5-zeroshot", {}))
+
+
+# --- the chapter's tables: the paper's rows hold the paper's numbers only ------------------------------
+def _table2() -> pd.DataFrame:
+    from tefcore.chapters.paper import load_table
+
+    return load_table("table2")
+
+
+def test_paper_table_is_table2_as_printed() -> None:
+    from tefcore.chapters.efficiency import paper_table
+
+    table = paper_table(_table2())
+    assert list(table.columns) == ["tokens (M)", "TTFT (ms)", "cost ($)"]
+    assert table.index.get_level_values("source").unique().tolist() == ["paper: Qwen2.5-7B", "paper: LLaMA3-8B"]
+    assert table.loc[("paper: LLaMA3-8B", "Direct")].tolist() == [0.6, 28.6, 0.10]
+    assert table.loc[("paper: Qwen2.5-7B", "Voting (MV, SV)"), "cost ($)"] == 0.27
+
+
+def test_full_release_queries_are_the_published_counts() -> None:
+    from tefcore.chapters.efficiency import full_release_queries
+
+    direct, sentence = full_release_queries()
+    assert direct == 10330 + 4621
+    assert math.isclose(sentence, 10330 * 4.35 + 4621 * 5.84)
+
+
+def test_the_books_reading_of_table2_is_labelled_as_the_books_and_computed_per_model() -> None:
+    from tefcore.chapters.efficiency import ESTIMATE_LABEL, full_release_queries, paper_reading, reading_markdown
+
+    workload = paper_workload(_table2(), *full_release_queries())
+    reading = paper_reading(workload)
+    sources = reading.index.get_level_values("source")
+    assert all(s.startswith(ESTIMATE_LABEL + ": ") for s in sources) and not any(s.startswith("paper") for s in sources)
+    direct, sentence = full_release_queries()
+    # tokens per query by hand: Qwen2.5-7B 0.5 M over the Direct queries, LLaMA3-8B 3.1 M over the sentence ones
+    assert math.isclose(reading.loc[(f"{ESTIMATE_LABEL}: Qwen2.5-7B", "Direct"), "tokens per query"], 0.5e6 / direct)
+    assert math.isclose(reading.loc[(f"{ESTIMATE_LABEL}: LLaMA3-8B", "TEF"), "tokens per query"], 3.1e6 / sentence)
+    text = reading_markdown(workload)
+    assert (f"Qwen2.5-7B: {0.5e6 / direct:.1f} per Direct query and {2.7e6 / sentence:.1f} per sentence query; "
+            f"LLaMA3-8B: {0.6e6 / direct:.1f} per Direct query and {3.1e6 / sentence:.1f}") in text
+    assert "33.4" in text and "40.1" in text  # the two models differ: no one figure for both
+
+
+def test_side_by_side_keeps_our_estimates_out_of_the_papers_rows() -> None:
+    from tefcore.chapters.efficiency import side_by_side
+
+    ours = method_costs(100, 500, 40_000, 90_000, 30.0, 12.0, {"majority_vote": 0.001, "soft_vote": 0.002,
+                                                                "tef": 0.004}, 0.9)
+    label = "ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"
+    side = side_by_side(_table2(), ours, label)
+    paper = side[side.index.get_level_values("source").str.startswith("paper: ")]
+    assert len(paper) == 6
+    assert paper[["queries", "fusion (ms)", "busy hours"]].isna().all().all()
+    assert paper["TTFT (ms)"].notna().all()
+    mine = side.loc[label]
+    assert mine.loc["TEF", "queries"] == 500 and math.isclose(mine.loc["TEF", "fusion (ms)"], 4.0)
+    assert np.isnan(mine.loc["Direct", "fusion (ms)"])  # Direct has no fusion step
+    assert math.isclose(mine.loc["Direct", "busy hours"], 100 * 0.030 / 3600)
+
+
+def test_paper_ratios_are_the_efficiency_summary_named() -> None:
+    from tefcore.chapters.efficiency import paper_ratios
+
+    ratios = paper_ratios(_table2())
+    assert ratios.loc["LLaMA3-8B", "TTFT: TEF − voting (ms)"] == pytest.approx(17.3 - 15.2)
+    assert ratios.loc["Qwen2.5-7B", "cost: voting / Direct"] == pytest.approx(0.27 / 0.09)
+    assert bool(ratios["same tokens (TEF, voting)"].all())
+
+
+# --- the judge of the chapter ----------------------------------------------------------------------------
+def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
+    from tefcore.chapters.efficiency import judge_spec
+
+    assert judge_spec("local").backend == "llama_cpp"
+    served = judge_spec("qwen3-14b", endpoint="http://127.0.0.1:8001/v1")
+    assert served.backend == "openai" and served.options["base_url"] == "http://127.0.0.1:8001/v1"
+    assert served.options["server"] == "vllm serve" and served.options["model"] == "Qwen/Qwen3-14B"
+    assert served.options["chat_template_kwargs"] == {"enable_thinking": False}  # thinking stays off
+    renamed = judge_spec("qwen2.5-7b", endpoint="http://h:1/v1", endpoint_model="my-qwen")
+    assert renamed.options["model"] == "my-qwen"
+    with pytest.raises(ValueError, match="e5-zeroshot"):
+        judge_spec("e5-zeroshot")
+    with pytest.raises(ValueError, match="only vllm entries"):
+        judge_spec("local", endpoint="http://127.0.0.1:8000/v1")
+
+
+def test_prompt_overhead_counts_the_default_system_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tefcore.chapters import efficiency as eff
+    from tefcore.judges.registry import ModelSpec
+
+    def counter(spec: Any) -> Any:  # words, plus 7 for a default system turn the spec keeps
+        extra = 7 if spec.options.get("keep_default_system", True) else 0
+        return lambda prompts: np.array([len(p.split()) + extra for p in prompts])
+
+    monkeypatch.setattr(eff, "token_counter", counter)
+    spec = ModelSpec("m", "llama_cpp", {}, "M")
+    table = eff.prompt_overhead(spec, ["en", "zh"])
+    words = len(build_prompt("x", "Economy", "en").split())
+    assert table.loc["en"].tolist() == [words + 7, 7]
+    assert "the template's own default system turn takes 7" in eff.overhead_markdown(table, spec)
+    monkeypatch.setattr(eff, "token_counter", lambda spec: (lambda prompts: np.array([3] * len(prompts))))
+    assert "adds no system turn" in eff.overhead_markdown(eff.prompt_overhead(spec, ["en"]), spec)
+
+
+class _FakeJudge:
+    def __init__(self, **options: Any) -> None:
+        self.options, self.calls = options, []
+
+    def score(self, requests: list[ScoreRequest]) -> None:
+        self.calls += requests
+
+    def measure_ttft(self, requests: list[ScoreRequest]) -> list[float]:
+        return [0.01 * (i + 1) for i in range(len(requests))]
+
+    def provenance(self) -> dict[str, Any]:
+        return {"backend": self.options.get("backend", "llama_cpp"), "model_file": "Tiny-1M.gguf"}
+
+
+def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tefcore.judges
+    from tefcore.chapters.efficiency import time_judge, timing_sample, ttft_markdown
+    from tefcore.judges.registry import ModelSpec
+
+    made: list[_FakeJudge] = []
+
+    def make(spec: Any, **overrides: Any) -> _FakeJudge:
+        made.append(_FakeJudge(backend=spec.backend, **overrides))
+        return made[-1]
+
+    monkeypatch.setattr(tefcore.judges, "make_backend", make)
+    queries = query_table(evaluation_pairs(posts()))
+    sample = timing_sample(queries, 2)
+    assert sample["kind"].value_counts().to_dict() == {"direct": 2, "sentence": 2}
+    local = ModelSpec("local", "llama_cpp", {"workers": 2, "n_threads": 4})
+    timing = time_judge(local, sample, ["warm", "cold"])
+    assert [j.options["reuse_prefix"] for j in made] == [True, False]
+    assert timing.mode == "warm" and timing.concurrency == 2 and len(timing.timed) == 8
+    assert timing.provenance["model_file"] == "Tiny-1M.gguf"
+    assert set(timing.mean_ms().index) == {"direct", "sentence"}
+    assert ttft_markdown(timing).startswith("Here (warm), a Direct request takes ")
+    with pytest.raises(ValueError, match="ttft_modes"):
+        time_judge(local, sample, ["hot"])
+    served = ModelSpec("q-serve", "openai", {"base_url": "http://127.0.0.1:8000/v1"})
+    streamed = time_judge(served, sample)
+    assert streamed.mode == "streaming" and streamed.concurrency == 1
+    assert streamed.timed["seconds"].tolist() == pytest.approx([0.01, 0.02, 0.03, 0.04])
+    assert "streaming requests to http://127.0.0.1:8000/v1" == streamed.setting
+    with pytest.raises(ValueError, match="set endpoint="):
+        time_judge(ModelSpec("qwen2.5-7b", "vllm", {}), sample)
+
+
+def test_fusion_and_token_ratio_in_words() -> None:
+    from tefcore.chapters.efficiency import Timing, fusion_markdown, token_ratio_markdown
+
+    fusion = pd.DataFrame({"rule": ["majority_vote", "soft_vote", "tef"], "documents": 10, "sentences": 40,
+                           "seconds": [0.001, 0.002, 0.003]})
+    timed = pd.DataFrame({"kind": ["direct", "sentence"], "lang": "en", "seconds": [0.3, 0.1], "mode": "warm"})
+    text = fusion_markdown(fusion, Timing(timed, "", {}, 1))
+    assert "takes 3.000 ms for TEF and 2.000 ms for the slower vote, 1.50e-02 times" in text
+    estimate = pd.DataFrame({"lang": ["all", "all"], "kind": ["direct", "sentence"], "full_tokens_m": [1.0, 2.5]})
+    assert token_ratio_markdown(estimate, _table2(), "J").startswith("Sentence-level over Direct tokens: ours 2.50 (J)")

@@ -37,6 +37,7 @@ import sys
 import time
 import timeit
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,25 +51,44 @@ from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import TABLE_ORDER
 
 __all__ = [
+    "ESTIMATE_LABEL",
     "KINDS",
+    "METHOD_LABELS",
+    "Timing",
     "TokenCounter",
     "busy_hours",
     "count_tokens",
     "full_release_estimate",
+    "full_release_queries",
+    "fusion_markdown",
     "hf_token_counter",
+    "judge_spec",
     "llama_token_counter",
     "measure_latency",
     "method_costs",
+    "overhead_markdown",
+    "paper_ratios",
+    "paper_reading",
+    "paper_table",
     "paper_workload",
     "placeholder_request",
+    "prompt_overhead",
     "query_table",
+    "reading_markdown",
     "requests_from",
     "sample_queries",
+    "side_by_side",
     "summarise_latency",
     "time_fusion",
+    "time_judge",
     "time_queries",
+    "timing_sample",
     "token_counter",
+    "token_figure",
+    "token_ratio_markdown",
     "token_totals",
+    "ttft_figure",
+    "ttft_markdown",
 ]
 
 KINDS: tuple[str, str] = ("direct", "sentence")
@@ -579,3 +599,363 @@ def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int,
     out["busy_hours"] = (out["queries"] * out["ttft_ms"] / 1e3 / int(concurrency) + out["fusion_s"]) / 3600.0
     out["cost"] = out["busy_hours"] * price_per_hour
     return out[["method", "queries", "tokens_m", "ttft_ms", "fusion_ms", "busy_hours", "cost"]]
+
+
+# --------------------------------------------------------------------------------------------------
+# the chapter's tables: the paper's rows, the book's reading of them, our rows
+# --------------------------------------------------------------------------------------------------
+METHOD_LABELS: dict[str, str] = {"direct": "Direct", "voting": "Voting (MV, SV)", "tef": "TEF"}
+"""How the efficiency tables name the methods (MV and SV send the same queries: one row, "Voting")."""
+
+ESTIMATE_LABEL = "book's estimate from the paper's Table 2"
+"""Label of the rows the book derives from the paper's Table 2 (never the paper's own numbers)."""
+
+
+def _paper_source(model: str) -> str:
+    from tefcore.chapters.paper import MODEL_LABELS
+    from tefcore.chapters.provenance import PAPER_LABEL
+
+    return f"{PAPER_LABEL}: {MODEL_LABELS.get(model, model)}"
+
+
+def paper_table(table2: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 2 as published: tokens (M), TTFT (ms) and cost ($) per model and method.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(source, method)`` with ``source`` ``"paper: <model>"``; only the paper's numbers.
+
+    Examples
+    --------
+    >>> from tefcore.chapters.paper import load_table
+    >>> float(paper_table(load_table("table2")).loc[("paper: Qwen2.5-7B", "TEF"), "TTFT (ms)"])
+    15.8
+    """
+    wide = table2.pivot_table(index=["model", "method"], columns="quantity", values="value", aggfunc="first",
+                              sort=False)[["tokens", "ttft", "cost"]].reset_index()
+    wide["source"] = wide["model"].map(_paper_source)
+    wide["method"] = wide["method"].map(METHOD_LABELS)
+    wide = wide.set_index(["source", "method"])[["tokens", "ttft", "cost"]]
+    wide.columns = ["tokens (M)", "TTFT (ms)", "cost ($)"]
+    wide.columns.name = None
+    return wide
+
+
+def paper_ratios(table2: pd.DataFrame) -> pd.DataFrame:
+    """The ratios the paper's efficiency paragraph rests on, recomputed from its Table 2, one row per model.
+
+    Columns: whether TEF and voting have the same token count, voting's tokens and the cost of voting and
+    of TEF over Direct's, and TEF's TTFT minus voting's (ms)
+    (:func:`tefcore.chapters.paper.efficiency_summary` under readable names).
+
+    Examples
+    --------
+    >>> from tefcore.chapters.paper import load_table
+    >>> paper_ratios(load_table("table2")).loc["Qwen2.5-7B", "TTFT: TEF − voting (ms)"].round(1)
+    np.float64(1.4)
+    """
+    from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary
+
+    out = efficiency_summary(table2).rename(index=MODEL_LABELS)
+    out = out.rename(columns={"tokens_equal": "same tokens (TEF, voting)", "token_ratio": "tokens: voting / Direct",
+                              "cost_ratio_voting": "cost: voting / Direct", "cost_ratio_tef": "cost: TEF / Direct",
+                              "ttft_tef_minus_voting": "TTFT: TEF − voting (ms)"})
+    out.index.name = "paper's Table 2"
+    return out
+
+
+def full_release_queries() -> tuple[int, float]:
+    """Queries of the full release (protocol §2): Direct, one per evaluation pair; sentence-level, about
+    pairs × mean sentences per post under the reference rule, summed over both languages.
+
+    Examples
+    --------
+    >>> direct, sentence = full_release_queries()
+    >>> direct, round(sentence)
+    (14951, 71922)
+    """
+    direct = sum(int(FULL_RELEASE[lang]["pairs"]) for lang in ("zh", "en"))
+    sentence = sum(FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"] for lang in ("zh", "en"))
+    return direct, float(sentence)
+
+
+def paper_reading(workload: pd.DataFrame) -> pd.DataFrame:
+    """The book's reading of Table 2 (:func:`paper_workload`): queries of the full release, tokens per
+    query, busy hours and the hourly price the cost implies, in rows labelled :data:`ESTIMATE_LABEL`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(source, method)``; columns ``queries``, ``tokens per query``, ``busy hours``, ``$ per hour``.
+    """
+    from tefcore.chapters.paper import MODEL_LABELS
+
+    out = workload.assign(source=f"{ESTIMATE_LABEL}: " + workload["model"].map(MODEL_LABELS),
+                          method=workload["method"].map(METHOD_LABELS))
+    out = out.set_index(["source", "method"])[["queries", "tokens_per_query", "busy_hours", "implied_usd_per_hour"]]
+    out.columns = ["queries", "tokens per query", "busy hours", "$ per hour"]
+    out.columns.name = None
+    return out
+
+
+def reading_markdown(workload: pd.DataFrame) -> str:
+    """What the reading of Table 2 gives, per model, in words: tokens per query and the implied price.
+
+    Examples
+    --------
+    >>> from tefcore.chapters.paper import load_table
+    >>> text = reading_markdown(paper_workload(load_table("table2"), *full_release_queries()))
+    >>> "Qwen2.5-7B: 33.4 per Direct query and 37.5 per sentence query" in text
+    True
+    """
+    from tefcore.chapters.paper import MODEL_LABELS
+
+    per = workload.pivot_table(index="model", columns="method", values="tokens_per_query", sort=False)
+    tokens = "; ".join(f"{MODEL_LABELS.get(m, m)}: {r['direct']:.1f} per Direct query and {r['voting']:.1f} per "
+                       "sentence query" for m, r in per.iterrows())
+    price = workload["implied_usd_per_hour"]
+    return (f"Tokens per query, from the token totals: {tokens}. The implied price is "
+            f"${price.median():.2f} per GPU-hour (median of the {len(price)} rows; range "
+            f"{price.min():.2f}–{price.max():.2f}).")
+
+
+def side_by_side(table2: pd.DataFrame, ours: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The paper's rows of Table 2 beside our measured rows, each labelled with its source.
+
+    The paper's rows hold only what the paper printed (tokens, TTFT, cost); the queries and busy hours it
+    does not print stay empty there. Our rows hold :func:`method_costs`; Direct has no fusion step, so its
+    fusion time is empty too.
+
+    Parameters
+    ----------
+    table2 : pandas.DataFrame
+        The paper's Table 2 (tidy).
+    ours : pandas.DataFrame
+        :func:`method_costs` of our run.
+    label : str
+        The label of our rows (:func:`tefcore.chapters.provenance.run_label`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(source, method)``; columns ``queries, tokens (M), TTFT (ms), fusion (ms), busy hours, cost ($)``.
+    """
+    paper = paper_table(table2)
+    mine = ours.assign(source=label, method=ours["method"].map(METHOD_LABELS)).set_index(["source", "method"])
+    mine = mine.rename(columns={"tokens_m": "tokens (M)", "ttft_ms": "TTFT (ms)", "fusion_ms": "fusion (ms)",
+                                "busy_hours": "busy hours", "cost": "cost ($)"})
+    columns = ["queries", "tokens (M)", "TTFT (ms)", "fusion (ms)", "busy hours", "cost ($)"]
+    out = pd.concat([paper, mine]).reindex(columns=columns)
+    out["queries"] = out["queries"].astype(float)
+    out.loc[out.index.get_level_values("method") == METHOD_LABELS["direct"], "fusion (ms)"] = np.nan
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# the judge: its tokenizer, its prompt overhead, its time to first token
+# --------------------------------------------------------------------------------------------------
+def judge_spec(model: str, endpoint: str = "", endpoint_model: str = "") -> Any:
+    """The registry entry chapter 8 counts and times: ``model`` itself, or, with an ``endpoint``, the
+    ``vllm serve`` entry of the same model (:func:`tefcore.judges.registry.served_spec`, which keeps the
+    model's chat-template settings such as Qwen3's thinking switch), served under ``endpoint_model``
+    when given.
+
+    Raises
+    ------
+    ValueError
+        For a judge that reads no prompt (the e5 judges), or an endpoint for a model that is not a vLLM entry.
+    """
+    from tefcore.judges.registry import LLM_BACKENDS, resolve_model, served_spec
+
+    spec = resolve_model(model)
+    if spec.backend not in LLM_BACKENDS:
+        raise ValueError(f"chapter 8 times LLM judges that read a prompt; {spec.name!r} is a {spec.backend} "
+                         "judge (the e5 judges embed the bare text)")
+    if not endpoint:
+        return spec
+    served = served_spec(model, base_url=endpoint)
+    if endpoint_model:
+        served.options["model"] = endpoint_model
+    return served
+
+
+def prompt_overhead(spec: Any, langs: Sequence[str], variant: str = "original", dimension: str = "Economy") -> pd.DataFrame:
+    """Tokens of the prompt around a one-letter text, and how many of them the template's default system
+    turn takes (0 for a template without one).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: languages; columns ``prompt tokens`` (as the judge reads the prompt) and ``system turn``.
+    """
+    from dataclasses import replace
+
+    from tefcore.mind.prompts import build_prompt
+
+    prompts = [build_prompt("x", dimension, lang, variant) for lang in langs]
+    full = token_counter(spec)(prompts)
+    bare = token_counter(replace(spec, options={**spec.options, "keep_default_system": False}))(prompts)
+    return pd.DataFrame({"prompt tokens": full, "system turn": full - bare}, index=list(langs))
+
+
+def overhead_markdown(overhead: pd.DataFrame, spec: Any) -> str:
+    """The prompt overhead in words (:func:`prompt_overhead`)."""
+    from tefcore.chapters.presentation import LANG_LABELS
+
+    parts = ", ".join(f"{LANG_LABELS.get(lang, lang)} {int(r['prompt tokens'])} tokens" for lang, r in overhead.iterrows())
+    system = overhead["system turn"]
+    turn = ("the template adds no system turn of its own" if not system.any() else
+            f"of which the template's own default system turn takes {int(system.max())}; the reference rendering "
+            "keeps it, so every count here includes it")
+    return f"With {spec.display_name or spec.name}'s tokenizer, the prompt around a one-letter text (Economy) is {parts}: {turn}."
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Times to first token measured on a sample of queries.
+
+    Attributes
+    ----------
+    timed : pandas.DataFrame
+        The sample with ``seconds`` and ``mode`` (``"warm"``, ``"cold"`` or ``"streaming"``).
+    setting : str
+        How the requests were sent.
+    provenance : dict
+        The judge's provenance (for the row label of our results).
+    concurrency : int
+        Requests the judge serves at once (the local backend's workers; 1 for an endpoint, read one after
+        another as the paper's table is).
+    """
+
+    timed: pd.DataFrame
+    setting: str
+    provenance: dict[str, Any]
+    concurrency: int
+
+    @property
+    def mode(self) -> str:
+        """The mode whose times the cost rows use: the endpoint's, else warm (how the extraction runs)."""
+        modes = set(self.timed["mode"])
+        return "streaming" if "streaming" in modes else ("warm" if "warm" in modes else "cold")
+
+    def mean_ms(self) -> pd.Series:
+        """Mean time to first token per kind of query (``direct``, ``sentence``), in ms, in :attr:`mode`."""
+        return self.timed[self.timed["mode"] == self.mode].groupby("kind")["seconds"].mean() * 1e3
+
+
+def time_judge(spec: Any, sample: pd.DataFrame, modes: Sequence[str] = ("warm",)) -> Timing:
+    """Time a sample of queries on the judge of ``spec`` (:func:`judge_spec`), one request after another.
+
+    A ``llama_cpp`` judge runs in this process, once per mode (``"warm"``: the shared prompt prefix of
+    each language and dimension cached first, as the extraction runs; ``"cold"``: every prompt from an
+    empty cache). An ``openai`` entry (an endpoint, e.g. ``vllm serve``) is timed with streaming
+    requests, measured on the client as the paper did.
+
+    Raises
+    ------
+    ValueError
+        On an unknown mode, or a judge that can be timed neither way (a vLLM entry without endpoint).
+    """
+    from tefcore.judges import make_backend
+
+    if spec.backend == "openai":
+        judge = make_backend(spec)
+        ordered = sample.sort_values(["lang", "dimension"], kind="stable").reset_index(drop=True)
+        seconds = np.asarray(judge.measure_ttft(requests_from(ordered)), dtype=float)
+        return Timing(ordered.assign(seconds=seconds, mode="streaming"),
+                      f"streaming requests to {spec.options.get('base_url')}", dict(judge.provenance()), 1)
+    if spec.backend != "llama_cpp":
+        raise ValueError(f"set endpoint= to time {spec.name!r} (e.g. the URL of `vllm serve`)")
+    bad = [m for m in modes if m not in ("warm", "cold")]
+    if bad or not modes:
+        raise ValueError(f"ttft_modes takes 'warm' and/or 'cold', got {list(modes)!r}")
+    timed, provenance = [], {}
+    for mode in modes:
+        judge = make_backend(spec, reuse_prefix=mode == "warm")
+        timed.append(time_queries(lambda r: judge.score([r]), sample, warm_prefix=mode == "warm").assign(mode=mode))
+        provenance = dict(judge.provenance())
+        del judge
+    workers = max(1, min(int(spec.options.get("workers", 1)), int(spec.options.get("n_threads", 1))))
+    return Timing(pd.concat(timed, ignore_index=True), "in-process llama.cpp on this machine's CPU", provenance, workers)
+
+
+def timing_sample(queries: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
+    """``n`` Direct and ``n`` sentence queries drawn at random (:func:`sample_queries` of each kind).
+
+    Examples
+    --------
+    >>> q = pd.DataFrame({"kind": ["direct"] * 3 + ["sentence"] * 5, "lang": "en", "dimension": "Economy"})
+    >>> timing_sample(q, 2)["kind"].tolist()
+    ['direct', 'direct', 'sentence', 'sentence']
+    """
+    return pd.concat([sample_queries(queries, n, kind, seed=seed) for kind in KINDS], ignore_index=True)
+
+
+def ttft_markdown(timing: Timing) -> str:
+    """The measured times to first token in words: per kind, and per language (in the mode of the costs)."""
+    from tefcore.chapters.presentation import LANG_LABELS
+
+    timed = timing.timed[timing.timed["mode"] == timing.mode]
+    kind = timed.groupby("kind")["seconds"].mean() * 1e3
+    lang = timed.groupby("lang")["seconds"].mean() * 1e3
+    langs = ", ".join(f"{LANG_LABELS.get(x, x)} {v:.1f} ms" for x, v in lang.items())
+    return (f"Here ({timing.mode}), a Direct request takes {kind.get('direct', np.nan):.1f} ms on average and a "
+            f"sentence request {kind.get('sentence', np.nan):.1f} ms; per language: {langs}.")
+
+
+def fusion_markdown(fusion: pd.DataFrame, timing: Timing) -> str:
+    """The fusion time (:func:`time_fusion`) against the time of one query, in words."""
+    ms = dict(zip(fusion["rule"], fusion["seconds"] * 1e3))
+    per_query = float(timing.mean_ms().mean())
+    votes = max(ms.get("majority_vote", 0.0), ms.get("soft_vote", 0.0))
+    return (f"Fusing all {int(fusion['documents'].iloc[0]):,} pairs ({int(fusion['sentences'].iloc[0]):,} sentences) "
+            f"at once takes {ms.get('tef', np.nan):.3f} ms for TEF and {votes:.3f} ms for the slower vote, "
+            f"{ms.get('tef', np.nan) / per_query:.2e} times the mean time of a single query here ({per_query:.1f} ms).")
+
+
+def token_ratio_markdown(estimate: pd.DataFrame, table2: pd.DataFrame, name: str) -> str:
+    """Sentence-level over Direct tokens: ours (:func:`full_release_estimate`) beside the paper's per model."""
+    from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary
+
+    ours = estimate[estimate["lang"] == "all"].set_index("kind")["full_tokens_m"]
+    paper = efficiency_summary(table2)["token_ratio"]
+    return (f"Sentence-level over Direct tokens: ours {ours['sentence'] / ours['direct']:.2f} ({name}); the paper's "
+            + ", ".join(f"{MODEL_LABELS.get(m, m)} {r:.2f}" for m, r in paper.items()) + ".")
+
+
+# --------------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------------
+_KIND_COLORS = {"direct": "#4e79a7", "sentence": "#f28e2b"}
+
+
+def token_figure(totals: pd.DataFrame, tokenizer: str) -> Any:
+    """Grouped bars of the prompt tokens of each (language × dimension) subset, Direct beside sentence-level."""
+    import plotly.graph_objects as go
+
+    sub = totals[totals["dimension"] != "Total"]
+    labels = sub["lang"] + " · " + sub["dimension"]
+    fig = go.Figure()
+    for kind, name in (("direct", "Direct"), ("sentence", "sentence-level (MV, SV, TEF)")):
+        fig.add_bar(x=labels, y=sub[f"{kind}_tokens"] / 1e3, name=name, marker_color=_KIND_COLORS[kind],
+                    customdata=sub[f"{kind}_queries"],
+                    hovertemplate="%{x}<br>%{y:.1f}k tokens in %{customdata} queries<extra></extra>")
+    fig.update_layout(title=f"Prompt tokens per subset ({tokenizer} tokenizer)", barmode="group",
+                      yaxis_title="prompt tokens (thousands)", height=420, legend={"orientation": "h", "y": -0.35})
+    return fig
+
+
+def ttft_figure(timed: pd.DataFrame) -> Any:
+    """Box plots of the time to first token per kind, language and mode (log scale)."""
+    import plotly.graph_objects as go
+
+    from tefcore.chapters.presentation import LANG_LABELS
+
+    fig = go.Figure()
+    for (mode, kind, lang), g in timed.groupby(["mode", "kind", "lang"], sort=True):
+        fig.add_box(y=g["seconds"] * 1e3, name=f"{kind} · {LANG_LABELS.get(lang, lang)} · {mode}", boxmean=True,
+                    marker_color=_KIND_COLORS[kind])
+    fig.update_layout(title="Time to first token per request (ours, this machine)", yaxis_title="ms",
+                      yaxis_type="log", height=420, showlegend=False)
+    return fig

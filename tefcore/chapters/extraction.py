@@ -475,21 +475,26 @@ def assert_reproduced(agreement: Agreement, tol: float = 1e-9) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # the paper's setting on a GPU box
 # --------------------------------------------------------------------------------------------------
-def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_DATA_DIR, langs: Sequence[str] = ("en", "zh")) -> str:
-    """The commands that extract a paper model's probabilities on the full release, as a Markdown code block.
+def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_DATA_DIR, langs: Sequence[str] = ("en", "zh"),
+                   chapters: Sequence[str] = ()) -> str:
+    """The commands that reproduce a paper model's results on the full release, as a Markdown code block.
+
+    Without ``chapters``: the ``tef reproduce`` line (extraction and every result chapter,
+    :func:`tefcore.chapters.commands.reproduce_command`) and its extraction step alone
+    (:func:`tefcore.chapters.commands.plan`), which writes the caches chapter 4 writes on a CPU. With
+    ``chapters`` (e.g. ``("08",)``): the ``tef reproduce`` line for those chapters and every step it runs,
+    as :func:`tefcore.chapters.commands.command_for_chapter` prints them.
 
     ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it.
-
-    The first line is ``tef reproduce`` (extraction and the result chapters,
-    :func:`tefcore.chapters.commands.reproduce_command`); the second is its extraction step alone
-    (:func:`tefcore.chapters.commands.plan`), which writes the caches this chapter writes on a CPU.
     """
     from tefcore.chapters.commands import plan, reproduce_command
     from tefcore.chapters.runs import repo_path
 
     # the plan resolves relative paths against the working directory, which in a chapter's kernel is
     # not the project folder: give it absolute ones (it prints them relative to the project again)
-    extract = plan(model, ("original",), tuple(langs), data_dir=repo_path(data_dir), out=repo_path("data/caches"),
-                   chapters=()).step("extract")
-    return "\n".join(["```bash", reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir),
-                      extract.command(), "```"])
+    planned = plan(model, ("original",), tuple(langs), data_dir=repo_path(data_dir), out=repo_path("data/caches"),
+                   chapters=tuple(chapters))
+    line = reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir, chapters=tuple(chapters) or None)
+    lines = ["```bash", line]
+    lines += ["", "# which runs:", planned.script()] if chapters else [planned.step("extract").command()]
+    return "\n".join([*lines, "```"])
