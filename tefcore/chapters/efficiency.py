@@ -870,12 +870,8 @@ def time_judge(spec: Any, sample: pd.DataFrame, modes: Sequence[str] = ("warm",)
     bad = [m for m in modes if m not in ("warm", "cold")]
     if bad or not modes:
         raise ValueError(f"ttft_modes takes 'warm' and/or 'cold', got {list(modes)!r}")
-    timed, provenance = [], {}
-    for mode in modes:
-        judge = make_backend(spec, reuse_prefix=mode == "warm")
-        timed.append(time_queries(lambda r: judge.score([r]), sample, warm_prefix=mode == "warm").assign(mode=mode))
-        provenance = dict(judge.provenance())
-        del judge
+    runs = [_time_local(spec, sample, mode) for mode in modes]  # one llama.cpp judge at a time
+    timed, provenance = [frame for frame, _ in runs], runs[-1][1]
     workers = max(1, min(int(spec.options.get("workers", 1)), int(spec.options.get("n_threads", 1))))
     return Timing(pd.concat(timed, ignore_index=True), "in-process llama.cpp on this machine's CPU", provenance, workers)
 
@@ -922,6 +918,15 @@ def token_ratio_markdown(estimate: pd.DataFrame, table2: pd.DataFrame, name: str
     paper = efficiency_summary(table2)["token_ratio"]
     return (f"Sentence-level over Direct tokens: ours {ours['sentence'] / ours['direct']:.2f} ({name}); the paper's "
             + ", ".join(f"{MODEL_LABELS.get(m, m)} {r:.2f}" for m, r in paper.items()) + ".")
+
+
+def _time_local(spec: Any, sample: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Time the sample on a fresh in-process judge in one mode; the judge is freed on return."""
+    from tefcore.judges import make_backend
+
+    judge = make_backend(spec, reuse_prefix=mode == "warm")
+    timed = time_queries(lambda r: judge.score([r]), sample, warm_prefix=mode == "warm").assign(mode=mode)
+    return timed, dict(judge.provenance())
 
 
 # --------------------------------------------------------------------------------------------------
