@@ -77,7 +77,7 @@ display(Markdown(dc.full_release_markdown(card)))
 #
 # ## What the release can and cannot confirm
 #
-# The paper describes MIND in a few sentences (Sec. 4 and its Fig. 2): its size, the languages and
+# The paper describes MIND in a few sentences (Sec. 4 and its Fig. 3): its size, the languages and
 # dimensions, the public events it covers, where and when the posts were collected, how they were
 # annotated, and that LLM agents balanced and edited the corpus. Each of those statements is a row of the
 # claims ledger (chapter 11). The list below checks each one against the data at hand and says which of
@@ -125,7 +125,7 @@ display(Markdown(dc.event_markdown(card)))
 dc.event_dimension_table(card)
 
 # %% [markdown]
-# ## Labels per orientation (the paper's Fig. 2)
+# ## Labels per orientation (the paper's Fig. 3)
 #
 # The paper's statistics figure is a radial bar chart with one bar per orientation: colours mark the
 # dimension and the two bars of a subcategory stand side by side, change-oriented first (solid), then

@@ -80,7 +80,7 @@ CHAPTER = "03_mind_statistics"
 """The chapter whose ledger rows make the data card's list of claims."""
 
 ORDER: tuple[str, str] = ("zh", "en")
-"""The paper's order of the languages (its Fig. 2: (a) Chinese, (b) English)."""
+"""The paper's order of the languages (its Fig. 3: (a) Chinese, (b) English)."""
 
 EVENT_CODES: tuple[str, ...] = ("RU", "GPT", "OL", "SY", "COVID", "COP", "FED", "COL")
 """The public-event codes of the MIND records, in the order protocol §2 lists them (the release does not
@@ -563,7 +563,7 @@ def orientation_table(card: DataCard) -> pd.DataFrame:
 
 
 def orientation_figure(card: DataCard) -> Any:
-    """The paper's Fig. 2 for the data at hand: one radial bar per orientation, colour by dimension,
+    """The paper's Fig. 3 for the data at hand: one radial bar per orientation, colour by dimension,
     the change position solid and the stability position hatched, one panel per language."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
