@@ -258,10 +258,12 @@ display(pres.format_columns(paper_gains))
 # regularisation $C = 1$), `e5-crossfit-std` (standardized vectors, $C = 1$) and `e5-crossfit`
 # (standardized vectors, $C$ chosen per language and dimension by cross-validation inside the
 # training folds only). Because the pairs are the same, every comparison is paired: the first
-# table gives each rule's Average under each setting, the second sets the effect of changing the
-# judge's setting (each against the raw one, under each rule) beside the effect of changing the
-# rule (TEF against the strongest baseline, under each setting). A setting whose caches are not
-# in the cache folder is named below and left out.
+# table gives each rule's Average under each setting; the second sets the two effects side by side,
+# each a paired difference with its 95 % bootstrap interval and p-value. Under each rule, the
+# columns *vs reference* give how far a setting moves that rule's Average against the first
+# setting; the last column gives how far the rule moves it, TEF against the strongest baseline
+# under the same setting. A setting whose caches are not in the cache folder is named below and
+# left out.
 
 # %% tags=["hide-input", "full-width"]
 sens = rn.load_runs(sensitivity_judges, prompt, lang_list, cache_dir)

@@ -115,9 +115,22 @@ pred = ex.predict_runs(ex.complete_runs(runs, lang_list), rules=RULES, invalid=i
 rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
 
 # %% [markdown]
-# Our table has a row for every requested prompt of a judge that reads it. The two drop columns are
-# the accuracy each side loses against the original prompt (negative: it gains); a variant, or a
-# drop, whose caches are missing reads `not run`, never 0.0.
+# One table in the paper's layout: for each judge of ours and each of the paper's models, the
+# strongest baseline, TEF and TEF's margin under each prompt, the better of the two in bold in each
+# column. The paper's rows are its Table 1, its GPU/API numbers; their Original column equals Table
+# 3's accuracy averaged over dimensions and languages (ledger row {glue:md}`link_t1`). Where a
+# judge that reads the prompt has no caches for a variant in every language, the cell reads
+# `not run`, never 0.0; a judge that reads no prompt has a value under the original prompt only.
+
+# %% tags=["hide-input", "full-width"]
+prompts_of = {**{m: prompt_list for m in llms}, **{m: [prompt] for m in others}}
+cells, numbers = ex.table1_side_by_side(rob, t1, prompts_of, labels, prompt_list)
+display(pres.bold_best(cells, values=numbers, by="run", skip=(ex.MARGIN_ROW,)))
+
+# %% [markdown]
+# The paired tests behind our rows: TEF's gain with its interval, both p-values, and the accuracy
+# each side loses against the original prompt (negative: it gains; `not run` where either variant is
+# missing).
 
 # %% tags=["hide-input", "full-width"]
 display(pd.concat([ex.prompt_table(rob, llms, prompt_list, labels, n_boot),
@@ -131,15 +144,6 @@ display(Markdown(ex.prompt_markdown(rob, coverage, llms, prompt_list, labels)))
 # %% tags=["hide-input", "full-width"]
 all_pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
 display(ex.prompt_by_language(all_pred, llms, prompt_list, lang_list, labels, n_boot=n_boot, random_state=seed))
-
-# %% [markdown]
-# The paper's Table 1, with TEF's margin per prompt (the paper prints the first two groups of
-# columns; the margin is their difference). These are the paper's GPU/API numbers; its Original
-# column equals Table 3's accuracy averaged over dimensions and languages (ledger row
-# {glue:md}`link_t1`).
-
-# %% tags=["hide-input", "full-width"]
-display(pres.format_columns(ex.paper_table1(t1)))
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 pres.prompt_figure(rob, t1, labels).show()

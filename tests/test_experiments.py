@@ -6,6 +6,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
@@ -368,10 +369,15 @@ def test_effects_table_names_what_is_compared():
     frames[1]["sentences"] = frames[0]["sentences"].map(lambda s: [min(1.0, x * 1.1) for x in s])
     pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=["direct", "majority_vote", "soft_vote", "tef"])
     effects = judge_versus_rule(pred, ["raw", "tuned"], n_boot=30, metrics_=["accuracy"])
-    shown = ex.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"})
-    compared = shown.index.get_level_values("compared")
-    assert "E (tuned) vs E (raw vectors), TEF" in compared
-    assert any(c.startswith("E (raw vectors): TEF vs ") for c in compared)
+    shown = ex.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"}, 30)
+    assert list(shown.index) == [("en", "accuracy", "E (raw vectors)"), ("en", "accuracy", "E (tuned)"),
+                                 ("zh", "accuracy", "E (raw vectors)"), ("zh", "accuracy", "E (tuned)")]
+    assert list(shown.columns) == ["Direct vs reference", "MV vs reference", "SV vs reference", "TEF vs reference",
+                                   "TEF - strongest baseline"]
+    assert (shown.loc[("en", "accuracy", "E (raw vectors)")].iloc[:4] == "reference").all()
+    judge = effects[(effects["effect"] == "judge") & (effects["lang"] == "en") & (effects["rule"] == "tef")].iloc[0]
+    want = pres.format_interval(judge["difference"], judge["low"], judge["high"], signed=True)
+    assert shown.loc[("en", "accuracy", "E (tuned)"), "TEF vs reference"].startswith(want + " p")
     text = ex.effect_markdown(effects)
     assert text.count("\n") == 1 and "`tuned` against `raw`" in text
 
@@ -388,3 +394,26 @@ def test_reproduce_markdown_is_the_generated_command_with_project_paths(tmp_path
     assert "--out data/caches --reading reference" in text and str(tmp_path) not in text
     monkeypatch.chdir(project_root())
     assert text == f"```bash\n{command_for_chapter('06', data_dir='data/mind-full', reading='reference')}\n```"
+
+
+def test_table1_side_by_side_lays_out_ours_and_the_papers():
+    from tefcore.chapters.paper import load_table
+
+    runs = _two_prompt_runs()
+    rob = ex.prompt_robustness(ex.predict_runs(ex.complete_runs(runs, ["zh", "en"])), n_boot=30)
+    t1 = load_table("table1")
+    cells, numbers = ex.table1_side_by_side(rob, t1, {"L": ["original", "verbose", "minimal"], "E": ["original"]},
+                                            {"L": "ours: L"})
+    assert list(cells.columns) == ["original", "verbose", "minimal"]
+    assert list(cells.index[:3]) == [("ours: L", "strongest baseline"), ("ours: L", "TEF"), ("ours: L", ex.MARGIN_ROW)]
+    assert cells.loc[("ours: L", "TEF"), "original"] == pytest.approx(rob.set_index("prompt").loc["original", "tef"])
+    assert cells.loc[("ours: L", "TEF"), "verbose"] == ex.NOT_RUN and np.isnan(numbers.loc[("ours: L", "TEF"), "verbose"])
+    assert cells.loc[("ours: E", "TEF"), "minimal"] == "—" and cells.loc[("ours: E", "TEF"), "original"] == ex.NOT_RUN
+    qwen = cells.loc["paper: Qwen2.5-7B"]
+    assert list(qwen.loc[ex.MARGIN_ROW].map(pres.format_cell)) == ["8.7", "9.0", "9.4"]
+    assert qwen.loc["TEF", "original"] == 70.2 and qwen.loc["strongest baseline", "original"] == 61.5
+    styler = pres.bold_best(cells, values=numbers, by="run", skip=(ex.MARGIN_ROW,))
+    css = styler.to_html().split("</style>")[0]
+    bold = {(int(r), int(c)) for r, c in re.findall(r"_row(\d+)_col(\d+)", css)}
+    row = list(cells.index).index(("paper: Qwen2.5-7B", "TEF"))
+    assert {(row, 0), (row, 1), (row, 2)} <= bold and not any(r == row + 1 for r, _ in bold)

@@ -107,7 +107,8 @@ __all__ = [
     "paper_gain_table",
     "paper_label",
     "paper_prompt_facts",
-    "paper_table1",
+    "table1_side_by_side",
+    "MARGIN_ROW",
     "prompt_markdown",
     "prompt_posteriors",
     "policy_table",
@@ -955,34 +956,46 @@ def paper_prompt_facts(table1: pd.DataFrame) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------
 def effects_table(effects: pd.DataFrame, labels: Mapping[str, str] | None = None,
                   n_boot: int | None = None) -> pd.DataFrame:
-    """:func:`tefcore.chapters.judges.judge_versus_rule` as a chapter shows it, numbers as text.
+    """:func:`tefcore.chapters.judges.judge_versus_rule` as a chapter shows it: both effects in one table.
+
+    One row per language, metric and judge setting; under each rule, the setting's Average minus the
+    reference setting's (the first judge, which reads ``reference``), and in the last column TEF minus
+    the strongest baseline under that setting. Each cell is the paired difference in points with its
+    95 % bootstrap interval and the bootstrap p-value.
 
     Returns
     -------
     DataFrame
-        Index ``(lang, metric, effect, compared)``: ``compared`` reads ``"<judge> vs <reference judge>,
-        <rule>"`` for a judge effect and ``"<judge>: TEF vs <strongest baseline>"`` for a rule effect
-        (judges by the judge part of their labels, :func:`tefcore.chapters.presentation.short_label`);
-        columns ``difference`` (with its interval), ``p (bootstrap)``, ``p (McNemar)``.
+        Index ``(lang, metric, judge)`` (judges by the judge part of their labels,
+        :func:`tefcore.chapters.presentation.short_label`); columns ``<rule> vs reference`` and
+        ``TEF - strongest baseline``.
     """
-    def name(model: str) -> str:
-        return short_label(row_label(model, labels))
+    def cell(r: pd.Series) -> str:
+        p = format_p(r["p_bootstrap"], n_boot)
+        p = p if p.startswith("<") else f"={p}"
+        return f"{format_interval(r['difference'], r['low'], r['high'], signed=True)} p{p}"
 
-    def compared(r: pd.Series) -> str:
-        if r["effect"] == "judge":
-            return f"{name(r['judge'])} vs {name(r['versus'])}, {RULE_LABELS.get(r['rule'], r['rule'])}"
-        return f"{name(r['judge'])}: TEF vs {RULE_LABELS.get(r['versus'], r['versus'])}"
-
-    out = pd.DataFrame({
-        "lang": effects["lang"], "metric": effects["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
-        "effect": effects["effect"].map({"judge": "the judge's setting", "rule": "the fusion rule"}),
-        "compared": effects.apply(compared, axis=1),
-        "difference": [format_interval(d, lo, hi, signed=True)
-                       for d, lo, hi in zip(effects["difference"], effects["low"], effects["high"])],
-        "p (bootstrap)": [format_p(p, n_boot) for p in effects["p_bootstrap"]],
-        "p (McNemar)": [format_p(p) for p in effects["p_mcnemar"]],
-    })
-    return out.set_index(["lang", "metric", "effect", "compared"])
+    out = effects.assign(
+        cell=effects.apply(cell, axis=1),
+        metric=effects["metric"].map(lambda m: _METRIC_NAMES.get(m, m)),
+        judge=effects["judge"].map(lambda m: short_label(row_label(m, labels))),
+        column=[f"{RULE_LABELS.get(r, r)} vs reference" if e == "judge" else "TEF - strongest baseline"
+                for e, r in zip(effects["effect"], effects["rule"])])
+    reference = effects.loc[effects["effect"] == "judge", "versus"]
+    order = list(dict.fromkeys([*reference, *effects["judge"]]))
+    wide = out.pivot_table(index=["lang", "metric", "judge"], columns="column", values="cell", aggfunc="first",
+                           sort=False)
+    wide = wide.reindex(pd.MultiIndex.from_tuples(
+        [(lang, m, short_label(row_label(j, labels))) for lang in pd.unique(out["lang"])
+         for m in pd.unique(out["metric"]) for j in order], names=["lang", "metric", "judge"]))
+    rules = dict.fromkeys(effects.loc[effects["effect"] == "judge", "rule"])
+    cols = [c for c in [*(f"{RULE_LABELS.get(r, r)} vs reference" for r in rules), "TEF - strongest baseline"]
+            if c in wide.columns]
+    wide = wide[cols]
+    wide.columns.name = None
+    first = wide.index.get_level_values("judge") == short_label(row_label(order[0], labels))
+    wide.loc[first, [c for c in cols if c.endswith("vs reference")]] = "reference"
+    return wide
 
 
 def effect_markdown(effects: pd.DataFrame, metric: str = "accuracy") -> str:
@@ -1088,18 +1101,55 @@ def complete_runs(runs: Runs, langs: Sequence[str]) -> pd.DataFrame:
     return frame[mask & frame["lang"].isin(list(langs))].reset_index(drop=True)
 
 
-def paper_table1(table1: pd.DataFrame, prompts: Sequence[str] = ("original", "verbose", "minimal")) -> pd.DataFrame:
-    """The paper's Table 1 with TEF's margin per prompt: rows ``paper: <model>``, columns
-    ``(strongest baseline | TEF | TEF - baseline, prompt)`` (accuracy, mean over both languages)."""
+MARGIN_ROW = "TEF - baseline"
+"""Row of a Table 1 layout with TEF's margin over the strongest baseline (shown, never ranked)."""
+
+
+def table1_side_by_side(rob: pd.DataFrame, table1: pd.DataFrame, prompts_of: Mapping[str, Sequence[str]],
+                        labels: Mapping[str, str] | None = None,
+                        prompts: Sequence[str] = ("original", "verbose", "minimal")) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 in the paper's layout, ours beside the paper's: per run, the strongest baseline, TEF and
+    TEF's margin under each prompt (Average accuracy, mean over the languages).
+
+    Parameters
+    ----------
+    rob : DataFrame
+        :func:`prompt_robustness` output.
+    table1 : DataFrame
+        The paper's Table 1 in tidy form.
+    prompts_of : mapping
+        Our judges (registry names, in row order) -> the prompts that apply to them (a judge that reads
+        no prompt has one); a prompt that applies but has no row in ``rob`` reads :data:`NOT_RUN`, one
+        that does not apply reads ``"—"``.
+    labels : mapping, optional
+    prompts : sequence of str
+        The columns.
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        The cells (numbers or text) and the numbers that rank them, index ``(run, method)`` with methods
+        ``strongest baseline``, ``TEF`` and :data:`MARGIN_ROW`; for
+        :func:`tefcore.chapters.presentation.bold_best` with ``by="run"`` and ``skip=(MARGIN_ROW,)``.
+    """
     from tefcore.chapters import paper
 
+    have = rob.set_index(["model", "prompt"])
+    rows: list[tuple[tuple[str, str], dict[str, Any]]] = []
+    for model, own in prompts_of.items():
+        run = row_label(model, labels)
+        for method, field in (("strongest baseline", "baseline"), ("TEF", "tef"), (MARGIN_ROW, "gain")):
+            rows.append(((run, method), {p: float(have.loc[(model, p), field]) if (model, p) in have.index
+                                         else NOT_RUN if p in own else "—" for p in prompts}))
     wide = table1.pivot_table(index="model", columns=["method", "prompt"], values="value", aggfunc="first")
-    wide = wide.reindex([m for m in paper.MODELS if m in wide.index])
-    parts = {"strongest baseline": wide["strongest_baseline"], "TEF": wide["tef"],
-             "TEF - baseline": wide["tef"] - wide["strongest_baseline"]}
-    out = pd.concat({k: v[list(prompts)] for k, v in parts.items()}, axis=1)
-    out.index = pd.Index([paper_label(m) for m in out.index], name="run")
-    return out
+    for model in [m for m in paper.MODELS if m in wide.index]:
+        base, tef = wide.loc[model, "strongest_baseline"], wide.loc[model, "tef"]
+        for method, values in (("strongest baseline", base), ("TEF", tef), (MARGIN_ROW, tef - base)):
+            rows.append(((paper_label(model), method), {p: float(values[p]) for p in prompts}))
+    cells = pd.DataFrame([r for _, r in rows], index=pd.MultiIndex.from_tuples([k for k, _ in rows],
+                                                                             names=["run", "method"]))
+    numbers = cells.apply(lambda c: pd.to_numeric(c, errors="coerce"))
+    return cells.astype(object), numbers
 
 
 def prompt_markdown(rob: pd.DataFrame, coverage: pd.DataFrame, models: Sequence[str], prompts: Sequence[str],

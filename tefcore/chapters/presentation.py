@@ -170,8 +170,8 @@ def format_interval(estimate: float, low: float, high: float, digits: int = 1, s
     if not np.isfinite(estimate):
         return "n/a"
     f = f"{{:{'+' if signed else ''}.{digits}f}}"
-    return " ".join([f.format(round_half_up(estimate, digits)),
-                     f"[{f.format(round_half_up(low, digits))}, {f.format(round_half_up(high, digits))}]"])
+    a, b, c = (round_half_up(v, digits) + 0.0 for v in (estimate, low, high))  # -0.0 prints as 0.0
+    return f"{f.format(a)} [{f.format(b)}, {f.format(c)}]"
 
 
 def format_columns(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> pd.DataFrame:
@@ -236,6 +236,8 @@ def format_cell(value: Any, digits: int = 1, signed: bool = False) -> str:
     --------
     >>> format_cell(71.25), format_cell(1215), format_cell(float("nan")), format_cell(2.0, signed=True)
     ('71.3', '1,215', '', '+2.0')
+    >>> format_cell(-0.04), format_cell(-0.04, signed=True)
+    ('0.0', '+0.0')
     """
     if value is None or (isinstance(value, (float, np.floating)) and not np.isfinite(value)):
         return ""
@@ -244,7 +246,8 @@ def format_cell(value: Any, digits: int = 1, signed: bool = False) -> str:
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
     if isinstance(value, (float, np.floating)):
-        return f"{round_half_up(float(value), digits):{'+' if signed else ''}.{digits}f}"
+        rounded = round_half_up(float(value), digits) + 0.0  # -0.0 prints as 0.0
+        return f"{rounded:{'+' if signed else ''}.{digits}f}"
     return str(value)
 
 
