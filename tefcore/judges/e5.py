@@ -48,6 +48,8 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from tefcore.judges.base import Score, ScoreRequest
+from tefcore.mind.release import file_sha256
+from tefcore.mind.schema import SIDES
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
@@ -154,12 +156,8 @@ def weights_path() -> str:
 
 @functools.lru_cache(maxsize=None)
 def weights_sha256() -> str:
-    """sha256 (hex) of the multilingual weight file."""
-    digest = hashlib.sha256()
-    with open(weights_path(), "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """sha256 (hex) of the multilingual weight file (hashed once per process)."""
+    return file_sha256(weights_path())
 
 
 class E5Embedder:
@@ -171,16 +169,25 @@ class E5Embedder:
         Texts per engine call (the engine packs a batch without padding and parallelises over texts).
     num_threads : int, optional
         OpenMP threads for the engine (default: all cores).
+    cache : mapping, optional
+        Embeddings computed before, ``{(side, text): vector}`` (see :attr:`cached`).
     """
 
-    def __init__(self, batch_size: int = 64, num_threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 64, num_threads: int | None = None,
+                 cache: Mapping[tuple[str, str], np.ndarray] | None = None) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.num_threads = num_threads
         self._model: Any = None
-        self._cache: dict[tuple[str, str], np.ndarray] = {}
+        self._cache: dict[tuple[str, str], np.ndarray] = dict(cache or {})
         self.n_embedded = 0
+
+    @property
+    def cached(self) -> dict[tuple[str, str], np.ndarray]:
+        """The embeddings computed so far, ``{(side, text): vector}`` (a copy; pass it as ``cache=`` to
+        another embedder, e.g. one that runs elsewhere, to spare it the work)."""
+        return dict(self._cache)
 
     def _engine(self) -> Any:
         if self._model is None:
@@ -281,7 +288,7 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
     str
     """
     from tefcore.mind.prompts import describe_side
-    from tefcore.mind.schema import SIDES, get_dimension
+    from tefcore.mind.schema import get_dimension
 
     if style not in DESCRIPTION_STYLES:
         raise ValueError(f"description_style must be one of {DESCRIPTION_STYLES}, got {style!r}")
@@ -297,7 +304,7 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
 
 def all_descriptions(style: str = "positions") -> dict[str, str]:
     """Every side description, keyed ``"<lang>/<dimension>/<side>"`` (schema order)."""
-    from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES
+    from tefcore.mind.schema import DIMENSIONS, LANGS
 
     return {
         f"{lang}/{dim.name}/{side}": side_description(dim.name, side, lang, style)
@@ -408,7 +415,7 @@ class E5ZeroShotBackend:
         """Passage embeddings of the change and stability descriptions, shape ``(2, 384)``."""
         key = (lang, dimension)
         if key not in self._desc_vectors:
-            texts = [side_description(dimension, s, lang, self.description_style) for s in ("change", "stability")]
+            texts = [side_description(dimension, s, lang, self.description_style) for s in SIDES]
             self._desc_vectors[key] = self.embedder.embed(texts, side="passage")
         return self._desc_vectors[key]
 
@@ -417,8 +424,8 @@ class E5ZeroShotBackend:
         _check_lang_dimension(lang, dimension)
         x = self.embedder.embed(texts, side="query").astype(np.float64)
         d = self.description_vectors(lang, dimension).astype(np.float64)
-        cos = x @ d.T
-        return cos[:, 0] - cos[:, 1]
+        # row by row (no matrix product): a text's margin does not depend on the other texts of the call
+        return (x * d[0]).sum(axis=1) - (x * d[1]).sum(axis=1)
 
     def temperature_for(self, lang: str, dimension: str) -> float:
         """The :math:`\\tau` used for (``lang``, ``dimension``)."""
@@ -1030,7 +1037,6 @@ class E5CrossFitBackend:
 
     def _fit_groups(self, groups: Mapping[tuple[str, str], Posts], folder: Path) -> dict[tuple[str, str], Posts]:
         """The posts of ``folder`` in each (language, dimension) of ``groups``, the scored texts left out."""
-        from tefcore.judges.cache import file_sha256
         from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename
 
         langs = sorted({lang for lang, _ in groups})

@@ -321,9 +321,7 @@ def map_arguments(resources: Resources) -> dict[str, Any]:
 # --- shipping the judge ---------------------------------------------------------------------------
 def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, Any]) -> Any:
     """A fresh e5 embedder (its engine opens on first use) holding the embeddings ``prepare`` computed."""
-    embedder = cls(batch_size=batch_size, num_threads=threads)
-    embedder._cache.update(cache)
-    return embedder
+    return cls(batch_size=batch_size, num_threads=threads, cache=cache)
 
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
@@ -339,7 +337,7 @@ def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
         return None
 
     def reduce(embedder: Any) -> Any:
-        cache = dict(getattr(embedder, "_cache", {}))
+        cache = embedder.cached
         if sum(getattr(v, "nbytes", 0) for v in cache.values()) > SHIPPED_CACHE_MAX_BYTES:
             log.info("the judge's embeddings exceed %d bytes: the actors compute them again",
                      SHIPPED_CACHE_MAX_BYTES)
