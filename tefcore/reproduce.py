@@ -117,7 +117,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
     parser.add_argument("--reading", choices=("summed", "reference"), default="summed",
                         help="how P(change) is read: summed (tefcore) or reference (the reference release)")
-    parser.add_argument("--out", default="data/caches", help="cache root, where the chapters read them")
+    parser.add_argument("--out", default=None,
+                        help="cache root, where the chapters read them (default: the project's data/caches)")
     parser.add_argument("--chapters", type=_names, default=list(RESULT_CHAPTERS),
                         help="result chapters to rebuild, comma-separated (default 05,06,07,08,09)")
     parser.add_argument("--exact-labels", choices=("auto", "always", "never"), default=None,
@@ -129,8 +130,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``tef reproduce``: print the plan (``--dry-run``) or run it; 2 when a check fails."""
-    planned = plan(args.model, args.prompts, args.langs, data_dir=args.data_dir, reading=args.reading,
-                   out=args.out, chapters=args.chapters, exact_labels=args.exact_labels, port=args.port)
+    # a path typed on the command line means the working directory; the default cache root is the project's
+    typed = {name: None if value is None else Path(value).expanduser().absolute()
+             for name, value in (("data_dir", args.data_dir), ("out", args.out))}
+    planned = plan(args.model, args.prompts, args.langs, data_dir=typed["data_dir"], reading=args.reading,
+                   out=typed["out"] or "data/caches", chapters=args.chapters, exact_labels=args.exact_labels,
+                   port=args.port)
     if args.dry_run or planned.problems:
         print(planned.report())
         return 0 if planned.ok else 2

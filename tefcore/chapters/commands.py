@@ -190,8 +190,10 @@ def chapter_file(number: str, root: Path) -> Path:
     """
     found = sorted((root / "notebooks").glob(f"{number}_*.py"))
     if len(found) != 1:
+        hint = "" if (root / "_toc.yml").is_file() else (
+            "; run it inside the companion's folder (the one with _toc.yml), or set $TEF_PROJECT_ROOT")
         raise FileNotFoundError(f"chapter {number}: expected one notebooks/{number}_*.py under {root}, "
-                                f"found {len(found)}")
+                                f"found {len(found)}{hint}")
     return found[0]
 
 
@@ -204,13 +206,21 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def _yaml(value: Any) -> str:
-    """A ``-p`` value that reads back as ``value`` (``tef book`` reads it as YAML)."""
-    if isinstance(value, str) and "\n" not in value:
+    """A ``-p`` value that reads back as ``value`` (``tef book`` reads it as YAML).
+
+    Examples
+    --------
+    >>> print(_yaml("e5-crossfit,local"), _yaml(8), _yaml("8"), _yaml(" "))
+    e5-crossfit,local 8 "8" " "
+    """
+    if isinstance(value, str):
+        plain = "\n" not in value and value.strip() != ""  # blank text is read back as ""
         try:
-            if yaml.safe_load(value) == value:
+            if plain and yaml.safe_load(value) == value:
                 return value
         except yaml.YAMLError:
             pass
+        return json.dumps(value)  # a double-quoted YAML scalar
     return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("...").strip()
 
 
@@ -472,11 +482,12 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     langs : sequence of str
         Languages.
     data_dir : path-like, optional
-        The MIND folder (default: ``$MIND_DATA_DIR``, else the embedded sample), named in the commands.
+        The MIND folder (default: ``$MIND_DATA_DIR``, else the embedded sample), named in the commands;
+        a relative path is read from ``root``, as ``out`` is.
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
     out : path-like
-        Cache root (the chapters' ``cache_dir``).
+        Cache root (the chapters' ``cache_dir``), relative to ``root`` unless absolute.
     chapters : sequence of str
         Result chapters to rebuild (numbers).
     exact_labels : {"auto", "always", "never"}, optional
@@ -515,7 +526,9 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     base = Path(root) if root is not None else project_root()
     serve_url = (f"http://{SERVE_DEFAULTS['host']}:{port}/v1"
                  if spec.backend == "vllm" and "08" in chapters else None)
-    out_dir = Path(out) if Path(out).is_absolute() else Path.cwd() / out
+    out_dir = Path(out) if Path(out).is_absolute() else base / out
+    if data_dir is not None and str(data_dir) and not Path(data_dir).expanduser().is_absolute():
+        data_dir = base / data_dir
     ctx = _Context(spec, list(dict.fromkeys(prompts)), list(dict.fromkeys(langs)), resolve_data_dir(data_dir),
                    out_dir.resolve(), reading, base.resolve(), serve_url)
     _check_inputs(ctx)
