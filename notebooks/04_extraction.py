@@ -163,7 +163,7 @@ pres.format_columns(ex4.source_table(frame, labels))
 llm_models = [s.name for s in specs.values() if s.backend in LLM_BACKENDS]
 pres.format_columns(ex4.mass_table(frame, llm_models, labels), digits=3, count=0)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "nbval-ignore-output"]
 if llm_models:
     ex4.mass_figure(frame, llm_models, labels).show()
 
@@ -174,7 +174,7 @@ if llm_models:
 # $w(p) = 1 - H(p)/\log 2$: zero for a coin flip, one for a certain answer. TEF can only gain over the
 # votes when some sentences are decisive (weight near one) and others are not (chapters 1 and 2).
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "nbval-ignore-output"]
 ex4.probability_figure(frame).show()
 
 # %% [markdown]

@@ -201,8 +201,7 @@ display(Markdown(eff.token_ratio_markdown(estimate, table2, spec.display_name or
 # with prefix caching (vLLM's default) serves these prompts. `ttft_modes="warm,cold"` also times every
 # prompt from an empty cache.
 #
-# The numbers of this section depend on the machine and on what else runs on it; they are not checked
-# when the book is tested.
+# The numbers of this section depend on the machine and on what else runs on it.
 
 # %% tags=["nbval-ignore-output"]
 timing = eff.time_judge(spec, eff.timing_sample(queries, ttft_sample, seed), parse_list(ttft_modes))
