@@ -255,16 +255,14 @@ def test_judge_map_counts_and_leans():
 def test_probe_setting_and_judge_names_come_from_the_provenance():
     from tefcore.chapters.runs import Runs
 
-    assert theory.probe_setting({"backend": "e5-zeroshot"}) == ""
-    assert theory.probe_setting({"backend": "e5-crossfit", "standardize": True, "C": 1.0}) == "standardized, C = 1"
     prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": False, "C": 1.0,
                           "lang": "en", "n_pairs": 3},
                          {"model": "e5-zeroshot", "backend": "e5-zeroshot", "lang": "en", "n_pairs": 2}])
     runs = Runs(pd.DataFrame({"model": ["e5-crossfit", "e5-zeroshot"], "lang": ["en", "en"],
                               "post_id": ["1", "1"], "dimension": ["Politics"] * 2}), prov)
-    assert theory.judge_names(runs) == {"e5-crossfit": "e5 cross-fit (raw, C = 1)", "e5-zeroshot": "e5 zero-shot"}
+    assert theory.judge_names(runs) == {"e5-crossfit": "e5 cross-fit (raw vectors, C = 1)", "e5-zeroshot": "e5 zero-shot"}
     sources = theory.judge_sources(runs)
-    assert sources.loc["e5 cross-fit (raw, C = 1)", "pairs, en"] == 3
+    assert sources.loc["e5 cross-fit (raw vectors, C = 1)", "pairs, en"] == 3
     assert sources.loc["e5 zero-shot", "from the caches' provenance"].endswith(", CPU, custom data")
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "engine_name",
     "hardware_class",
     "judge_name",
+    "probe_setting",
     "run_label",
     "run_labels",
 ]
@@ -74,8 +75,34 @@ def _minor(version: Any) -> str:
     return f"{match.group(1)}.{match.group(2)}" if match else str(version or "").strip()
 
 
+def probe_setting(prov: Mapping[str, Any]) -> str:
+    """How a cross-fitted e5 judge's probe was set, as its provenance records it (``""`` for other judges).
+
+    Examples
+    --------
+    >>> probe_setting({"backend": "e5-crossfit", "standardize": False, "C": 1.0})
+    'raw vectors, C = 1'
+    >>> probe_setting({"backend": "e5-crossfit", "standardize": True, "C": "inner-cv"})
+    'standardized, C by inner CV'
+    >>> probe_setting({"backend": "e5-zeroshot"})
+    ''
+    """
+    if not str(_get(prov, "backend") or "").startswith("e5-crossfit"):
+        return ""
+    standardize, c = _get(prov, "standardize"), _get(prov, "C")
+    if standardize is None:
+        return ""
+    scale = "standardized" if standardize in (True, "True", "true") else "raw vectors"
+    if c is None:
+        return scale
+    if isinstance(c, (int, float)):
+        return f"{scale}, C = {c:g}"
+    return f"{scale}, " + ("C by inner CV" if c == "inner-cv" else f"C: {c}")
+
+
 def judge_name(prov: Mapping[str, Any]) -> str:
-    """The judge, short: the model's name without organisation, ``-Instruct`` or quantisation suffix.
+    """The judge, short: the model's name without organisation, ``-Instruct`` or quantisation suffix,
+    and for a cross-fitted e5 judge the setting of its probe (:func:`probe_setting`).
 
     Examples
     --------
@@ -85,6 +112,9 @@ def judge_name(prov: Mapping[str, Any]) -> str:
     'SmolLM2-135M'
     >>> judge_name({"backend": "e5-crossfit", "model": "intfloat/multilingual-e5-small"})
     'multilingual-e5-small cross-fit'
+    >>> judge_name({"backend": "e5-crossfit", "model": "intfloat/multilingual-e5-small", "standardize": True,
+    ...             "C": "inner-cv"})
+    'multilingual-e5-small cross-fit (standardized, C by inner CV)'
     """
     backend = str(_get(prov, "backend") or "")
     if backend == "llama_cpp" and _get(prov, "model_file"):
@@ -92,7 +122,8 @@ def judge_name(prov: Mapping[str, Any]) -> str:
     name = _short(_recorded_model(prov)) or str(_get(prov, "judge") or "unknown judge")
     if backend.startswith("e5-"):
         kind = backend[3:].replace("crossfit", "cross-fit").replace("zeroshot", "zero-shot")
-        return f"{name} {kind}"
+        setting = probe_setting(prov)
+        return f"{name} {kind}" + (f" ({setting})" if setting else "")
     return name
 
 

@@ -387,19 +387,6 @@ def reads_answers(model: str) -> bool:
 # --------------------------------------------------------------------------------------------------
 # what a chapter says about its runs
 # --------------------------------------------------------------------------------------------------
-def _probe_setting(rows: pd.DataFrame) -> str:
-    """The probe setting a cross-fitted judge's provenance records (``"standardized, C by inner CV"``), or ``""``."""
-    if "standardize" not in rows.columns or rows["standardize"].isna().all():
-        return ""
-    standardize, c = rows["standardize"].dropna().iloc[0], rows["C"].dropna().iloc[0] if "C" in rows else None
-    scale = "standardized" if standardize in (True, "True", "true") else "raw vectors"
-    if c is None:
-        return scale
-    if isinstance(c, (int, float)):
-        return f"{scale}, C = {c:g}"
-    return f"{scale}, " + ("C by inner CV" if c == "inner-cv" else f"C: {c}")
-
-
 def row_labels(runs: Runs) -> dict[str, str]:
     """The label of each judge's rows: :func:`tefcore.chapters.provenance.run_labels`, read from the caches.
 
@@ -416,11 +403,7 @@ def row_labels(runs: Runs) -> dict[str, str]:
     """
     from tefcore.chapters.provenance import run_labels
 
-    labels = {}
-    for model, label in run_labels(runs).items():
-        setting = _probe_setting(runs.provenance[runs.provenance["model"] == model])
-        head, sep, rest = label.partition(", ")
-        labels[model] = f"{head} ({setting}){sep}{rest}" if setting else label
+    labels = run_labels(runs)  # a cross-fitted probe's setting is part of its judge's name
     counts = pd.Series(list(labels.values())).value_counts()
     return {m: f"{label} [{m}]" if counts[label] > 1 else label for m, label in labels.items()}
 

@@ -17,7 +17,7 @@ Chapter 1
 Chapter 2
     :class:`Checks`, :func:`sentence_accuracy`, :func:`reliability_figure`, :func:`information_table`,
     :func:`information_figure`, :func:`prop2_table`, :func:`stress_table`, :func:`stress_figure`,
-    :func:`gain_maps`, :func:`study_summary`, :func:`gain_map_figure`, :func:`probe_setting`,
+    :func:`gain_maps`, :func:`study_summary`, :func:`gain_map_figure`,
     :func:`judge_map`, :func:`weight_histogram_figure`, :func:`nearest_cells`, :func:`sweep_table`,
     :func:`sweep_figure`.
 Chapter 10
@@ -83,7 +83,6 @@ __all__ = [
     "map_verdict",
     "nearest_cells",
     "premises_table",
-    "probe_setting",
     "prop2_table",
     "reliability_figure",
     "rule_outcomes",
@@ -735,30 +734,14 @@ def gain_map_figure(maps: Mapping[str, pd.DataFrame], placed: pd.DataFrame | Non
     return fig
 
 
-def probe_setting(provenance: Mapping[str, Any]) -> str:
-    """How a cross-fitted e5 cache's probe was set, read from its provenance ('' for other judges).
-
-    Examples
-    --------
-    >>> probe_setting({"backend": "e5-crossfit", "standardize": False, "C": 1.0})
-    'raw, C = 1'
-    >>> probe_setting({"backend": "e5-crossfit", "standardize": True, "C": "inner-cv"})
-    'standardized, tuned C'
-    """
-    if not str(provenance.get("backend") or "").startswith("e5-crossfit"):
-        return ""
-    scaled = "standardized" if provenance.get("standardize") in (True, "True", "true") else "raw"
-    c = provenance.get("C")
-    return f"{scaled}, tuned C" if isinstance(c, str) else f"{scaled}, C = {float(c):g}"
-
-
 _SHORT: dict[str, str] = {"llama_cpp": "", "e5-zeroshot": "e5 zero-shot", "e5-crossfit": "e5 cross-fit"}
 
 
 def judge_names(runs: Any) -> dict[str, str]:
     """A short name per judge of a :class:`tefcore.chapters.runs.Runs`, read from its caches' provenance.
 
-    The model and, for the cross-fitted e5 judge, how its probe was set (:func:`probe_setting`): two
+    The model and, for the cross-fitted e5 judge, how its probe was set
+    (:func:`tefcore.chapters.provenance.probe_setting`): two
     registry names whose caches hold the same setting get the same name, and a cache re-extracted
     under another setting gets a new one.
 
@@ -768,9 +751,9 @@ def judge_names(runs: Any) -> dict[str, str]:
     >>> prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": True, "C": "inner-cv"},
     ...                      {"model": "local", "backend": "llama_cpp", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}])
     >>> judge_names(Runs(pd.DataFrame({"model": ["e5-crossfit", "local"]}), prov))
-    {'e5-crossfit': 'e5 cross-fit (standardized, tuned C)', 'local': 'SmolLM2-135M'}
+    {'e5-crossfit': 'e5 cross-fit (standardized, C by inner CV)', 'local': 'SmolLM2-135M'}
     """
-    from tefcore.chapters.provenance import judge_name
+    from tefcore.chapters.provenance import judge_name, probe_setting
 
     names = {}
     for model in runs.models:
