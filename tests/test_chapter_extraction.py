@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from tefcore.chapters import extraction as ex4
-from tefcore.chapters.commands import plan, reproduce_command
+from tefcore.chapters.commands import command_for_chapter, plan, reproduce_command
 from tefcore.chapters.runs import Runs
 from tefcore.judges.cache import provenance_id
 
@@ -149,7 +149,10 @@ def test_paper_commands_are_the_plan_run_from_the_project(monkeypatch: pytest.Mo
     monkeypatch.setenv("TEF_PROJECT_ROOT", str(repo_root))
     monkeypatch.chdir(repo_root)
     expected_extract = plan("qwen2.5-7b", ("original",), data_dir="data/mind-full", chapters=()).step("extract")
+    expected_08 = command_for_chapter("08", "qwen2.5-7b", data_dir="data/mind-full")
     monkeypatch.chdir(tmp_path)  # a kernel runs in _build/executed/notebooks, not in the project
+    assert ex4.paper_commands("qwen2.5-7b", chapters=("08",)) == f"```bash\n{expected_08}\n```"
+    assert "-p 08.data_dir=data/mind-full" in expected_08
     text = ex4.paper_commands("qwen2.5-7b")
     lines = text.splitlines()
     assert lines[0] == "```bash" and lines[-1] == "```"

@@ -482,19 +482,17 @@ def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_DATA_DIR, lan
     Without ``chapters``: the ``tef reproduce`` line (extraction and every result chapter,
     :func:`tefcore.chapters.commands.reproduce_command`) and its extraction step alone
     (:func:`tefcore.chapters.commands.plan`), which writes the caches chapter 4 writes on a CPU. With
-    ``chapters`` (e.g. ``("08",)``): the ``tef reproduce`` line for those chapters and every step it runs,
-    as :func:`tefcore.chapters.commands.command_for_chapter` prints them.
+    ``chapters`` (one, e.g. ``("08",)``): :func:`tefcore.chapters.commands.command_for_chapter`, the
+    ``tef reproduce`` line for that chapter and every step it runs.
 
     ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it.
     """
-    from tefcore.chapters.commands import plan, reproduce_command
-    from tefcore.chapters.runs import repo_path
+    from tefcore.chapters.commands import command_for_chapter, plan, reproduce_command
 
-    # the plan resolves relative paths against the working directory, which in a chapter's kernel is
-    # not the project folder: give it absolute ones (it prints them relative to the project again)
-    planned = plan(model, ("original",), tuple(langs), data_dir=repo_path(data_dir), out=repo_path("data/caches"),
-                   chapters=tuple(chapters))
-    line = reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir, chapters=tuple(chapters) or None)
-    lines = ["```bash", line]
-    lines += ["", "# which runs:", planned.script()] if chapters else [planned.step("extract").command()]
-    return "\n".join([*lines, "```"])
+    if chapters:
+        (chapter,) = chapters
+        text = command_for_chapter(chapter, model, ("original",), langs=tuple(langs), data_dir=data_dir)
+    else:
+        extract = plan(model, ("original",), tuple(langs), data_dir=data_dir, chapters=()).step("extract")
+        text = reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir) + "\n" + extract.command()
+    return f"```bash\n{text}\n```"
