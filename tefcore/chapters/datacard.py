@@ -45,13 +45,12 @@ from tefcore.mind.release import (
     pair_counts,
     post_table,
 )
-from tefcore.mind.schema import SIDES, TABLE_ORDER
+from tefcore.mind.schema import EVENT_CODES, SIDES, TABLE_ORDER
 
 __all__ = [
     "CARD_QUANTITIES",
     "CHAPTER",
     "DIMENSION_COLORS",
-    "EVENT_CODES",
     "DataCard",
     "card_table",
     "confirm_markdown",
@@ -82,9 +81,6 @@ CHAPTER = "03_mind_statistics"
 ORDER: tuple[str, str] = ("zh", "en")
 """The paper's order of the languages (its Fig. 3: (a) Chinese, (b) English)."""
 
-EVENT_CODES: tuple[str, ...] = ("RU", "GPT", "OL", "SY", "COVID", "COP", "FED", "COL")
-"""The public-event codes of the MIND records, in the order protocol §2 lists them (the release does not
-spell them out)."""
 
 CARD_QUANTITIES: dict[str, str] = {
     "posts": "posts", "labels": "labels", "pairs": "evaluation pairs",

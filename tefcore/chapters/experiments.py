@@ -75,6 +75,7 @@ from tefcore.chapters.presentation import (
 )
 from tefcore.chapters.provenance import PAPER_LABEL
 from tefcore.chapters.runs import Runs, frame_of, run_keys
+from tefcore.mind.release import FULL_RELEASE_DIR
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
@@ -93,7 +94,6 @@ __all__ = [
     "complete_runs",
     "effect_markdown",
     "effects_table",
-    "FULL_DATA_DIR",
     "reproduce_markdown",
     "floor_markdown",
     "gain_facts",
@@ -1019,11 +1019,7 @@ def effect_markdown(effects: pd.DataFrame, metric: str = "accuracy") -> str:
 # --------------------------------------------------------------------------------------------------
 # the commands a chapter prints for its GPU claims
 # --------------------------------------------------------------------------------------------------
-FULL_DATA_DIR = "data/mind-full"
-"""Where ``tef download`` puts the full MIND release in the commands the chapters print."""
-
-
-def reproduce_markdown(chapter: str, model: str = "qwen2.5-7b", *, data_dir: str = FULL_DATA_DIR,
+def reproduce_markdown(chapter: str, model: str = "qwen2.5-7b", *, data_dir: str = FULL_RELEASE_DIR,
                        reading: str = "reference") -> str:
     """The commands that add a paper model to a chapter on a GPU box, as a Markdown code block.
 

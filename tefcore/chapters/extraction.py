@@ -34,10 +34,10 @@ from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import weights
 from tefcore.judges.cache import TIME_KEYS
 from tefcore.mind.load import EvaluationPair
+from tefcore.mind.release import FULL_RELEASE_DIR
 
 __all__ = [
     "DETERMINISTIC",
-    "FULL_DATA_DIR",
     "VERSION_FIELDS",
     "Agreement",
     "assert_reproduced",
@@ -63,10 +63,6 @@ version, such as llama.cpp's, is not ignored: a new engine may compute different
 DETERMINISTIC: tuple[str, ...] = ("local",)
 """Judges whose numbers depend only on their provenance and the pair: same file, same prompt, same
 rendering give the same numbers, bit for bit (the JSON cache keeps every float exactly)."""
-
-FULL_DATA_DIR = "data/mind-full"
-"""Where ``tef download --dest data/mind-full`` puts the full release; the commands of the paper's
-setting read it."""
 
 _SAYS_CHANGE, _GOLD_CHANGE = "Direct answers 'change' %", "gold 'change' %"
 _RUN_FIELDS = frozenset({"model", "prompt", "lang", "path", "n_pairs", "provenance_id", "recorded_lang"})
@@ -475,7 +471,7 @@ def assert_reproduced(agreement: Agreement, tol: float = 1e-9) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # the paper's setting on a GPU box
 # --------------------------------------------------------------------------------------------------
-def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_DATA_DIR, langs: Sequence[str] = ("en", "zh"),
+def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, langs: Sequence[str] = ("en", "zh"),
                    chapters: Sequence[str] = ()) -> str:
     """The commands that reproduce a paper model's results on the full release, as a Markdown code block.
 

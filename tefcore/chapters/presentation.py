@@ -540,30 +540,43 @@ def rule_bars_figure(table: pd.DataFrame, reference: pd.DataFrame, labels: Mappi
     return fig
 
 
-def sweep_figure(sweep: pd.DataFrame, labels: Mapping[str, str], langs: Sequence[str],
-                 factors: Sequence[float]) -> Any:
-    """TEF's gain over the best baseline (with intervals) and the mean sentence weight against the
-    re-tempering factor t (:func:`tefcore.chapters.calibration.temperature_sweep`), one column per language."""
+def _judge_language_lines(frame: pd.DataFrame, x: str, langs: Sequence[str], labels: Mapping[str, str],
+                          panels: Sequence[tuple[str, str, Any]], **grid: Any) -> Any:
+    """Line plots against ``x``: one row of panels per ``(field, title, style)``, one column per language,
+    one colour per judge (``style`` is trace options, or a function of the judge's rows giving them)."""
     import plotly.express as px
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=2, cols=len(langs), shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.65, 0.35],
-                        subplot_titles=[f"{LANG_LABELS.get(x, x)}: TEF - best baseline" for x in langs]
-                        + [f"{LANG_LABELS.get(x, x)}: mean sentence weight" for x in langs])
+    fig = make_subplots(rows=len(panels), cols=len(langs), shared_xaxes=True,
+                        subplot_titles=[f"{LANG_LABELS.get(lang, lang)}: {title}" for _, title, _ in panels
+                                        for lang in langs], **grid)
     palette = px.colors.qualitative.Set1
-    for j, model in enumerate(pd.unique(sweep["model"])):
-        name = short_label(labels.get(model, judge_label(model)))
+    for j, model in enumerate(pd.unique(frame["model"])):
+        name, color = short_label(labels.get(model, judge_label(model))), palette[j % len(palette)]
         for i, lang in enumerate(langs):
-            s = sweep[(sweep["model"] == model) & (sweep["lang"] == lang)]
-            fig.add_trace(go.Scatter(x=s["t"], y=s["gain"], mode="lines+markers", name=name, legendgroup=name,
-                                     showlegend=i == 0, line={"color": palette[j % len(palette)]},
-                                     error_y={"type": "data", "array": s["high"] - s["gain"],
-                                              "arrayminus": s["gain"] - s["low"]},
-                                     hovertext=s["best_baseline"].map(RULE_LABELS)), row=1, col=i + 1)
-            fig.add_trace(go.Scatter(x=s["t"], y=s["mean_weight"], mode="lines+markers", name=name, legendgroup=name,
-                                     showlegend=False, line={"color": palette[j % len(palette)], "dash": "dot"}),
-                          row=2, col=i + 1)
+            s = frame[(frame["model"] == model) & (frame["lang"] == lang)]
+            for row, (field, _, style) in enumerate(panels, start=1):
+                extra = dict(style(s) if callable(style) else style or {})
+                fig.add_trace(go.Scatter(x=s[x], y=s[field], mode="lines+markers", name=name, legendgroup=name,
+                                         showlegend=i == 0 and row == 1,
+                                         line={"color": color, **extra.pop("line", {})}, **extra),
+                              row=row, col=i + 1)
+    return fig
+
+
+def sweep_figure(sweep: pd.DataFrame, labels: Mapping[str, str], langs: Sequence[str],
+                 factors: Sequence[float]) -> Any:
+    """TEF's gain over the best baseline (with intervals) and the mean sentence weight against the
+    re-tempering factor t (:func:`tefcore.chapters.calibration.temperature_sweep`), one column per language."""
+    def gain_style(s: pd.DataFrame) -> dict[str, Any]:
+        return {"error_y": {"type": "data", "array": s["high"] - s["gain"], "arrayminus": s["gain"] - s["low"]},
+                "hovertext": s["best_baseline"].map(RULE_LABELS)}
+
+    fig = _judge_language_lines(sweep, "t", langs, labels,
+                                [("gain", "TEF - best baseline", gain_style),
+                                 ("mean_weight", "mean sentence weight", {"line": {"dash": "dot"}})],
+                                vertical_spacing=0.08, row_heights=[0.65, 0.35])
     for i in range(len(langs)):
         fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=1, col=i + 1)
     fig.update_xaxes(type="log", tickvals=list(factors), ticktext=[f"{t:g}" for t in factors])
@@ -663,22 +676,8 @@ def temperature_figure(frame: pd.DataFrame, labels: Mapping[str, str], langs: Se
     reference : float
         The reference release's T (a dashed vertical line).
     """
-    import plotly.express as px
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=2, cols=len(langs), shared_xaxes=True, vertical_spacing=0.1,
-                        subplot_titles=[f"{LANG_LABELS.get(x, x)}: ECE" for x in langs]
-                        + [f"{LANG_LABELS.get(x, x)}: confidence - accuracy" for x in langs])
-    palette = px.colors.qualitative.Set1
-    for j, model in enumerate(pd.unique(frame["model"])):
-        name = short_label(labels.get(model, judge_label(model)))
-        for i, lang in enumerate(langs):
-            s = frame[(frame["model"] == model) & (frame["lang"] == lang)]
-            for row, field in ((1, "ece"), (2, "gap")):
-                fig.add_trace(go.Scatter(x=s["T"], y=s[field], mode="lines+markers", name=name, legendgroup=name,
-                                         showlegend=i == 0 and row == 1, line={"color": palette[j % len(palette)]}),
-                              row=row, col=i + 1)
+    fig = _judge_language_lines(frame, "T", langs, labels,
+                                [("ece", "ECE", None), ("gap", "confidence - accuracy", None)], vertical_spacing=0.1)
     for i in range(len(langs)):
         fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=2, col=i + 1)
     fig.add_vline(x=float(reference), line={"color": "black", "dash": "dash", "width": 1}, row="all", col="all")

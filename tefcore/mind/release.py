@@ -45,6 +45,7 @@ from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 __all__ = [
+    "FULL_RELEASE_DIR",
     "RELEASE_BASE_URL",
     "RELEASE_COMMIT",
     "RELEASE_REPOSITORY",
@@ -65,6 +66,10 @@ __all__ = [
     "is_full_release",
     "post_table",
 ]
+
+FULL_RELEASE_DIR = "data/mind-full"
+"""Where the book's commands expect a downloaded full release, relative to the project folder
+(``tef download --dest data/mind-full``)."""
 
 RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
 RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"

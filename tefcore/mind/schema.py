@@ -28,6 +28,7 @@ __all__ = [
     "ABBREVIATIONS",
     "CHANGE",
     "DIMENSIONS",
+    "EVENT_CODES",
     "LANGS",
     "SIDES",
     "STABILITY",
@@ -46,6 +47,10 @@ CHANGE, STABILITY = SIDES
 
 LANGS: tuple[str, str] = ("en", "zh")
 """The two languages of MIND."""
+
+EVENT_CODES: tuple[str, ...] = ("RU", "GPT", "OL", "SY", "COVID", "COP", "FED", "COL")
+"""The public-event codes of the MIND records (``event``), in the order protocol §2 lists them (the
+release does not spell them out)."""
 
 
 @dataclass(frozen=True)
