@@ -173,25 +173,9 @@ class Evidence:
         """Tables 1-4, keyed ``table1`` .. ``table4``."""
         return self._given if self._given is not None else paper.load_tables(self.paper_dir)
 
-    @property
-    def t1(self) -> pd.DataFrame:
-        """Table 1 of the paper (tidy)."""
-        return self.tables["table1"]
-
-    @property
-    def t2(self) -> pd.DataFrame:
-        """Table 2 of the paper (tidy)."""
-        return self.tables["table2"]
-
-    @property
-    def t3(self) -> pd.DataFrame:
-        """Table 3 of the paper (tidy)."""
-        return self.tables["table3"]
-
-    @property
-    def t4(self) -> pd.DataFrame:
-        """Table 4 of the paper (tidy)."""
-        return self.tables["table4"]
+    def table(self, number: int) -> pd.DataFrame:
+        """Table ``number`` (1-4) of the paper, tidy."""
+        return self.tables[f"table{number}"]
 
     @cached_property
     def posts(self) -> dict[str, list[Post]]:
@@ -625,7 +609,7 @@ def _deduplicated(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 def _gain(metric: str, stated: float) -> Callable[[Evidence], Verdict]:
     def check(ev: Evidence) -> Verdict:
-        got = paper.average_gain(ev.t3, level="model_lang")[metric]
+        got = paper.average_gain(ev.table(3), level="model_lang")[metric]
         return Verdict(
             _f(got, 3),
             _close(got, stated),
@@ -637,8 +621,8 @@ def _gain(metric: str, stated: float) -> Callable[[Evidence], Verdict]:
 
 
 def _gain_per_cell(ev: Evidence) -> Verdict:
-    cell = paper.average_gain(ev.t3, level="cell")
-    model = paper.average_gain(ev.t3, level="model")
+    cell = paper.average_gain(ev.table(3), level="cell")
+    model = paper.average_gain(ev.table(3), level="model")
     return Verdict(
         f"{_f(cell['accuracy'], 2)} / {_f(cell['macro_f1'], 2)}",
         _close(cell["accuracy"], 4.5) and _close(cell["macro_f1"], 4.6),
@@ -648,12 +632,12 @@ def _gain_per_cell(ev: Evidence) -> Verdict:
 
 
 def _gain_table1(ev: Evidence) -> Verdict:
-    margin = float(paper.prompt_robustness_summary(ev.t1)["margin_original"].mean())
+    margin = float(paper.prompt_robustness_summary(ev.table(1))["margin_original"].mean())
     return Verdict(_f(margin, 2), _close(margin, 4.5), "mean of Ours − Strongest baseline, Original column")
 
 
 def _best_every_model(ev: Evidence) -> Verdict:
-    ml = paper.strongest_baseline_gain(ev.t3, level="model_lang")
+    ml = paper.strongest_baseline_gain(ev.table(3), level="model_lang")
     n = int((ml["gain"] > 0).sum())
     return Verdict(
         f"{n} of {len(ml)}",
@@ -664,8 +648,8 @@ def _best_every_model(ev: Evidence) -> Verdict:
 
 
 def _best_or_tied(ev: Evidence) -> Verdict:
-    won, total = paper.best_or_tied(ev.t3)
-    lost = paper.shortfalls(ev.t3)
+    won, total = paper.best_or_tied(ev.table(3))
+    lost = paper.shortfalls(ev.table(3))
     return Verdict(
         f"{won} of {total}",
         (won, total) == (116, 120),
@@ -674,14 +658,14 @@ def _best_or_tied(ev: Evidence) -> Verdict:
 
 
 def _shortfall(ev: Evidence) -> Verdict:
-    lost = paper.shortfalls(ev.t3)
+    lost = paper.shortfalls(ev.table(3))
     worst = float(lost["shortfall"].max()) if len(lost) else 0.0
     where = " ".join(lost["shortfall"].idxmax()) if len(lost) else "nowhere"
     return Verdict(_f(worst), worst <= 2.6 + _SLACK, f"largest shortfall: {where}")
 
 
 def _voting_direct(ev: Evidence) -> Verdict:
-    vd = paper.voting_versus_direct(ev.t3)
+    vd = paper.voting_versus_direct(ev.table(3))
     mv, sv = (vd.loc[r].to_dict() for r in ("majority_vote", "soft_vote"))
     mv, sv = ({k: int(v) if k != "mean_difference" else v for k, v in d.items()} for d in (mv, sv))
     return Verdict(
@@ -694,7 +678,7 @@ def _voting_direct(ev: Evidence) -> Verdict:
 
 
 def _gains_models(ev: Evidence) -> Verdict:
-    by_model = paper.gain_by_group(ev.t3, ["model"])
+    by_model = paper.gain_by_group(ev.table(3), ["model"])
     top = list(by_model.index[:2])
     return Verdict(
         ", ".join(paper.MODEL_LABELS[m] for m in top),
@@ -705,7 +689,7 @@ def _gains_models(ev: Evidence) -> Verdict:
 
 
 def _gains_dimensions(ev: Evidence) -> Verdict:
-    by = paper.gain_by_group(ev.t3, ["lang", "dimension"])
+    by = paper.gain_by_group(ev.table(3), ["lang", "dimension"])
     zh, en = list(by.xs("zh", level="lang").index[:2]), list(by.xs("en", level="lang").index[:1])
     return Verdict(
         f"zh {', '.join(zh)}; en {', '.join(en)}",
@@ -716,8 +700,8 @@ def _gains_dimensions(ev: Evidence) -> Verdict:
 
 
 def _direct_strong(ev: Evidence) -> Verdict:
-    gains = paper.strongest_baseline_gain(ev.t3, level="cell").xs("accuracy", level="metric")
-    direct = paper.main_results_wide(ev.t3).xs("accuracy", level="metric")["direct"]
+    gains = paper.strongest_baseline_gain(ev.table(3), level="cell").xs("accuracy", level="metric")
+    direct = paper.main_results_wide(ev.table(3)).xs("accuracy", level="metric")["direct"]
     strong = direct.reindex(gains.index) >= 80.0
     inside, outside = float(gains["gain"][strong].mean()), float(gains["gain"][~strong].mean())
     return Verdict(
@@ -732,12 +716,12 @@ def _direct_strong(ev: Evidence) -> Verdict:
 # Table 3 marks
 # --------------------------------------------------------------------------------------------------
 def _marked_cells(ev: Evidence, ranking: str) -> set[tuple[str, ...]]:
-    check = paper.typesetting_check(ev.t3, ranking=ranking)
+    check = paper.typesetting_check(ev.table(3), ranking=ranking)
     return set(map(tuple, check[["model", "lang", "dimension", "metric"]].to_numpy()))
 
 
 def _bold(ev: Evidence) -> Verdict:
-    dense = paper.typesetting_check(ev.t3, ranking="dense")
+    dense = paper.typesetting_check(ev.table(3), ranking="dense")
     wrong = int(((dense["typeset"] == "bold") | (dense["expected"] == "bold")).sum())
     return Verdict(f"{120 - wrong} of 120 cells", wrong == 0, "bold against the ranking of each cell's numbers")
 
@@ -757,7 +741,7 @@ def _underline(ev: Evidence) -> Verdict:
 # Table 4
 # --------------------------------------------------------------------------------------------------
 def _t4_averages(ev: Evidence) -> Verdict:
-    avg = paper.table4_average_check(ev.t4)
+    avg = paper.table4_average_check(ev.table(4))
     qwen = avg.loc[("qwen2.5-7b", "zh", "tef", "accuracy")]
     return Verdict(
         f"{int(avg['consistent'].sum())} of {len(avg)}",
@@ -770,8 +754,8 @@ def _t4_averages(ev: Evidence) -> Verdict:
 
 def _t4_equals_t3(ev: Evidence) -> Verdict:
     keys = ["model", "lang", "dimension", "method", "metric"]
-    ours = ev.t4[(ev.t4["method"] == "tef") & (ev.t4["dimension"] != "Average")]
-    merged = ours.merge(ev.t3[ev.t3["method"] == "tef"], on=keys, suffixes=("_4", "_3"))
+    ours = ev.table(4)[(ev.table(4)["method"] == "tef") & (ev.table(4)["dimension"] != "Average")]
+    merged = ours.merge(ev.table(3)[ev.table(3)["method"] == "tef"], on=keys, suffixes=("_4", "_3"))
     diff = float((merged["value_4"] - merged["value_3"]).abs().max())
     return Verdict(
         f"{len(merged)} numbers, max |Δ| {_f(diff, 1)}",
@@ -781,7 +765,7 @@ def _t4_equals_t3(ev: Evidence) -> Verdict:
 
 
 def _largest_drop(ev: Evidence) -> Verdict:
-    drops = paper.ablation_drops(ev.t4).xs("accuracy", level="metric")
+    drops = paper.ablation_drops(ev.table(4)).xs("accuracy", level="metric")
     at = ("deepseek-v3.2", "en", "Environment")
     d_ent, d_lo = (float(drops.loc[at, c]) for c in ("drop_without_entropy", "drop_without_log_odds"))
     largest = drops[["drop_without_entropy", "drop_without_log_odds"]].idxmax()
@@ -794,7 +778,7 @@ def _largest_drop(ev: Evidence) -> Verdict:
 
 
 def _deepseek_below_sv(ev: Evidence) -> Verdict:
-    ds = paper.ablation_versus_soft_vote(ev.t3, ev.t4).loc["deepseek-v3.2"]
+    ds = paper.ablation_versus_soft_vote(ev.table(3), ev.table(4)).loc["deepseek-v3.2"]
     cols = ["margin_tef_without_entropy", "margin_tef_without_log_odds"]
     below = {m: int((ds.xs(m, level="metric")[cols] < 0).to_numpy().sum()) for m in paper.METRICS}
     acc = ds.xs("accuracy", level="metric")
@@ -809,7 +793,7 @@ def _deepseek_below_sv(ev: Evidence) -> Verdict:
 
 
 def _qwen_retains(ev: Evidence) -> Verdict:
-    qw = paper.ablation_versus_soft_vote(ev.t3, ev.t4).loc["qwen2.5-7b"]
+    qw = paper.ablation_versus_soft_vote(ev.table(3), ev.table(4)).loc["qwen2.5-7b"]
     kept = qw[["retained_tef_without_entropy", "retained_tef_without_log_odds"]].to_numpy()
     return Verdict(
         f"{100 * kept.min():.0f}–{100 * kept.max():.0f} %",
@@ -820,7 +804,7 @@ def _qwen_retains(ev: Evidence) -> Verdict:
 
 
 def _ablations_below_tef(ev: Evidence) -> Verdict:
-    drops = paper.ablation_drops(ev.t4)[["drop_without_entropy", "drop_without_log_odds"]].to_numpy()
+    drops = paper.ablation_drops(ev.table(4))[["drop_without_entropy", "drop_without_log_odds"]].to_numpy()
     ok = int((drops >= -_SLACK).sum())
     return Verdict(f"{ok} of {drops.size}", ok == drops.size, "cells where full TEF >= the ablation")
 
@@ -829,8 +813,8 @@ def _ablations_below_tef(ev: Evidence) -> Verdict:
 # Table 1
 # --------------------------------------------------------------------------------------------------
 def _t1_from_t3(ev: Evidence) -> Verdict:
-    rec = paper.table1_from_table3(ev.t3)
-    orig = ev.t1[ev.t1["prompt"] == "original"].pivot(index="model", columns="method", values="value")
+    rec = paper.table1_from_table3(ev.table(3))
+    orig = ev.table(1)[ev.table(1)["prompt"] == "original"].pivot(index="model", columns="method", values="value")
     diff = pd.concat([
         (orig["strongest_baseline"] - rec["strongest_baseline"]).abs(),
         (orig["tef"] - rec["tef"]).abs(),
@@ -845,7 +829,7 @@ def _t1_from_t3(ev: Evidence) -> Verdict:
 
 
 def _prompt_margins(ev: Evidence) -> pd.DataFrame:
-    pr = paper.prompt_robustness_summary(ev.t1)
+    pr = paper.prompt_robustness_summary(ev.table(1))
     return pr[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
 
 
@@ -859,7 +843,7 @@ def _prompt_best(ev: Evidence) -> Verdict:
 
 
 def _prompt_least(ev: Evidence) -> Verdict:
-    pr = paper.prompt_robustness_summary(ev.t1)
+    pr = paper.prompt_robustness_summary(ev.table(1))
     less = [pr[f"drop_tef_{p}"] <= pr[f"drop_strongest_baseline_{p}"] + _SLACK for p in ("verbose", "minimal")]
     n = int(sum(s.sum() for s in less))
     return Verdict(
@@ -874,7 +858,7 @@ def _prompt_least(ev: Evidence) -> Verdict:
 # Table 2
 # --------------------------------------------------------------------------------------------------
 def _same_tokens(ev: Evidence) -> Verdict:
-    eff = paper.efficiency_summary(ev.t2)
+    eff = paper.efficiency_summary(ev.table(2))
     return Verdict(
         f"{int(eff['tokens_equal'].sum())} of {len(eff)} models",
         bool(eff["tokens_equal"].all()),
@@ -883,7 +867,7 @@ def _same_tokens(ev: Evidence) -> Verdict:
 
 
 def _ttft(ev: Evidence) -> Verdict:
-    dt = paper.efficiency_summary(ev.t2)["ttft_tef_minus_voting"]
+    dt = paper.efficiency_summary(ev.table(2))["ttft_tef_minus_voting"]
     return Verdict(
         " / ".join(f"{_f(v)} ms" for v in dt),
         bool((dt.abs() <= 2.5).all()),
@@ -893,7 +877,7 @@ def _ttft(ev: Evidence) -> Verdict:
 
 
 def _cost(ev: Evidence) -> Verdict:
-    eff = paper.efficiency_summary(ev.t2)
+    eff = paper.efficiency_summary(ev.table(2))
     cr = eff[["cost_ratio_voting", "cost_ratio_tef"]].to_numpy()
     return Verdict(
         f"{_f(cr.min(), 2)}–{_f(cr.max(), 2)}×",
@@ -904,7 +888,7 @@ def _cost(ev: Evidence) -> Verdict:
 
 
 def _overhead_pays(ev: Evidence) -> Verdict:
-    wide = paper.main_results_wide(ev.t3)
+    wide = paper.main_results_wide(ev.table(3))
     better = {m: int((wide[m] - wide["direct"] > _SLACK).sum()) for m in ("majority_vote", "soft_vote", "tef")}
     worse = {m: int((wide[m] - wide["direct"] < -_SLACK).sum()) for m in better}
     return Verdict(
