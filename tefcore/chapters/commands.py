@@ -220,7 +220,7 @@ def _yaml(value: Any) -> str:
                 return value
         except yaml.YAMLError:
             pass
-        return json.dumps(value)  # a double-quoted YAML scalar
+        return yaml.safe_dump(value, default_style='"', width=float("inf")).strip()  # double-quoted, escaped
     return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("...").strip()
 
 
