@@ -25,16 +25,16 @@ test-unit:  ## the pytest suite without the browser test (slow tests included)
 	$(PYTHON) -m pytest -m "not browser"
 
 book:  ## execute every chapter (default parameters) and build the HTML, warnings as errors
-	$(PYTHON) -m tefbook.build $(BOOK_ARGS)
+	$(PYTHON) -m tefbook $(BOOK_ARGS)
 
 book-ci:  ## the same with the CI parameters (chapter 4 on a small limit)
-	$(PYTHON) -m tefbook.build --profile ci $(BOOK_ARGS)
+	$(PYTHON) -m tefbook --profile ci $(BOOK_ARGS)
 
 book-html:  ## rebuild the HTML from the notebooks executed last time
-	$(PYTHON) -m tefbook.build --skip-execute $(BOOK_ARGS)
+	$(PYTHON) -m tefbook --skip-execute $(BOOK_ARGS)
 
 pdf:  ## execute with static figures, build the HTML and _build/pdf/tef-companion.pdf
-	$(PYTHON) -m tefbook.build --pdf $(BOOK_ARGS)
+	$(PYTHON) -m tefbook --pdf $(BOOK_ARGS)
 
 test-book:  ## fast checks of the chapter sources, the build code and the secrets guard
 	$(PYTHON) -m pytest tests/test_notebooks.py tests/test_book.py tests/test_book_secrets.py tests/test_plotting.py
