@@ -17,7 +17,8 @@ import yaml
 from tefbook import build as book
 from tefbook.build import stage_tree
 from tefbook.errors import BookError
-from tefbook.leaks import SecretLeakError, find_secret_leaks, guard_outputs, is_secret_like, secret_values
+from tefbook.leaks import SecretLeakError, find_secret_leaks, guard_outputs, secret_values
+from tefcore.judges.redact import is_secret_name
 from tefbook.parameters import (
     PROFILES,
     chapter_parameters,
@@ -110,14 +111,14 @@ def _chapters() -> list[Chapter]:
     ],
 )
 def test_secret_like_names(name: str) -> None:
-    assert is_secret_like(name)
+    assert is_secret_name(name)
 
 
 @pytest.mark.parametrize(
     "name", ["limit", "model", "max_tokens", "n_tokens", "langs", "prompt", "data_dir", "keyword", "monkey"]
 )
 def test_ordinary_names(name: str) -> None:
-    assert not is_secret_like(name)
+    assert not is_secret_name(name)
 
 
 def test_secret_values_skip_short_and_standard_variables() -> None:

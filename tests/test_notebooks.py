@@ -19,8 +19,8 @@ import jupytext
 import pytest
 from jupytext.formats import guess_format
 
-from tefbook.leaks import is_secret_like
 from tefbook.parameters import parameter_defaults
+from tefcore.judges.redact import is_secret_name
 from tefbook.toc import load_toc, toc_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_one_parameters_cell_without_secret_names(source: Path) -> None:
     assert len(tagged) == 1, f"{source.name}: {len(tagged)} cells tagged 'parameters', want 1"
     assert tagged[0].cell_type == "code", f"{source.name}: the 'parameters' cell is not code"
     defaults = parameter_defaults(notebook)
-    secret = [name for name in defaults if is_secret_like(name)]
+    secret = [name for name in defaults if is_secret_name(name)]
     assert not secret, (
         f"{source.name}: parameters {secret} look like credentials; papermill writes "
         "parameters into the executed notebook, so read keys from the environment instead"

@@ -1,9 +1,9 @@
 """The secret guard of the book build: no credential from the environment may be published.
 
-API keys reach the chapters' kernels only through the environment. :func:`is_secret_like` (the
-library's one rule, :func:`tefcore.judges.redact.is_secret_name`) tells the parameter names that look
-like a credential (:mod:`tefbook.parameters` refuses them, since papermill writes parameters into the
-published notebook); :func:`find_secret_leaks` searches executed notebooks and built pages for the
+API keys reach the chapters' kernels only through the environment. The library's one rule,
+:func:`tefcore.judges.redact.is_secret_name`, tells the parameter names that look like a credential
+(:mod:`tefbook.parameters` refuses them, since papermill writes parameters into the published
+notebook); :func:`find_secret_leaks` searches executed notebooks and built pages for the
 values of the environment's secret-like variables
 (raw, JSON-escaped, HTML-escaped, URL-quoted and base64), and :func:`guard_outputs` deletes
 outputs that hold one and fails the build with :class:`SecretLeakError`, naming the variable,
@@ -21,14 +21,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tefbook.errors import BookError
-from tefcore.judges.redact import is_secret_name, secret_variables
+from tefcore.judges.redact import secret_variables
 
 __all__ = [
     "MIN_SECRET_LENGTH",
     "SecretLeakError",
     "find_secret_leaks",
     "guard_outputs",
-    "is_secret_like",
     "secret_values",
 ]
 
@@ -38,11 +37,6 @@ MIN_SECRET_LENGTH = 8
 
 class SecretLeakError(BookError):
     """A secret from the environment was found in an executed notebook or a built page."""
-
-
-is_secret_like = is_secret_name
-"""Whether a parameter or variable name looks like it holds a credential:
-:func:`tefcore.judges.redact.is_secret_name` under the name the book tool has always used."""
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -24,8 +24,9 @@ from typing import Any
 import yaml
 
 from tefbook.errors import BookError
-from tefbook.leaks import is_secret_like
 from tefbook.toc import Chapter, resolve_chapter
+from tefcore.chapters.parameters import assigned_names
+from tefcore.judges.redact import is_secret_name
 
 __all__ = [
     "PATH_PARAMETERS",
@@ -101,27 +102,9 @@ def parameter_defaults(notebook: Any) -> dict[str, Any]:
     if cell is None:
         raise BookError("no code cell is tagged 'parameters' (# %% tags=[\"parameters\"])")
     try:
-        tree = ast.parse(cell.source)
+        return assigned_names(cell.source)
     except SyntaxError as exc:
         raise BookError(f"the parameters cell is not valid Python: {exc}") from exc
-    defaults: dict[str, Any] = {}
-    for node in tree.body:
-        targets: list[ast.expr] = []
-        value: ast.expr | None = None
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign):
-            targets, value = [node.target], node.value
-        for target in targets:
-            if isinstance(target, ast.Name):
-                if value is None:
-                    defaults[target.id] = None
-                    continue
-                try:
-                    defaults[target.id] = ast.literal_eval(value)
-                except ValueError:
-                    defaults[target.id] = ast.get_source_segment(cell.source, value)
-    return defaults
 
 
 def parse_param(text: str) -> tuple[str, str, Any]:
@@ -161,9 +144,9 @@ def check_parameter_name(name: str, where: str) -> None:
     Raises
     ------
     BookError
-        When :func:`tefbook.leaks.is_secret_like` says the name looks like a credential.
+        When :func:`tefcore.judges.redact.is_secret_name` says the name looks like a credential.
     """
-    if is_secret_like(name):
+    if is_secret_name(name):
         raise BookError(
             f"{where}: refusing parameter {name!r}: it looks like a key, token or secret. "
             "papermill writes parameters into the executed notebook, which is published; "
