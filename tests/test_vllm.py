@@ -12,6 +12,7 @@ provenance id, over-long prompts, and the message when vLLM is missing.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import sys
 import types
@@ -49,30 +50,19 @@ QWEN25_TEMPLATE = (
 VOCAB = ["<|im_start|>", "<|im_end|>", "C", " C", "S", " S", "The", "C.", "Ｓ", "x", "assistant", "\n"]
 
 
-# -- vLLM's documented output shapes ----------------------------------------------------------
-@dataclass
-class Logprob:
-    logprob: float
-    rank: int | None = None
-    decoded_token: str | None = None
+# -- vLLM's documented output shapes (the stand-in package of tests/fixtures/fake_vllm) --------------
+def _fake_vllm() -> types.ModuleType:
+    """The stand-in ``vllm`` package, loaded under another name (it must not shadow a real vLLM)."""
+    spec = importlib.util.spec_from_file_location(
+        "fake_vllm_shapes", Path(__file__).parent / "fixtures" / "fake_vllm" / "vllm" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]  # dataclasses look their module up
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
-@dataclass
-class CompletionOutput:
-    index: int
-    text: str
-    token_ids: list[int]
-    cumulative_logprob: float | None
-    logprobs: list[dict[int, Logprob]] | None
-
-
-@dataclass
-class RequestOutput:
-    request_id: str
-    prompt: str | None
-    prompt_token_ids: list[int]
-    outputs: list[CompletionOutput]
-    finished: bool = True
+_SHAPES = _fake_vllm()
+Logprob, CompletionOutput, RequestOutput = _SHAPES.Logprob, _SHAPES.CompletionOutput, _SHAPES.RequestOutput
 
 
 def output(logprobs: dict[int, float] | None, text: str = "C") -> RequestOutput:
