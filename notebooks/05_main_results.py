@@ -92,10 +92,7 @@ glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 # settings) is in the collapsed table.
 
 # %% tags=["hide-input"]
-runs = rn.chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
-labels = rn.row_labels(runs)
-pres.say(rn.data_statement(runs), runs.notes_markdown)
-pres.show_judges(models, labels)
+runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% tags=["hide-input", "hide-output"]
 display(rn.provenance_view(runs, labels=labels))

@@ -78,10 +78,7 @@ for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-d
 # engine, hardware class and data.
 
 # %% tags=["hide-input"]
-runs = rn.chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
-labels = rn.row_labels(runs)
-pres.say(rn.data_statement(runs), runs.notes_markdown)
-pres.show_judges(models, labels)
+runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% [markdown]
 # ## Table 4, ours beside the paper's

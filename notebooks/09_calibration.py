@@ -89,10 +89,7 @@ for key, claim in {"link_tef": "calibration-tef", "link_baselines": "calibration
 # and data.
 
 # %% tags=["hide-input"]
-runs = rn.chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
-labels = rn.row_labels(runs)
-pres.say(rn.data_statement(runs), runs.notes_markdown)
-pres.show_judges(models, labels)
+runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% [markdown]
 # ## ECE and overconfidence gap per rule and language

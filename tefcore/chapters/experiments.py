@@ -74,11 +74,12 @@ from tefcore.chapters.presentation import (
     short_label,
 )
 from tefcore.chapters.provenance import PAPER_LABEL
-from tefcore.chapters.runs import Runs, frame_of, run_keys
+from tefcore.chapters.runs import Runs, chapter_runs, data_statement, frame_of, row_labels, run_keys
 from tefcore.mind.release import FULL_RELEASE_DIR
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
+    "open_runs",
     "ABLATION_NAMES",
     "COUNT_ROW",
     "FLOOR_ROW",
@@ -126,6 +127,31 @@ __all__ = [
     "versus_best_baseline",
     "versus_table",
 ]
+
+
+def open_runs(models: str | Sequence[str], prompts: str | Sequence[str], langs: str | Sequence[str],
+              cache_dir: str, reading: str = "summed", show: bool = True) -> tuple[Runs, dict[str, str]]:
+    """A result chapter's opening: load its runs, label them from their provenance and say what they are.
+
+    Loads the caches (:func:`tefcore.chapters.runs.chapter_runs`), labels each judge's rows
+    (:func:`tefcore.chapters.runs.row_labels`) and, with ``show``, displays which data the caches hold
+    (:func:`tefcore.chapters.runs.data_statement`), the notes on missing or mismatched caches and the
+    table of judges.
+
+    Returns
+    -------
+    runs : Runs
+    labels : dict of str to str
+        Registry name -> row label.
+    """
+    from tefcore.chapters.presentation import say, show_judges
+
+    runs = chapter_runs(models, prompts, langs, cache_dir, reading=reading)
+    labels = row_labels(runs)
+    if show:
+        say(data_statement(runs), runs.notes_markdown)
+        show_judges(models, labels)
+    return runs, labels
 
 COUNT_ROW = "pairs (n)"
 """Row of a side-by-side table that counts the evaluation pairs of each dimension."""
