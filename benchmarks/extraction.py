@@ -21,15 +21,13 @@ per prompt, and the largest difference in P(change) between the modes (0: bitwis
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from tefcore.judges import make_backend
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.local import LocalBackend
-from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.mind.load import evaluation_pairs, load_posts, resolve_data_dir
 from tefcore.judges.run import _chunks
 from tefcore.mind.prompts import VARIANTS
 
@@ -46,9 +44,8 @@ def mind_prompts(lang: str, n: int, data_dir: str | None, variant: str = "origin
 
 
 def default_data_dir() -> str:
-    """``$MIND_DATA_DIR`` when set, else ``<repository>/../shared/data/mind``."""
-    env = os.environ.get("MIND_DATA_DIR", "").strip()
-    return env or str(Path(__file__).resolve().parents[2] / "shared" / "data" / "mind")
+    """``$MIND_DATA_DIR`` when set, else the embedded MIND sample (:func:`tefcore.mind.load.resolve_data_dir`)."""
+    return str(resolve_data_dir())
 
 
 def timed(fn: Callable[[], list[Score]]) -> tuple[list[Score], float, float]:
