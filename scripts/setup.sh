@@ -43,7 +43,13 @@ PY=${PYTHON:-python3}
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 # llama-cpp-python has no binary wheel on PyPI: build only the library (about 4 minutes on 2 cores).
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF}"
+# On x86-64 the build targets AVX2 instead of -march=native: a native build on a Xeon with AVX-512
+# and AMX (llama-cpp-python 0.3.36) crashed with a segmentation fault in its first decode.
+llama_flags="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+if [[ $(uname -m) == x86_64 ]]; then
+  llama_flags+=" -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+fi
+export CMAKE_ARGS="${CMAKE_ARGS:-$llama_flags}"
 python -m pip install -q -e ".[local,e5,api,book,ray,test]"
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')," \
