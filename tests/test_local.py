@@ -126,6 +126,20 @@ def test_the_embedded_model_is_found(judge: Any) -> None:
 
 
 @pytest.mark.slow
+def test_the_build_s_cpu_features_are_part_of_the_provenance(judge: Any) -> None:
+    import llama_cpp
+
+    from tefcore.judges.cache import provenance_id
+
+    info = llama_cpp.llama_print_system_info().decode()
+    features = judge.provenance()["llama_cpp_cpu"].split()
+    assert features and all(f"{name} = 1" in info for name in features)
+    assert all(f"{name} = 0" not in info for name in features)
+    other = {**judge.provenance(), "llama_cpp_cpu": "SSE3 AVX AVX2 AVX512"}  # another build: another id
+    assert provenance_id(other) != provenance_id(judge.provenance())
+
+
+@pytest.mark.slow
 def test_label_tokens_cover_both_letters(judge: Any) -> None:
     assert set(judge.labels) == {"C", "S"}
     texts = {judge._pieces[i] for ids in judge.labels.values() for i in ids}

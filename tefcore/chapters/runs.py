@@ -310,7 +310,7 @@ def load_runs(
 
 
 SETTING_FIELDS: tuple[str, ...] = ("system_prompt", "chat_template_sha256", "reading", "standardize", "C",
-                                   "weights_sha256")
+                                   "weights_sha256", "llama_cpp_cpu")
 """Provenance fields that should agree between the languages of one judge's run (:func:`load_runs` notes it
 when they do not, e.g. one language extracted under another chat rendering)."""
 

@@ -22,7 +22,10 @@ How a prompt is scored (protocol §4-§5):
    where BOS goes, as with transformers' ``apply_chat_template``.
 2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
    With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
-   time. Scores are bitwise the same for any number of threads or workers (tested).
+   time. Scores are bitwise the same for any number of threads or workers (tested), but not across
+   builds of llama.cpp for other CPU instruction sets: the Q4_1 kernels of an AVX2 build and of a
+   native AVX-512 build gave log-probabilities up to 0.2 apart for the same prompt. The build's CPU
+   features (:func:`build_features`) are therefore part of the provenance.
 3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
    decoded text normalises to C or S (found once per model by decoding all ids,
    :func:`tefcore.judges.labels.label_token_ids`) and the argmax token go to
@@ -72,6 +75,7 @@ __all__ = [
     "LocalBackend",
     "MissingLocalModel",
     "PromptTooLong",
+    "build_features",
     "default_model_path",
     "resolve_model_path",
     "weights_sha256",
@@ -144,6 +148,32 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
     if key not in _SHA_CACHE:
         _SHA_CACHE[key] = file_sha256(path)
     return _SHA_CACHE[key]
+
+
+def build_features(llama_cpp: Any) -> str:
+    """The CPU features compiled into a llama.cpp build, as llama.cpp reports them.
+
+    Parameters
+    ----------
+    llama_cpp : module
+        The imported ``llama_cpp`` package (anything with ``llama_print_system_info``).
+
+    Returns
+    -------
+    str
+        The features switched on, in llama.cpp's order, space-separated.
+
+    Examples
+    --------
+    >>> class Build:
+    ...     llama_print_system_info = staticmethod(lambda: b"CPU : SSE3 = 1 | AVX = 1 | AVX512 = 0 | ")
+    >>> build_features(Build)
+    'SSE3 AVX'
+    """
+    info = llama_cpp.llama_print_system_info()
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    pairs = (part.rsplit("=", 1) for part in text.split("|") if "=" in part)
+    return " ".join(name.split(":")[-1].strip() for name, on in pairs if on.strip() == "1")
 
 
 def _import_llama_cpp() -> Any:
@@ -444,11 +474,12 @@ class LocalBackend:
 
     # -- the protocol --------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
-        """Backend, model file and its SHA-256, llama.cpp version, template and reading options."""
+        """Backend, model file and its SHA-256, llama.cpp version and CPU build, template and reading options."""
         return {
             "backend": "llama_cpp", "model": self.name, "model_file": self.path.name,
             "weights_sha256": weights_sha256(self.path), "weights_bytes": self.path.stat().st_size,
             "llama_cpp_python": getattr(self._llama_cpp, "__version__", "unknown"),
+            "llama_cpp_cpu": build_features(self._llama_cpp),
             "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
             "system_prompt": self.chat.system_prompt,
             "reading": self.reading, "prefix_reuse": self.reuse_prefix, "n_ctx": self.n_ctx,
