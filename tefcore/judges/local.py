@@ -23,9 +23,10 @@ How a prompt is scored (protocol §4-§5):
 2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
    With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
    time. Scores are bitwise the same for any number of threads or workers (tested), but not across
-   builds of llama.cpp for other CPU instruction sets: the Q4_1 kernels of an AVX2 build and of a
-   native AVX-512 build gave log-probabilities up to 0.2 apart for the same prompt. The build's CPU
-   features (:func:`build_features`) are therefore part of the provenance.
+   builds of llama.cpp for other CPU instruction sets: an AVX2 build and a ``-march=native`` build of
+   the same release on another machine gave log-probabilities up to 0.2 apart for the same prompt
+   (the quantised kernels differ). The build's CPU features (:func:`build_features`) are therefore
+   part of the provenance.
 3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
    decoded text normalises to C or S (found once per model by decoding all ids,
    :func:`tefcore.judges.labels.label_token_ids`) and the argmax token go to
