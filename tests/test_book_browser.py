@@ -121,9 +121,13 @@ INSPECT_JS = r"""
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (pattern.test(n.textContent)) raw.push(n.textContent.trim().slice(0, 120));
   }
+  // Python reprs printed instead of a rendered object (a display call that was not rendered).
+  const reprs = (article.innerText.match(
+    /<(?:IPython\.core\.display\.\w+|Figure size|pandas\.io\.formats\.style\.Styler|altair\.\w+)[^>]*>|\bobject at 0x[0-9a-f]+/g
+  ) || []).slice(0, 5);
   return {
     title: document.title,
-    math, plotly, altair, raw,
+    math, plotly, altair, raw, reprs,
     merrors: document.querySelectorAll('mjx-merror').length,
     // print-only static renditions (TEF_STATIC_FIGURES=1) must stay hidden on screen
     staticShown: [...document.querySelectorAll('.tef-figure-static')]
@@ -288,6 +292,7 @@ def test_page_renders_offline(page_path: str, base_url: str, browser: Any) -> No
     assert not untypeset, f"{len(untypeset)} of {len(info['math'])} formulas not typeset: {untypeset[:5]}"
     assert info["merrors"] == 0, f"{info['merrors']} MathJax errors (mjx-merror)"
     assert not info["raw"], f"raw LaTeX left in the text: {info['raw'][:5]}"
+    assert not info["reprs"], f"Python reprs shown instead of the objects: {info['reprs']}"
 
     for fig in info["plotly"]:
         assert fig["children"] > 0 and fig["w"] > 50 and fig["h"] > 50, f"plotly figure not drawn: {fig}"
@@ -307,6 +312,7 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
         "<script src='https://cdn.jsdelivr.net/npm/vega@6'></script></head><body><article>"
         "<p>raw \\(\\frac{a}{b}\\)</p><span class='math'>\\(x\\)</span>"
         "<img src='missing.png'><script>undefinedFunction()</script>"
+        "<pre>&lt;IPython.core.display.Markdown object&gt;</pre>"
         "</article></body></html>"
     )
     with serve_directory(tmp_path) as url:
@@ -316,3 +322,4 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
     assert any("undefinedFunction" in e for e in record.page_errors)
     assert [m["typeset"] for m in info["math"]] == [False]
     assert info["raw"] and "\\frac" in info["raw"][0]
+    assert info["reprs"] == ["<IPython.core.display.Markdown object>"]
