@@ -167,6 +167,12 @@ def test_settings_that_differ_between_languages_are_noted_and_runs_concatenate(t
                         reader=lambda p: (synthetic_cache(1, 2, (p.stem,)), meta[p.stem]))
     assert runs.missing == ["m/original: the languages' caches record different `system_prompt` "
                             "(en: template default; zh: removed)"]
+    (tmp_path / "m" / "verbose").mkdir()
+    (tmp_path / "m" / "verbose" / "en.jsonl").write_text("x")
+    prompts = rn.load_runs("m", "original,verbose", "en", tmp_path, reader=lambda p: (
+        synthetic_cache(1, 2, ("en",)), {"llama_cpp_cpu": "AVX2" if p.parent.name == "verbose" else None}))
+    assert prompts.missing == ["m/en: the prompts' caches record different `llama_cpp_cpu` "
+                               "(original: not recorded; verbose: AVX2)"]
     both = rn.concat_runs(runs, None, runs.select(lang="en"))
     assert len(both.frame) == len(runs.frame) + len(runs.select(lang="en").frame)
     assert len(both.provenance) == 3 and len(both.missing) == 2

@@ -315,15 +315,25 @@ SETTING_FIELDS: tuple[str, ...] = ("system_prompt", "chat_template_sha256", "rea
 when they do not, e.g. one language extracted under another chat rendering)."""
 
 
+def _recorded_value(value: Any) -> str:
+    """A provenance value as a note shows it (a field a cache does not record: ``not recorded``)."""
+    return "not recorded" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
 def _setting_notes(provenance: pd.DataFrame) -> list[str]:
-    """A note for each (judge, prompt) whose caches record different values of a :data:`SETTING_FIELDS` field."""
+    """A note for each judge whose caches record different values of a :data:`SETTING_FIELDS` field.
+
+    Compared are the languages of one (judge, prompt) and the prompts of one (judge, language): a
+    difference there mixes a change of setting into a comparison of languages or of prompts.
+    """
     notes = []
-    for (model, prompt), g in provenance.groupby(["model", "prompt"], sort=False):
-        for col in (c for c in SETTING_FIELDS if c in g.columns):
-            values = g[col].astype(str)
-            if g[col].notna().any() and values.nunique() > 1:
-                found = "; ".join(f"{lang}: {value}" for lang, value in zip(g["lang"], values))
-                notes.append(f"{model}/{prompt}: the languages' caches record different `{col}` ({found})")
+    for (by, across, what) in ((("model", "prompt"), "lang", "languages'"), (("model", "lang"), "prompt", "prompts'")):
+        for (model, key), g in provenance.groupby(list(by), sort=False):
+            for col in (c for c in SETTING_FIELDS if c in g.columns):
+                values = [_recorded_value(v) for v in g[col]]
+                if g[col].notna().any() and len(set(values)) > 1:
+                    found = "; ".join(f"{k}: {value}" for k, value in zip(g[across], values))
+                    notes.append(f"{model}/{key}: the {what} caches record different `{col}` ({found})")
     return notes
 
 
