@@ -311,8 +311,9 @@ def load_runs(
 
 SETTING_FIELDS: tuple[str, ...] = ("system_prompt", "chat_template_sha256", "reading", "standardize", "C",
                                    "weights_sha256", "llama_cpp_cpu")
-"""Provenance fields that should agree between the languages of one judge's run (:func:`load_runs` notes it
-when they do not, e.g. one language extracted under another chat rendering)."""
+"""Provenance fields that should agree between the languages of one judge's run and between the prompts of
+one judge and language (:func:`load_runs` notes it when they do not, e.g. one language extracted under
+another chat rendering, or one prompt by another llama.cpp build)."""
 
 
 def _recorded_value(value: Any) -> str:
@@ -327,7 +328,8 @@ def _setting_notes(provenance: pd.DataFrame) -> list[str]:
     difference there mixes a change of setting into a comparison of languages or of prompts.
     """
     notes = []
-    for (by, across, what) in ((("model", "prompt"), "lang", "languages'"), (("model", "lang"), "prompt", "prompts'")):
+    groupings = ((("model", "prompt"), "lang", "languages'"), (("model", "lang"), "prompt", "prompts'"))
+    for by, across, what in groupings:
         for (model, key), g in provenance.groupby(list(by), sort=False):
             for col in (c for c in SETTING_FIELDS if c in g.columns):
                 values = [_recorded_value(v) for v in g[col]]
