@@ -28,7 +28,7 @@ from tefcore.judges import make_backend
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.local import LocalBackend
 from tefcore.mind.load import evaluation_pairs, load_posts, resolve_data_dir
-from tefcore.judges.run import _chunks
+from tefcore.judges.run import Setting, chunks
 from tefcore.mind.prompts import VARIANTS
 
 
@@ -36,7 +36,7 @@ def mind_prompts(lang: str, n: int, data_dir: str | None, variant: str = "origin
     """The first ``n`` requests in `tef extract`'s order."""
     pairs = evaluation_pairs(load_posts(lang, data_dir))
     requests: list[ScoreRequest] = []
-    for chunk in _chunks(pairs, variant, "reference", batch_size=1):
+    for chunk in chunks(pairs, Setting(lang, variant), batch_size=1):
         requests += [r for _, reqs in chunk for r in reqs]
         if len(requests) >= n:
             break

@@ -89,7 +89,7 @@ from tefcore.chapters.datacard import data_markdown
 from tefcore.chapters.experiments import posterior_summary
 from tefcore.chapters.provenance import run_labels
 from tefcore.chapters.runs import load_runs, parse_list, repo_path
-from tefcore.judges.registry import LLM_BACKENDS, resolve_model
+from tefcore.judges.registry import resolve_model
 from tefcore.mind.load import evaluation_pairs, load_posts
 from tefcore.mind.release import describe_data
 
@@ -160,7 +160,7 @@ pres.format_columns(ex4.source_table(frame, labels))
 # was renormalised from a small remainder and deserves less trust. The e5 judges have no mass.
 
 # %%
-llm_models = [s.name for s in specs.values() if s.backend in LLM_BACKENDS]
+llm_models = [s.name for s in specs.values() if s.reads_logprobs]
 pres.format_columns(ex4.mass_table(frame, llm_models, labels), digits=3, count=0)
 
 # %% tags=["hide-input", "nbval-ignore-output"]

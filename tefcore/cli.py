@@ -55,6 +55,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
     from tefcore.fusion import RULE_NAMES
+    from tefcore.judges.labels import READINGS
     from tefcore.mind.prompts import VARIANTS
     from tefcore.mind.schema import LANGS
     from tefcore.mind.segment import SEGMENTATION_RULES
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
     ex.add_argument("--rule", choices=SEGMENTATION_RULES, default="reference", help="sentence segmentation")
-    ex.add_argument("--reading", choices=("summed", "reference"), default="summed",
+    ex.add_argument("--reading", choices=READINGS, default="summed",
                     help="how P(change) is read from the answer token (LLM judges)")
     ex.add_argument("--batch-size", type=_positive, default=None, help="prompts per judge call")
     ex.add_argument("--n-ctx", type=_context_size, default=None, metavar="N",
@@ -168,9 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _ray_arguments(ex: argparse.ArgumentParser) -> None:
     """``tef extract``'s engine flags (the Ray ones apply to ``--engine ray`` only)."""
-    from tefcore.judges.run import ENGINES
-
-    ex.add_argument("--engine", choices=ENGINES, default="local",
+    ex.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
                     "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
     ray = ex.add_argument_group("--engine ray")
@@ -257,54 +256,47 @@ def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[A
     return {lang: evaluation_pairs(load_posts(lang, directory)) for lang in langs}
 
 
-def _spec(model: str, reading: str, n_ctx: int | None) -> Any:
-    """Resolve the model (cheap: nothing is loaded) and check that ``--reading`` and ``--n-ctx`` apply to it."""
+def _judge_spec(args: argparse.Namespace) -> Any:
+    """The registry entry with the options of the command line (cheap: nothing is loaded), checked to apply."""
     import inspect
 
     from tefcore.judges import backend_class
-    from tefcore.judges.registry import LLM_BACKENDS, resolve_model
+    from tefcore.judges.registry import resolve_model
 
-    spec = resolve_model(model)
-    if spec.backend not in LLM_BACKENDS and reading != "summed":
-        raise ValueError(f"--reading applies to LLM judges; {spec.name} is a {spec.backend} judge")
-    if n_ctx is not None and "n_ctx" not in inspect.signature(backend_class(spec.backend)).parameters:
-        raise ValueError(f"--n-ctx applies to llama.cpp judges (such as local), not to {spec.name} "
-                         f"({spec.backend} backend)")
+    spec = resolve_model(args.model).with_options(reading=args.reading)
+    if args.n_ctx is not None:
+        if "n_ctx" not in inspect.signature(backend_class(spec.backend)).parameters:
+            raise ValueError(f"--n-ctx applies to llama.cpp judges (such as local), not to {spec.name} "
+                             f"({spec.backend} backend)")
+        spec = spec.with_options(n_ctx=args.n_ctx)
+    if args.fit_data is not None:
+        from tefcore.mind.load import mind_filename
+
+        if spec.backend != "e5-crossfit":
+            raise ValueError(f"--fit-data applies to the cross-fitted judges (e5-crossfit...), not to {spec.name} "
+                             f"({spec.backend} backend)")
+        missing = [mind_filename(lang) for lang in args.lang if not (args.fit_data / mind_filename(lang)).is_file()]
+        if missing:
+            raise FileNotFoundError(f"{' and '.join(missing)} not found in {args.fit_data} (--fit-data)")
+        spec = spec.with_options(fit_data=args.fit_data)
     return spec
 
 
-def _fit_data(spec: Any, fit_data: Path | None, langs: Sequence[str]) -> dict[str, Any]:
-    """``--fit-data``: the judge option it becomes, checked to apply to the judge and to hold every language."""
-    if fit_data is None:
-        return {}
-    from tefcore.mind.load import mind_filename
-
-    if spec.backend != "e5-crossfit":
-        raise ValueError(f"--fit-data applies to the cross-fitted judges (e5-crossfit...), not to {spec.name} "
-                         f"({spec.backend} backend)")
-    missing = [mind_filename(lang) for lang in langs if not (fit_data / mind_filename(lang)).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{' and '.join(missing)} not found in {fit_data} (--fit-data)")
-    return {"fit_data": fit_data}
+_RAY_FLAGS = ("address", "actors", "cpus_per_actor", "gpus_per_actor", "pairs_per_batch")
 
 
-def _judge(spec: Any, reading: str, n_ctx: int | None, extra: dict[str, Any] | None = None) -> Any:
-    """Build the judge (loads the model or checks the API key); ``extra``: further constructor options."""
-    from tefcore.judges import make_backend
-    from tefcore.judges.registry import LLM_BACKENDS
+def _engine(args: argparse.Namespace) -> Any:
+    """The engine of ``--engine``: the local loop, or Ray (checked to be installed) with the Ray flags."""
+    given = [f"--{f.replace('_', '-')}" for f in _RAY_FLAGS if getattr(args, f) is not None]
+    if args.engine != "ray":
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
+        from tefcore.judges.run import LocalEngine
 
-    options: dict[str, Any] = {"reading": reading} if spec.backend in LLM_BACKENDS else {}
-    if n_ctx is not None:
-        options["n_ctx"] = n_ctx
-    return make_backend(spec, **options, **(extra or {}))
+        return LocalEngine()
+    from tefcore.judges.ray_engine import RayEngine, RayOptions
 
-
-def _warn_too_long(backend: Any, before: int) -> None:
-    """Say how many prompts did not fit in the context of a llama.cpp judge during the last run."""
-    count = getattr(backend, "prompts_too_long", 0) - before
-    if count:
-        print(f"tef: warning: {count} prompt(s) longer than the context (n_ctx={backend.n_ctx}) were recorded "
-              f"as invalid answers; raise --n-ctx to score them", file=sys.stderr)
+    return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
 
 
 def _resume_hint(argv: Sequence[str]) -> str:
@@ -312,77 +304,30 @@ def _resume_hint(argv: Sequence[str]) -> str:
 
 
 def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """Run the extraction for every (prompt, language) asked for."""
-    from tefcore.judges.run import ExtractionInterrupted, cache_path, run_extraction
+    """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
+    from tefcore.judges.cache import cache_path
+    from tefcore.judges.run import ExtractionInterrupted, run_extraction
 
-    spec = _spec(args.model, args.reading, args.n_ctx)
-    fit_option = _fit_data(spec, args.fit_data, args.lang)
-    ray_options = _ray_options(args)
+    spec = _judge_spec(args)
+    engine = _engine(args)
     pairs = _load_pairs(args.lang, args.data_dir)  # fail on missing data before loading a model
-    if ray_options is not None:
-        return _extract_ray(args, argv, spec, pairs, ray_options)
-    backend = _judge(spec, args.reading, args.n_ctx, fit_option)
-    for variant in args.prompt:
-        for lang in args.lang:
-            out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
-            too_long = getattr(backend, "prompts_too_long", 0)
-            try:
-                report = run_extraction(backend, pairs[lang], out, variant=variant, rule=args.rule,
-                                        batch_size=args.batch_size, limit=args.limit,
-                                        progress=not args.no_progress)
-            except ExtractionInterrupted as stop:
-                r = stop.report
-                print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {out} "
-                      f"({r.pairs_written} written by this run, no partial record). To resume, run the "
-                      f"same command again:\n  {_resume_hint(argv)}", file=sys.stderr)
-                return EXIT_INTERRUPTED
-            print(report.summary())
-            _warn_too_long(backend, too_long)
-    return 0
-
-
-_RAY_FLAGS = ("address", "actors", "cpus_per_actor", "gpus_per_actor", "pairs_per_batch")
-
-
-def _ray_options(args: argparse.Namespace) -> Any:
-    """The Ray options of ``--engine ray`` (Ray checked to be installed), else ``None``."""
-    given = [f"--{f.replace('_', '-')}" for f in _RAY_FLAGS if getattr(args, f) is not None]
-    if args.engine != "ray":
-        if given:
-            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
-        return None
-    from tefcore.judges.run import load_ray_engine
-
-    return load_ray_engine().RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS})
-
-
-def _extract_ray(args: argparse.Namespace, argv: Sequence[str], spec: Any, pairs: dict[str, list[Any]],
-                 options: Any) -> int:
-    """``tef extract --engine ray``: each (prompt, language) on the cluster, merged into its cache file."""
-    from tefcore.judges.cache import parts_path
-    from tefcore.judges.registry import LLM_BACKENDS
-    from tefcore.judges.run import ExtractionInterrupted, cache_path, load_ray_engine
-
-    engine = load_ray_engine()
-    overrides: dict[str, Any] = {"reading": args.reading} if spec.backend in LLM_BACKENDS else {}
-    if args.n_ctx is not None:
-        overrides["n_ctx"] = args.n_ctx
-    overrides.update(_fit_data(spec, args.fit_data, args.lang))
     for variant in args.prompt:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
             try:
-                report = engine.run_extraction_ray(spec, pairs[lang], out, variant=variant, rule=args.rule,
-                                                   batch_size=args.batch_size, limit=args.limit,
-                                                   progress=not args.no_progress, options=options,
-                                                   overrides=overrides)
+                report = run_extraction(spec, pairs[lang], out, variant=variant, rule=args.rule,
+                                        batch_size=args.batch_size, limit=args.limit, progress=not args.no_progress,
+                                        engine=engine)
             except ExtractionInterrupted as stop:
                 r = stop.report
-                print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are committed in "
-                      f"{parts_path(out)}. To resume, run the same command again:\n  {_resume_hint(argv)}",
-                      file=sys.stderr)
+                print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {r.store or r.path} "
+                      f"({r.pairs_written} written by this run, no partial record). To resume, run the same "
+                      f"command again:\n  {_resume_hint(argv)}", file=sys.stderr)
                 return EXIT_INTERRUPTED
             print(report.summary())
+            for detail, count in report.details.items():
+                hint = "; raise --n-ctx to score them" if "context" in detail and spec.backend == "llama_cpp" else ""
+                print(f"tef: warning: {count} answer(s) recorded as invalid: {detail}{hint}", file=sys.stderr)
     return 0
 
 

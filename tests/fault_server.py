@@ -448,7 +448,8 @@ def run_openai_extraction(backend: Any, data_dir: os.PathLike[str] | str, out: o
     ``batch_size`` is small so that a run stopped midway has already written whole records.
     """
     from tefcore.mind.load import evaluation_pairs, load_posts
-    from tefcore.judges.run import cache_path, run_extraction
+    from tefcore.judges.cache import cache_path
+    from tefcore.judges.run import run_extraction
 
     pairs = evaluation_pairs(load_posts("en", data_dir))
     path = cache_path(out, "fault-model", "original", "en")

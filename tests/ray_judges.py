@@ -39,7 +39,7 @@ class HashJudge:
     def provenance(self) -> dict[str, Any]:
         return {"backend": "hash", "model": self.model}
 
-    def prepare(self, pairs: Sequence[Any]) -> None:
+    def prepare(self, pairs: Sequence[Any], **options: Any) -> None:
         self.prepared += 1
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:

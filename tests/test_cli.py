@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import tefcore.cli as cli
+import tefcore.judges
 from tefcore.judges.run import ExtractionInterrupted, ExtractionReport, run_extraction
 from tefcore.mind.schema import DIMENSIONS
 
@@ -102,7 +103,7 @@ class FakeJudge:
     def provenance(self) -> dict[str, Any]:
         return {"backend": "fake", "model": "fake"}
 
-    def prepare(self, pairs: Any) -> None:
+    def prepare(self, pairs: Any, **options: Any) -> None:
         pass
 
     def score(self, requests: Any) -> list[Any]:
@@ -114,7 +115,7 @@ class FakeJudge:
 
 def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())
     data = synthetic_mind(tmp_path / "mind", n=6)
     argv = ["extract", "--model", "local", "--lang", "en", "--prompt", "original", "minimal",
             "--data-dir", str(data), "--out", str(tmp_path / "out"), "--no-progress"]
@@ -144,7 +145,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         raise ExtractionInterrupted(ExtractionReport(Path(args[2]), pairs_in_scope=6, pairs_skipped=1,
                                                      pairs_written=2, interrupted=True))
 
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())
     monkeypatch.setattr(extract, "run_extraction", interrupted)
     data = synthetic_mind(tmp_path / "mind my data", n=6)
     argv = ["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out", str(tmp_path / "o")]
@@ -185,7 +186,7 @@ def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: py
     out = tmp_path / "out" / "local" / "original" / "en.jsonl"
     run_extraction(FakeJudge(), evaluation_pairs(load_posts("en", data)), out, variant="original",
                    limit=2, progress=False)
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())
     code, text, _ = run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data),
                          "--out", str(tmp_path / "out"), "--no-progress"], capsys)
     assert code == 0 and "6/6 pairs (4 new, 2 already there)" in text
@@ -236,7 +237,7 @@ def test_evaluate_formats_hold_the_same_numbers(repo_root: Path, capsys: pytest.
 
 def test_evaluate_marks_small_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())
     data = synthetic_mind(tmp_path / "mind", n=45)  # 15 pairs per dimension, 45 in all
     assert run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out",
                 str(tmp_path / "out"), "--no-progress"], capsys)[0] == 0
@@ -282,7 +283,7 @@ def test_download_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_relative_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())
     monkeypatch.delenv("MIND_DATA_DIR", raising=False)
     synthetic_mind(tmp_path / "work" / "my data", n=3)
     monkeypatch.chdir(tmp_path / "work")
@@ -327,7 +328,7 @@ def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
     code, out, err = run(["extract", "--model", "local", "--lang", "en", "--prompt", "minimal", "--n-ctx", "32",
                           "--data-dir", str(data), "--out", str(tmp_path / "out"), "--no-progress"], capsys)
     assert code == 0 and "2/2 pairs (2 new, 0 already there)" in out and "invalid 100.0%" in out
-    assert "prompt(s) longer than the context (n_ctx=32) were recorded as invalid answers; raise --n-ctx" in err
+    assert "answer(s) recorded as invalid: prompt longer than the context (n_ctx=32 tokens); raise --n-ctx" in err
     frame, prov = read_cache(tmp_path / "out/local/minimal/en.jsonl")
     assert prov["n_ctx"] == 32 and set(frame["direct_source"]) == {"invalid"} and frame["direct"].isna().all()
 
@@ -336,7 +337,7 @@ def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
 class SlowToPrepare(FakeJudge):
     name = "slow"
 
-    def prepare(self, pairs: Any) -> None:
+    def prepare(self, pairs: Any, **options: Any) -> None:
         import time
 
         time.sleep(0.3)  # a fitted judge embeds and fits here
@@ -356,27 +357,29 @@ class InterruptedAtOnce(FakeJudge):
 def test_a_run_that_scored_nothing_leaves_no_cache(judge: type, code: int, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: judge())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: judge())
     data = synthetic_mind(tmp_path / "mind", n=3)
     argv = ["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out", str(tmp_path / "out"),
             "--no-progress"]
     assert run(argv, capsys)[0] == code
     assert not list((tmp_path / "out").rglob("*.jsonl"))
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: FakeJudge())  # a cache with pairs stays
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: FakeJudge())  # a cache with pairs stays
     assert run(argv, capsys)[0] == 0 and (tmp_path / "out/local/original/en.jsonl").is_file()
 
 
-def test_speed_counts_the_preparation_and_mass_is_na_without_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_speed_is_the_loops_and_the_preparation_is_said_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import math
+    import time
 
     class Embedding(SlowToPrepare):
         def score(self, requests: Any) -> list[Any]:
             from tefcore.judges.base import Score
 
+            time.sleep(0.1)
             return [Score(0.5, math.nan, math.nan, math.nan, "embedding") for _ in requests]
 
-    monkeypatch.setattr(cli, "_judge", lambda *spec_reading_n_ctx: Embedding())
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: Embedding())
     data = synthetic_mind(tmp_path / "mind", n=3)
     code, out, _ = run(["extract", "--model", "local", "--lang", "en", "--data-dir", str(data), "--out",
                         str(tmp_path / "out"), "--no-progress"], capsys)
@@ -384,5 +387,7 @@ def test_speed_counts_the_preparation_and_mass_is_na_without_one(tmp_path: Path,
     seconds = float(out.split(" prompts in ")[1].split(" s ")[0])
     rate = float(out.split(" s (")[1].split("/s")[0])
     prompts = int(out.split(" prompts in ")[0].rsplit(" ", 1)[1])
-    assert seconds >= 0.3 and rate == pytest.approx(prompts / seconds, rel=0.2)  # not prompts / loop time
-    assert "s of it preparing the judge" in out
+    prepared = float(out.split("after ")[1].split(" s preparing the judge")[0])
+    # the rate is the progress bar's: prompts over the loop's time; the preparation is said beside it
+    assert seconds >= 0.1 and rate == pytest.approx(prompts / seconds, rel=0.2)
+    assert prepared >= 0.3

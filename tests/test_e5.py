@@ -256,9 +256,9 @@ def test_zero_shot_auto_temperature_gives_the_target_median(embedder: E5Embedder
 def test_cross_fit_with_the_real_model_is_deterministic_and_scores_sentences(embedder: E5Embedder) -> None:
     pairs = _pairs()
     reqs = _requests(pairs)
-    a = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
-    b = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
-    c = E5CrossFitBackend(n_folds=3, seeds=(5, 6), embedder=embedder, progress=False)
+    a = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder)
+    b = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder)
+    c = E5CrossFitBackend(n_folds=3, seeds=(5, 6), embedder=embedder)
     for judge in (a, b, c):
         judge.prepare(pairs)
     pa, pb, pc = ([s.p_change for s in j.score(reqs)] for j in (a, b, c))
@@ -277,7 +277,7 @@ def test_cross_fit_with_the_real_model_is_deterministic_and_scores_sentences(emb
 @pytest.mark.slow
 def test_a_pickled_judge_scores_like_the_original_with_the_real_model(embedder: E5Embedder) -> None:
     pairs = _pairs()
-    judge = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder, progress=False)
+    judge = E5CrossFitBackend(n_folds=3, seeds=(0, 1), embedder=embedder)
     judge.prepare(pairs)
     before = [s.p_change for s in judge.score(_requests(pairs))]
     clone = pickle.loads(pickle.dumps(judge))
@@ -288,7 +288,7 @@ def test_a_pickled_judge_scores_like_the_original_with_the_real_model(embedder: 
 
 @pytest.mark.slow
 def test_cross_fit_rejects_posts_it_did_not_prepare(embedder: E5Embedder) -> None:
-    judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder, progress=False)
+    judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
     with pytest.raises(ValueError, match="prepare"):
         judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct")])
     judge.prepare(_pairs(2, 2))
@@ -304,7 +304,7 @@ def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
         EvaluationPair(f"zh-single-{i}", "zh", "Environment", side, text)
         for i, (text, side) in enumerate([(CHANGE_ZH, "change"), (STABILITY_ZH, "stability")])
     ]
-    cross = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder, progress=False)
+    cross = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
     zero = E5ZeroShotBackend(embedder=embedder)
     for judge in (cross, zero):
         judge.prepare(_pairs(2, 2))
@@ -324,7 +324,7 @@ def test_extraction_writes_an_embedding_cache(embedder: E5Embedder, tmp_path, ju
     from tefcore.judges.run import run_extraction
 
     pairs = _pairs()
-    options = {"n_folds": 3, "seeds": (0, 1), "progress": False} if judge_cls is E5CrossFitBackend else {}
+    options = {"n_folds": 3, "seeds": (0, 1)} if judge_cls is E5CrossFitBackend else {}
     judge = judge_cls(embedder=embedder, **options)
     path = tmp_path / judge.name / "original" / "en.jsonl"
     report = run_extraction(judge, pairs, path, variant="original", progress=False)
@@ -357,7 +357,7 @@ class FakeEmbedder:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def embed(self, texts: Sequence[str], side: str = "query") -> np.ndarray:
+    def embed(self, texts: Sequence[str], side: str = "query", progress: bool = False) -> np.ndarray:
         texts = list(texts)
         self.calls.append(texts)
         return np.array([self.vector(t) for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
@@ -393,7 +393,7 @@ def _direct(pairs: Sequence[EvaluationPair]) -> list[ScoreRequest]:
 
 
 def _judge(**options: object) -> E5CrossFitBackend:
-    settings = {"n_folds": 3, "seeds": (0, 1), "progress": False, "embedder": FakeEmbedder(), **options}
+    settings = {"n_folds": 3, "seeds": (0, 1), "embedder": FakeEmbedder(), **options}
     return E5CrossFitBackend(**settings)  # type: ignore[arg-type]
 
 

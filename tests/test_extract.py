@@ -11,14 +11,9 @@ from typing import Any
 import pytest
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.cache import CacheError, ProvenanceMismatch, read_cache
+from tefcore.judges.cache import CacheError, ProvenanceMismatch, cache_path, read_cache
+from tefcore.judges.run import ExtractionInterrupted, build_requests, run_extraction
 from tefcore.mind.load import EvaluationPair
-from tefcore.judges.run import (
-    ExtractionInterrupted,
-    build_requests,
-    cache_path,
-    run_extraction,
-)
 from tefcore.mind.prompts import build_prompt, template_hash
 from tefcore.mind.segment import split_sentences
 
@@ -56,7 +51,7 @@ class FakeJudge:
     def provenance(self) -> dict[str, Any]:
         return {"backend": "fake", "model": "hash-judge"}
 
-    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+    def prepare(self, pairs: Sequence[EvaluationPair], **options: Any) -> None:
         self.prepared.append(list(pairs))
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
@@ -196,19 +191,19 @@ def test_signals_wait_for_the_record_being_written() -> None:
     import signal
 
     from sigint import default_sigint
-    from tefcore.judges.run import _signals_deferred
+    from tefcore.judges.run import signals_deferred
 
     steps = []
     with default_sigint():  # the suite may run with SIGINT ignored (a background job)
         with pytest.raises(KeyboardInterrupt):
-            with _signals_deferred():
+            with signals_deferred():
                 os.kill(os.getpid(), signal.SIGINT)
                 steps.append("after the signal")  # the block still completes
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     assert steps == ["after the signal"]
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        with _signals_deferred():  # an ignored Ctrl-C stays ignored
+        with signals_deferred():  # an ignored Ctrl-C stays ignored
             os.kill(os.getpid(), signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, previous)

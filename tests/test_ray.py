@@ -35,8 +35,8 @@ from tefcore.judges.cache import (  # noqa: E402
     parts_path,
     read_cache,
 )
-from tefcore.judges.ray_engine import RayOptions, run_extraction_ray  # noqa: E402
-from tefcore.judges.run import _chunks, run_extraction  # noqa: E402
+from tefcore.judges.ray_engine import RayEngine, RayOptions  # noqa: E402
+from tefcore.judges.run import Setting, chunks, run_extraction  # noqa: E402
 from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -61,6 +61,11 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         lines = (SAMPLE / f"mind_{lang}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:n]
         (folder / f"mind_{lang}.jsonl").write_text("".join(lines), encoding="utf-8")
     return folder
+
+
+def run_extraction_ray(judge, pairs, out, *, options=None, **kwargs):  # type: ignore[no-untyped-def]
+    """:func:`run_extraction` with the Ray engine."""
+    return run_extraction(judge, pairs, out, engine=RayEngine(options), **kwargs)
 
 
 def en_pairs(n: int) -> list[EvaluationPair]:
@@ -149,7 +154,7 @@ def test_a_killed_actor_loses_and_duplicates_no_pair(cluster: dict, tmp_path: Pa
 
 
 def _requests(pairs: list[EvaluationPair]) -> list:
-    return [r for chunk in _chunks(pairs, "original", "reference", 8) for r in chunk]
+    return [r for chunk in chunks(pairs, Setting("en", "original"), 8) for r in chunk]
 
 
 DRIVER = """
@@ -158,11 +163,12 @@ sys.path.insert(0, {tests!r})
 import ray
 ray.init(address={address!r}, runtime_env={{"env_vars": {{"PYTHONPATH": {tests!r}}}}}, logging_level="WARNING")
 from ray_judges import HashJudge
-from tefcore.judges.ray_engine import RayOptions, run_extraction_ray
+from tefcore.judges.ray_engine import RayEngine, RayOptions
+from tefcore.judges.run import run_extraction
 from tefcore.mind.load import evaluation_pairs, load_posts
 pairs = evaluation_pairs(load_posts("en", {sample!r}))[:40]
-run_extraction_ray(HashJudge(delay=0.4, log={log!r}), pairs, {out!r}, variant="original", progress=False,
-                   options=RayOptions(actors=(1, 1), pairs_per_batch=4))
+run_extraction(HashJudge(delay=0.4, log={log!r}), pairs, {out!r}, variant="original", progress=False,
+               engine=RayEngine(RayOptions(actors=(1, 1), pairs_per_batch=4)))
 """
 
 

@@ -17,7 +17,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 
 from ray_judges import HashJudge, nodes  # noqa: E402
 from tefcore.judges.cache import committed_parts, pair_id, parts_path  # noqa: E402
-from tefcore.judges.ray_engine import RayOptions, run_extraction_ray  # noqa: E402
+from tefcore.judges.ray_engine import RayEngine, RayOptions  # noqa: E402
 from tefcore.judges.run import run_extraction  # noqa: E402
 from tefcore.mind.load import evaluation_pairs, load_posts  # noqa: E402
 
@@ -62,8 +62,8 @@ def test_a_removed_node_loses_and_duplicates_no_pair(two_nodes: Cluster, tmp_pat
     removed: list[str] = []
     remover = threading.Thread(target=_remove_a_busy_node, args=(two_nodes, parts_path(out), log, removed))
     remover.start()
-    report = run_extraction_ray(HashJudge(delay=0.5, log=str(log)), pairs, out, variant="original", progress=False,
-                                options=RayOptions(actors=(2, 2), pairs_per_batch=3))
+    report = run_extraction(HashJudge(delay=0.5, log=str(log)), pairs, out, variant="original", progress=False,
+                            engine=RayEngine(RayOptions(actors=(2, 2), pairs_per_batch=3)))
     remover.join()
     assert len(removed) == 1  # a node that held an actor was removed during the run
     after = nodes(log)[nodes(log).index(removed[0]):]

@@ -28,10 +28,10 @@ from tefcore.judges.ray_engine import (
     ship_prepared,
 )
 from tefcore.judges.registry import ModelSpec
-from tefcore.judges.run import build_requests, run_provenance, score_chunk
+from tefcore.judges.run import Setting, build_requests, run_provenance, score_chunk
 from tefcore.mind.load import EvaluationPair
 
-SETTING = ("en", "original", "reference")
+SETTING = Setting("en", "original", "reference")
 PAIRS = [EvaluationPair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability",
                         f"Markets decide prices number {i}. The state keeps out of it. Taxes should fall.")
          for i in range(4)]
@@ -106,21 +106,21 @@ def test_vllm_actor_builds_the_users_vllm_backend(monkeypatch: pytest.MonkeyPatc
                                             "max_model_len": 4096, "seed": 0})
     resources = plan_resources("vllm", RayOptions(), {"CPU": 16.0, "GPU": 4.0}, 4096, spec.options)
     assert resources.gpus == 2 and resources.actors == (2, 2)
-    driver_side = JudgeActor(JudgeShipment(spec=spec, overrides={"reading": "summed"}), SETTING)
+    driver_side = JudgeActor(JudgeShipment(spec=spec.with_options(reading="summed")), SETTING)
     pid = driver_side.provenance_id
-    actor = JudgeActor(JudgeShipment(pid, spec=spec, overrides={"reading": "summed"}), SETTING)
+    actor = JudgeActor(JudgeShipment(pid, spec=spec.with_options(reading="summed")), SETTING)
     assert type(actor.backend).__name__ == "VLLMBackend"
     assert made["llm"].model == "Qwen/Qwen2.5-7B-Instruct" and made["llm"].kwargs["tensor_parallel_size"] == 2
     assert actor.provenance_id == pid
     with pytest.raises(RuntimeError, match="another provenance"):
-        JudgeActor(JudgeShipment(pid, spec=spec, overrides={"reading": "reference"}), SETTING)
+        JudgeActor(JudgeShipment(pid, spec=spec.with_options(reading="reference")), SETTING)
 
 
 # --- shipping a prepared judge ------------------------------------------------------------------------------
 def test_an_actor_scores_a_batch_as_the_local_loop() -> None:
     pa = pytest.importorskip("pyarrow")
     judge = HashJudge()
-    pid = provenance_id(run_provenance(judge, *SETTING))
+    pid = provenance_id(run_provenance(judge, SETTING))
     actor = JudgeActor(JudgeShipment(pid, ship_prepared(judge)), SETTING)
     rows = [{"pair_id": f"Economy/{p.post_id}", "seq": 10 + i, "chunk": i // 2, "post_id": p.post_id,
              "lang": p.lang, "dimension": p.dimension, "side": p.side, "text": p.text} for i, p in enumerate(PAIRS)]

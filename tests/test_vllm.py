@@ -336,9 +336,9 @@ def test_choose_tensor_parallel_properties(visible: int, heads: int | None) -> N
 
 
 def _run_provenance(judge: Any) -> dict[str, Any]:
-    from tefcore.judges.run import run_provenance
+    from tefcore.judges.run import Setting, run_provenance
 
-    return run_provenance(judge, "en", "original", "reference")
+    return run_provenance(judge, Setting("en", "original", "reference"))
 
 
 def test_gpu_count_is_outside_the_provenance_id_but_tensor_parallel_is_not(

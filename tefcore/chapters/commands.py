@@ -257,13 +257,11 @@ class _Context:
 
     @property
     def is_llm(self) -> bool:
-        from tefcore.judges.registry import LLM_BACKENDS
-
-        return self.spec.backend in LLM_BACKENDS
+        return bool(self.spec.reads_logprobs)
 
 
 def _cache_files(ctx: _Context, out: Path, prompts: Sequence[str], reading: str) -> list[Path]:
-    from tefcore.judges.run import cache_path
+    from tefcore.judges.cache import cache_path
 
     return [cache_path(out, ctx.spec.name, p, lang, "reference", reading).resolve()
             for p in prompts for lang in ctx.langs]
@@ -507,7 +505,7 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
         On an unknown model, prompt variant, language, reading or chapter (nothing to plan).
     """
     from tefcore.chapters.runs import project_root
-    from tefcore.judges.registry import LLM_BACKENDS, SERVE_DEFAULTS, resolve_model
+    from tefcore.judges.registry import SERVE_DEFAULTS, resolve_model
     from tefcore.judges.vllm import EXACT_MODES, visible_gpus
     from tefcore.mind.load import resolve_data_dir
     from tefcore.mind.prompts import VARIANTS
@@ -521,8 +519,7 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
         _check_choices("exact_labels", [exact_labels], EXACT_MODES)
         if spec.backend != "vllm":
             raise ValueError(f"--exact-labels applies to vllm judges; {spec.name} is a {spec.backend} judge")
-    if spec.backend not in LLM_BACKENDS and reading != "summed":
-        raise ValueError(f"--reading applies to LLM judges; {spec.name} is a {spec.backend} judge")
+    spec.with_options(reading=reading)  # refuses a reading the judge cannot take
     base = Path(root) if root is not None else project_root()
     serve_url = (f"http://{SERVE_DEFAULTS['host']}:{port}/v1"
                  if spec.backend == "vllm" and "08" in chapters else None)

@@ -766,10 +766,10 @@ def judge_spec(model: str, endpoint: str = "", endpoint_model: str = "") -> Any:
     ValueError
         For a judge that reads no prompt (the e5 judges), or an endpoint for a model that is not a vLLM entry.
     """
-    from tefcore.judges.registry import LLM_BACKENDS, resolve_model, served_spec
+    from tefcore.judges.registry import resolve_model, served_spec
 
     spec = resolve_model(model)
-    if spec.backend not in LLM_BACKENDS:
+    if not spec.reads_logprobs:
         raise ValueError(f"chapter 8 times LLM judges that read a prompt; {spec.name!r} is a {spec.backend} "
                          "judge (the e5 judges embed the bare text)")
     if not endpoint:

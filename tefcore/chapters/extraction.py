@@ -100,7 +100,8 @@ def run_judges(models: Sequence[str], pairs: Mapping[str, Sequence[EvaluationPai
     from tefcore.judges import make_backend
     from tefcore.judges.cache import ProvenanceMismatch
     from tefcore.judges.registry import resolve_model
-    from tefcore.judges.run import cache_path, run_extraction
+    from tefcore.judges.cache import cache_path
+    from tefcore.judges.run import run_extraction
 
     scratch_dir = Path(scratch).resolve() if scratch is not None else None
     rows = []

@@ -2,7 +2,7 @@
 
 A run is one judge (``model``) under one prompt variant (``prompt``); its caches are
 ``<cache_dir>/<model>/<prompt>/<lang>.jsonl``, or ``<lang>.reading-<reading>.jsonl`` for an LLM judge
-read another way than the default ``summed`` (:func:`tefcore.judges.run.cache_path`; a judge that reads
+read another way than the default ``summed`` (:func:`tefcore.judges.cache.cache_path`; a judge that reads
 no answer token, such as the e5 judges, has one cache whatever the reading). :func:`load_runs` reads
 many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the
 provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
@@ -245,7 +245,7 @@ def load_runs(
         Root of the caches; a relative path is resolved with :func:`repo_path`.
     reading : {"summed", "reference"}
         How the LLM judges' answer tokens were read: their file names come from
-        :func:`tefcore.judges.run.cache_path`; judges that read no answer token (:func:`reads_answers`)
+        :func:`tefcore.judges.cache.cache_path`; judges that read no answer token (:func:`reads_answers`)
         have one cache whatever the reading.
     reader : callable, optional
         ``reader(path) -> (frame, provenance)``; default :func:`tefcore.judges.cache.read_cache`.
@@ -262,7 +262,7 @@ def load_runs(
     ValueError
         When no model, prompt or language is requested, or the reading is unknown.
     """
-    from tefcore.judges.run import cache_path
+    from tefcore.judges.cache import cache_path
 
     model_list, prompt_list, lang_list = parse_list(models), parse_list(prompts), parse_list(langs)
     if not (model_list and prompt_list and lang_list):
@@ -390,10 +390,10 @@ def reads_answers(model: str) -> bool:
     >>> reads_answers("local"), reads_answers("e5-crossfit"), reads_answers("my-model.gguf")
     (True, False, True)
     """
-    from tefcore.judges.registry import LLM_BACKENDS, load_registry
+    from tefcore.judges.registry import ModelSpec, load_registry
 
     entry = load_registry().get(model)
-    return entry is None or entry.get("backend") in LLM_BACKENDS
+    return entry is None or ModelSpec(model, entry["backend"]).reads_logprobs
 
 
 # --------------------------------------------------------------------------------------------------

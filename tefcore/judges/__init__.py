@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from tefcore.judges.base import INVALID, SOURCES, Backend, Score, ScoreRequest
-from tefcore.judges.registry import LLM_BACKENDS, ModelSpec, resolve_model
+from tefcore.judges.registry import ModelSpec, resolve_model
 
 BACKEND_CLASSES: dict[str, tuple[str, str]] = {
     "llama_cpp": ("tefcore.judges.local", "LocalBackend"),
@@ -49,8 +49,8 @@ def make_backend(name_or_spec: str | ModelSpec, **overrides: Any) -> Backend:
     name_or_spec : str or ModelSpec
         A registry name (``"local"``, ``"qwen2.5-7b"``, ...), a path to a ``.gguf`` file, or a spec.
     **overrides
-        Constructor options that replace the registry's. ``reading`` is dropped for judges that do
-        not read log-probabilities (the e5 judges) when it is the default ``"summed"``.
+        Constructor options that replace the registry's (:meth:`ModelSpec.with_options`: a
+        ``reading`` only for judges that read log-probabilities).
 
     Returns
     -------
@@ -62,12 +62,10 @@ def make_backend(name_or_spec: str | ModelSpec, **overrides: Any) -> Backend:
         On an unknown model or backend, an unset variable, or options the backend refuses.
     """
     spec = name_or_spec if isinstance(name_or_spec, ModelSpec) else resolve_model(name_or_spec)
-    options = {**spec.options, **overrides}
-    if spec.backend not in LLM_BACKENDS and options.get("reading", "summed") == "summed":
-        options.pop("reading", None)
+    spec = spec.with_options(**overrides)
     cls = backend_class(spec.backend)
-    parameters = inspect.signature(cls).parameters
-    if "name" in parameters and "name" not in options:
+    options = dict(spec.options)
+    if "name" in inspect.signature(cls).parameters and "name" not in options:
         options["name"] = spec.name
     try:
         inspect.signature(cls).bind(**options)

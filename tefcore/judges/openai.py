@@ -534,7 +534,8 @@ class OpenAIBackend:
             prov["extra_body"] = json.loads(redact(json.dumps(self.extra_body, sort_keys=True), self._secrets))
         return prov
 
-    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
         """Nothing to fit for an LLM judge."""
         return None
 

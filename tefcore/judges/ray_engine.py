@@ -1,17 +1,16 @@
-"""``tef extract --engine ray``: the extraction spread over a Ray cluster with Ray Data.
+"""``tef extract --engine ray``: the engine that spreads the extraction over a Ray cluster with Ray Data.
 
-The plan is the one Ray Data can checkpoint: read -> map -> write.
+:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction`
+checks the scope, skips the pairs already stored and counts the records, as for the local engine. The
+session's plan is the one Ray Data can checkpoint: read -> map -> write.
 
-1. The driver validates the run as the local loop does, prepares the judge once (``prepare(pairs)``:
-   e5 temperatures, cross-fitted probes) and writes the provenance header of a *parts directory*
-   (:func:`tefcore.judges.cache.parts_path`, ``<lang>.parts`` beside ``<lang>.jsonl``), which it
-   holds locked for the run.
-2. It reads what earlier runs committed there and refuses a pair whose text changed
-   (``text_sha256``), before Ray's own id filter runs. It cuts the pending pairs into the local loop's
-   chunks (by dimension, about ``batch_size`` prompts each) and groups whole chunks into blocks of at
-   least ``pairs_per_batch`` pairs; a custom Ray Data source hands each block to one read task (the
-   texts travel in the tasks and are never written to disk). Rows are pairs, keyed by a stable
-   ``pair_id``.
+1. The driver prepares the judge once (``prepare(pairs)``: e5 temperatures, cross-fitted probes) and
+   writes the provenance header of a *parts directory* (:func:`tefcore.judges.cache.parts_path`,
+   ``<lang>.parts`` beside ``<lang>.jsonl``), which it holds locked for the run.
+2. The loop's pending pairs are cut into its chunks (:func:`tefcore.judges.run.chunks`) and whole
+   chunks grouped into blocks of at least ``pairs_per_batch`` pairs; a custom Ray Data source hands
+   each block to one read task (the texts travel in the tasks and are never written to disk). Rows
+   are pairs, keyed by a stable ``pair_id``.
 3. An actor pool scores the blocks (:class:`JudgeActor`: each actor holds one judge and sends every
    chunk to :func:`tefcore.judges.run.score_chunk`, the local loop's own call, then builds records with
    :func:`tefcore.judges.cache.pair_record`), and Ray Data writes Parquet parts to ``data/``, one per
@@ -51,7 +50,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,26 +67,15 @@ from tefcore.judges.cache import (
     parts_path,
     provenance_id,
     read_parts,
+    recorded_provenance,
     records_table,
-    text_sha256,
 )
-from tefcore.judges.registry import LLM_BACKENDS, ModelSpec
-from tefcore.judges.run import (
-    DEFAULT_BATCH_SIZE,
-    ExtractionInterrupted,
-    ExtractionReport,
-    _check_scope,
-    _chunks,
-    build_requests,
-    count_record,
-    run_provenance,
-    score_chunk,
-)
+from tefcore.judges.registry import ModelSpec
+from tefcore.judges.run import Setting, chunks, preferred_batch_size, prepare_judge, run_provenance, score_chunk
 from tefcore.mind.load import EvaluationPair
 
-__all__ = ["INSTALL_HINT", "SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayOptions", "Resources",
-           "check_fits", "map_arguments", "parse_actors", "plan_resources", "require_ray", "run_extraction_ray",
-           "ship_prepared"]
+__all__ = ["INSTALL_HINT", "SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayEngine", "RayOptions",
+           "Resources", "check_fits", "map_arguments", "parse_actors", "plan_resources", "require_ray", "ship_prepared"]
 
 log = logging.getLogger(__name__)
 
@@ -394,15 +382,13 @@ class JudgeShipment:
     payload : bytes, optional
         The prepared judge (:func:`ship_prepared`).
     spec : ModelSpec, optional
-        Otherwise: build the judge from this registry entry, with ``overrides``.
-    overrides : dict
-        Constructor options that replace the entry's (``reading``, ``n_threads``).
+        Otherwise: build the judge from this registry entry (its options as the run sets them:
+        ``reading``, ``n_threads``).
     """
 
     provenance_id: str = ""
     payload: bytes | None = None
     spec: ModelSpec | None = None
-    overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def build(self) -> Backend:
         """The judge: unpickled, or built from the registry entry."""
@@ -413,7 +399,7 @@ class JudgeShipment:
             raise ValueError("a JudgeShipment needs a payload or a spec")
         from tefcore.judges import make_backend
 
-        return make_backend(self.spec, **dict(self.overrides))
+        return make_backend(self.spec)
 
 
 class JudgeActor:
@@ -423,8 +409,8 @@ class JudgeActor:
     ----------
     shipment : JudgeShipment
         The judge.
-    setting : (str, str, str)
-        ``(lang, variant, rule)`` of the run.
+    setting : Setting
+        The run's language, prompt variant and segmentation.
 
     Raises
     ------
@@ -432,10 +418,10 @@ class JudgeActor:
         When the judge built here has another provenance than the driver's.
     """
 
-    def __init__(self, shipment: JudgeShipment, setting: tuple[str, str, str]) -> None:
+    def __init__(self, shipment: JudgeShipment, setting: Setting) -> None:
         self.backend = shipment.build()
-        self.lang, self.variant, self.rule = setting
-        self.provenance_id = provenance_id(run_provenance(self.backend, *setting))
+        self.setting = setting
+        self.provenance_id = provenance_id(run_provenance(self.backend, setting))
         if shipment.provenance_id and self.provenance_id != shipment.provenance_id:
             raise RuntimeError(f"the judge built in a Ray actor has another provenance "
                                f"({self.provenance_id[:12]}) than the driver's ({shipment.provenance_id[:12]}); "
@@ -447,103 +433,98 @@ class JudgeActor:
         Each chunk of the batch (column ``chunk``) is one :func:`tefcore.judges.run.score_chunk` call,
         with the pairs and requests the local loop would send.
         """
-        chunks: dict[int, list[dict[str, Any]]] = {}
+        by_chunk: dict[int, list[dict[str, Any]]] = {}
         for row in batch.to_pylist():
-            chunks.setdefault(int(row["chunk"]), []).append(row)
+            by_chunk.setdefault(int(row["chunk"]), []).append(row)
         out: list[tuple[int, dict[str, Any]]] = []
-        for rows in chunks.values():
+        for rows in by_chunk.values():
             pairs = [EvaluationPair(r["post_id"], r["lang"], r["dimension"], r["side"], r["text"]) for r in rows]
-            chunk = [(pair, build_requests(pair, self.variant, self.rule)) for pair in pairs]
+            chunk = [(pair, self.setting.requests(pair)) for pair in pairs]
             for (pair, scores), row in zip(score_chunk(self.backend, chunk), rows):
                 out.append((int(row["seq"]), pair_record(pair, scores[0], scores[1:], self.provenance_id)))
         return records_table(out)
 
 
-def _probe_provenance(shipment: JudgeShipment, setting: tuple[str, str, str]) -> dict[str, Any]:
+def _probe_provenance(shipment: JudgeShipment, setting: Setting) -> dict[str, Any]:
     """Build the judge as an actor does (its checks included) and return the run's provenance."""
-    return run_provenance(JudgeActor(shipment, setting).backend, *setting)
+    return run_provenance(JudgeActor(shipment, setting).backend, setting)
 
 
-# --- the run ------------------------------------------------------------------------------------
-@dataclass
-class _Plan:
-    """The driver's view of a run."""
-
-    lang: str
-    variant: str
-    rule: str
-    parts: Path
-    batch_size: int
-    shipment: JudgeShipment = field(default_factory=JudgeShipment)
-
-    @property
-    def setting(self) -> tuple[str, str, str]:
-        return self.lang, self.variant, self.rule
-
-
-def run_extraction_ray(judge: ModelSpec | Backend, pairs: Sequence[EvaluationPair],
-                       out_path: str | os.PathLike[str], *, variant: str, rule: str = "reference",
-                       batch_size: int | None = None, limit: int | None = None, progress: bool = True,
-                       options: RayOptions | None = None,
-                       overrides: Mapping[str, Any] | None = None) -> ExtractionReport:
-    """Score every pair on a Ray cluster; the same records as :func:`tefcore.judges.run.run_extraction`.
+# --- the engine ---------------------------------------------------------------------------------
+class RayEngine:
+    """The :class:`tefcore.judges.run.Engine` of a Ray cluster (see the module notes).
 
     Parameters
     ----------
-    judge : ModelSpec or Backend
-        A registry entry (LLM judges are then built in the actors only), or a judge object (it is
-        prepared here and pickled to the actors).
-    pairs : sequence of EvaluationPair
-        Pairs of one language, in data order (all of them go to ``prepare``).
-    out_path : path-like
-        The cache file (:func:`tefcore.judges.run.cache_path`); the parts go to ``<lang>.parts``
-        beside it and are merged into it at the end. Every node must see this path (shared storage).
-    variant, rule : str
-        Prompt variant and segmentation rule.
-    batch_size : int, optional
-        Prompts per judge call (default: the judge's ``preferred_batch_size``, else 64).
-    limit : int, optional
-        Only the first ``limit`` pairs.
-    progress : bool
-        Show Ray Data's progress bars.
     options : RayOptions, optional
         Cluster address and resources.
-    overrides : mapping, optional
-        Constructor options for a registry entry (``reading``).
-
-    Returns
-    -------
-    ExtractionReport
-        ``path`` is the merged cache file; the counts are those of this run.
 
     Raises
     ------
     ImportError
-        Without Ray Data.
-    ProvenanceMismatch, CacheError
-        When the parts hold another provenance, or a pair scored from another text.
-    ValueError
-        On bad arguments, or a pool that would hang (:func:`check_fits`).
-    ExtractionInterrupted
-        On Ctrl-C; committed parts stay and the same command resumes.
+        Without Ray Data (the message says what to install).
     """
-    require_ray()
-    import ray
 
-    options = options or RayOptions()
-    lang = _check_scope(pairs, variant, rule)
-    if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
-        raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
-    started_here = _connect(options.address)
-    try:
-        cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
-        size = batch_size or _preferred_batch(judge) or DEFAULT_BATCH_SIZE
-        plan = _Plan(lang, variant, rule, parts_path(Path(out_path).absolute()), size)
-        return _run(judge, list(pairs), plan, Path(out_path), limit, progress, options, cluster,
-                    dict(overrides or {}))
-    finally:
-        if started_here:
-            ray.shutdown()
+    def __init__(self, options: RayOptions | None = None) -> None:
+        require_ray()
+        self.options = options or RayOptions()
+
+    @contextmanager
+    def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
+                out_path: Path, batch_size: int | None, progress: bool) -> Iterator[_RaySession]:
+        """Connect, prepare and ship the judge, open and lock the parts; on success merge them into ``out_path``."""
+        import ray
+
+        started_here = _connect(self.options.address)
+        try:
+            cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
+            spec_options = judge.options if isinstance(judge, ModelSpec) else {}
+            size = batch_size or preferred_batch_size(judge)
+            resources = plan_resources(_kind(judge), self.options, cluster, size, spec_options)
+            parts = parts_path(out_path.absolute())
+            started = time.perf_counter()
+            provenance, shipment = _ship(judge, pairs, setting, parts, resources, progress)
+            prepared = time.perf_counter() - started
+            shipment = replace(shipment, provenance_id=open_parts(parts, provenance))
+            with _locked(parts):
+                yield _RaySession(shipment, setting, parts, size, resources, cluster, pairs, prepared, progress)
+                if parts.joinpath(PARTS_DATA).is_dir():
+                    merge_parts(parts, out_path)
+        finally:
+            if started_here:
+                ray.shutdown()
+
+
+class _RaySession:
+    """A Ray run's parts directory and the actor pool that fills it."""
+
+    def __init__(self, shipment: JudgeShipment, setting: Setting, parts: Path, batch_size: int,
+                 resources: Resources, cluster: dict[str, float], pairs: Sequence[EvaluationPair],
+                 prepare_seconds: float, progress: bool) -> None:
+        self.shipment, self.setting, self.store, self.batch_size = shipment, setting, parts, batch_size
+        self.resources, self.cluster, self.progress = resources, cluster, progress
+        self.seq = _sequence(pairs)
+        self.prepare_seconds, self.repaired = prepare_seconds, False
+        self.done = _done_hashes(parts)
+
+    def score(self, pending: list[EvaluationPair]) -> Iterator[list[dict[str, Any]]]:
+        """Run read -> map -> write over the pending pairs; yield the records this run committed."""
+        if not pending:
+            return
+        check_fits(self.resources, self.cluster, resuming=_resuming(self.store))
+        if self.shipment.payload is not None:
+            _probe(self.shipment, self.setting, self.resources)
+        try:
+            _execute(pending, self.seq, self)
+        except KeyboardInterrupt:
+            yield self._committed_now()  # counted as done, then the interruption goes on
+            raise
+        yield self._committed_now()
+        _check_complete(pending, self.store)
+
+    def _committed_now(self) -> list[dict[str, Any]]:
+        rows, _ = read_parts(self.store)
+        return [part_record(row) for row in rows if (row["post_id"], row["dimension"]) not in self.done]
 
 
 def _connect(address: str | None) -> bool:
@@ -558,23 +539,6 @@ def _connect(address: str | None) -> bool:
     else:
         ray.init(address=address, logging_level=logging.WARNING)
     return True
-
-
-def _run(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, out_path: Path, limit: int | None,
-         progress: bool, options: RayOptions, cluster: dict[str, float],
-         overrides: dict[str, Any]) -> ExtractionReport:
-    """Prepare, check, score the pending pairs, merge."""
-    spec_options = judge.options if isinstance(judge, ModelSpec) else {}
-    resources = plan_resources(_kind(judge), options, cluster, plan.batch_size, spec_options)
-    started = time.perf_counter()
-    provenance, plan.shipment = _ship(judge, pairs, plan, resources, overrides)
-    prepared = time.perf_counter() - started
-    pid = open_parts(plan.parts, provenance)
-    plan.shipment = JudgeShipment(pid, plan.shipment.payload, plan.shipment.spec, plan.shipment.overrides)
-    scope = pairs if limit is None else pairs[:limit]
-    with _locked(plan.parts):
-        report = ExtractionReport(out_path, len(scope), prepare_seconds=prepared)
-        return _score_pending(scope, pairs, plan, report, progress, resources, cluster)
 
 
 @contextmanager
@@ -596,72 +560,36 @@ def _locked(parts: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _score_pending(scope: list[EvaluationPair], pairs: list[EvaluationPair], plan: _Plan, report: ExtractionReport,
-                   progress: bool, resources: Resources, cluster: dict[str, float]) -> ExtractionReport:
-    """Check the texts, score what is missing, check that nothing is, merge."""
-    done = _done_hashes(plan.parts)
-    _check_texts(scope, done, plan.parts)
-    pending = [p for p in _ordered(scope) if pair_id(p.post_id, p.dimension) not in done]
-    report.pairs_skipped = len(scope) - len(pending)
-    if pending:
-        check_fits(resources, cluster, resuming=_resuming(plan.parts))
-        if plan.shipment.payload is not None:
-            _probe(plan.shipment, plan, resources)
-        start = time.perf_counter()
-        try:
-            _execute(pending, _sequence(pairs), plan, resources, progress)
-        except KeyboardInterrupt:
-            report.seconds = time.perf_counter() - start
-            _count_new(report, plan.parts, set(done))
-            report.interrupted = True
-            raise ExtractionInterrupted(report) from None
-        report.seconds = time.perf_counter() - start
-        _count_new(report, plan.parts, set(done))
-        _check_complete(pending, plan.parts)
-    if plan.parts.joinpath(PARTS_DATA).is_dir():
-        merge_parts(plan.parts, report.path)
-    return report
-
-
 def _check_complete(pending: Sequence[EvaluationPair], parts: Path) -> None:
     """Every pair sent to Ray must now be in a committed part.
 
     A pair that Ray's checkpoint lists but no part holds (parts removed by hand, the directory
     written by two runs at once) is skipped by Ray's id filter for ever: say so instead of losing it.
     """
-    done = set(_done_hashes(parts))
-    missing = [pair_id(p.post_id, p.dimension) for p in pending if pair_id(p.post_id, p.dimension) not in done]
+    done = _done_hashes(parts)
+    missing = [pair_id(p.post_id, p.dimension) for p in pending if (p.post_id, p.dimension) not in done]
     if missing:
         raise CacheError(f"{parts}: {len(missing)} pair(s) (e.g. {missing[0]!r}) are in Ray's checkpoint but in no "
                          f"part; remove {parts / PARTS_CHECKPOINT} and run the same command again")
 
 
-def _preferred_batch(judge: ModelSpec | Backend) -> int | None:
-    if isinstance(judge, ModelSpec):
-        from tefcore.judges import backend_class
-
-        return getattr(backend_class(judge.backend), "preferred_batch_size", None)
-    return getattr(judge, "preferred_batch_size", None)
-
-
-def _ship(judge: ModelSpec | Backend, pairs: list[EvaluationPair], plan: _Plan, resources: Resources,
-          overrides: dict[str, Any]) -> tuple[dict[str, Any], JudgeShipment]:
+def _ship(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting, parts: Path,
+          resources: Resources, progress: bool) -> tuple[dict[str, Any], JudgeShipment]:
     """The run's provenance and the shipment of its judge (see the module notes)."""
-    if isinstance(judge, ModelSpec) and judge.backend in LLM_BACKENDS:
+    if isinstance(judge, ModelSpec) and judge.reads_logprobs:
         if judge.backend == "llama_cpp":
-            overrides = {**overrides, "n_threads": resources.threads}
-        shipment = JudgeShipment(spec=judge, overrides=overrides)
-        return _probe(shipment, plan, resources), shipment
+            judge = judge.with_options(n_threads=resources.threads)
+        shipment = JudgeShipment(spec=judge)
+        return _probe(shipment, setting, resources), shipment
     if isinstance(judge, ModelSpec):
         from tefcore.judges import make_backend
 
-        judge = make_backend(judge, **overrides)
-    judge.prepare(pairs)
-    provenance = run_provenance(judge, *plan.setting)
-    return provenance, JudgeShipment(payload=ship_prepared(judge, resources.threads))
+        judge = make_backend(judge)
+    prepare_judge(judge, pairs, recorded_provenance(parts), progress)
+    return run_provenance(judge, setting), JudgeShipment(payload=ship_prepared(judge, resources.threads))
 
 
-def _probe(shipment: JudgeShipment, plan: _Plan, resources: Resources) -> dict[str, Any]:
+def _probe(shipment: JudgeShipment, setting: Setting, resources: Resources) -> dict[str, Any]:
     """Build the judge once where actors run, with their resources: its provenance, or the actors' error.
 
     An LLM judge's provenance is read this way; for a shipped judge it checks, before the actor pool
@@ -673,40 +601,27 @@ def _probe(shipment: JudgeShipment, plan: _Plan, resources: Resources) -> dict[s
     gpus = {"num_gpus": resources.gpus} if resources.gpus > 0 else {}
     task = ray.remote(_probe_provenance).options(num_cpus=resources.cpus, max_retries=0, **gpus)
     try:
-        provenance: dict[str, Any] = ray.get(task.remote(shipment, plan.setting))
+        provenance: dict[str, Any] = ray.get(task.remote(shipment, setting))
     except Exception as exc:
         raise _user_error(exc) from None
     return provenance
 
 
-def _ordered(pairs: Sequence[EvaluationPair]) -> list[EvaluationPair]:
-    """The local loop's order: grouped by dimension in first-appearance order, data order within."""
+def _sequence(pairs: Sequence[EvaluationPair]) -> dict[str, int]:
+    """``pair_id -> position`` in the local loop's order over all pairs (by dimension; stable under ``limit``)."""
     first: dict[str, int] = {}
     for p in pairs:
         first.setdefault(p.dimension, len(first))
-    return sorted(pairs, key=lambda p: first[p.dimension])
+    ordered = sorted(pairs, key=lambda p: first[p.dimension])
+    return {pair_id(p.post_id, p.dimension): i for i, p in enumerate(ordered)}
 
 
-def _sequence(pairs: Sequence[EvaluationPair]) -> dict[str, int]:
-    """``pair_id -> position`` in the local loop's order over all pairs (stable under ``limit``)."""
-    return {pair_id(p.post_id, p.dimension): i for i, p in enumerate(_ordered(pairs))}
-
-
-def _done_hashes(parts: Path) -> dict[str, str | None]:
-    """``pair_id -> text_sha256`` of the committed parts (empty for a new directory)."""
+def _done_hashes(parts: Path) -> dict[tuple[str, str], str | None]:
+    """``(post_id, dimension) -> text_sha256`` of the committed parts (empty for a new directory)."""
     if not parts.joinpath(PARTS_DATA).is_dir():
         return {}
-    rows, _ = read_parts(parts, columns=["text_sha256"])
-    return {r["pair_id"]: r.get("text_sha256") for r in rows}
-
-
-def _check_texts(scope: Sequence[EvaluationPair], done: Mapping[str, str | None], parts: Path) -> None:
-    """A committed pair must come from the same text (checked before Ray's id filter)."""
-    for p in scope:
-        old = done.get(pair_id(p.post_id, p.dimension))
-        if old is not None and old != text_sha256(p.text):
-            raise CacheError(f"{parts}: pair {(p.post_id, p.dimension)} was scored from another text; "
-                             f"use another --out for this data")
+    rows, _ = read_parts(parts, columns=["post_id", "dimension", "text_sha256"])
+    return {(r["post_id"], r["dimension"]): r.get("text_sha256") for r in rows}
 
 
 def _resuming(parts: Path) -> bool:
@@ -715,8 +630,7 @@ def _resuming(parts: Path) -> bool:
     return folder.is_dir() and any(not f.name.endswith(".pending.parquet") for f in folder.glob("*.parquet"))
 
 
-def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], plan: _Plan,
-            pairs_per_batch: int) -> list[Any]:
+def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session: _RaySession) -> list[Any]:
     """The pending pairs as Arrow tables of whole chunks (the local loop's), at least ``pairs_per_batch`` each.
 
     Columns: ``pair_id``, ``seq``, ``chunk`` (the chunk's number), ``post_id``, ``lang``, ``dimension``,
@@ -725,9 +639,9 @@ def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], plan: _Pl
     import pyarrow as pa
 
     blocks, rows = [], []
-    for number, chunk in enumerate(_chunks(pending, plan.variant, plan.rule, plan.batch_size)):
+    for number, chunk in enumerate(chunks(pending, session.setting, session.batch_size)):
         rows.extend((number, pair) for pair, _ in chunk)
-        if len(rows) >= pairs_per_batch:
+        if len(rows) >= session.resources.pairs_per_batch:
             blocks.append(rows)
             rows = []
     if rows:
@@ -766,24 +680,23 @@ def _pair_source(blocks: list[Any]) -> Any:
     return PairSource()
 
 
-def _execute(pending: Sequence[EvaluationPair], seq: Mapping[str, int], plan: _Plan, resources: Resources,
-             progress: bool) -> None:
+def _execute(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session: _RaySession) -> None:
     """read -> map (the actor pool) -> write, under Ray Data's checkpoint."""
     import ray.data
     from ray.data.checkpoint import CheckpointConfig
 
-    blocks = _blocks(pending, seq, plan, resources.pairs_per_batch)
+    blocks = _blocks(pending, seq, session)
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.checkpoint_config, ctx.enable_progress_bars)
-    ctx.checkpoint_config = CheckpointConfig(id_column="pair_id", checkpoint_path=str(plan.parts / PARTS_CHECKPOINT),
+    ctx.checkpoint_config = CheckpointConfig(id_column="pair_id", checkpoint_path=str(session.store / PARTS_CHECKPOINT),
                                              delete_checkpoint_on_success=False)
-    ctx.enable_progress_bars = progress
+    ctx.enable_progress_bars = session.progress
     try:
         # as many output blocks as read tasks: Ray Data must not split a block (it would split chunks)
         ds = ray.data.read_datasource(_pair_source(blocks), override_num_blocks=len(blocks))
-        ds = ds.map_batches(JudgeActor, fn_constructor_kwargs={"shipment": plan.shipment, "setting": plan.setting},
-                            **map_arguments(resources))
-        ds.write_parquet(str(plan.parts / PARTS_DATA))
+        ds = ds.map_batches(JudgeActor, fn_constructor_kwargs={"shipment": session.shipment, "setting": session.setting},
+                            **map_arguments(session.resources))
+        ds.write_parquet(str(session.store / PARTS_DATA))
     except Exception as exc:
         raise _user_error(exc) from None
     finally:
@@ -802,11 +715,3 @@ def _user_error(exc: BaseException) -> BaseException:
                                                                   ImportError) for cls in type(candidate).__mro__):
             return candidate
     return exc
-
-
-def _count_new(report: ExtractionReport, parts: Path, before: set[str]) -> None:
-    """Add the records this run committed to ``report``."""
-    rows, _ = read_parts(parts)
-    for row in rows:
-        if row["pair_id"] not in before:
-            count_record(report, part_record(row))

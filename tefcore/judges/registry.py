@@ -38,12 +38,11 @@ REGISTRY_PATH = Path(str(resources.files("tefcore.judges") / "models.yaml"))
 BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai", "e5-zeroshot", "e5-crossfit")
 """Values of an entry's ``backend`` field."""
 
-LLM_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
-"""Backends that read answer-token log-probabilities (they take a ``reading`` option)."""
+_LOGPROB_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
+"""Backends that read answer-token log-probabilities: :attr:`ModelSpec.reads_logprobs` is the one test."""
 
 __all__ = [
     "BACKENDS",
-    "LLM_BACKENDS",
     "REGISTRY_PATH",
     "ModelSpec",
     "expand",
@@ -86,6 +85,42 @@ class ModelSpec:
     backend: str
     options: dict[str, Any] = field(default_factory=dict)
     display_name: str = ""
+
+    @property
+    def reads_logprobs(self) -> bool:
+        """True when this judge reads answer-token log-probabilities (an LLM judge: it takes a ``reading``).
+
+        Examples
+        --------
+        >>> ModelSpec("local", "llama_cpp").reads_logprobs, ModelSpec("e5-zeroshot", "e5-zeroshot").reads_logprobs
+        (True, False)
+        """
+        return self.backend in _LOGPROB_BACKENDS
+
+    def with_options(self, **options: Any) -> ModelSpec:
+        """This entry with some constructor options replaced.
+
+        ``reading`` applies only to judges that read log-probabilities (:attr:`reads_logprobs`): for
+        another judge the default ``"summed"`` is dropped and any other reading is an error.
+
+        Raises
+        ------
+        ValueError
+            On a reading the judge cannot take.
+
+        Examples
+        --------
+        >>> ModelSpec("e5-zeroshot", "e5-zeroshot").with_options(reading="summed").options
+        {}
+        >>> ModelSpec("local", "llama_cpp").with_options(reading="reference").options
+        {'reading': 'reference'}
+        """
+        reading = options.pop("reading", None)
+        if reading is not None and self.reads_logprobs:
+            options["reading"] = reading
+        elif reading not in (None, "summed"):
+            raise ValueError(f"--reading applies to LLM judges; {self.name} is a {self.backend} judge")
+        return ModelSpec(self.name, self.backend, {**self.options, **options}, self.display_name)
 
 
 def expand(text: str, env: Mapping[str, str] | None = None) -> str:

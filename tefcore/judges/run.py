@@ -1,53 +1,206 @@
-"""The extraction loop shared by ``tef extract`` and the book: pairs -> sentences -> prompts -> judge -> cache.
+"""The one extraction loop: pairs -> sentences -> prompts -> judge -> cache, whatever engine scores them.
 
 For every evaluation pair the judge scores the whole post (Direct) and every sentence of it (protocol §3
-segmentation, §4 prompts). Pairs are taken dimension by dimension (the prompts of one language and
-dimension share their prefix, which the local and vLLM backends reuse) in chunks of about
-``batch_size`` prompts; a pair's record is appended to the cache only when all its prompts are scored,
-so an interrupted run leaves only whole records, and a new run skips the pairs already there.
+segmentation, §4 prompts). :func:`run_extraction` is the loop, for every engine:
+
+1. check the scope (one language, a known prompt variant and segmentation rule);
+2. the engine opens a *session*: it builds and prepares the judge (a resume hands the judge the
+   provenance recorded in the cache, so that a judge whose fit is recorded there need not fit again)
+   and opens the store the records go to, under the run's provenance;
+3. the pairs already in the store are skipped (a pair whose text changed is an error);
+4. the session scores the others chunk by chunk and stores each pair's record whole; the loop counts
+   them into an :class:`ExtractionReport` and shows one progress bar; Ctrl-C stops between two records
+   (:class:`ExtractionInterrupted`).
+
+Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process, appending to
+the cache file (:class:`tefcore.judges.cache.CacheWriter`), and
+:class:`tefcore.judges.ray_engine.RayEngine`, a Ray cluster writing Parquet parts that are merged into the
+same file at the end. Both cut the pairs into the same chunks (:func:`chunks`: by dimension, about
+``batch_size`` prompts each, since the prompts of one dimension share their prefix, which the local and
+vLLM backends reuse) and score a chunk with :func:`score_chunk`, so their records are the same.
+
+What a pair's prompts are is the :class:`Setting`'s job (:meth:`Setting.requests`): the loop and the
+engines never build a prompt themselves, so another task (its own prompts and segmentation) plugs in
+as another setting.
 
 Each record also stores ``text_sha256`` (a hash of the post's text, not the text): resuming refuses a
 pair whose text changed since it was scored.
-
-Two engines run this work (:data:`ENGINES`): ``local``, the loop of this module, and ``ray``
-(:mod:`tefcore.judges.ray_engine`, the optional extra ``tefcore[ray]``), which spreads the same chunks
-over a Ray cluster. Both score a chunk with :func:`score_chunk` and build records with the same code, so
-their numbers and provenance are the same.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
 from tefcore import __version__
 from tefcore.judges.base import Backend, Score, ScoreRequest
-from tefcore.judges.cache import CacheError, CacheWriter, text_sha256
+from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance
+from tefcore.judges.registry import ModelSpec
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
-__all__ = ["DEFAULT_BATCH_SIZE", "ENGINES", "ExtractionInterrupted", "ExtractionReport", "build_requests",
-           "cache_path", "count_record", "load_ray_engine", "run_extraction", "run_provenance", "score_chunk",
-           "score_pairs"]
+__all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
+           "Session", "Setting", "build_requests", "check_scope", "chunks", "count_record", "pending_pairs", "preferred_batch_size",
+           "prepare_judge", "run_extraction", "run_provenance", "score_chunk", "signals_deferred"]
 
 DEFAULT_BATCH_SIZE = 64
+"""Prompts per judge call when neither the caller nor the judge (``preferred_batch_size``) says."""
 
-ENGINES: tuple[str, ...] = ("local", "ray")
-"""Values of ``tef extract --engine``: this module's loop, or Ray Data (:mod:`tefcore.judges.ray_engine`)."""
+Chunk = list[tuple[EvaluationPair, list[ScoreRequest]]]
+"""Pairs with their requests, scored in one judge call."""
 
 
+# --- what is scored -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Setting:
+    """What one cache file holds besides the judge: the language, the prompt variant, the segmentation.
+
+    Parameters
+    ----------
+    lang : str
+        The language of every pair.
+    variant : {"original", "verbose", "minimal"}
+        Prompt variant (protocol §4).
+    rule : {"reference", "improved"}
+        Segmentation rule (protocol §3).
+
+    Examples
+    --------
+    >>> Setting("en", "minimal").provenance()["segmentation_rule"]
+    'reference'
+    """
+
+    lang: str
+    variant: str
+    rule: str = "reference"
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown prompt variant {self.variant!r}; expected one of {VARIANTS}")
+        if self.rule not in SEGMENTATION_RULES:
+            raise ValueError(f"unknown segmentation rule {self.rule!r}; expected one of {SEGMENTATION_RULES}")
+
+    def requests(self, pair: EvaluationPair) -> list[ScoreRequest]:
+        """The Direct request, then one request per sentence (segmentation order)."""
+        return build_requests(pair, self.variant, self.rule)
+
+    def provenance(self) -> dict[str, Any]:
+        """The setting's part of a run's provenance (the prompt template by its hash)."""
+        return {"lang": self.lang, "prompt_variant": self.variant,
+                "template_sha256": template_hash(self.lang, self.variant), "segmentation_rule": self.rule,
+                "min_sentence_length": MIN_LENGTH}
+
+
+def build_requests(pair: EvaluationPair, variant: str, rule: str) -> list[ScoreRequest]:
+    """The Direct request, then one request per sentence (segmentation order)."""
+    def request(text: str, kind: str) -> ScoreRequest:
+        return ScoreRequest(build_prompt(text, pair.dimension, pair.lang, variant), text, pair.lang,
+                            pair.dimension, pair.post_id, kind)
+
+    sentences = split_sentences(pair.text, pair.lang, rule=rule)
+    return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
+
+
+def chunks(pairs: Sequence[EvaluationPair], setting: Setting, batch_size: int) -> Iterator[Chunk]:
+    """Pairs grouped by dimension (first-appearance order), cut into chunks of about ``batch_size`` prompts.
+
+    Whole pairs only: a chunk closes at the first pair that brings it to ``batch_size`` prompts.
+    """
+    by_dimension: dict[str, list[EvaluationPair]] = {}
+    for pair in pairs:
+        by_dimension.setdefault(pair.dimension, []).append(pair)
+    for group in by_dimension.values():
+        chunk: Chunk = []
+        size = 0
+        for pair in group:
+            requests = setting.requests(pair)
+            chunk.append((pair, requests))
+            size += len(requests)
+            if size >= batch_size:
+                yield chunk
+                chunk, size = [], 0
+        if chunk:
+            yield chunk
+
+
+def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, list[Score]]]:
+    """The work of every engine: one chunk of pairs in, one judge call, each pair's scores out.
+
+    Parameters
+    ----------
+    backend : Backend
+        A prepared judge.
+    chunk : Chunk
+        Pairs with their :meth:`Setting.requests`.
+
+    Returns
+    -------
+    list of (EvaluationPair, list of Score)
+        Each pair with its scores, Direct first, then one per sentence.
+
+    Raises
+    ------
+    RuntimeError
+        When the judge answers with another number of scores than prompts.
+    """
+    requests = [r for _, reqs in chunk for r in reqs]
+    scores = backend.score(requests)
+    if len(scores) != len(requests):
+        raise RuntimeError(f"the judge returned {len(scores)} scores for {len(requests)} prompts")
+    scored, at = [], 0
+    for pair, reqs in chunk:
+        scored.append((pair, list(scores[at:at + len(reqs)])))
+        at += len(reqs)
+    return scored
+
+
+def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
+    """Everything that identifies the numbers of a run: the judge's and the setting's provenance.
+
+    The start time is recorded too and kept out of the provenance id
+    (:data:`tefcore.judges.cache.TIME_KEYS`).
+    """
+    prov = dict(backend.provenance())
+    prov.setdefault("reading", getattr(backend, "reading", None))
+    prov.update({"judge": getattr(backend, "name", prov.get("model")), **setting.provenance(),
+                 "tefcore_version": __version__,
+                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    return prov
+
+
+def preferred_batch_size(judge: Backend | ModelSpec) -> int:
+    """The judge's ``preferred_batch_size`` (its class's, for a registry entry), else :data:`DEFAULT_BATCH_SIZE`."""
+    if isinstance(judge, ModelSpec):
+        from tefcore.judges import backend_class
+
+        return int(getattr(backend_class(judge.backend), "preferred_batch_size", DEFAULT_BATCH_SIZE))
+    return int(getattr(judge, "preferred_batch_size", DEFAULT_BATCH_SIZE))
+
+
+def prepare_judge(backend: Backend, pairs: Sequence[EvaluationPair], recorded: Mapping[str, Any] | None,
+                  progress: bool) -> float:
+    """``backend.prepare`` on every pair; return its wall time in seconds.
+
+    ``recorded`` is the provenance of the cache being resumed (None for a new one): a judge whose fit
+    is recorded there, made on the same pairs, takes it instead of fitting again.
+    """
+    started = time.perf_counter()
+    backend.prepare(pairs, progress=progress, recorded=recorded)
+    return time.perf_counter() - started
+
+
+# --- what a run did -------------------------------------------------------------------------------
 @dataclass
 class ExtractionReport:
     """What one run of :func:`run_extraction` did.
@@ -61,24 +214,28 @@ class ExtractionReport:
     pairs_skipped : int
         Pairs already in the cache when the run started.
     pairs_written : int
-        Pairs scored and appended by this run.
+        Pairs scored and stored by this run.
     prompts : int
         Prompts scored by this run (Direct and sentences).
     seconds : float
         Wall time of the scoring loop.
     prepare_seconds : float
-        Wall time of ``backend.prepare`` (a judge that fits, such as the cross-fitted e5 judge,
-        embeds and fits there): work done for this run before the loop.
+        Wall time of the judge's preparation before the loop (a judge that fits, such as the
+        cross-fitted e5 judge, embeds and fits there).
     sources : Counter
         Sources of the numbers scored by this run.
+    details : Counter
+        Why answers were invalid, when the judge said (e.g. a prompt longer than the context).
     mass_sum : float
         Sum of the C+S mass of those numbers (NaN masses left out).
     mass_count : int
         How many masses entered ``mass_sum``.
     interrupted : bool
-        True when the run stopped on Ctrl-C (only whole records were written).
+        True when the run stopped on Ctrl-C (only whole records were stored).
     repaired : bool
         True when a torn last line was cut away on opening.
+    store : Path, optional
+        Where the records are while the run goes on, when not ``path`` (a Ray run's parts directory).
     """
 
     path: Path
@@ -89,10 +246,12 @@ class ExtractionReport:
     seconds: float = 0.0
     prepare_seconds: float = 0.0
     sources: Counter[str] = field(default_factory=Counter)
+    details: Counter[str] = field(default_factory=Counter)
     mass_sum: float = 0.0
     mass_count: int = 0
     interrupted: bool = False
     repaired: bool = False
+    store: Path | None = None
 
     @property
     def pairs_done(self) -> int:
@@ -101,15 +260,13 @@ class ExtractionReport:
 
     @property
     def prompts_per_second(self) -> float:
-        r"""Prompts scored per second of this run, the judge's preparation included.
+        r"""Prompts scored per second of the scoring loop (the progress bar's rate, in prompts).
 
-        A judge that does its work in ``prepare`` scores from memory in the loop; the loop's time alone
-        would report that as speed.
+        The judge's preparation has its own time (:attr:`prepare_seconds`), shown beside it.
 
-        .. math:: \text{rate} = \frac{\text{prompts}}{t_\text{prepare} + t_\text{loop}}
+        .. math:: \text{rate} = \frac{\text{prompts}}{t_\text{loop}}
         """
-        elapsed = self.seconds + self.prepare_seconds
-        return self.prompts / elapsed if elapsed > 0 else 0.0
+        return self.prompts / self.seconds if self.seconds > 0 else 0.0
 
     @property
     def mean_mass(self) -> float:
@@ -127,17 +284,17 @@ class ExtractionReport:
         Examples
         --------
         >>> report = ExtractionReport(Path("en.jsonl"), pairs_in_scope=2, pairs_written=2, prompts=8,
-        ...                           seconds=3.5, prepare_seconds=0.5, sources=Counter(embedding=8))
+        ...                           seconds=4.0, prepare_seconds=0.5, sources=Counter(embedding=8))
         >>> print(report.summary())  # doctest: +NORMALIZE_WHITESPACE
-        en.jsonl: 2/2 pairs (2 new, 0 already there); 8 prompts in 4.0 s (2.00/s, 0.5 s of it preparing
-        the judge); sources: embedding 100.0%; mean C+S mass n/a
+        en.jsonl: 2/2 pairs (2 new, 0 already there); 8 prompts in 4.0 s (2.00/s), after 0.5 s preparing
+        the judge; sources: embedding 100.0%; mean C+S mass n/a
         """
         shares = ", ".join(f"{k} {v:.1%}" for k, v in self.source_shares().items()) or "none"
-        prepared = f", {self.prepare_seconds:.1f} s of it preparing the judge" if self.prepare_seconds >= 0.05 else ""
+        prepared = f", after {self.prepare_seconds:.1f} s preparing the judge" if self.prepare_seconds >= 0.05 else ""
         mass = f"{self.mean_mass:.3f}" if self.mass_count else "n/a"
         return (f"{self.path}: {self.pairs_done}/{self.pairs_in_scope} pairs "
                 f"({self.pairs_written} new, {self.pairs_skipped} already there); {self.prompts} prompts "
-                f"in {self.seconds + self.prepare_seconds:.1f} s ({self.prompts_per_second:.2f}/s{prepared}); "
+                f"in {self.seconds:.1f} s ({self.prompts_per_second:.2f}/s){prepared}; "
                 f"sources: {shares}; mean C+S mass {mass}")
 
 
@@ -149,47 +306,96 @@ class ExtractionInterrupted(KeyboardInterrupt):
         self.report = report
 
 
-def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: str,
-               rule: str = "reference", reading: str = "summed") -> Path:
-    """``<out>/<model>/<variant>/<lang>.jsonl``; a non-default rule or reading is added to the file name.
+def count_record(report: ExtractionReport, record: Mapping[str, Any]) -> None:
+    """Add one stored pair record (see :func:`tefcore.judges.cache.pair_record`) to ``report``."""
+    sources = [record["direct_source"], *record["sentence_sources"]]
+    masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
+    details = [record.get("direct_detail"), *(record.get("sentence_details") or ())]
+    report.pairs_written += 1
+    report.prompts += len(sources)
+    report.sources.update(sources)
+    report.details.update(d for d in details if d)
+    report.mass_sum += sum(masses)
+    report.mass_count += len(masses)
 
-    Examples
-    --------
-    >>> cache_path("data/caches", "local", "original", "en").as_posix()
-    'data/caches/local/original/en.jsonl'
-    >>> cache_path("out", "local", "minimal", "zh", rule="improved").as_posix()
-    'out/local/minimal/zh.rule-improved.jsonl'
+
+# --- the engines ----------------------------------------------------------------------------------
+class Session(Protocol):
+    """An engine's open run: a prepared judge and the store of one cache."""
+
+    done: Mapping[tuple[str, str], str | None]
+    """``(post_id, dimension) -> text_sha256`` of the pairs already stored (None when not recorded)."""
+    store: Path
+    """Where the records go (the cache file, or a Ray run's parts directory)."""
+    prepare_seconds: float
+    repaired: bool
+
+    def score(self, pending: list[EvaluationPair]) -> Iterator[list[dict[str, Any]]]:
+        """Score and store the pending pairs; yield the stored records, a chunk (or a batch) at a time."""
+        ...
+
+
+class Engine(Protocol):
+    """How the pairs are scored: :class:`LocalEngine` or :class:`tefcore.judges.ray_engine.RayEngine`."""
+
+    def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
+                out_path: Path, batch_size: int | None, progress: bool) -> AbstractContextManager[Session]:
+        """Prepare the judge on ``pairs`` and open the store of ``out_path``; closing it finishes the cache."""
+        ...
+
+
+class LocalEngine:
+    """Score in this process: one chunk per judge call, each record appended to the cache file at once.
+
+    A registry entry (:class:`~tefcore.judges.registry.ModelSpec`) is built once and kept for the
+    engine's later runs (another language or prompt variant loads no model again).
     """
-    suffix = "".join(f".{what}-{value}" for what, value, default in
-                     (("rule", rule, "reference"), ("reading", reading, "summed")) if value != default)
-    return Path(out_dir) / model / variant / f"{lang}{suffix}.jsonl"
+
+    def __init__(self) -> None:
+        self._built: tuple[ModelSpec, Backend] | None = None
+
+    def judge(self, judge: Backend | ModelSpec) -> Backend:
+        """The judge object: ``judge`` itself, or the one built from a registry entry."""
+        if not isinstance(judge, ModelSpec):
+            return judge
+        if self._built is None or self._built[0] != judge:
+            from tefcore.judges import make_backend
+
+            self._built = None  # free the previous model first
+            self._built = (judge, make_backend(judge))
+        return self._built[1]
+
+    @contextmanager
+    def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
+                out_path: Path, batch_size: int | None, progress: bool) -> Iterator[_LocalSession]:
+        backend = self.judge(judge)
+        prepared = prepare_judge(backend, pairs, recorded_provenance(out_path), progress)
+        with CacheWriter(out_path, run_provenance(backend, setting)) as writer:
+            try:
+                yield _LocalSession(backend, writer, setting, batch_size or preferred_batch_size(backend), prepared)
+            finally:
+                if not writer.done:  # a header alone is no cache: a run that scored nothing leaves none
+                    writer.path.unlink(missing_ok=True)
 
 
-def build_requests(pair: EvaluationPair, variant: str, rule: str) -> list[ScoreRequest]:
-    """The Direct request, then one request per sentence (segmentation order)."""
-    def request(text: str, kind: str) -> ScoreRequest:
-        return ScoreRequest(build_prompt(text, pair.dimension, pair.lang, variant), text, pair.lang,
-                            pair.dimension, pair.post_id, kind)
+class _LocalSession:
+    def __init__(self, backend: Backend, writer: CacheWriter, setting: Setting, batch_size: int,
+                 prepare_seconds: float) -> None:
+        self.backend, self.writer, self.setting, self.batch_size = backend, writer, setting, batch_size
+        self.prepare_seconds, self.repaired, self.store = prepare_seconds, writer.repaired, writer.path
+        self.done = {key: writer.text_hashes.get(key) for key in writer.done}
 
-    sentences = split_sentences(pair.text, pair.lang, rule=rule)
-    return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
-
-
-def run_provenance(backend: Backend, lang: str, variant: str, rule: str) -> dict[str, Any]:
-    """Everything that identifies the numbers of a run (the start time is kept out of its id)."""
-    prov = dict(backend.provenance())
-    prov.setdefault("reading", getattr(backend, "reading", None))
-    prov.update({
-        "judge": getattr(backend, "name", prov.get("model")), "lang": lang, "prompt_variant": variant,
-        "template_sha256": template_hash(lang, variant), "segmentation_rule": rule,
-        "min_sentence_length": MIN_LENGTH, "tefcore_version": __version__,
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    })
-    return prov
+    def score(self, pending: list[EvaluationPair]) -> Iterator[list[dict[str, Any]]]:
+        for chunk in chunks(pending, self.setting, self.batch_size):
+            records = []
+            for pair, scores in score_chunk(self.backend, chunk):
+                with signals_deferred():
+                    records.append(self.writer.write_pair(pair, scores[0], scores[1:]))
+            yield records
 
 
 @contextmanager
-def _signals_deferred() -> Iterator[None]:
+def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM while a record is written; raise KeyboardInterrupt right after.
 
     Only in the main thread, and only for signals that are not ignored (a run started in the
@@ -213,90 +419,58 @@ def _signals_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
-def _chunks(pairs: Sequence[EvaluationPair], variant: str, rule: str,
-            batch_size: int) -> Iterator[list[tuple[EvaluationPair, list[ScoreRequest]]]]:
-    """Pairs grouped by dimension (first-appearance order), cut into chunks of ~batch_size prompts."""
-    by_dimension: dict[str, list[EvaluationPair]] = {}
-    for pair in pairs:
-        by_dimension.setdefault(pair.dimension, []).append(pair)
-    for group in by_dimension.values():
-        chunk: list[tuple[EvaluationPair, list[ScoreRequest]]] = []
-        size = 0
-        for pair in group:
-            requests = build_requests(pair, variant, rule)
-            chunk.append((pair, requests))
-            size += len(requests)
-            if size >= batch_size:
-                yield chunk
-                chunk, size = [], 0
-        if chunk:
-            yield chunk
-
-
-def load_ray_engine() -> Any:
-    """Import :mod:`tefcore.judges.ray_engine` and check that Ray is installed.
-
-    Raises
-    ------
-    ImportError
-        When Ray Data is missing; the message says what to install.
-    """
-    from tefcore.judges import ray_engine
-
-    ray_engine.require_ray()
-    return ray_engine
-
-
-def _check_scope(pairs: Sequence[EvaluationPair], variant: str, rule: str) -> str:
-    """Validate arguments; return the single language of the pairs."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
-    if rule not in SEGMENTATION_RULES:
-        raise ValueError(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
+# --- the loop -------------------------------------------------------------------------------------
+def check_scope(pairs: Sequence[EvaluationPair], variant: str, rule: str) -> Setting:
+    """The setting of a run over ``pairs``: they must share one language (one cache file)."""
     langs = sorted({p.lang for p in pairs})
     if len(langs) != 1:
         raise ValueError(f"run_extraction takes the pairs of one language (one cache file), got {langs}")
-    return langs[0]
+    return Setting(langs[0], variant, rule)
 
 
-def _pending(pairs: Sequence[EvaluationPair], writer: CacheWriter) -> list[EvaluationPair]:
-    """Pairs not in the cache yet; a cached pair whose text changed is an error."""
-    hashes = writer.text_hashes
+def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
+                  store: Path) -> list[EvaluationPair]:
+    """The pairs of ``scope`` not stored yet (data order); a stored pair whose text changed is an error."""
+    from tefcore.judges.cache import text_sha256
+
     pending = []
-    for pair in pairs:
+    for pair in scope:
         key = (pair.post_id, pair.dimension)
-        if key not in writer.done:
+        if key not in done:
             pending.append(pair)
-        elif hashes.get(key) not in (None, text_sha256(pair.text)):
-            raise CacheError(f"{writer.path}: pair {key} was scored from another text; "
-                             f"use another --out for this data")
+        elif done[key] not in (None, text_sha256(pair.text)):
+            raise CacheError(f"{store}: pair {key} was scored from another text; use another --out for this data")
     return pending
 
 
-def run_extraction(backend: Backend, pairs: Sequence[EvaluationPair], out_path: str | os.PathLike[str],
-                   *, variant: str, rule: str = "reference", batch_size: int | None = None,
-                   limit: int | None = None, progress: bool = True) -> ExtractionReport:
-    """Score every pair with ``backend`` and append one record per pair to ``out_path``.
+def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], out_path: str | Path, *,
+                   variant: str, rule: str = "reference", batch_size: int | None = None, limit: int | None = None,
+                   progress: bool = True, engine: Engine | None = None) -> ExtractionReport:
+    """Score every pair with ``judge`` and store one record per pair in the cache ``out_path``.
 
     Parameters
     ----------
-    backend : Backend
-        The judge (see :func:`tefcore.judges.make_backend`).
+    judge : Backend or ModelSpec
+        The judge, or a registry entry that the engine builds it from (:func:`tefcore.judges.make_backend`;
+        the Ray engine builds an LLM judge in its actors only).
     pairs : sequence of EvaluationPair
-        Pairs of one language, in data order (all of them go to ``backend.prepare``, so that a
+        Pairs of one language, in data order (all of them go to the judge's ``prepare``, so that a
         fitted judge does not depend on ``limit``).
     out_path : path-like
-        The cache file (see :func:`cache_path`); an existing file of the same provenance is resumed.
+        The cache file (see :func:`tefcore.judges.cache.cache_path`); an existing file of the same
+        provenance is resumed.
     variant : {"original", "verbose", "minimal"}
         Prompt variant (protocol §4).
     rule : {"reference", "improved"}
         Segmentation rule (protocol §3).
     batch_size : int, optional
-        Prompts per backend call (default: the backend's ``preferred_batch_size``, else 64).
+        Prompts per judge call (default: the judge's ``preferred_batch_size``, else 64).
     limit : int, optional
         Only the first ``limit`` pairs (the same ones on every run, so a limited run resumes).
     progress : bool
-        Show a tqdm bar with pairs and prompts per second.
+        Progress bars: the judge's preparation (when it has long work), then pairs and prompts per second.
+    engine : Engine, optional
+        :class:`LocalEngine` (default) or :class:`tefcore.judges.ray_engine.RayEngine`.
 
     Returns
     -------
@@ -305,55 +479,41 @@ def run_extraction(backend: Backend, pairs: Sequence[EvaluationPair], out_path: 
     Raises
     ------
     ExtractionInterrupted
-        On Ctrl-C, after closing the cache (no half record); carries the report.
+        On Ctrl-C, after closing the store (no half record); carries the report.
     ProvenanceMismatch
         When ``out_path`` holds results of another provenance.
 
     Notes
     -----
-    A run that ends, or stops, before any pair is in the cache removes the file it opened: a cache is
-    never a header alone.
+    A local run that ends, or stops, before any pair is in the cache removes the file it opened: a
+    cache is never a header alone.
     """
-    lang = _check_scope(pairs, variant, rule)
-    if batch_size is None:
-        batch_size = getattr(backend, "preferred_batch_size", DEFAULT_BATCH_SIZE)
-    if batch_size < 1 or (limit is not None and limit < 0):
+    setting = check_scope(pairs, variant, rule)
+    if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
-    started = time.perf_counter()
-    backend.prepare(pairs)
-    prepared = time.perf_counter() - started
+    engine = engine or LocalEngine()
     scope = list(pairs if limit is None else pairs[:limit])
-    with CacheWriter(out_path, run_provenance(backend, lang, variant, rule)) as writer:
-        try:
-            report = ExtractionReport(Path(out_path), len(scope), prepare_seconds=prepared,
-                                      repaired=writer.repaired)
-            pending = _pending(scope, writer)
-            report.pairs_skipped = len(scope) - len(pending)
-            _loop(backend, pending, (lang, variant, rule), batch_size, writer, report, progress)
-        finally:
-            if not writer.done:  # a header alone is no cache: a run that scored nothing leaves none
-                writer.path.unlink(missing_ok=True)
+    with engine.session(judge, pairs, setting, Path(out_path), batch_size, progress) as session:
+        report = ExtractionReport(Path(out_path), len(scope), prepare_seconds=session.prepare_seconds,
+                                  repaired=session.repaired, store=session.store)
+        pending = pending_pairs(scope, session.done, session.store)
+        report.pairs_skipped = len(scope) - len(pending)
+        _loop(session, pending, setting, report, progress)
     return report
 
 
-def _loop(backend: Backend, pending: list[EvaluationPair], setting: tuple[str, str, str], batch_size: int,
-          writer: CacheWriter, report: ExtractionReport, progress: bool) -> None:
-    """Score the pending pairs chunk by chunk with a progress bar; Ctrl-C -> ExtractionInterrupted.
-
-    ``setting`` is ``(lang, variant, rule)``.
-    """
-    lang, variant, rule = setting
-    bar = tqdm(total=len(pending), unit="pair", desc=f"{lang} {variant}", disable=not progress,
-               dynamic_ncols=True)
+def _loop(session: Session, pending: list[EvaluationPair], setting: Setting, report: ExtractionReport,
+          progress: bool) -> None:
+    """Count what the session stores, with one bar (pairs/s and prompts/s over the same time)."""
+    bar = tqdm(total=len(pending), unit="pair", desc=f"{setting.lang} {setting.variant}", dynamic_ncols=True,
+               smoothing=0, disable=not progress or not pending)  # smoothing 0: the mean rate, as the postfix
     start = time.perf_counter()
     try:
-        for scored in score_pairs(backend, pending, variant, rule, batch_size):
-            for pair, scores in scored:
-                with _signals_deferred():
-                    record = writer.write_pair(pair, scores[0], scores[1:])
+        for records in session.score(pending):
+            for record in records:
                 count_record(report, record)
             report.seconds = time.perf_counter() - start
-            bar.update(len(scored))
+            bar.update(len(records))
             bar.set_postfix_str(f"{report.prompts_per_second:.2f} prompts/s", refresh=False)
     except KeyboardInterrupt:
         report.interrupted = True
@@ -361,77 +521,3 @@ def _loop(backend: Backend, pending: list[EvaluationPair], setting: tuple[str, s
     finally:
         report.seconds = time.perf_counter() - start
         bar.close()
-
-
-def score_pairs(backend: Backend, pairs: Sequence[EvaluationPair], variant: str, rule: str,
-                batch_size: int) -> Iterator[list[tuple[EvaluationPair, list[Score]]]]:
-    """Score pairs chunk by chunk, as the local loop does: :func:`score_chunk` of each chunk.
-
-    Pairs are grouped by dimension (first-appearance order) and cut into chunks of about
-    ``batch_size`` prompts (whole pairs only).
-
-    Parameters
-    ----------
-    backend : Backend
-        A prepared judge.
-    pairs : sequence of EvaluationPair
-        The pairs to score (one language).
-    variant, rule : str
-        Prompt variant and segmentation rule.
-    batch_size : int
-        About how many prompts go into one backend call.
-
-    Yields
-    ------
-    list of (EvaluationPair, list of Score)
-        One chunk (see :func:`score_chunk`).
-    """
-    for chunk in _chunks(pairs, variant, rule, batch_size):
-        yield score_chunk(backend, chunk)
-
-
-def score_chunk(backend: Backend, chunk: Sequence[tuple[EvaluationPair, list[ScoreRequest]]]
-                ) -> list[tuple[EvaluationPair, list[Score]]]:
-    """The work of both engines: one chunk of pairs in, one backend call, each pair's scores out.
-
-    The local loop writes what this returns with :meth:`CacheWriter.write_pair`; a Ray actor
-    (:mod:`tefcore.judges.ray_engine`) receives the same chunks, calls this, and builds the same records
-    with :func:`tefcore.judges.cache.pair_record`. The requests, the calls and the records are the same.
-
-    Parameters
-    ----------
-    backend : Backend
-        A prepared judge.
-    chunk : sequence of (EvaluationPair, list of ScoreRequest)
-        Pairs with their :func:`build_requests`.
-
-    Returns
-    -------
-    list of (EvaluationPair, list of Score)
-        Each pair with its scores, Direct first, then one per sentence.
-
-    Raises
-    ------
-    RuntimeError
-        When the judge answers with another number of scores than prompts.
-    """
-    requests = [r for _, reqs in chunk for r in reqs]
-    scores = backend.score(requests)
-    if len(scores) != len(requests):
-        raise RuntimeError(f"the judge returned {len(scores)} scores for {len(requests)} prompts")
-    scored, at = [], 0
-    for pair, reqs in chunk:
-        scored.append((pair, list(scores[at:at + len(reqs)])))
-        at += len(reqs)
-    return scored
-
-
-def count_record(report: ExtractionReport, record: Mapping[str, Any]) -> None:
-    """Add one written pair record (see :func:`tefcore.judges.cache.pair_record`) to ``report``."""
-    sources = [record["direct_source"], *record["sentence_sources"]]
-    masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
-    report.pairs_written += 1
-    report.prompts += len(sources)
-    report.sources.update(sources)
-    report.mass_sum += sum(masses)
-    report.mass_count += len(masses)

@@ -512,7 +512,8 @@ class VLLMBackend:
             prov["vllm_distribution"] = self._distribution
         return prov
 
-    def prepare(self, pairs: Sequence[EvaluationPair]) -> None:
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
         """Nothing to fit for an LLM judge."""
 
     def render(self, prompt: str) -> list[int]:
