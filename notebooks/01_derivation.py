@@ -51,7 +51,7 @@ from myst_nb import glue
 from tefcore.chapters import theory
 from tefcore.chapters.figures import setup_notebook
 from tefcore.chapters.presentation import bold_best
-from tefcore.fusion import TEMPERATURE, clipped_log_odds, weights
+from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight
 from tefcore.information import contributions
 
 setup_notebook()
@@ -189,9 +189,9 @@ theory.curve_figure(p_grid).show()
 probe = np.array([0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999])
 pd.DataFrame({
     "p": probe,
-    "w(p)": weights(probe),
+    "w(p)": entropy_weight(probe),
     "l(p)": clipped_log_odds(probe),
-    "w(p)·l(p)": weights(probe) * clipped_log_odds(probe),
+    "w(p)·l(p)": entropy_weight(probe) * clipped_log_odds(probe),
     "8δ³/log 2 (near 1/2)": 8 * (probe - 0.5) ** 3 / np.log(2),
 }).round(4)
 
@@ -277,9 +277,9 @@ pd.DataFrame(
     {
         "p = P(change)": ex,
         "MV vote": np.where(ex >= 0.5, "change", "stability"),
-        "w(p)": weights(ex),
+        "w(p)": entropy_weight(ex),
         "l(p)": clipped_log_odds(ex),
-        "w(p)·l(p)": weights(ex) * clipped_log_odds(ex),
+        "w(p)·l(p)": entropy_weight(ex) * clipped_log_odds(ex),
     },
     index=pd.RangeIndex(1, len(ex) + 1, name="sentence"),
 ).round(3)

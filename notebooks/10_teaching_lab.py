@@ -48,7 +48,7 @@ from tefcore import simulate as sim
 from tefcore.chapters import theory
 from tefcore.chapters.figures import setup_notebook
 from tefcore.chapters.presentation import bold_best, format_columns
-from tefcore.fusion import clipped_log_odds, fuse_many, weights  # noqa: F401 (for your answers)
+from tefcore.fusion import clipped_log_odds, entropy_weight, fuse_many  # noqa: F401 (for your answers)
 
 setup_notebook()
 for key, value in theory.lab_numbers(strength=sim.Detector().strength).items():
@@ -66,7 +66,7 @@ for key, value in theory.lab_numbers(strength=sim.Detector().strength).items():
 # Your answers (replace None by numbers, two decimals are enough)
 my_w = {0.5: None, 0.6: None, 0.9: None, 0.99: None}
 my_l = {0.5: None, 0.6: None, 0.9: None, 0.99: None}
-_ = theory.check_numbers(my_w, weights)
+_ = theory.check_numbers(my_w, entropy_weight)
 _ = theory.check_numbers(my_l, clipped_log_odds)
 
 # %% [markdown]
@@ -91,9 +91,9 @@ ps = np.array([0.5, 0.6, 0.9, 0.99])
 pd.DataFrame({
     "p": ps,
     "H(p)": information.binary_entropy(ps),
-    "w(p)": weights(ps),
+    "w(p)": entropy_weight(ps),
     "l(p)": clipped_log_odds(ps),
-    "w(p)·l(p)": weights(ps) * clipped_log_odds(ps),
+    "w(p)·l(p)": entropy_weight(ps) * clipped_log_odds(ps),
 }).round(3)
 
 # %% [markdown]
@@ -111,7 +111,7 @@ pd.DataFrame({
 # Then check (1)-(4) numerically on a grid.
 
 # %%
-# Your numerical check here (for example with numpy and tefcore.fusion.weights)
+# Your numerical check here (for example with numpy and tefcore.fusion.entropy_weight)
 grid = np.linspace(0, 1, 1001)
 
 # %% [markdown]

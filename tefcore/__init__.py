@@ -31,18 +31,19 @@ Examples
 from __future__ import annotations
 
 from tefcore.fusion import (
+    RULE_LABELS,
     RULE_NAMES,
     FusionBatch,
     FusionResult,
     clipped_log_odds,
     direct,
+    entropy_weight,
     fuse_many,
     majority_vote,
     soft_vote,
     tef,
     tef_without_entropy,
     tef_without_log_odds,
-    weights,
 )
 from tefcore.metrics import (
     accuracy,
@@ -56,6 +57,7 @@ from tefcore.metrics import (
 __version__ = "0.2.0"
 
 __all__ = [
+    "RULE_LABELS",
     "RULE_NAMES",
     "FusionBatch",
     "FusionResult",
@@ -64,6 +66,7 @@ __all__ = [
     "bootstrap_ci",
     "clipped_log_odds",
     "direct",
+    "entropy_weight",
     "expected_calibration_error",
     "fuse_many",
     "macro_f1",
@@ -74,5 +77,4 @@ __all__ = [
     "tef",
     "tef_without_entropy",
     "tef_without_log_odds",
-    "weights",
 ]

@@ -422,9 +422,8 @@ def score_display(table: Any) -> Any:
     """
     import pandas as pd
 
-    from tefcore.chapters.presentation import METRIC_LABELS, RULE_LABELS
-    from tefcore.evaluate import AVERAGE
-    from tefcore.fusion import RULE_NAMES
+    from tefcore.evaluate import AVERAGE, METRIC_LABELS
+    from tefcore.fusion import RULE_LABELS, RULE_NAMES
     from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
     dims = [d for d in (*TABLE_ORDER, AVERAGE) if d in set(table["dimension"])]

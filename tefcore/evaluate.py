@@ -20,7 +20,8 @@ tables alike:
 Invalid answers: ``invalid="drop"`` (the default) leaves unreadable sentences out of the fusion and
 counts them; a pair with no readable sentence (or an unreadable Direct answer) is an *abstention*,
 scored as wrong. ``invalid="reference"`` reproduces the reference release, which turns every unreadable
-answer into P(change) = 0.5 (a change vote under Majority Vote and Direct, since ties go to change).
+answer into P(change) = 0.5 (a change vote under Majority Vote and a change prediction under Direct,
+since a probability of 0.5 counts as change).
 
 This module knows rules, sides and pairs, never the names of the benchmark's dimensions: an order of
 dimensions is an argument (:func:`sort_table`).
@@ -43,6 +44,7 @@ __all__ = [
     "BASELINES",
     "INVALID_POLICIES",
     "METRICS",
+    "METRIC_LABELS",
     "PAIR_KEYS",
     "SENTENCE_RULES",
     "check_metric",
@@ -72,6 +74,8 @@ PAIR_KEYS: list[str] = ["post_id", "lang", "dimension", "side"]
 _METRIC_FNS: dict[str, Callable[..., float]] = {"accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
 METRICS: tuple[str, ...] = tuple(_METRIC_FNS)
 """The metrics of the paper's tables, in percent."""
+METRIC_LABELS: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
+"""Short names of the metrics in the paper's table headers."""
 
 
 def check_metric(metric: str) -> Callable[..., float]:

@@ -1,13 +1,16 @@
-r"""Fusion rules of the paper (Section 3, protocol §6), per document and over many documents at once.
+r"""Fusion rules of the paper (Section 3, Eq. 3, Algorithm 1; protocol §6), per document and over many
+documents at once.
 
-Every rule turns the sentence posteriors of one document into a document-level decision. Inputs come
-in two shapes:
+Every rule turns the sentence posteriors of a document into a score for each class and predicts the
+class with the highest score. Inputs come in two shapes:
 
 * a sequence of :math:`p_i = P(\text{change} \mid D_i)` (the binary case, :math:`K = 2`), or
 * an ``(n_sentences, K)`` array whose rows are distributions :math:`\mathbf p_i \in \Delta^{K-1}`.
 
-For :math:`K = 2` the classes are ``("change", "stability")``; an array with two columns is read through
-its first column, so both shapes give the same numbers.
+For :math:`K = 2` the classes are :data:`CLASSES`, ``("change", "stability")``; an array with two
+columns is read through its first column, so both shapes give the same numbers. Other class names are
+given with ``classes=``; for :math:`K > 2` they default to ``class_0, class_1, ...``. Results name
+their classes: a prediction is a class name, and scores are labelled by class.
 
 Definitions (natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :math:`T = 5`):
 
@@ -22,30 +25,60 @@ Definitions (natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :ma
     \operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big),\qquad
     \hat Y = \arg\max_c \operatorname{Score}(c).
 
-Ties go to the first class (``change``), as in the reference release. For :math:`K = 2` the two TEF
-scores are computed as :math:`s` and :math:`-s` from one sum :math:`s = \sum_i w_i \ell(p_i)`, because
-:math:`\ell(1-p) = -\ell(p)` exactly. Summing the two sides separately (as the reference release does)
-lets floating-point rounding decide posts whose evidence balances; here a post is a tie when
-:math:`|s|` is within a relative ``tie_rtol`` (default :math:`10^{-12}`) of its total evidence
-:math:`\sum_i |w_i \ell(p_i)|`, below which the sign of :math:`s` is rounding noise (for instance in
-:math:`p` versus the floating-point complement :math:`1 - p`). A tie snaps both scores to zero.
+The scores of every rule (:func:`fuse_many`; the per-document functions call it on one document):
 
-The batch entry point :func:`fuse_many` works on a flat array of sentence probabilities and a
-non-decreasing document index, with segment sums (:func:`numpy.add.reduceat`) and no Python loop over
-documents. The per-document functions call the same code on a single segment, so both routes give
-identical results.
+============================  ==================================================================
+rule                          :math:`\operatorname{Score}(c)` of a document of :math:`N` sentences
+============================  ==================================================================
+``direct``                    :math:`p^{(c)}` of the whole post
+``majority_vote``             share of the sentences whose vote (their most probable class) is c
+``soft_vote``                 :math:`\frac1N\sum_i p_i^{(c)}`
+``tef``                       :math:`\sum_i w(\mathbf p_i)\,\ell(p_i^{(c)})` (Eq. 3)
+``tef_without_entropy``       :math:`\sum_i \ell(p_i^{(c)})`
+``tef_without_log_odds``      :math:`\sum_i w(\mathbf p_i)\,p_i^{(c)} / \sum_i w(\mathbf p_i)` (:math:`1/K`
+                              when every weight is 0)
+============================  ==================================================================
+
+For :math:`K = 2` the formula is evaluated on the change column alone and the stability column follows
+from it: :math:`\ell(1-p) = -\ell(p)` gives :math:`\operatorname{Score}(\text{stability}) =
+-\operatorname{Score}(\text{change})` for the two log-odds rules, and shares, means and probabilities
+complement to one. The confidence is the winner's share of the rule's distribution over the classes:
+its score for the four probability rules, :math:`\operatorname{softmax}(\operatorname{Score}/T)` for
+the two log-odds rules.
+
+**Ties.** Which classes tie is decided first; one step (:func:`_winners`) then picks the winner among
+them.
+
+* Probability rules tie exactly. The two log-odds rules tie within rounding: classes whose scores lie
+  within :math:`2\,\tau E` of the best, with :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` the
+  document's evidence and :math:`\tau` = ``tie_rtol`` (default :math:`10^{-12}`), tie and get the mean
+  of their scores (:func:`_tie_within_rounding`). A floating-point sum of a few thousand terms is
+  exact to far better than :math:`10^{-12} E`, so closer scores cannot be told apart; summing the two
+  sides separately (as the reference release does) lets that noise decide a post whose evidence
+  balances. A balanced :math:`K = 2` post therefore scores exactly :math:`(0, 0)`, with confidence
+  :math:`1/2`.
+* The winner among tied classes is, for Majority Vote with ``ties="first_vote"`` (the default), the
+  tied class whose first vote comes earliest in sentence order: the reference release counts votes
+  with ``collections.Counter`` and takes ``most_common(1)``, which lists equal counts in the order
+  they were first seen. With ``ties="first_class"``, and for every other rule, it is the first tied
+  class in class order (``change`` when :math:`K = 2`): Direct, Soft Vote and w/o Log-Odds predict
+  change iff the probability (or mean) is :math:`\ge 0.5`, as the protocol fixes, and a balanced TEF
+  post goes to change.
+
+:func:`fuse_many` works on a flat array of sentence probabilities and a non-decreasing document index,
+with segment sums (:func:`numpy.add.reduceat`) and no Python loop over documents.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import entr, expit, log_softmax
+from scipy.special import entr
 
 __all__ = [
     "CLASSES",
@@ -53,24 +86,26 @@ __all__ = [
     "EPS",
     "ROW_SUM_ATOL",
     "RULES",
+    "RULE_LABELS",
     "RULE_NAMES",
     "TEMPERATURE",
     "TIE_RTOL",
+    "TIE_RULES",
     "FusionBatch",
     "FusionResult",
     "clipped_log_odds",
     "direct",
+    "entropy_weight",
     "fuse_many",
     "majority_vote",
     "soft_vote",
     "tef",
     "tef_without_entropy",
     "tef_without_log_odds",
-    "weights",
 ]
 
 CLASSES: tuple[str, str] = ("change", "stability")
-"""The two sides, change first (ties go to it); the one definition of the class order."""
+"""The two sides, change first: the one definition of the class order of :math:`K = 2`."""
 EPS: float = 1e-6
 """Probability clip :math:`\\epsilon` of the log-odds."""
 CLIP: float = 10.0
@@ -78,12 +113,31 @@ CLIP: float = 10.0
 TEMPERATURE: float = 5.0
 """Softmax temperature :math:`T` of TEF's confidence."""
 TIE_RTOL: float = 1e-12
-"""Relative size below which a K = 2 evidence sum is an exact tie (see the module notes)."""
+"""Relative size :math:`\\tau` below which log-odds scores tie (see the module notes)."""
+TIE_RULES: tuple[str, str] = ("first_vote", "first_class")
+"""How Majority Vote breaks a tie: the class voted first (the reference release), or class order."""
 ROW_SUM_ATOL: float = 1e-6
 """How far from 1 a row of a distribution may sum."""
 
+RULE_NAMES: tuple[str, ...] = (
+    "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds",
+)
+"""The rules, in the order of the paper's tables."""
+RULE_LABELS: dict[str, str] = {
+    "direct": "Direct",
+    "majority_vote": "MV",
+    "soft_vote": "SV",
+    "tef": "TEF",
+    "tef_without_entropy": "w/o Entropy",
+    "tef_without_log_odds": "w/o Log-Odds",
+}
+"""The short name of each rule as the paper's tables print it (its Tables 1 and 4 call TEF "Ours")."""
+
+_LOG_ODDS_RULES = ("tef", "tef_without_entropy")
+
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
+IndexArray = npt.NDArray[np.intp]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -95,21 +149,23 @@ class FusionResult:
 
     Attributes
     ----------
-    prediction : str or int
-        ``"change"`` or ``"stability"`` when :math:`K = 2`; the class index otherwise.
+    prediction : str
+        The predicted class (``"change"`` or ``"stability"`` when :math:`K = 2`).
     confidence : float
         The confidence of the predicted class, as the protocol defines it for the rule.
-    scores : tuple of float
-        Per-class scores (order of the classes): the rule's own score (TEF evidence, vote shares or
-        mean probabilities).
-    index : int
-        Index of the predicted class.
+    scores : dict of str to float
+        The rule's score of every class, in class order: TEF evidence, vote shares or mean
+        probabilities.
+
+    Examples
+    --------
+    >>> tef([0.9, 0.2, 0.6]).scores  # doctest: +ELLIPSIS
+    {'change': 0.7..., 'stability': -0.7...}
     """
 
-    prediction: str | int
+    prediction: str
     confidence: float
-    scores: tuple[float, ...]
-    index: int
+    scores: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -118,20 +174,25 @@ class FusionBatch:
 
     Attributes
     ----------
-    prediction : ndarray, shape (n_docs,)
-        Class names (``"change"``/``"stability"``) when :math:`K = 2`, class indices otherwise.
+    prediction : ndarray of str (object), shape (n_docs,)
+        The predicted class of each document.
     confidence : ndarray of float, shape (n_docs,)
     scores : ndarray of float, shape (n_docs, K)
+        Column ``k`` holds the scores of class ``classes[k]``.
     index : ndarray of int, shape (n_docs,)
+        Position of the predicted class in ``classes``.
     doc_ids : ndarray, shape (n_docs,)
         The value of ``doc_index`` that identifies each document.
+    classes : tuple of str
+        The class names, in the order of the columns of ``scores``.
     """
 
     prediction: np.ndarray
     confidence: FloatArray
     scores: FloatArray
-    index: npt.NDArray[np.int64]
+    index: IndexArray
     doc_ids: np.ndarray
+    classes: tuple[str, ...]
 
     def __len__(self) -> int:
         return int(self.confidence.shape[0])
@@ -141,15 +202,13 @@ class FusionBatch:
 
         Examples
         --------
-        >>> fuse_many([0.9, 0.2], rule="soft_vote").result(1).prediction
-        'stability'
+        >>> fuse_many([0.9, 0.2], rule="soft_vote").result(1)
+        FusionResult(prediction='stability', confidence=0.8, scores={'change': 0.2, 'stability': 0.8})
         """
-        pred = self.prediction[i]
         return FusionResult(
-            prediction=str(pred) if self.scores.shape[1] == 2 else int(pred),
+            prediction=str(self.prediction[i]),
             confidence=float(self.confidence[i]),
-            scores=tuple(float(s) for s in self.scores[i]),
-            index=int(self.index[i]),
+            scores={c: float(s) for c, s in zip(self.classes, self.scores[i])},
         )
 
 
@@ -203,11 +262,14 @@ def _raise_bad_values(arr: FloatArray, inside: np.ndarray, name: str) -> None:
     )
 
 
-def _segments(doc_index: ArrayLike | None, n: int) -> tuple[npt.NDArray[np.intp], np.ndarray]:
+_ONE_DOCUMENT = object()  # doc_index marker of the per-document functions: all rows form one document
+
+
+def _segments(doc_index: ArrayLike | object | None, n: int) -> tuple[IndexArray, np.ndarray]:
     """Start offsets of the documents and their ids, from a non-decreasing document index."""
     if doc_index is None:
         return np.arange(n, dtype=np.intp), np.arange(n)
-    if doc_index is _SINGLE:
+    if doc_index is _ONE_DOCUMENT:
         return np.zeros(1, dtype=np.intp), np.zeros(1, dtype=np.int64)
     idx = np.asarray(doc_index)
     if idx.ndim != 1:
@@ -221,62 +283,77 @@ def _segments(doc_index: ArrayLike | None, n: int) -> tuple[npt.NDArray[np.intp]
             idx = idx.astype(np.int64)
         else:
             raise ValueError(f"doc_index must hold integers, got dtype {idx.dtype}")
-    step = np.diff(idx)
-    if (step < 0).any():
-        j = int(np.flatnonzero(step < 0)[0]) + 1
+    if (idx[1:] < idx[:-1]).any():
+        j = int(np.flatnonzero(idx[1:] < idx[:-1])[0]) + 1
         raise ValueError(
             "doc_index must be sorted (non-decreasing, each document's sentences contiguous): "
             f"doc_index[{j}] = {idx[j]} follows {idx[j - 1]}"
         )
-    starts = np.concatenate(([0], np.flatnonzero(step) + 1)).astype(np.intp)
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
     return starts, idx[starts]
 
 
-def _check_params(eps: float, M: float, T: float) -> None:
+def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
+    """The names of the K classes: given, :data:`CLASSES` for K = 2, else ``class_0, class_1, ...``."""
+    if classes is None:
+        return CLASSES if K == 2 else tuple(f"class_{k}" for k in range(K))
+    names = tuple(classes)
+    if len(names) != K or len(set(names)) != K or not all(isinstance(c, str) for c in names):
+        raise ValueError(f"classes must be {K} distinct names (one per class), got {classes!r}")
+    return names
+
+
+def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) -> None:
     if not (0.0 < eps < 0.5):
         raise ValueError(f"eps must lie in (0, 0.5), got {eps!r}")
     if not (M > 0.0) or math.isinf(M):
         raise ValueError(f"M must be a positive finite number, got {M!r}")
     if not (T > 0.0) or math.isinf(T):
         raise ValueError(f"T must be a positive finite temperature, got {T!r}")
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
+    if not (0.0 <= tie_rtol < 1.0):
+        raise ValueError(f"tie_rtol must lie in [0, 1), got {tie_rtol!r}")
 
 
 # --------------------------------------------------------------------------------------------------
-# elementwise building blocks
+# the paper's two building blocks
 # --------------------------------------------------------------------------------------------------
 def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> FloatArray:
-    r"""Clipped log-odds :math:`\ell(p)` of probabilities.
+    r"""Clipped log-odds :math:`\ell(p)` of probabilities (Algorithm 1, the inner loop).
 
     .. math::
 
-        \ell(p) = \operatorname{clip}\big(\log\tilde p - \log(1-\tilde p), -M, M\big),
+        \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),
         \qquad \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon)
-
-    Written as a difference of logarithms so that :math:`\ell(1-p) = -\ell(p)` holds exactly whenever
-    :math:`1-p` is exact in floating point.
 
     Parameters
     ----------
     p : array_like
         Probabilities in [0, 1] (any shape).
-    eps, M : float
-        Clipping of the probability and of the log-odds.
+    eps : float
+        Probability clip :math:`\epsilon` (default :math:`10^{-6}`).
+    M : float
+        Log-odds clip (default 10).
 
     Returns
     -------
     ndarray of float
+        The same shape as ``p``.
 
     Examples
     --------
     >>> clipped_log_odds([0.0, 0.5, 0.9, 1.0]).round(3).tolist()
     [-10.0, 0.0, 2.197, 10.0]
+    >>> clipped_log_odds([0.0], M=100.0).round(3).tolist()  # now eps decides
+    [-13.816]
     """
     pt = np.clip(np.asarray(p, dtype=np.float64), eps, 1.0 - eps)
-    return np.clip(np.log(pt) - np.log(1.0 - pt), -M, M)
+    return np.clip(np.log(pt / (1.0 - pt)), -M, M)
 
 
-def weights(p: ArrayLike) -> FloatArray:
-    r"""Normalised information gain :math:`w(\mathbf p) = 1 - H(\mathbf p)/\log K`.
+def entropy_weight(p: ArrayLike) -> FloatArray:
+    r"""Entropy weight :math:`w(\mathbf p) = 1 - H(\mathbf p)/\log K`, the normalised information gain.
 
     .. math::
 
@@ -287,7 +364,8 @@ def weights(p: ArrayLike) -> FloatArray:
     Parameters
     ----------
     p : array_like
-        Either P(change) values (shape ``(n,)``, :math:`K = 2`) or distributions (shape ``(n, K)``).
+        Either P(change) values (shape ``(n,)``, :math:`K = 2`) or distributions (shape ``(n, K)``;
+        two columns are read through the first, as everywhere in this module).
 
     Returns
     -------
@@ -296,183 +374,126 @@ def weights(p: ArrayLike) -> FloatArray:
 
     Examples
     --------
-    >>> weights([0.5, 0.9, 1.0]).round(3).tolist()
+    >>> entropy_weight([0.5, 0.9, 1.0]).round(3).tolist()
     [0.0, 0.531, 1.0]
-    >>> weights([[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]]).round(3).tolist()
+    >>> entropy_weight([[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]]).round(3).tolist()
     [0.0, 1.0]
     """
     arr = np.asarray(p, dtype=np.float64)
-    if arr.ndim == 2 and arr.shape[1] != 2:
+    if arr.ndim == 2 and arr.shape[1] > 2:
         return 1.0 - entr(arr).sum(axis=1) / math.log(arr.shape[1])
-    if arr.ndim == 2:
-        arr = arr[:, 0]
-    return 1.0 - (entr(arr) + entr(1.0 - arr)) / math.log(2.0)
-
-
-_TINY = 5e-324  # log(_TINY) is finite, so 0 * log(max(0, _TINY)) = 0 gives 0 log 0 = 0
-
-
-def _binary_evidence(p: FloatArray, eps: float, M: float, tempered: bool) -> FloatArray:
-    """Per-sentence evidence :math:`w_i \\ell(p_i)` (or :math:`\\ell(p_i)` without tempering).
-
-    One logarithm of :math:`p` and one of :math:`1-p` serve both the entropy and the log-odds. When
-    :math:`\\ell(\\epsilon) \\le -M` (the defaults) the probability clip changes nothing that the
-    log-odds clip does not already decide, so the logs of the unclipped values give identical bits.
-    """
-    q = 1.0 - p
-    lp = np.log(np.maximum(p, _TINY))
-    lq = np.log(np.maximum(q, _TINY))
-    if math.log(eps) - math.log1p(-eps) <= -M:
-        ell = lp - lq
-        np.clip(ell, -M, M, out=ell)
-    else:
-        ell = clipped_log_odds(p, eps=eps, M=M)
-    if not tempered:
-        return ell
-    h = p * lp
-    h += q * lq  # -H(p)
-    h *= 1.0 / math.log(2.0)
-    h += 1.0  # w = 1 - H / log 2
-    h *= ell
-    return h
+    q = arr[:, 0] if arr.ndim == 2 else arr
+    return 1.0 - (entr(q) + entr(1.0 - q)) / math.log(2.0)
 
 
 # --------------------------------------------------------------------------------------------------
-# batch cores (K = 2 and general K); every public function ends here
+# the one batch core: scores of every class, then the winner
 # --------------------------------------------------------------------------------------------------
-def _segment_sum(x: np.ndarray, starts: npt.NDArray[np.intp]) -> np.ndarray:
+def _segment_sum(x: np.ndarray, starts: IndexArray) -> np.ndarray:
+    """Sum of the rows of ``x`` over each document (rows ``starts[d]`` to ``starts[d + 1] - 1``)."""
     return np.add.reduceat(x, starts, axis=0)
 
 
-def _binary_labels(index: npt.NDArray[np.int64]) -> np.ndarray:
-    return np.asarray(CLASSES, dtype=object)[index]
+def _votes(p: FloatArray) -> IndexArray:
+    """Each sentence's vote: its most probable class (``p >= 0.5`` is change for K = 2; ties go first)."""
+    return np.where(p >= 0.5, 0, 1) if p.ndim == 1 else np.argmax(p, axis=1)
 
 
-def _binary_batch(
-    scores_change: FloatArray,
-    confidence: FloatArray,
-    doc_ids: np.ndarray,
-    change: npt.NDArray[np.bool_],
-    scores_stability: FloatArray | None = None,
-) -> FusionBatch:
-    index = np.where(change, 0, 1).astype(np.int64)
-    other = 1.0 - scores_change if scores_stability is None else scores_stability
-    return FusionBatch(
-        prediction=_binary_labels(index),
-        confidence=confidence,
-        scores=np.column_stack([scores_change, other]),
-        index=index,
-        doc_ids=doc_ids,
-    )
+def _two_columns(change: FloatArray, stability: FloatArray) -> FloatArray:
+    """The (n_docs, 2) scores of K = 2 from their two columns, stored column by column (the steps that
+    follow work across the K columns, which numpy does at full speed only in that layout)."""
+    return np.vstack([change[:, 0], stability[:, 0]]).T
 
 
-def _log_odds_sum_binary(
-    p: FloatArray, starts: npt.NDArray[np.intp], doc_ids: np.ndarray, *,
-    eps: float, M: float, T: float, tempered: bool, tie_rtol: float,
-) -> FusionBatch:
-    """TEF (tempered) or its w/o-Entropy ablation for K = 2."""
-    c = _binary_evidence(p, eps, M, tempered)
-    s = _segment_sum(c, starts)
-    # balanced evidence is an exact tie: |s| <= tie_rtol * sum_i |c_i|. Since |c_i| <= M, only
-    # documents with |s| <= tie_rtol * M * n_d can qualify; the exact test runs when one exists.
-    counts = np.diff(np.append(starts, p.shape[0]))
-    if np.any(np.abs(s) <= tie_rtol * M * counts):
-        scale = _segment_sum(np.abs(c), starts)
-        s = np.where(np.abs(s) <= tie_rtol * scale, 0.0, s)
-    change = s >= 0.0
-    # softmax of (s, -s)/T gives the winner expit(2|s|/T)
-    confidence = expit(2.0 * np.abs(s) / T)
-    return _binary_batch(s, confidence, doc_ids, change, scores_stability=-s + 0.0)
+class _Scores(NamedTuple):
+    scores: FloatArray  # (n_docs, K)
+    evidence: FloatArray | None  # per-sentence evidence of a log-odds rule, (n, 1) when K = 2, else (n, K)
+    votes: IndexArray | None  # per-sentence vote of Majority Vote
 
 
-def _binary_rule(
-    rule: str, p: FloatArray, starts: npt.NDArray[np.intp], doc_ids: np.ndarray, *,
-    eps: float, M: float, T: float, tie_rtol: float,
-) -> FusionBatch:
-    if rule in ("tef", "tef_without_entropy"):
-        return _log_odds_sum_binary(
-            p, starts, doc_ids, eps=eps, M=M, T=T, tempered=rule == "tef", tie_rtol=tie_rtol
-        )
-    counts = np.diff(np.append(starts, p.shape[0])).astype(np.float64)
+def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: IndexArray, K: int, *,
+                  eps: float, M: float) -> _Scores:
+    """Score(c) of every class and document: each rule's formula of the module table, written once."""
+    binary = p.ndim == 1
+    cols = p[:, None] if binary else p  # the columns a formula is evaluated on: change alone when K = 2
+    if rule in _LOG_ODDS_RULES:
+        evidence = clipped_log_odds(cols, eps=eps, M=M)
+        if rule == "tef":
+            evidence = entropy_weight(p)[:, None] * evidence
+        score = _segment_sum(evidence, starts)
+        return _Scores(_two_columns(score, -score) if binary else score, evidence, None)
+    if rule == "majority_vote":
+        votes = _votes(p)
+        ballots = (votes[:, None] == np.arange(K)).astype(np.float64)
+        return _Scores(_segment_sum(ballots, starts) / n_sentences[:, None], None, votes)
     if rule == "direct":
-        if np.any(counts != 1):
+        if np.any(n_sentences != 1):
             raise ValueError("rule 'direct' takes exactly one probability (the whole post) per document")
-        m = p
-    elif rule == "majority_vote":
-        m = _segment_sum((p >= 0.5).astype(np.float64), starts) / counts
+        mean = cols
     elif rule == "soft_vote":
-        m = _segment_sum(p, starts) / counts
-    elif rule == "tef_without_log_odds":
-        w = weights(p)
-        total = _segment_sum(w, starts)
-        num = _segment_sum(w * p, starts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m = np.where(total > 0.0, num / np.where(total > 0.0, total, 1.0), 0.5)
-    else:  # pragma: no cover - guarded by fuse_many
-        raise ValueError(f"unknown rule {rule!r}")
-    change = m >= 0.5  # ties (a 50/50 vote, m = 0.5) go to change
-    return _binary_batch(m, np.maximum(m, 1.0 - m), doc_ids, change)
-
-
-def _first_argmax(scores: FloatArray, tol: FloatArray | float = 0.0) -> npt.NDArray[np.int64]:
-    """Index of the first class whose score is within ``tol`` of the row maximum (ties → first)."""
-    top = scores.max(axis=1, keepdims=True)
-    tol_arr = np.asarray(tol, dtype=np.float64).reshape(-1, 1) if np.ndim(tol) else tol
-    return np.argmax(scores >= top - tol_arr, axis=1).astype(np.int64)
-
-
-def _multiclass_rule(
-    rule: str, p: FloatArray, starts: npt.NDArray[np.intp], doc_ids: np.ndarray, *,
-    eps: float, M: float, T: float, tie_rtol: float,
-) -> FusionBatch:
-    K = p.shape[1]
-    counts = np.diff(np.append(starts, p.shape[0])).astype(np.float64)[:, None]
-    if rule in ("tef", "tef_without_entropy"):
-        ell = clipped_log_odds(p, eps=eps, M=M)
-        c = ell * weights(p)[:, None] if rule == "tef" else ell
-        scores = _segment_sum(c, starts)
-        tol = tie_rtol * _segment_sum(np.abs(c), starts).max(axis=1)
-        index = _first_argmax(scores, tol)
-        conf = np.exp(np.take_along_axis(log_softmax(scores / T, axis=1), index[:, None], 1))[:, 0]
-        return FusionBatch(index, conf, scores, index, doc_ids)
-    if rule == "direct":
-        if np.any(counts != 1):
-            raise ValueError("rule 'direct' takes exactly one distribution (the whole post) per document")
-        scores = p
-    elif rule == "majority_vote":
-        votes = _first_argmax(p)
-        scores = _segment_sum(np.eye(K)[votes], starts) / counts
-    elif rule == "soft_vote":
-        scores = _segment_sum(p, starts) / counts
-    elif rule == "tef_without_log_odds":
-        w = weights(p)
+        mean = _segment_sum(cols, starts) / n_sentences[:, None]
+    else:  # tef_without_log_odds
+        w = entropy_weight(p)
         total = _segment_sum(w, starts)[:, None]
-        num = _segment_sum(w[:, None] * p, starts)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores = np.where(total > 0.0, num / np.where(total > 0.0, total, 1.0), 1.0 / K)
-    else:  # pragma: no cover - guarded by fuse_many
-        raise ValueError(f"unknown rule {rule!r}")
-    index = _first_argmax(scores)
-    conf = np.take_along_axis(scores, index[:, None], 1)[:, 0]
-    return FusionBatch(index, conf, scores, index, doc_ids)
+        weighted = _segment_sum(w[:, None] * cols, starts)
+        mean = np.divide(weighted, total, out=np.full_like(weighted, 1.0 / K), where=total > 0.0)
+    return _Scores(_two_columns(mean, 1.0 - mean) if binary else mean, None, None)
+
+
+def _tie_within_rounding(scores: FloatArray, evidence: FloatArray, starts: IndexArray,
+                         n_sentences: IndexArray, *, M: float, tie_rtol: float) -> FloatArray:
+    r"""Log-odds scores within :math:`2\tau E` of the best are tied: each gets the mean of the tied.
+
+    :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|`, the document's evidence, is at most :math:`M n_d`,
+    so it is summed only for the documents within :math:`2\tau M n_d` of a tie (few, if any).
+    """
+    top = scores.max(axis=1)
+    near = scores >= (top - 2.0 * tie_rtol * M * n_sentences)[:, None]
+    rows = np.flatnonzero(np.count_nonzero(near, axis=1) > 1)
+    if rows.size == 0:
+        return scores
+    lengths = n_sentences[rows]  # gather the sentences of those documents, then sum their evidence
+    first = np.cumsum(lengths) - lengths
+    gathered = np.arange(lengths.sum()) + np.repeat(starts[rows] - first, lengths)
+    E = _segment_sum(np.abs(evidence[gathered]), first).max(axis=1)
+    tied = scores[rows] >= (top[rows] - 2.0 * tie_rtol * E)[:, None]
+    mean = (scores[rows] * tied).sum(axis=1) / tied.sum(axis=1)
+    scores = np.copy(scores)  # np.copy keeps the layout
+    scores[rows] = np.where(tied, mean[:, None], scores[rows])
+    return scores
+
+
+def _first_votes(votes: IndexArray, starts: IndexArray, K: int) -> IndexArray:
+    """Position of each class's first vote in each document (``len(votes)`` for a class never voted)."""
+    n = votes.shape[0]
+    at = np.where(votes[:, None] == np.arange(K), np.arange(n)[:, None], n)
+    return np.minimum.reduceat(at, starts, axis=0)
+
+
+def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> IndexArray:
+    """The one tie step: of each document's best classes (``tied``, one or more), the class voted first
+    when ``first_vote`` is given (Majority Vote, ``ties="first_vote"``), else the first in class order."""
+    if first_vote is not None:
+        return np.argmin(np.where(tied, first_vote, np.iinfo(first_vote.dtype).max), axis=1)
+    index = np.full(tied.shape[0], tied.shape[1] - 1)
+    for k in range(tied.shape[1] - 2, -1, -1):  # over the K classes; np.argmax(tied, axis=1) is 2x slower
+        index[tied[:, k]] = k
+    return index
 
 
 # --------------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------------
-RULE_NAMES: tuple[str, ...] = (
-    "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds",
-)
-
-
 def fuse_many(
     p: ArrayLike,
     doc_index: ArrayLike | None = None,
     rule: str = "tef",
     *,
+    classes: Sequence[str] | None = None,
     eps: float = EPS,
     M: float = CLIP,
     T: float = TEMPERATURE,
+    ties: str = "first_vote",
     tie_rtol: float = TIE_RTOL,
 ) -> FusionBatch:
     r"""Fuse the sentence posteriors of many documents at once.
@@ -487,49 +508,92 @@ def fuse_many(
         equal values is one document, in order. ``None`` makes every row its own document (the natural
         input of ``rule="direct"``).
     rule : str
-        One of :data:`RULE_NAMES`.
-    eps, M, T : float
-        Probability clip :math:`\epsilon`, log-odds clip :math:`M` and the softmax temperature
-        :math:`T` of TEF's confidence.
+        One of :data:`RULE_NAMES` (default ``"tef"``).
+    classes : sequence of str, optional
+        Names of the K classes, in column order (default :data:`CLASSES` for K = 2, else
+        ``class_0, class_1, ...``).
+    eps, M : float
+        Probability clip :math:`\epsilon` and log-odds clip :math:`M` of the log-odds rules (defaults
+        :math:`10^{-6}` and 10).
+    T : float
+        Softmax temperature of the log-odds rules' confidence (default 5).
+    ties : {"first_vote", "first_class"}
+        How Majority Vote breaks a tie of votes: the tied class voted first in sentence order (the
+        default, the reference release), or the first in class order (``change`` when K = 2). Other
+        rules always break ties in class order.
     tie_rtol : float
-        Relative size below which a K = 2 evidence sum counts as an exact tie (see the module notes).
+        Relative tolerance :math:`\tau` within which log-odds scores tie (default :math:`10^{-12}`;
+        see the module notes).
 
     Returns
     -------
     FusionBatch
-        ``prediction``, ``confidence``, ``scores`` (n_docs, K), ``index`` and ``doc_ids``.
+        ``prediction`` (class names), ``confidence``, ``scores`` (n_docs, K), ``index``, ``doc_ids``
+        and ``classes``.
 
     Notes
     -----
-    Segment sums use :func:`numpy.add.reduceat`; there is no Python loop over documents. With
-    :math:`s_d = \sum_{i \in d} w_i \ell(p_i)` TEF's K = 2 confidence is the softmax of
-    :math:`(s_d, -s_d)/T`, i.e. :math:`\sigma(2|s_d|/T)`.
+    Segment sums use :func:`numpy.add.reduceat`; there is no Python loop over documents. For TEF with
+    K = 2 the work is one pass of
+
+    .. code-block:: python
+
+        np.add.reduceat(entropy_weight(p) * clipped_log_odds(p), starts)
+
+    and :math:`\operatorname{softmax}((s, -s)/T)` gives the winner :math:`\sigma(2|s|/T)`.
 
     Examples
     --------
     >>> b = fuse_many([0.9, 0.45, 0.4, 0.3], doc_index=[0, 0, 1, 1])
-    >>> list(b.prediction)
-    ['change', 'stability']
+    >>> b.prediction.tolist(), b.classes
+    (['change', 'stability'], ('change', 'stability'))
+
+    A 2-2 vote goes to the side voted first:
+
+    >>> fuse_many([0.4826, 0.8299, 0.8195, 0.2447], [0, 0, 0, 0], "majority_vote").prediction.tolist()
+    ['stability']
+    >>> fuse_many([0.4826, 0.8299, 0.8195, 0.2447], [0, 0, 0, 0], "majority_vote",
+    ...           ties="first_class").prediction.tolist()
+    ['change']
     """
     if rule not in RULE_NAMES:
         raise ValueError(f"unknown fusion rule {rule!r}; choose one of {', '.join(RULE_NAMES)}")
-    _check_params(eps, M, T)
+    _check_params(eps, M, T, ties, tie_rtol)
     arr = _as_probabilities(np.reshape(p, 1) if np.ndim(p) == 0 else p)
     starts, doc_ids = _segments(doc_index, arr.shape[0])
-    if arr.ndim == 2 and arr.shape[1] == 2:
+    K = 2 if arr.ndim == 1 else arr.shape[1]
+    names = _class_names(classes, K)
+    if K == 2 and arr.ndim == 2:
         arr = arr[:, 0]
-    core = _binary_rule if arr.ndim == 1 else _multiclass_rule
-    return core(rule, arr, starts, doc_ids, eps=eps, M=M, T=T, tie_rtol=tie_rtol)
+    n_sentences = np.diff(np.r_[starts, arr.shape[0]])
+    scores, evidence, votes = _class_scores(rule, arr, starts, n_sentences, K, eps=eps, M=M)
+    if evidence is not None:
+        scores = _tie_within_rounding(scores, evidence, starts, n_sentences, M=M, tie_rtol=tie_rtol)
+    best = scores.max(axis=1)
+    first_vote = _first_votes(votes, starts, K) if votes is not None and ties == "first_vote" else None
+    index = _winners(scores == best[:, None], first_vote)
+    # the winner's share: its score, or for the log-odds rules its softmax probability at T
+    confidence = best if evidence is None else 1.0 / np.exp((scores - best[:, None]) / T).sum(axis=1)
+    return FusionBatch(
+        prediction=np.asarray(names, dtype=object)[index],
+        confidence=confidence,
+        scores=scores,
+        index=index,
+        doc_ids=doc_ids,
+        classes=names,
+    )
 
 
-_SINGLE = object()  # doc_index marker: all rows form one document
+def _one(
+    p: ArrayLike, rule: str, *, classes: Sequence[str] | None, eps: float = EPS, M: float = CLIP,
+    T: float = TEMPERATURE, ties: str = "first_vote", tie_rtol: float = TIE_RTOL,
+) -> FusionResult:
+    """One document through :func:`fuse_many`, so that both routes give identical results."""
+    return fuse_many(p, _ONE_DOCUMENT, rule, classes=classes, eps=eps, M=M, T=T,  # type: ignore[arg-type]
+                     ties=ties, tie_rtol=tie_rtol).result(0)
 
 
-def _one(p: ArrayLike, rule: str, **kwargs: Any) -> FusionResult:
-    return fuse_many(p, _SINGLE, rule, **kwargs).result(0)  # type: ignore[arg-type]
-
-
-def direct(p: float | ArrayLike, **kwargs: Any) -> FusionResult:
+def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Direct prediction from one query on the whole post.
 
     .. math:: \hat Y = \text{change} \iff p \ge 0.5, \qquad \text{confidence} = \max(p, 1-p)
@@ -539,42 +603,69 @@ def direct(p: float | ArrayLike, **kwargs: Any) -> FusionResult:
     p : float or array_like
         P(change) of the whole post (a scalar or a one-element sequence), or its distribution over
         K classes (a sequence of K >= 2 values summing to 1, or an array of shape (1, K)).
+    classes : sequence of str, optional
+        Class names (see :func:`fuse_many`).
 
     Examples
     --------
-    >>> r = direct(0.3)
-    >>> r.prediction, r.confidence
-    ('stability', 0.7)
+    >>> direct(0.3)
+    FusionResult(prediction='stability', confidence=0.7, scores={'change': 0.3, 'stability': 0.7})
+    >>> direct([0.2, 0.5, 0.3], classes=["left", "centre", "right"]).prediction
+    'centre'
     """
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim == 1 and arr.size > 1:
         arr = arr[None, :]  # one distribution over K classes
-    return _one(arr, "direct", **kwargs)
+    return _one(arr, "direct", classes=classes)
 
 
-def majority_vote(p: ArrayLike, **kwargs: Any) -> FusionResult:
+def majority_vote(
+    p: ArrayLike, *, classes: Sequence[str] | None = None, ties: str = "first_vote"
+) -> FusionResult:
     r"""Majority vote of the sentences' hard labels.
 
     .. math::
 
-        v_i = \mathbb 1[p_i \ge 0.5],\qquad \hat Y = \text{change} \iff \sum_i v_i \ge N - \sum_i v_i,
+        v_i = \arg\max_k p_i^{(k)} \ (\text{change} \iff p_i \ge 0.5),\qquad
+        \hat Y = \operatorname{mode}(v_1, \dots, v_N),
 
-    confidence = the winning share of votes (ties go to change).
+    confidence = the winning share of votes. A tie goes to the tied class voted first
+    (``ties="first_vote"``, the reference release) or to the first class (``ties="first_class"``).
+
+    Parameters
+    ----------
+    p : array_like, shape (n,) or (n, K)
+        Sentence posteriors of one document, in sentence order.
+    classes : sequence of str, optional
+        Class names (see :func:`fuse_many`).
+    ties : {"first_vote", "first_class"}
+        The tie rule (default ``"first_vote"``).
 
     Examples
     --------
     >>> r = majority_vote([0.9, 0.2, 0.6, 0.4])
     >>> r.prediction, r.confidence
     ('change', 0.5)
+    >>> majority_vote([0.4826, 0.8299, 0.8195, 0.2447]).prediction  # 2-2, stability voted first
+    'stability'
+    >>> majority_vote([0.4826, 0.8299, 0.8195, 0.2447], ties="first_class").prediction
+    'change'
     """
-    return _one(p, "majority_vote", **kwargs)
+    return _one(p, "majority_vote", classes=classes, ties=ties)
 
 
-def soft_vote(p: ArrayLike, **kwargs: Any) -> FusionResult:
+def soft_vote(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Soft vote: the mean sentence probability.
 
     .. math:: m = \frac1N \sum_i p_i,\qquad \hat Y = \text{change} \iff m \ge 0.5,\qquad
               \text{confidence} = \max(m, 1-m)
+
+    Parameters
+    ----------
+    p : array_like, shape (n,) or (n, K)
+        Sentence posteriors of one document.
+    classes : sequence of str, optional
+        Class names (see :func:`fuse_many`).
 
     Examples
     --------
@@ -582,11 +673,14 @@ def soft_vote(p: ArrayLike, **kwargs: Any) -> FusionResult:
     >>> r.prediction, round(r.confidence, 3)
     ('stability', 0.55)
     """
-    return _one(p, "soft_vote", **kwargs)
+    return _one(p, "soft_vote", classes=classes)
 
 
-def tef(p: ArrayLike, **kwargs: Any) -> FusionResult:
-    r"""Tempered Evidence Fusion.
+def tef(
+    p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
+    T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
+) -> FusionResult:
+    r"""Tempered Evidence Fusion (Eq. 3, Algorithm 1).
 
     .. math::
 
@@ -598,32 +692,45 @@ def tef(p: ArrayLike, **kwargs: Any) -> FusionResult:
     ----------
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
-    eps, M, T, tie_rtol : float, optional
-        See :func:`fuse_many` (defaults :math:`10^{-6}`, 10, 5, :math:`10^{-12}`).
+    classes : sequence of str, optional
+        Class names (see :func:`fuse_many`).
+    eps, M, T : float
+        Probability clip, log-odds clip and temperature (defaults :math:`10^{-6}`, 10, 5).
+    tie_rtol : float
+        Relative tolerance within which scores tie (default :math:`10^{-12}`; module notes).
 
     Examples
     --------
     >>> r = tef([0.99, 0.45, 0.45, 0.45])
     >>> r.prediction, round(r.confidence, 3)
     ('change', 0.844)
+    >>> tef([0.3, 0.7]).scores  # balanced evidence is an exact tie
+    {'change': 0.0, 'stability': 0.0}
+    >>> tef([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]], classes=["a", "b", "c"]).prediction
+    'c'
     """
-    return _one(p, "tef", **kwargs)
+    return _one(p, "tef", classes=classes, eps=eps, M=M, T=T, tie_rtol=tie_rtol)
 
 
-def tef_without_entropy(p: ArrayLike, **kwargs: Any) -> FusionResult:
+def tef_without_entropy(
+    p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
+    T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
+) -> FusionResult:
     r"""Ablation "w/o Entropy": TEF with every :math:`w_i = 1`.
 
     .. math:: \operatorname{Score}(c) = \sum_i \ell\big(p_i^{(c)}\big)
+
+    Parameters are those of :func:`tef`.
 
     Examples
     --------
     >>> tef_without_entropy([0.99, 0.45, 0.45, 0.45]).prediction  # the uncertain sentences are not tempered
     'change'
     """
-    return _one(p, "tef_without_entropy", **kwargs)
+    return _one(p, "tef_without_entropy", classes=classes, eps=eps, M=M, T=T, tie_rtol=tie_rtol)
 
 
-def tef_without_log_odds(p: ArrayLike, **kwargs: Any) -> FusionResult:
+def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Ablation "w/o Log-Odds": the entropy-weighted mean probability.
 
     .. math::
@@ -631,13 +738,20 @@ def tef_without_log_odds(p: ArrayLike, **kwargs: Any) -> FusionResult:
         m_w = \frac{\sum_i w_i p_i}{\sum_i w_i} \ (0.5 \text{ when } \textstyle\sum_i w_i = 0),\qquad
         \hat Y = \text{change} \iff m_w \ge 0.5,\qquad \text{confidence} = \max(m_w, 1-m_w)
 
+    Parameters
+    ----------
+    p : array_like, shape (n,) or (n, K)
+        Sentence posteriors of one document.
+    classes : sequence of str, optional
+        Class names (see :func:`fuse_many`).
+
     Examples
     --------
     >>> r = tef_without_log_odds([0.99, 0.45, 0.45, 0.45])
     >>> r.prediction, round(r.confidence, 3)
     ('change', 0.978)
     """
-    return _one(p, "tef_without_log_odds", **kwargs)
+    return _one(p, "tef_without_log_odds", classes=classes)
 
 
 RULES: dict[str, Callable[..., FusionResult]] = {
@@ -649,4 +763,3 @@ RULES: dict[str, Callable[..., FusionResult]] = {
     "tef_without_log_odds": tef_without_log_odds,
 }
 """Per-document rules by name."""
-

@@ -24,7 +24,7 @@ from scipy.special import entr, logit
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import mutual_info_score
 
-from tefcore.fusion import clipped_log_odds, weights
+from tefcore.fusion import clipped_log_odds, entropy_weight
 from tefcore.metrics import is_change
 
 __all__ = [
@@ -239,7 +239,8 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
     r"""What one sentence adds to each rule's decision statistic (the rules of chapter 1 on one scale).
 
     Each binary rule predicts change when a sum of per-sentence contributions
-    :math:`\varphi(p_i)` is non-negative:
+    :math:`\varphi(p_i)` is non-negative (a tied Majority Vote, a zero sum, goes to the side of the
+    first vote, see :mod:`tefcore.fusion`):
 
     .. math::
 
@@ -277,7 +278,7 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
             "majority_vote": np.where(arr >= 0.5, 1.0, -1.0),
             "soft_vote": arr - 0.5,
             "tef_without_entropy": ell,
-            "tef": weights(arr) * ell,
+            "tef": entropy_weight(arr) * ell,
         }
     )
 
@@ -317,7 +318,7 @@ def evidence_profile(
     if not 0.0 < decisive_weight <= 1.0:
         raise ValueError(f"decisive_weight must lie in (0, 1], got {decisive_weight!r}")
     arr = _probabilities(p)
-    w = weights(arr)
+    w = entropy_weight(arr)
     frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
     if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself
         raise ValueError("p and doc_index must have the same length")

@@ -293,8 +293,8 @@ def simulate_documents(
 ) -> SimulatedCorpus:
     r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model.
 
-    Within a document the decisive sentences come first, then the uncertain ones (the fusion rules
-    ignore the order).
+    Within a document the sentences come in random order, so that their position carries no
+    information (a tied Majority Vote goes to the side voted first).
 
     Parameters
     ----------
@@ -319,7 +319,7 @@ def simulate_documents(
     --------
     >>> c = simulate_documents(2, Detector(strength=4.0), n_decisive=1, n_uncertain=2, rng=1)
     >>> c.doc_index.tolist(), c.decisive.tolist()
-    ([0, 0, 0, 1, 1, 1], [True, False, False, True, False, False])
+    ([0, 0, 0, 1, 1, 1], [False, False, True, False, False, True])
 
     Notes
     -----
@@ -381,14 +381,15 @@ def simulate_documents(
         true_lo = prior_lo + 2.0 / (1.0 - rho) * (smx - shrink * sm * sx)
 
     y = np.where(is_change, CLASSES[0], CLASSES[1]).astype(object)
+    shuffled = np.lexsort((gen.random(doc_index.shape[0]), doc_index))  # drawn last: the rest stays as drawn
     drawn = {
         "n_docs": n_docs,
         **asdict(det),
         "n_decisive": int(n_dec[0]) if np.all(n_dec == n_dec[0]) else "per-document",
         "n_uncertain": int(n_unc[0]) if np.all(n_unc == n_unc[0]) else "per-document",
     }
-    return SimulatedCorpus(p=p.astype(np.float64), doc_index=doc_index, y=y, true_log_odds=true_lo,
-                           sentence_log_odds=lam, decisive=decisive, params=drawn)
+    return SimulatedCorpus(p=p[shuffled].astype(np.float64), doc_index=doc_index, y=y, true_log_odds=true_lo,
+                           sentence_log_odds=lam[shuffled], decisive=decisive[shuffled], params=drawn)
 
 
 def decisive_counts(

@@ -1,8 +1,10 @@
-"""Tests of tefcore.fusion: worked examples, an independent literal route, properties, bad input."""
+"""Tests of tefcore.fusion: worked examples, independent literal routes (Algorithm 1, and Majority Vote
+counted as the reference release counts it), properties, bad input."""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,8 +14,8 @@ from hypothesis.extra import numpy as hnp
 
 from tefcore import fusion
 from tefcore.fusion import (
-    RULE_NAMES, clipped_log_odds, direct, fuse_many, majority_vote, soft_vote, tef, tef_without_entropy,
-    tef_without_log_odds, weights,
+    CLASSES, RULE_NAMES, clipped_log_odds, direct, entropy_weight, fuse_many, majority_vote, soft_vote, tef,
+    tef_without_entropy, tef_without_log_odds,
 )
 
 
@@ -40,8 +42,28 @@ def literal_confidence(scores: list[float], T: float = 5.0) -> float:
     return 1.0 / z
 
 
+# ------------------------------------------------------------------------------------------------
+# an independent route for Majority Vote: count the votes as the reference release does
+# ------------------------------------------------------------------------------------------------
+def counter_majority_vote(rows: list[list[float]], names: tuple[str, ...]) -> tuple[str, float]:
+    """Each sentence votes for its most probable class (the first of equal maxima, as Python's max
+    does); collections.Counter.most_common(1) gives the winner and its count."""
+    labels = [names[max(range(len(row)), key=row.__getitem__)] for row in rows]
+    label, count = Counter(labels).most_common(1)[0]
+    return label, count / len(labels)
+
+
+def counter_majority_vote_binary(p: list[float]) -> tuple[str, float]:
+    """K = 2 as the reference writes it: change iff p >= 0.5."""
+    label, count = Counter("change" if x >= 0.5 else "stability" for x in p).most_common(1)[0]
+    return label, count / len(p)
+
+
 probs = st.floats(0.0, 1.0, allow_nan=False, allow_subnormal=False)
 documents = st.lists(probs, min_size=1, max_size=30)
+# few distinct values, so that tied votes are common (0.5 itself is a change vote)
+voting_probs = st.one_of(st.sampled_from([0.1, 0.3, 0.5, 0.7, 0.9, 0.4999999999999999]), probs)
+voting_documents = st.lists(voting_probs, min_size=1, max_size=12)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -49,12 +71,12 @@ documents = st.lists(probs, min_size=1, max_size=30)
 # ------------------------------------------------------------------------------------------------
 def test_weight_and_log_odds_by_hand():
     # p = 0.9: H = -(0.9 ln 0.9 + 0.1 ln 0.1) = 0.325083, w = 1 - H/ln 2 = 0.531004
-    assert weights([0.9])[0] == pytest.approx(1 - (0.9 * -math.log(0.9) + 0.1 * -math.log(0.1)) / math.log(2),
-                                             abs=1e-15)
-    assert weights([0.9])[0] == pytest.approx(0.531004406410719, abs=1e-12)
+    h = 0.9 * -math.log(0.9) + 0.1 * -math.log(0.1)
+    assert entropy_weight([0.9])[0] == pytest.approx(1 - h / math.log(2), abs=1e-15)
+    assert entropy_weight([0.9])[0] == pytest.approx(0.531004406410719, abs=1e-12)
     assert clipped_log_odds([0.9])[0] == pytest.approx(math.log(9.0), abs=1e-15)
-    assert weights([0.5])[0] == 0.0
-    assert weights([0.0, 1.0]).tolist() == [1.0, 1.0]
+    assert entropy_weight([0.5])[0] == 0.0
+    assert entropy_weight([0.0, 1.0]).tolist() == [1.0, 1.0]
     # clipping: p = 0 -> eps -> log(1e-6/(1-1e-6)) = -13.8 -> -M
     assert clipped_log_odds([0.0, 1.0]).tolist() == [-10.0, 10.0]
     assert clipped_log_odds([1e-3], M=100.0)[0] == pytest.approx(math.log(1e-3 / 0.999), rel=1e-14)
@@ -73,17 +95,50 @@ def test_one_decisive_sentence_beats_four_uncertain_ones():
     s = w_dec * math.log(0.02 / 0.98) + 4 * w_unc * math.log(0.55 / 0.45)
     r = tef(p)
     assert r.prediction == "stability"
-    assert r.scores[0] == pytest.approx(s, abs=1e-12)
-    assert r.scores[1] == pytest.approx(-s, abs=1e-12)
+    assert r.scores["change"] == pytest.approx(s, abs=1e-12)
+    assert r.scores["stability"] == pytest.approx(-s, abs=1e-12)
     assert r.confidence == pytest.approx(1 / (1 + math.exp(2 * s / 5)), abs=1e-12)
 
 
 def test_direct_and_tie_rules():
-    assert direct(0.5).prediction == "change"  # ties go to change
-    assert direct(0.3) == fusion.FusionResult("stability", 0.7, (0.3, 0.7), 1)
-    assert majority_vote([0.6, 0.4]).prediction == "change"
+    # Direct, SV and w/o Log-Odds: change iff the probability (mean) is >= 0.5 (protocol section 6)
+    assert direct(0.5).prediction == "change"
+    assert direct(0.3) == fusion.FusionResult("stability", 0.7, {"change": 0.3, "stability": 0.7})
     assert soft_vote([0.2, 0.8]).prediction == "change"
-    assert tef_without_log_odds([0.5, 0.5]).scores == (0.5, 0.5)  # sum of weights is 0 -> 0.5
+    assert soft_vote([0.8, 0.2]).prediction == "change"
+    assert tef_without_log_odds([0.5, 0.5]).scores == {"change": 0.5, "stability": 0.5}  # sum of weights 0
+    assert tef_without_log_odds([0.5, 0.5]).prediction == "change"
+    # MV: a tied vote goes to the side voted first (the reference release), or with ties="first_class" to change
+    assert majority_vote([0.6, 0.4]).prediction == "change"
+    assert majority_vote([0.4, 0.6]).prediction == "stability"
+    assert majority_vote([0.4, 0.6], ties="first_class").prediction == "change"
+    assert majority_vote([0.4, 0.6]).confidence == 0.5
+    assert majority_vote([0.5, 0.2]).prediction == "change"  # 0.5 is a change vote
+
+
+def test_issue_example_majority_vote_tie_goes_to_first_vote():
+    p = [0.4826, 0.8299, 0.8195, 0.2447]  # votes: stability, change, change, stability
+    assert counter_majority_vote_binary(p) == ("stability", 0.5)
+    r = majority_vote(p)
+    assert r == fusion.FusionResult("stability", 0.5, {"change": 0.5, "stability": 0.5})
+    assert majority_vote(p, ties="first_class").prediction == "change"
+    batch = fuse_many(p + p[::-1][1:] + [0.9], [0] * 4 + [1] * 4, "majority_vote")
+    # second post: 0.8195, 0.8299, 0.4826, 0.9 -> change 3:1; first post as above
+    assert batch.prediction.tolist() == ["stability", "change"]
+    # the other rules are not vote counts and keep their own decisions
+    assert soft_vote(p).prediction == "change" and tef(p).prediction == "change"
+
+
+def test_majority_vote_ties_with_three_classes():
+    rows = [[0.2, 0.5, 0.3], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8], [0.7, 0.2, 0.1], [0.2, 0.6, 0.2]]
+    # votes b, a, c, a, b: a and b tie 2-2, b was voted first
+    r = majority_vote(rows, classes=("a", "b", "c"))
+    assert r.prediction == "b" and r.confidence == pytest.approx(0.4)
+    assert r.scores == pytest.approx({"a": 0.4, "b": 0.4, "c": 0.2})
+    assert majority_vote(rows, classes=("a", "b", "c"), ties="first_class").prediction == "a"
+    # a class voted first but not tied does not win: c first, then a and b tie
+    rows2 = [[0.1, 0.1, 0.8], [0.2, 0.7, 0.1], [0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.3, 0.6, 0.1]]
+    assert majority_vote(rows2).prediction == "class_1"
 
 
 @pytest.mark.parametrize("p", [[0.3, 0.7], [0.1, 0.9], [0.2, 0.8, 0.5], [0.9, 0.1, 0.6, 0.4],
@@ -92,10 +147,28 @@ def test_direct_and_tie_rules():
 def test_balanced_posts_are_exact_ties(p):
     for rule in (tef, tef_without_entropy):
         r = rule(p)
-        assert r.scores[0] == r.scores[1] == 0.0
+        assert r.scores == {"change": 0.0, "stability": 0.0}
         assert r.prediction == "change" and r.confidence == 0.5
         # any order gives the same tie
-        assert rule(p[::-1]).scores == (0.0, 0.0)
+        assert rule(p[::-1]).scores == {"change": 0.0, "stability": 0.0}
+
+
+def test_tiny_evidence_is_not_a_tie():
+    # the tolerance is relative to the document's evidence: a faint lean still decides
+    for p, side in ((0.5 - 1e-6, "stability"), (0.5 + 1e-6, "change")):
+        r = tef([p])
+        assert r.prediction == side and 0 < abs(r.scores["change"]) < 1e-15
+    assert tef([0.5 - 2**-20, 0.5 + 2**-20]).scores == {"change": 0.0, "stability": 0.0}  # exact complements
+
+
+def test_three_classes_tied_within_rounding():
+    # classes a and b carry the same evidence in another order: equal in exact arithmetic
+    rows = [[0.7, 0.2, 0.1], [0.2, 0.7, 0.1], [0.15, 0.05, 0.8], [0.05, 0.15, 0.8], [0.6, 0.3, 0.1],
+            [0.3, 0.6, 0.1]]
+    for order in (rows, rows[::-1], rows[1::2] + rows[::2]):
+        r = tef(order, classes=("a", "b", "c"))
+        assert r.scores["a"] == r.scores["b"]
+        assert r.prediction == ("a" if r.scores["a"] > r.scores["c"] else "c")
 
 
 def test_reference_style_separate_sums_can_break_ties_by_noise():
@@ -104,29 +177,44 @@ def test_reference_style_separate_sums_can_break_ties_by_noise():
     rows = [[x, 1 - x] for x in p]
     sc, ss = literal_tef_scores(rows)
     assert abs(sc - ss) < 1e-14  # mathematically a tie, numerically only nearly
-    assert tef(p).scores == (0.0, 0.0)
+    assert tef(p).scores == {"change": 0.0, "stability": 0.0}
 
 
 def test_tef_without_log_odds_by_hand():
     p = [0.9, 0.6]
-    w = weights(p)
+    w = entropy_weight(p)
     m = (w[0] * 0.9 + w[1] * 0.6) / (w[0] + w[1])
     r = tef_without_log_odds(p)
     assert r.prediction == "change" and r.confidence == pytest.approx(m, abs=1e-15)
+    assert r.scores == pytest.approx({"change": m, "stability": 1 - m}, abs=1e-15)
 
 
 def test_multiclass_by_hand():
     rows = [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]
     expected = literal_tef_scores(rows)
     r = tef(np.array(rows))
-    assert r.scores == pytest.approx(expected, abs=1e-12)
-    assert r.index == int(np.argmax(expected)) and r.prediction == r.index
+    assert list(r.scores.values()) == pytest.approx(expected, abs=1e-12)
+    assert list(r.scores) == ["class_0", "class_1", "class_2"]
+    assert r.prediction == f"class_{int(np.argmax(expected))}"
     assert r.confidence == pytest.approx(literal_confidence(expected), abs=1e-12)
-    assert weights(np.array(rows))[2] == pytest.approx(0.0, abs=1e-15)
-    mv = majority_vote(np.array(rows))  # votes 0, 2, 0 (row 3 ties -> first class)
-    assert mv.scores == pytest.approx((2 / 3, 0.0, 1 / 3)) and mv.prediction == 0
-    assert soft_vote(np.array(rows)).scores == pytest.approx(np.mean(rows, axis=0).tolist())
-    assert direct([0.2, 0.5, 0.3]).prediction == 1
+    assert entropy_weight(np.array(rows))[2] == pytest.approx(0.0, abs=1e-15)
+    mv = majority_vote(np.array(rows))  # votes 0, 2, 0 (row 3's own tie -> its first class)
+    assert list(mv.scores.values()) == pytest.approx([2 / 3, 0.0, 1 / 3]) and mv.prediction == "class_0"
+    assert list(soft_vote(np.array(rows)).scores.values()) == pytest.approx(np.mean(rows, axis=0).tolist())
+    assert direct([0.2, 0.5, 0.3]).prediction == "class_1"
+    named = tef(np.array(rows), classes=["left", "centre", "right"])
+    assert r.prediction == "class_2"
+    assert list(named.scores) == ["left", "centre", "right"] and named.prediction == "right"
+
+
+def test_results_name_their_classes():
+    r = tef([0.9, 0.2, 0.6])
+    assert list(r.scores) == list(CLASSES) and r.scores["stability"] == -r.scores["change"]
+    assert tef([0.9, 0.2, 0.6], classes=("pro", "contra")).prediction == "pro"
+    b = fuse_many(np.array([[0.1, 0.2, 0.7], [0.5, 0.3, 0.2]]), rule="direct", classes=("x", "y", "z"))
+    assert b.classes == ("x", "y", "z") and b.prediction.tolist() == ["z", "x"]
+    assert b.index.tolist() == [2, 0] and b.scores.shape == (2, 3)
+    assert fuse_many([0.2, 0.7], rule="direct").classes == CLASSES
 
 
 # ------------------------------------------------------------------------------------------------
@@ -138,14 +226,59 @@ def test_binary_tef_matches_literal_algorithm(p):
     rows = [[x, 1 - x] for x in p]
     sc, ss = literal_tef_scores(rows)
     r = tef(p)
-    assert r.scores[0] == pytest.approx(sc, abs=1e-12)
-    assert r.scores[1] == pytest.approx(ss, abs=1e-12)
+    assert r.scores["change"] == pytest.approx(sc, abs=1e-12)
+    assert r.scores["stability"] == pytest.approx(ss, abs=1e-12)
     if abs(sc - ss) > 1e-9:
         assert r.prediction == ("change" if sc > ss else "stability")
         assert r.confidence == pytest.approx(literal_confidence([sc, ss]), abs=1e-12)
     r0 = tef_without_entropy(p)
     sc0, ss0 = literal_tef_scores(rows, tempered=False)
-    assert r0.scores == pytest.approx((sc0, ss0), abs=1e-12)
+    assert list(r0.scores.values()) == pytest.approx([sc0, ss0], abs=1e-12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(voting_documents)
+def test_binary_majority_vote_matches_counter_most_common(p):
+    label, share = counter_majority_vote_binary(p)
+    r = majority_vote(p)
+    assert r.prediction == label and r.confidence == pytest.approx(share, abs=1e-15)
+    assert r.scores["change"] == pytest.approx(sum(x >= 0.5 for x in p) / len(p), abs=1e-15)
+    # the same through the two-column route and through the general-K counter
+    assert majority_vote(np.column_stack([p, 1 - np.asarray(p)])) == r
+    assert counter_majority_vote([[x, 1 - x] for x in p], CLASSES)[0] == label
+    # ties="first_class" differs only on a tied vote, which it gives to change
+    old = majority_vote(p, ties="first_class").prediction
+    assert old == label or (share == 0.5 and old == "change")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=9), min_size=1, max_size=12),
+       st.integers(0, 2**31))
+def test_three_class_majority_vote_matches_counter_most_common(votes, seed):
+    # rows with a clear most probable class, often with tied vote counts across the document
+    rng = np.random.default_rng(seed)
+    names = ("left", "centre", "right")
+    docs = []
+    for doc in votes:
+        rows = rng.dirichlet(np.ones(3), size=len(doc)) * 0.5
+        rows[np.arange(len(doc)), doc] += 0.5
+        docs.append(rows)
+    flat = np.concatenate(docs)
+    batch = fuse_many(flat, np.repeat(np.arange(len(docs)), [len(d) for d in docs]), "majority_vote",
+                      classes=names)
+    for i, rows in enumerate(docs):
+        label, share = counter_majority_vote(rows.tolist(), names)
+        assert batch.prediction[i] == label
+        assert batch.confidence[i] == pytest.approx(share, abs=1e-15)
+        assert majority_vote(rows, classes=names) == batch.result(i)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(voting_documents, min_size=1, max_size=20))
+def test_fuse_many_majority_vote_matches_counter_per_document(docs):
+    flat = np.concatenate([np.asarray(d) for d in docs])
+    batch = fuse_many(flat, np.repeat(np.arange(len(docs)), [len(d) for d in docs]), "majority_vote")
+    assert batch.prediction.tolist() == [counter_majority_vote_binary(d)[0] for d in docs]
 
 
 @settings(max_examples=200, deadline=None)
@@ -155,7 +288,8 @@ def test_sentence_order_does_not_matter(p, rnd):
     rnd.shuffle(q)
     for name in ("majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"):
         a, b = fusion.RULES[name](p), fusion.RULES[name](q)
-        assert a.prediction == b.prediction or abs(a.scores[0] - a.scores[1]) < 1e-9
+        gap = abs(a.scores["change"] - a.scores["stability"])
+        assert a.prediction == b.prediction or gap < 1e-9  # a tied MV goes to the side voted first
         assert a.scores == pytest.approx(b.scores, abs=1e-12)
 
 
@@ -173,16 +307,16 @@ def test_uniform_sentence_adds_nothing(p):
 @given(documents, st.integers(0, 29))
 def test_duplicating_a_sentence_doubles_its_evidence(p, k):
     i = k % len(p)
-    base = tef(p).scores[0]
-    alone = tef([p[i]]).scores[0]
-    assert tef(p + [p[i]]).scores[0] == pytest.approx(base + alone, abs=1e-12)
-    assert tef([p[i], p[i]]).scores[0] == pytest.approx(2 * alone, abs=1e-12)
+    base = tef(p).scores["change"]
+    alone = tef([p[i]]).scores["change"]
+    assert tef(p + [p[i]]).scores["change"] == pytest.approx(base + alone, abs=1e-12)
+    assert tef([p[i], p[i]]).scores["change"] == pytest.approx(2 * alone, abs=1e-12)
 
 
 @settings(max_examples=200, deadline=None)
 @given(hnp.arrays(np.float64, st.integers(1, 50), elements=probs))
-def test_weights_lie_in_unit_interval(p):
-    w = weights(p)
+def test_entropy_weights_lie_in_unit_interval(p):
+    w = entropy_weight(p)
     assert np.all(w >= -1e-15) and np.all(w <= 1 + 1e-15)
     assert np.all(np.abs(clipped_log_odds(p)) <= 10.0)
 
@@ -228,6 +362,7 @@ def test_direct_in_batch():
     b = fuse_many([0.2, 0.5, 0.9], rule="direct")
     assert b.prediction.tolist() == ["stability", "change", "change"]
     assert b.confidence.tolist() == [0.8, 0.5, 0.9]
+    assert b.scores.tolist() == [[0.2, 0.8], [0.5, 0.5], [0.9, 0.09999999999999998]]
     with pytest.raises(ValueError, match="exactly one"):
         fuse_many([0.2, 0.5], [0, 0], rule="direct")
 
@@ -265,9 +400,15 @@ def test_bad_doc_index_raises(idx, match):
 def test_bad_rule_and_parameters():
     with pytest.raises(ValueError, match="unknown fusion rule"):
         fuse_many([0.1], rule="median")
-    for kw in ({"eps": 0.0}, {"M": -1.0}, {"T": 0.0}, {"T": float("inf")}):
-        with pytest.raises(ValueError):
+    for kw, match in (({"eps": 0.0}, "eps"), ({"M": -1.0}, "M must"), ({"T": 0.0}, "T must"),
+                      ({"T": float("inf")}, "T must"), ({"tie_rtol": -1.0}, "tie_rtol"),
+                      ({"classes": ("a",)}, "2 distinct names"), ({"classes": ("a", "a")}, "2 distinct names")):
+        with pytest.raises(ValueError, match=match):
             tef([0.1], **kw)
+    with pytest.raises(ValueError, match="ties must be one of first_vote, first_class"):
+        majority_vote([0.1], ties="change")
+    with pytest.raises(ValueError, match="3 distinct names"):
+        fuse_many(np.array([[0.2, 0.3, 0.5]]), classes=["a", "b"])
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tefcore.fusion import clipped_log_odds, weights
+from tefcore.fusion import clipped_log_odds, entropy_weight
 from tefcore.information import (
     additive_log_odds,
     binary_entropy,
@@ -70,7 +70,7 @@ def test_evidence_profile() -> None:
     assert prof["n_decisive"].tolist() == [1, 1]
     assert prof["n_uncertain"].tolist() == [2, 1]
     np.testing.assert_allclose(prof["decisive_share"], [1 / 3, 1 / 2])
-    np.testing.assert_allclose(prof["mean_weight"], [weights(p[:3]).mean(), weights(p[3:]).mean()])
+    np.testing.assert_allclose(prof["mean_weight"], [entropy_weight(p[:3]).mean(), entropy_weight(p[3:]).mean()])
     # the threshold 0.5 sits at p = 0.110 / 0.890
     assert evidence_profile([0.111], [0])["n_decisive"].item() == 0
     assert evidence_profile([0.889 + 0.002], [0])["n_decisive"].item() == 1
@@ -83,6 +83,6 @@ def test_contributions_by_hand() -> None:
     assert c["majority_vote"].tolist() == [1.0, -1.0, 1.0, -1.0]
     np.testing.assert_allclose(c["soft_vote"], p - 0.5)
     np.testing.assert_allclose(c["tef_without_entropy"], clipped_log_odds(p))
-    np.testing.assert_allclose(c["tef"], weights(p) * clipped_log_odds(p))
+    np.testing.assert_allclose(c["tef"], entropy_weight(p) * clipped_log_odds(p))
     with pytest.raises(ValueError, match="probabilities"):
         contributions([0.5, math.nan])

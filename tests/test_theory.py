@@ -15,7 +15,7 @@ from tefcore import simulate as sim
 from tefcore.chapters import presentation as pres
 from tefcore.chapters import theory
 from tefcore.chapters.claims import LEDGER, evaluate_ledger
-from tefcore.fusion import TEMPERATURE, clipped_log_odds, weights
+from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def test_rule_outcomes_follow_the_protocols_scores_and_confidences():
     assert out.loc["MV", "score (change)"] == pytest.approx(0.2) and out.loc["MV", "prediction"] == "stability"
     assert out.loc["MV", "confidence"] == pytest.approx(0.8)
     assert out.loc["SV", "score (change)"] == pytest.approx(p.mean())
-    s = float((weights(p) * clipped_log_odds(p)).sum())
+    s = float((entropy_weight(p) * clipped_log_odds(p)).sum())
     assert out.loc["TEF", "score (change)"] == pytest.approx(s)
     assert out.loc["TEF", "confidence"] == pytest.approx(expit(2 * abs(s) / TEMPERATURE))
 
@@ -183,7 +183,7 @@ def test_sentence_accuracy_matches_simulated_sentences():
 
 def test_decisive_threshold_has_the_asked_weight():
     q = theory.decisive_threshold(0.5)
-    assert float(weights(q)) == pytest.approx(0.5, abs=1e-10) and 0.88 < q < 0.9
+    assert float(entropy_weight(q)) == pytest.approx(0.5, abs=1e-10) and 0.88 < q < 0.9
     with pytest.raises(ValueError, match="decisive_weight"):
         theory.decisive_threshold(1.0)
 
@@ -318,7 +318,7 @@ def test_nearest_cells_pick_the_closest_grid_cell():
 
 # --- chapter 10 --------------------------------------------------------------------------------------
 def test_check_numbers_and_first_flips_give_feedback(capsys):
-    verdicts = theory.check_numbers({0.9: 0.53, 0.6: 0.5, 0.99: None}, weights)
+    verdicts = theory.check_numbers({0.9: 0.53, 0.6: 0.5, 0.99: None}, entropy_weight)
     assert verdicts == {0.9: "correct", 0.6: "not quite (off by +0.471)", 0.99: "no answer yet"}
     flips = theory.check_first_flips({"majority_vote": 2, "soft_vote": 9, "tef": None}, 0.95, 0.45)
     assert flips == {"majority_vote": "correct", "soft_vote": "not quite", "tef": "no answer yet"}

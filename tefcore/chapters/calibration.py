@@ -34,7 +34,7 @@ from tefcore.chapters.experiments import predict_runs, versus_best_baseline
 from tefcore.chapters.runs import Runs, frame_of, run_keys
 from tefcore.evaluate import (ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups, predict_pairs,
                               sort_table)
-from tefcore.fusion import TEMPERATURE, fuse_many, weights
+from tefcore.fusion import TEMPERATURE, entropy_weight, fuse_many
 
 __all__ = [
     "calibration_summary",
@@ -371,7 +371,7 @@ def temperature_sweep(
         flat_rows = []
         for key, g in iter_groups(hot, keys):
             flat = flatten_sentences(g["sentences"])[0]
-            w = weights(flat[~np.isnan(flat)])
+            w = entropy_weight(flat[~np.isnan(flat)])
             flat_rows.append({**key, "mean_weight": float(w.mean()) if w.size else math.nan,
                               "decisive_share": 100 * float(np.mean(w >= 0.5)) if w.size else math.nan})
         res = res.rename(columns={"b": "best_baseline", "difference": "gain"}).assign(t=t)

@@ -51,7 +51,7 @@ from scipy.special import entr, logit
 
 from tefcore import simulate as sim
 from tefcore.chapters import paper
-from tefcore.fusion import CLIP, EPS, TEMPERATURE, clipped_log_odds, fuse_many, weights
+from tefcore.fusion import CLIP, EPS, TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import additive_log_odds
 from tefcore.mind.load import Post, evaluation_pairs, load_posts
 from tefcore.mind.release import (
@@ -320,7 +320,7 @@ def _clipped_log_odds(ev: Evidence) -> Verdict:
 def _entropy_weight(ev: Evidence) -> Verdict:
     p2 = np.linspace(0.0, 1.0, 101)
     p3, _ = sim.random_posts(3)
-    w2, w3 = weights(p2), weights(p3)
+    w2, w3 = entropy_weight(p2), entropy_weight(p3)
     ref2 = 1 - (entr(p2) + entr(1 - p2)) / math.log(2)
     ref3 = 1 - entr(p3).sum(axis=1) / math.log(3)
     gap = float(max(np.abs(w2 - ref2).max(), np.abs(w3 - ref3).max()))
@@ -335,7 +335,7 @@ def _entropy_weight(ev: Evidence) -> Verdict:
 
 def _tempering(ev: Evidence) -> Verdict:
     p = np.array([0.4, 0.6, 0.99, 0.999])
-    w = weights(p)
+    w = entropy_weight(p)
     holds = bool(w[:2].max() < 0.05 and w[2:].min() > 0.9)
     return Verdict(
         f"w(0.6) = {w[1]:.3f}, w(0.99) = {w[2]:.3f}",
@@ -376,15 +376,18 @@ def _argmax_rule(ev: Evidence) -> Verdict:
 def _mv_sv(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2, seed=2)
     starts, n = _starts(doc), np.bincount(doc)
-    share = np.add.reduceat((p >= 0.5).astype(float), starts) / n
+    votes = np.where(p >= 0.5, "change", "stability")
+    mode = [Counter(post).most_common(1)[0][0] for post in np.split(votes, starts[1:])]
     mean = np.add.reduceat(p, starts) / n
-    mv = fuse_many(p, doc, rule="majority_vote").prediction == np.where(share >= 0.5, "change", "stability")
+    mv = fuse_many(p, doc, rule="majority_vote").prediction == np.array(mode, dtype=object)
     sv = fuse_many(p, doc, rule="soft_vote").prediction == np.where(mean >= 0.5, "change", "stability")
+    tied = int((2 * np.add.reduceat((p >= 0.5).astype(int), starts) == n).sum())
     return Verdict(
         f"MV {int(mv.sum())}/{mv.size}, SV {int(sv.sum())}/{sv.size}",
         bool(mv.all() and sv.all()),
-        "MV: the mode of the hard labels (a tie goes to change); SV: the argmax of the mean "
-        "probability; tefcore.fusion against counts and means by hand",
+        "MV: the mode of the hard labels, counted with collections.Counter.most_common as the reference "
+        f"release counts them (a tie goes to the label voted first; {tied} tied posts); SV: the argmax of "
+        "the mean probability; tefcore.fusion against counts and means by hand",
     )
 
 
@@ -425,7 +428,7 @@ def _ablation_rules(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2, seed=4)
     starts = _starts(doc)
     lo = np.add.reduceat(clipped_log_odds(p), starts)
-    w = weights(p)
+    w = entropy_weight(p)
     num, den = np.add.reduceat(w * p, starts), np.add.reduceat(w, starts)
     mw = np.where(den > 0, num / np.where(den > 0, den, 1), 0.5)
     ent = fuse_many(p, doc, rule="tef_without_entropy")
@@ -470,7 +473,7 @@ def _prop1(ev: Evidence) -> Verdict:
 
 def _same_label(ev: Evidence) -> Verdict:
     p = np.array([0.55, 0.95])
-    c = weights(p) * clipped_log_odds(p)
+    c = entropy_weight(p) * clipped_log_odds(p)
     return Verdict(
         f"0.55 → {c[0]:.4f}, 0.95 → {c[1]:.2f}",
         bool(c[1] > 100 * c[0] > 0),
@@ -522,7 +525,8 @@ def _soft_censoring(ev: Evidence) -> Verdict:
     from tefcore.chapters.theory import first_flips
 
     strong, weak = 0.95, 0.45
-    rate = float(weights(strong) * clipped_log_odds(strong) / -(weights(weak) * clipped_log_odds(weak)))
+    evidence = entropy_weight([strong, weak]) * clipped_log_odds([strong, weak])
+    rate = float(evidence[0] / -evidence[1])
     n = int(math.floor(rate))
     flips = first_flips(strong, weak, range(40), rules=("majority_vote", "soft_vote")).to_dict()
     flips["tef"] = first_flips(strong, weak, [n, n + 1], rules=("tef",))["tef"]

@@ -59,7 +59,7 @@ from tefcore.evaluate import (
     sort_table,
     strongest_baseline,
 )
-from tefcore.fusion import CLASSES, RULE_NAMES, weights
+from tefcore.fusion import CLASSES, RULE_NAMES, entropy_weight
 from tefcore.chapters.presentation import (
     LANG_LABELS,
     METRIC_LABELS,
@@ -730,7 +730,7 @@ def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.Da
         n_change = np.bincount(doc, weights=p >= 0.5, minlength=len(g))
         read = n_read > 0
         unanimous = (n_change[read] == 0) | (n_change[read] == n_read[read])
-        w = weights(p)
+        w = entropy_weight(p)
         with np.errstate(divide="ignore"):
             ell = np.abs(np.log(p) - np.log1p(-p))
         rows.append({**key, "sentences": int(p.size), "p_mean": float(p.mean()), "p_std": float(p.std()),

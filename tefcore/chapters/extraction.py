@@ -31,7 +31,7 @@ import pandas as pd
 from tefcore.chapters.presentation import LANG_LABELS, judge_label
 from tefcore.chapters.runs import Runs
 from tefcore.evaluate import flatten_sentences
-from tefcore.fusion import weights
+from tefcore.fusion import entropy_weight
 from tefcore.judges.cache import TIME_KEYS
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.release import FULL_RELEASE_DIR
@@ -150,7 +150,7 @@ def sentence_frame(frame: pd.DataFrame) -> pd.DataFrame:
         out["mass"] = flatten_sentences(frame["sentence_masses"])[0]
     ok = ~np.isnan(p)
     out["weight"] = np.nan
-    out.loc[ok, "weight"] = weights(p[ok])
+    out.loc[ok, "weight"] = entropy_weight(p[ok])
     return out
 
 

@@ -1,7 +1,8 @@
 """How the book presents its numbers: names of rules, judges and languages, numbers as text, one figure.
 
 The library's tables hold rule names, registry names and floats; the chapters show them with the
-paper's short name of each rule (:data:`RULE_LABELS`), the book's name of each judge
+paper's short name of each rule and metric (:data:`tefcore.fusion.RULE_LABELS` and
+:data:`tefcore.evaluate.METRIC_LABELS`, re-exported here), the book's name of each judge
 (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`judge_table`) and language (:data:`LANG_LABELS`),
 with the paper's column order (:func:`paper_columns`), as text with a fixed number of decimals
 (:func:`format_p`, :func:`format_interval`, :func:`format_columns`, so that executed notebooks are
@@ -22,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from tefcore.chapters.runs import parse_list
+from tefcore.evaluate import METRIC_LABELS
+from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 __all__ = [
@@ -39,19 +42,6 @@ __all__ = [
     "judge_table",
     "paper_columns",
 ]
-
-RULE_LABELS: dict[str, str] = {
-    "direct": "Direct",
-    "majority_vote": "MV",
-    "soft_vote": "SV",
-    "tef": "TEF",
-    "tef_without_entropy": "w/o Entropy",
-    "tef_without_log_odds": "w/o Log-Odds",
-}
-"""Short names of the rules as the paper's tables print them."""
-
-METRIC_LABELS: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
-"""Short names of the metrics in the paper's table headers."""
 
 JUDGE_LABELS: dict[str, str] = {
     "local": "SmolLM2-135M (CPU)",

@@ -44,7 +44,7 @@ from tefcore import information
 from tefcore import simulate as sim
 from tefcore.chapters.presentation import RULE_LABELS, judge_label
 from tefcore.evaluate import flatten_sentences
-from tefcore.fusion import CLASSES, TEMPERATURE, clipped_log_odds, fuse_many, weights
+from tefcore.fusion import CLASSES, TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 
 __all__ = [
     "CURVE_LABELS",
@@ -141,7 +141,7 @@ def curve_figure(p: npt.ArrayLike) -> Any:
     plotly.graph_objects.Figure
     """
     go, grid = _go(), np.asarray(p, dtype=np.float64)
-    w, ell = weights(grid), clipped_log_odds(grid)
+    w, ell = entropy_weight(grid), clipped_log_odds(grid)
     fig = _subplots(rows=1, cols=2, subplot_titles=("weight w(p)", "log-odds l(p) and tempered w(p)·l(p)"))
     fig.add_trace(go.Scatter(x=grid, y=w, name="w(p)", line={"color": "#1b9e77", "width": 3}), 1, 1)
     fig.add_trace(go.Scatter(x=grid, y=ell, name="l(p)", line={"color": "#7570b3", "width": 2, "dash": "dash"}),
@@ -700,7 +700,7 @@ def lean_numbers(lean: float) -> dict[str, float]:
     from scipy.special import expit
 
     p = float(expit(lean))
-    return {"lean_p": p, "lean_w": float(weights([p])[0])}
+    return {"lean_p": p, "lean_w": float(entropy_weight([p])[0])}
 
 
 def gain_map_figure(maps: Mapping[str, pd.DataFrame], placed: pd.DataFrame | None = None) -> Any:
@@ -793,7 +793,7 @@ def decisive_threshold(decisive_weight: float = 0.5) -> float:
 
     if not 0.0 < decisive_weight < 1.0:
         raise ValueError(f"decisive_weight must lie in (0, 1), got {decisive_weight!r}")
-    return float(brentq(lambda q: float(weights(q)) - decisive_weight, 0.5, 1.0 - 1e-15))
+    return float(brentq(lambda q: float(entropy_weight(q)) - decisive_weight, 0.5, 1.0 - 1e-15))
 
 
 def _premises(r: pd.Series, cell: pd.Series, lean: float, threshold: float, min_gain: float) -> list[tuple[bool, str]]:
@@ -929,7 +929,7 @@ def judge_map(frame: pd.DataFrame, labels: Mapping[str, str] | None = None, deci
     p, pair = _cells(frame)
     rows = frame.iloc[pair]
     s = pd.DataFrame({"model": rows["model"].to_numpy(), "lang": rows["lang"].to_numpy(), "pair": pair,
-                      "change": (rows["side"] == CLASSES[0]).to_numpy(), "w": weights(p),
+                      "change": (rows["side"] == CLASSES[0]).to_numpy(), "w": entropy_weight(p),
                       "l": clipped_log_odds(p)})
     s["decisive"] = s["w"] >= decisive_weight
     s["agrees"] = (s["l"] >= 0) == s["change"]
@@ -962,14 +962,14 @@ def weight_histogram_figure(frame: pd.DataFrame, simulated: npt.ArrayLike,
     mids = (edges[:-1] + edges[1:]) / 2
     order = list(dict.fromkeys(langs))
     fig = _subplots(rows=1, cols=len(order), subplot_titles=order, shared_yaxes=True, horizontal_spacing=0.06)
-    sim_w = weights(np.asarray(simulated, dtype=np.float64))
+    sim_w = entropy_weight(np.asarray(simulated, dtype=np.float64))
     judges = list(dict.fromkeys(models))
     for col, lang in enumerate(order, start=1):
         fig.add_trace(go.Bar(x=mids, y=np.histogram(sim_w, bins=edges)[0] / sim_w.size, width=1 / bins,
                              name="simulated (calibrated)", marker_color="grey", opacity=0.45,
                              legendgroup="sim", showlegend=col == 1), 1, col)
         for k, model in enumerate(judges):
-            w = weights(p[(models == model) & (langs == lang)])
+            w = entropy_weight(p[(models == model) & (langs == lang)])
             if w.size:
                 fig.add_trace(go.Scatter(x=mids, y=np.histogram(w, bins=edges)[0] / w.size, mode="lines+markers",
                                          name=(labels or {}).get(model, judge_label(model)), legendgroup=model,
@@ -1056,8 +1056,8 @@ def check_numbers(answers: Mapping[float, float | None], reference: Callable[[Fl
 
     Examples
     --------
-    >>> from tefcore.fusion import weights
-    >>> check_numbers({0.5: 0.0, 0.9: 0.6, 0.99: None}, weights)
+    >>> from tefcore.fusion import entropy_weight
+    >>> check_numbers({0.5: 0.0, 0.9: 0.6, 0.99: None}, entropy_weight)
     0.5: correct
     0.9: not quite (off by +0.069)
     0.99: no answer yet
@@ -1100,7 +1100,7 @@ def weight_properties(n_grid: int = 1001) -> pd.DataFrame:
     if n_grid < 5 or n_grid % 2 == 0:
         raise ValueError(f"n_grid must be odd and at least 5, got {n_grid!r}")
     grid = np.linspace(0.0, 1.0, n_grid)
-    w, mid = weights(grid), n_grid // 2
+    w, mid = entropy_weight(grid), n_grid // 2
     near = slice(mid - n_grid // 50, mid + n_grid // 50 + 1)
     delta = grid[near] - 0.5
     gap = float(np.max(np.abs(w[near] - 2 * delta**2 / np.log(2))))
@@ -1129,7 +1129,7 @@ def lab_numbers(strong: float = 0.95, weak: float = 0.45, strength: float = 3.0)
     """
     out: dict[str, float] = {}
     for tag, p in (("06", 0.6), ("09", 0.9), ("099", 0.99)):
-        w, ell = float(weights(p)), float(clipped_log_odds(p))
+        w, ell = float(entropy_weight(p)), float(clipped_log_odds(p))
         out |= {f"e1_w{tag}": w, f"e1_l{tag}": ell, f"e1_c{tag}": w * ell}
     out |= {"e1_h09a": float(-0.9 * np.log(0.9)), "e1_h09b": float(-0.1 * np.log(0.1)),
             "e1_h09": float(information.binary_entropy(0.9)), "e1_log2": float(np.log(2))}
@@ -1174,8 +1174,8 @@ def disagreements(corpus: sim.SimulatedCorpus, a: str = "majority_vote", b: str 
     post = int(differ[0])
     mask = corpus.doc_index == post
     p = corpus.p[mask]
-    first = pd.DataFrame({"p": p, "decisive (simulated)": corpus.decisive[mask], "w(p)": weights(p),
-                          "w(p)·l(p)": weights(p) * clipped_log_odds(p)})
+    first = pd.DataFrame({"p": p, "decisive (simulated)": corpus.decisive[mask], "w(p)": entropy_weight(p),
+                          "w(p)·l(p)": entropy_weight(p) * clipped_log_odds(p)})
     first.attrs.update(post=post, gold=str(corpus.y[post]), **{a: str(pa[post]), b: str(pb[post])})
     return summary, first
 
