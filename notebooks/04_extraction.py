@@ -298,8 +298,8 @@ logodds = {dtype: engines[f"logodds_vllm_{dtype}"].to_numpy() for dtype in ("bfl
 
 
 def grid_step(values: np.ndarray, atol: float = 1e-3) -> float | None:
-    """The largest 2**-k (k = 0..10) of which every value is a whole multiple, within atol."""
-    for k in range(11):
+    """The largest 2**-k (k = 0..8) of which every value is a whole multiple, within atol."""
+    for k in range(9):
         off = np.abs(values / 2.0**-k - np.round(values / 2.0**-k)) * 2.0**-k
         if np.all(off <= atol):
             return 2.0**-k

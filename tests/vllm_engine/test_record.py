@@ -28,7 +28,7 @@ SAME_BF16 = 0.05
 """The same for bfloat16, whose log-odds move by whole grid steps."""
 
 
-def grid_step(values: np.ndarray, finest: int = 10, atol: float = 1e-3) -> float | None:
+def grid_step(values: np.ndarray, finest: int = 8, atol: float = 1e-3) -> float | None:
     """The largest power of two 2**-k (k = 0..finest) that every value lies within ``atol`` of a whole
     multiple of, or None.
 
