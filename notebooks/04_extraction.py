@@ -261,18 +261,17 @@ by_lang = engines.groupby("lang")[["f32 vs llama.cpp", "bf16 vs f32"]].agg(["max
 by_lang.round(4)
 
 # %% tags=["hide-input"]
-vllm_run, llama_run = record["engines"]["vllm"], record["provenance"]["llama_cpp"]
-glue("eng_machine", f"{record['machine']['processor']}, {record['machine']['cpus']} CPUs", display=False)
-glue("eng_vllm", f"vLLM {vllm_run['version']} ({vllm_run['distribution']}, platform {vllm_run['platform']}, "
-     f"torch {vllm_run['torch']})", display=False)
-glue("eng_llama", f"llama-cpp-python {llama_run['llama_cpp_python']} (built for {llama_run['llama_cpp_cpu']})",
-     display=False)
-glue("eng_pairs", record["pairs_per_language"], display=False)
-glue("eng_prompts", len(engines), display=False)
-glue("eng_max", float(engines["f32 vs llama.cpp"].max()), display=False)
-glue("eng_mean", float(engines["f32 vs llama.cpp"].mean()), display=False)
-glue("eng_spread", float(engines["p_llama_cpp"].max() - engines["p_llama_cpp"].min()), display=False)
-glue("eng_bf16_max", float(engines["bf16 vs f32"].max()), display=False)
+vllm_run, llama_run, machine = record["engines"]["vllm"], record["provenance"]["llama_cpp"], record["machine"]
+for name, value in {
+    "eng_machine": f"{machine['processor']}, {machine['cpus']} CPUs", "eng_pairs": record["pairs_per_language"],
+    "eng_vllm": f"vLLM {vllm_run['version']} ({vllm_run['distribution']}, platform {vllm_run['platform']}, "
+                f"torch {vllm_run['torch']})",
+    "eng_llama": f"llama-cpp-python {llama_run['llama_cpp_python']} (built for {llama_run['llama_cpp_cpu']})",
+    "eng_prompts": len(engines), "eng_max": float(engines["f32 vs llama.cpp"].max()),
+    "eng_mean": float(engines["f32 vs llama.cpp"].mean()), "eng_bf16_max": float(engines["bf16 vs f32"].max()),
+    "eng_spread": float(engines["p_llama_cpp"].max() - engines["p_llama_cpp"].min()),
+}.items():
+    glue(name, value, display=False)
 
 # %% [markdown]
 # The record was made on {glue:text}`eng_machine` with {glue:text}`eng_vllm` and
@@ -280,7 +279,11 @@ glue("eng_bf16_max", float(engines["bf16 vs f32"].max()), display=False)
 #
 # Over the {glue:text}`eng_prompts` prompts, vLLM in float32 and llama.cpp differ in P(change) by at
 # most {glue:text}`eng_max:.3f` (mean {glue:text}`eng_mean:.3f`). The two engines do not do the same
-# arithmetic, so the answers are not bit for bit the same, but the differences are small beside the
+# arithmetic. llama.cpp keeps the weights in their 4-bit blocks and multiplies them with activations
+# that it rounds to 8-bit blocks of its own, in kernels written for the CPU's vector instructions;
+# vLLM expands the same 4-bit weights to float32 once, when the folder is written, and multiplies in
+# float32 with PyTorch. Attention, normalisation and the order of every long sum differ as well. So
+# the answers are not bit for bit the same, but the differences are small beside the
 # spread of the answers themselves (the llama.cpp answers to these prompts span
 # {glue:text}`eng_spread:.3f`). A judge's numbers belong to its engine and its numeric format as much as
 # to its weights, which is why every cache records both, and a cache of one engine is never resumed or
@@ -294,47 +297,34 @@ glue("eng_bf16_max", float(engines["bf16 vs f32"].max()), display=False)
 # "C") is computed here:
 
 # %%
-logodds = {dtype: engines[f"logodds_vllm_{dtype}"].to_numpy() for dtype in ("bfloat16", "float32")}
-
-
-def grid_step(values: np.ndarray, atol: float = 1e-3) -> float | None:
-    """The largest 2**-k (k = 0..8) of which every value is a whole multiple, within atol."""
-    for k in range(9):
-        off = np.abs(values / 2.0**-k - np.round(values / 2.0**-k)) * 2.0**-k
-        if np.all(off <= atol):
-            return 2.0**-k
-    return None
-
-
-step = grid_step(logodds["bfloat16"])
+x = engines["logodds_vllm_bfloat16"].to_numpy()
+steps = 2.0 ** -np.arange(9)  # 1, 1/2, ..., 1/256
+step = steps[[bool(np.all(np.abs(x / q - np.round(x / q)) * q <= 1e-3)) for q in steps].index(True)]
 assert step == record["bf16_logodds_step"]  # the tier's own reading of its record
-grid_points = np.unique(np.round(logodds["bfloat16"] / step).astype(int))
-pd.Series({"bfloat16 log-odds step": f"1/{round(1 / step)}", "prompts": len(engines),
-           "distinct bfloat16 answers": grid_points.size,
-           "distinct float32 answers": np.unique(logodds["float32"].round(9)).size}, dtype=object)
+grid_points = np.unique(np.round(x / step).astype(int))
+pd.Series({"bfloat16 log-odds step": f"1/{round(1 / step)}", "prompts": len(engines), "distinct bfloat16 answers":
+           grid_points.size, "distinct float32 answers": engines["logodds_vllm_float32"].round(9).nunique()})
+
+# %% [markdown]
+# Each point of the figure below is one prompt: its answer under llama.cpp across, under vLLM up. The
+# float32 points scatter closely around the diagonal; the bfloat16 points sit on horizontal rows, one
+# row per grid step, whatever llama.cpp says between them.
 
 # %% tags=["hide-input"]
-import plotly.graph_objects as go
+import plotly.express as px
 
-grid = go.Figure()
-for name, column, marker in (("vLLM float32", "p_vllm_float32", "circle"), ("vLLM bfloat16", "p_vllm_bfloat16", "x")):
-    grid.add_trace(go.Scatter(x=engines["p_llama_cpp"], y=engines[column], mode="markers", name=name,
-                              marker={"symbol": marker, "size": 8}))
-low, high = float(engines.filter(like="p_").min().min()), float(engines.filter(like="p_").max().max())
-grid.add_trace(go.Scatter(x=[low, high], y=[low, high], mode="lines", name="equal",
-                          line={"dash": "dot", "color": "grey"}))
-grid.update_layout(title="P(change) of the same prompts: vLLM against llama.cpp", height=420,
-                   xaxis_title="llama.cpp (Q4_1 kernels)", yaxis_title="vLLM (dequantized weights)")
-grid.show()
+px.scatter(engines.rename(columns={"p_vllm_float32": "float32", "p_vllm_bfloat16": "bfloat16"}).melt(
+               id_vars=["p_llama_cpp"], value_vars=["float32", "bfloat16"], var_name="vLLM", value_name="p_vllm"), x="p_llama_cpp", y="p_vllm", color="vLLM",
+           symbol="vLLM", height=420, title="P(change) of the same prompts: vLLM against llama.cpp",
+           labels={"p_llama_cpp": "llama.cpp (Q4_1 kernels)", "p_vllm": "vLLM (dequantized weights)"}).show()
 
 # %%
 near_half = 1 / (1 + np.exp(-step)) - 0.5  # P(C) one grid step above an even answer
 p_step = 0.5 + near_half
 smallest_weight = 1 + (p_step * np.log(p_step) + (1 - p_step) * np.log(1 - p_step)) / np.log(2)
-glue("eng_step", f"1/{round(1 / step)}", display=False)
-glue("eng_points", int(grid_points.size), display=False)
-glue("eng_p_step", float(near_half), display=False)
-glue("eng_w_min", float(smallest_weight), display=False)
+for name, value in {"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
+                    "eng_p_step": float(near_half), "eng_w_min": float(smallest_weight)}.items():
+    glue(name, value, display=False)
 pd.Series({"P(C) one step above 0.5": p_step, "its TEF weight w(p)": smallest_weight}).round(4)
 
 # %% [markdown]
