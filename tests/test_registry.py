@@ -171,6 +171,10 @@ def test_cpu_entry_carries_the_cpu_settings(monkeypatch: pytest.MonkeyPatch) -> 
     assert spec.options["dtype"] == "bfloat16" and spec.options["enforce_eager"] is False
     assert "--no-enforce-eager" in serve_command(spec, 1)
     assert resolve_model("smollm2-vllm-serve").options["model"] == "/models/smollm2"
+    assert "hardware" not in resolve_model("smollm2-vllm-serve").options
+    monkeypatch.setenv("VLLM_SERVER_HARDWARE", "CPU")  # tef reproduce sets it for the server it starts
+    assert resolve_model("smollm2-vllm-serve").options["hardware"] == "CPU"
+    assert resolve_model("vllm-serve").options["hardware"] == "CPU"
 
 
 def test_unknown_model_lists_the_known_ones() -> None:

@@ -488,3 +488,16 @@ def test_missing_model_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     with pytest.raises(FileNotFoundError, match=f"model folder {tmp_path}/absent not found"):
         VLLMBackend(str(tmp_path / "absent"))
     assert "llm" not in made  # nothing was started
+
+
+def test_probe_engine_says_what_the_first_step_meets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe imports vLLM in a fresh interpreter: here none is installed (one-line reason), and the
+    stand-in package, put on the path, reports its version and no platform."""
+    from tefcore.judges.vllm import MissingVLLM, probe_engine
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    with pytest.raises(MissingVLLM, match=r"^vLLM cannot be imported here \(ModuleNotFoundError: No module named 'vllm'\)$"):
+        probe_engine()
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent / "fixtures" / "fake_vllm"))
+    assert probe_engine() == {"version": "0.0.0+fake", "distribution": None, "platform": "unknown",
+                              "device": "unknown", "class": "unknown"}

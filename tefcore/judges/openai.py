@@ -387,6 +387,9 @@ class OpenAIBackend:
     server : str, optional
         What serves the model, when known (the registry's ``*-serve`` entries say ``"vllm serve"``);
         recorded in provenance.
+    hardware : str, optional
+        The hardware class of the server, when known (``"CPU"`` for vLLM's CPU build, ``"GPU"``);
+        recorded as ``hardware: {"class": ...}``, beside the start time, outside the provenance id.
     name : str, optional
         The judge's name (the registry passes its entry's name); default ``"openai"``.
 
@@ -423,6 +426,7 @@ class OpenAIBackend:
         extra_body: Mapping[str, Any] | None = None,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         server: str | None = None,
+        hardware: str | None = None,
         name: str | None = None,
     ) -> None:
         if not model:
@@ -461,7 +465,7 @@ class OpenAIBackend:
         if self.chat_template_kwargs:
             self.extra_body["chat_template_kwargs"] = {**self.extra_body.get("chat_template_kwargs", {}),
                                                        **self.chat_template_kwargs}
-        self.server = server
+        self.server, self.hardware = server, hardware
         self.stats = BackendStats()
         self._rng = rng if rng is not None else random.Random()
         self._sleep = sleep
@@ -528,6 +532,8 @@ class OpenAIBackend:
         }
         if self.server:
             prov["server"] = self.server
+        if self.hardware:
+            prov["hardware"] = {"class": self.hardware}
         if self.chat_template_kwargs:
             prov["chat_template_kwargs"] = dict(self.chat_template_kwargs)
         if self.extra_body:

@@ -287,8 +287,9 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
                 path: str | os.PathLike[str] | None = None) -> ModelSpec:
     """The ``openai`` judge that reaches a ``vllm`` entry's model through ``vllm serve``.
 
-    The served model name is the entry's model id (what :func:`serve_command` serves), and the
-    entry's ``chat_template_kwargs`` go with every request, so that the server renders each prompt
+    The served model name is the entry's model id (what :func:`serve_command` serves), the server's
+    hardware class is ``$VLLM_SERVER_HARDWARE`` when set (``tef reproduce`` sets it from the platform
+    vLLM reports), and the entry's ``chat_template_kwargs`` go with every request, so that the server renders each prompt
     as the offline backend does (Qwen3 with thinking disabled). The key is read from
     ``VLLM_API_KEY`` (any non-empty value for a server without authentication); the top-20
     log-probabilities are read (protocol §5).
@@ -322,6 +323,8 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
         "api_key_env": "VLLM_API_KEY", "top_logprobs": 20, "seed": spec.options.get("seed", 0),
         "server": "vllm serve",
     }
+    if env.get("VLLM_SERVER_HARDWARE"):  # set by `tef reproduce` for the server it starts (CPU or GPU)
+        options["hardware"] = env["VLLM_SERVER_HARDWARE"]
     if spec.options.get("chat_template_kwargs"):
         options["chat_template_kwargs"] = dict(spec.options["chat_template_kwargs"])
     return ModelSpec(f"{name}-serve", "openai", options, f"{spec.display_name} behind `vllm serve`")

@@ -122,7 +122,8 @@ def test_missing_model_folder_is_one_line(tmp_path: Path) -> None:
 
 # -- the server route -----------------------------------------------------------------------------------
 def _served_env(server: Any) -> dict[str, str]:
-    return child_env(VLLM_BASE_URL=server.url, VLLM_SERVED_MODEL=served_model(), VLLM_API_KEY="not-needed")
+    return child_env(VLLM_BASE_URL=server.url, VLLM_SERVED_MODEL=served_model(), VLLM_API_KEY="not-needed",
+                     VLLM_SERVER_HARDWARE="CPU")
 
 
 def test_server_route_equals_the_offline_route(server: Any, offline: Run, scratch: Path) -> None:
@@ -135,6 +136,7 @@ def test_server_route_equals_the_offline_route(server: Any, offline: Run, scratc
     for lang in LANGS:
         served, prov = prompts(scratch / "served", "vllm-serve", lang)
         assert prov["backend"] == "openai" and prov["base_url"] == server.url
+        assert prov["hardware"] == {"class": "CPU"}  # what the server runs on, outside the provenance id
         assert {r["source"] for r in served} == {"logprobs"}
         here = keyed(prompts(offline_out, "smollm2-vllm", lang)[0])
         diffs = [abs(r["p"] - here[k]["p"]) for k, r in keyed(served).items()]
