@@ -42,6 +42,20 @@ PY=${PYTHON:-python3}
 [[ -x .venv/bin/python ]] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
+
+# Run a long pip step with a line every 30 s, so that minutes of compiling are never silent.
+with_ticker() {
+  local what=$1; shift
+  "$@" & local pid=$! start=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    if (( (SECONDS - start) % 30 < 5 && SECONDS - start >= 30 )) && kill -0 "$pid" 2>/dev/null; then
+      echo "setup.sh: still $what ($(( SECONDS - start )) s)"
+    fi
+  done
+  wait "$pid"
+}
+
 # llama-cpp-python has no binary wheel on PyPI: build only the library (about 4 minutes on 2 cores).
 # On x86-64 the build targets AVX2 instead of -march=native: a native build on a Xeon with AVX-512
 # and AMX (llama-cpp-python 0.3.36) crashed with a segmentation fault in its first decode.
@@ -50,7 +64,24 @@ if [[ $(uname -m) == x86_64 ]]; then
   llama_flags+=" -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 fi
 export CMAKE_ARGS="${CMAKE_ARGS:-$llama_flags}"
-python -m pip install -q -e ".[local,e5,api,book,ray,test]"
+if python -c 'import llama_cpp' 2>/dev/null; then
+  echo "setup.sh: installing tefcore and its extras into .venv (llama-cpp-python is there already)"
+else
+  echo "setup.sh: installing tefcore and its extras into .venv; llama-cpp-python compiles from source" \
+       "(CMAKE_ARGS=$CMAKE_ARGS), about 4 minutes on 2 idle cores"
+fi
+with_ticker "installing (llama-cpp-python compiles from source on a first install)" \
+  python -m pip install -q -e ".[local,e5,api,book,ray,test]"
+# pip's wheel cache returns a wheel built earlier whatever CMAKE_ARGS says now: check the build that
+# was installed (it must decode a token here, and be the AVX2 build asked for), rebuild it otherwise.
+expect=""
+[[ $(uname -m) == x86_64 && "$CMAKE_ARGS" == "$llama_flags" ]] && expect="--expect-avx2"
+if ! python -m tefcore.judges.llama_build $expect; then
+  echo "setup.sh: rebuilding llama-cpp-python without pip's wheel cache (CMAKE_ARGS=$CMAKE_ARGS)"
+  with_ticker "rebuilding llama-cpp-python" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
+    "llama-cpp-python==$(python -c 'from importlib.metadata import version; print(version("llama-cpp-python"))')"
+  python -m tefcore.judges.llama_build $expect
+fi
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')," \
      "chromium: $(command -v chromium || echo 'not installed (--no-browser)')"

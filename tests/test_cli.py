@@ -274,11 +274,14 @@ def test_download_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.Monkey
         raise urllib.error.URLError(OSError(-3, "Temporary failure in name resolution"))
 
     monkeypatch.setattr(urllib.request, "urlopen", offline)
-    code, out, err = run(["download", "--dest", str(tmp_path / "full")], capsys)
+    code, out, err = run(["download", "--dest", str(tmp_path / "new" / "full")], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("tef: error: cannot download https://raw.githubusercontent.com/Kzczc/ICASSP2027-TEF/")
     assert "Temporary failure in name resolution (is the network reachable?)" in err
-    assert not any((tmp_path / "full").iterdir())  # no partial file left
+    assert not (tmp_path / "new").exists()  # no partial file, and no empty folder left behind
+    (tmp_path / "mine").mkdir()
+    assert run(["download", "--dest", str(tmp_path / "mine")], capsys)[0] == 2
+    assert (tmp_path / "mine").is_dir()  # a folder that was there stays
 
 
 def test_relative_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -25,7 +25,7 @@ How a prompt is scored (protocol §4-§5):
    time. Scores are bitwise the same for any number of threads or workers (tested), but not across
    builds of llama.cpp for other CPU instruction sets: an AVX2 build and a ``-march=native`` build of
    the same release on another machine gave log-probabilities up to 0.2 apart for the same prompt
-   (the quantised kernels differ). The build's CPU features (:func:`build_features`) are therefore
+   (the quantised kernels differ). The build's CPU features (:func:`tefcore.judges.llama_build.build_features`) are therefore
    part of the provenance.
 3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
    decoded text normalises to C or S (found once per model by decoding all ids,
@@ -63,6 +63,7 @@ import numpy as np
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
+from tefcore.judges.llama_build import build_features, check_build
 from tefcore.mind.release import file_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +77,6 @@ __all__ = [
     "LocalBackend",
     "MissingLocalModel",
     "PromptTooLong",
-    "build_features",
     "default_model_path",
     "resolve_model_path",
     "weights_sha256",
@@ -149,32 +149,6 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
     if key not in _SHA_CACHE:
         _SHA_CACHE[key] = file_sha256(path)
     return _SHA_CACHE[key]
-
-
-def build_features(llama_cpp: Any) -> str:
-    """The CPU features compiled into a llama.cpp build, as llama.cpp reports them.
-
-    Parameters
-    ----------
-    llama_cpp : module
-        The imported ``llama_cpp`` package (anything with ``llama_print_system_info``).
-
-    Returns
-    -------
-    str
-        The features switched on, in llama.cpp's order, space-separated.
-
-    Examples
-    --------
-    >>> class Build:
-    ...     llama_print_system_info = staticmethod(lambda: b"CPU : SSE3 = 1 | AVX = 1 | AVX512 = 0 | ")
-    >>> build_features(Build)
-    'SSE3 AVX'
-    """
-    info = llama_cpp.llama_print_system_info()
-    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
-    pairs = (part.rsplit("=", 1) for part in text.split("|") if "=" in part)
-    return " ".join(name.split(":")[-1].strip() for name, on in pairs if on.strip() == "1")
 
 
 def _import_llama_cpp() -> Any:
@@ -427,6 +401,7 @@ class LocalBackend:
         self.embedded = self.path.name == EMBEDDED_FILE and model_path in (None, "", "default")
         self.name = name or ("local" if self.embedded else self.path.stem)
         self.reading, self.reuse_prefix, self.n_ctx, self.n_threads = reading, reuse_prefix, n_ctx, n_threads
+        check_build(self.path)  # a build this CPU cannot run is a one-line error here, not a crash below
         self._llama_cpp = _import_llama_cpp()
         self._contexts = [_Context(self._llama_cpp, self.path, n_ctx, n_threads // workers)
                           for _ in range(workers)]

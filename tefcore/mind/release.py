@@ -265,7 +265,8 @@ def download_release(
     Parameters
     ----------
     dest_dir : str or path-like
-        Target directory (created if missing).
+        Target directory (created if missing; removed again, with the parents this call created, when
+        the download fails before any file is in place).
     langs : sequence of {"en", "zh"}, default ("en", "zh")
         Languages to fetch (a single string is accepted too).
     base_url : str
@@ -301,17 +302,26 @@ def download_release(
     scheme = urllib.parse.urlsplit(base_url).scheme
     if scheme not in ("https", "http", "file"):
         raise ValueError(f"unsupported URL scheme {scheme!r} in {base_url!r}; use https, http or file")
-    dest = Path(dest_dir).expanduser()
+    dest = Path(dest_dir).expanduser().absolute()
+    created = [folder for folder in (dest, *dest.parents) if not folder.exists()]  # deepest first
     dest.mkdir(parents=True, exist_ok=True)
     checksums = {key: value.strip().lower() for key, value in (checksums or {}).items()}
     result = {}
-    for lang in langs:
-        target = dest / mind_filename(lang)
-        if target.exists() and not force:
-            result[lang] = (target, _verify(file_sha256(target), checksums.get(lang), str(target)))
-        else:
-            url = f"{base_url.rstrip('/')}/{mind_filename(lang)}"
-            result[lang] = (target, _fetch(url, target, lang, checksums.get(lang), timeout))
+    try:
+        for lang in langs:
+            target = dest / mind_filename(lang)
+            if target.exists() and not force:
+                result[lang] = (target, _verify(file_sha256(target), checksums.get(lang), str(target)))
+            else:
+                url = f"{base_url.rstrip('/')}/{mind_filename(lang)}"
+                result[lang] = (target, _fetch(url, target, lang, checksums.get(lang), timeout))
+    except BaseException:
+        for folder in created:  # a failed download leaves no empty folder behind (one holding a file stays)
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     return result
 
 
