@@ -76,11 +76,11 @@ with_ticker "installing (llama-cpp-python compiles from source on a first instal
 # was installed (it must decode a token here, and be the AVX2 build asked for), rebuild it otherwise.
 expect=""
 [[ $(uname -m) == x86_64 && "$CMAKE_ARGS" == "$llama_flags" ]] && expect="--expect-avx2"
-if ! python -m tefcore.judges.llama_build $expect; then
+if ! python -m tefcore.judges.local $expect; then
   echo "setup.sh: rebuilding llama-cpp-python without pip's wheel cache (CMAKE_ARGS=$CMAKE_ARGS)"
   with_ticker "rebuilding llama-cpp-python" python -m pip install -q --no-cache-dir --force-reinstall --no-deps \
     "llama-cpp-python==$(python -c 'from importlib.metadata import version; print(version("llama-cpp-python"))')"
-  python -m tefcore.judges.llama_build $expect
+  python -m tefcore.judges.local $expect
 fi
 python -m ipykernel install --sys-prefix --name python3 >/dev/null
 echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')," \

@@ -14,8 +14,8 @@ the flags is not enough once a bad wheel is cached.
    the probe, not the caller;
 
 and turns a failure into one line that names the fix (:func:`rebuild_command`): a rebuild for AVX2 that
-bypasses the wheel cache. ``python -m tefcore.judges.llama_build`` runs the same check from a shell
-(``scripts/setup.sh`` does, after installing).
+bypasses the wheel cache. ``python -m tefcore.judges.local`` runs the same check from a shell, on the
+embedded model (``scripts/setup.sh`` does, after installing).
 """
 
 from __future__ import annotations
@@ -203,36 +203,3 @@ def _how(code: int) -> str:
         except ValueError:
             return f"crashed (signal {-code})"
     return f"failed (exit {code})"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tefcore.judges.llama_build [MODEL.gguf] [--expect-avx2]``: check the build, print its features.
-
-    ``--expect-avx2`` also fails (exit 3) when the build holds features beyond the AVX2 set (a native
-    wheel reused from pip's cache); exit 2 is a broken build, with the one-line reason.
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    expect_avx2 = "--expect-avx2" in args
-    paths = [a for a in args if a != "--expect-avx2"]
-    if paths:
-        model = Path(paths[0])
-    else:
-        from tefcore.judges.local import default_model_path
-
-        model = default_model_path()
-    try:
-        features = check_build(model)
-    except (BrokenBuild, ImportError) as exc:
-        print(f"llama.cpp build: {exc}", file=sys.stderr)
-        return 2
-    print(f"llama.cpp build runs here: {features}")
-    beyond = [f for f in features.split() if f.startswith(("AVX512", "AMX", "AVX_VNNI"))]
-    if expect_avx2 and beyond:
-        print(f"llama.cpp build: built for {' '.join(beyond)}, not for AVX2 (pip reused a cached wheel)",
-              file=sys.stderr)
-        return 3
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

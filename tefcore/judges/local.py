@@ -52,6 +52,7 @@ import importlib.util
 import logging
 import math
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -63,7 +64,7 @@ import numpy as np
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
-from tefcore.judges.llama_build import build_features, check_build
+from tefcore.judges.llama_build import BrokenBuild, build_features, check_build
 from tefcore.mind.release import file_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -529,3 +530,32 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
         if a[i] != b[i]:
             return i
     return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tefcore.judges.local [MODEL.gguf] [--expect-avx2]``: check the llama.cpp build, print its features.
+
+    The check is :func:`tefcore.judges.llama_build.check_build`, on the embedded model by default.
+
+    ``--expect-avx2`` also fails (exit 3) when the build holds features beyond the AVX2 set (a native
+    wheel reused from pip's cache); exit 2 is a broken build, with the one-line reason.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    expect_avx2 = "--expect-avx2" in args
+    paths = [a for a in args if a != "--expect-avx2"]
+    try:
+        features = check_build(Path(paths[0]) if paths else default_model_path())
+    except (BrokenBuild, ImportError, MissingLocalModel) as exc:
+        print(f"llama.cpp build: {exc}", file=sys.stderr)
+        return 2
+    print(f"llama.cpp build runs here: {features}")
+    beyond = [f for f in features.split() if f.startswith(("AVX512", "AMX", "AVX_VNNI"))]
+    if expect_avx2 and beyond:
+        print(f"llama.cpp build: built for {' '.join(beyond)}, not for AVX2 (pip reused a cached wheel)",
+              file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
