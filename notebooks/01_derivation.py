@@ -298,12 +298,127 @@ for rule, key in {"MV": "mv", "SV": "sv", theory.CURVE_LABELS["tef_without_entro
 # the hedging sentences, which outnumber the decisive one and pull the mean probability just under
 # $1/2$; the log-odds sum and TEF side with the decisive sentence, the sum narrowly (the hedging
 # log-odds are not small enough to ignore) and TEF clearly, because its weights all but remove the
-# hedging sentences. Change `example_posteriors` in the parameters cell and re-run to see where each
-# rule's decision turns.
+# hedging sentences.
 #
 # The scores are on each rule's own scale: the share of change votes for MV, the mean probability
 # for SV and for the w/o Log-Odds ablation (whose mean is weighted by $w_i$), and the evidence sum
 # for the two log-odds rules.
+#
+# ### Drag the sentences
+#
+# The figure below holds the same post, and your browser recomputes it whenever a slider moves:
+# drag a sentence's probability, or shorten the post with the last slider, and watch each
+# sentence's weight, log-odds and tempered evidence, and the four decisions. No Python runs while
+# you do: the rules are written a second time, in the expression language of Vega (the engine that
+# draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds. Majority Vote
+# breaks a tie as the authors' reference release does: the side of the first vote cast, here
+# sentence 1's, wins. The two sums count a total within rounding error of zero as a tie, which
+# goes to change, as in `tefcore.fusion`.
+#
+# Things to try: pull sentence 1 down from 0.9 towards 0.6 and see TEF give up the change side long
+# before its probability reaches $1/2$; set all five hedging sentences just above $1/2$; shorten the
+# post to four sentences and make the vote a tie.
+
+# %% tags=["explorable"]
+from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and the tie tolerance of tefcore.fusion
+
+
+def vega_weight(p: str) -> str:
+    """w(p) = 1 - H(p)/log 2 as a Vega expression in p (0 log 0 = 0)."""
+    return (f"1 + ((({p}) > 0 ? ({p}) * log({p}) : 0)"
+            f" + (({p}) < 1 ? (1 - ({p})) * log(1 - ({p})) : 0)) / LN2")
+
+
+def vega_log_odds(p: str) -> str:
+    """ℓ(p) as a Vega expression: p clipped to [ε, 1 − ε], the log-odds clipped to [−M, M]."""
+    q = f"clamp({p}, {EPS}, {1 - EPS})"
+    return f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
+
+
+def vega_rules(p: list[str], n: str) -> dict[str, tuple[str, str]]:
+    """Score and decision of each rule on the post p[0], ..., p[n - 1], as Vega expressions."""
+    def total(term):  # sentence 1 plus the sum of the others, in the order numpy adds them
+        rest = " + ".join(f"({n} >= {i} ? {term(x)} : 0)" for i, x in enumerate(p[1:], start=2)) or "0"
+        return f"({term(p[0])} + ({rest}))"
+
+    def sign(term):  # change when the sum is >= 0; a sum within rounding of zero is a tie
+        s, size = total(term), total(lambda x: f"abs({term(x)})")
+        return s, f"abs({s}) <= {TIE_RTOL} * {size} || {s} >= 0 ? 'change' : 'stability'"
+
+    votes = total(lambda x: f"(({x}) >= 0.5 ? 1 : 0)")  # votes for change
+    first = f"({p[0]}) >= 0.5 ? 'change' : 'stability'"  # the first vote cast wins a tie
+    mean = f"{total(lambda x: x)} / {n}"
+    return {
+        "Majority Vote": (votes, f"2 * {votes} > {n} ? 'change' : 2 * {votes} < {n} ? 'stability' : {first}"),
+        "Soft Vote": (mean, f"{mean} >= 0.5 ? 'change' : 'stability'"),
+        "log-odds sum": sign(vega_log_odds),
+        "TEF": sign(lambda x: f"({vega_weight(x)}) * ({vega_log_odds(x)})"),
+    }
+
+
+# %% tags=["explorable", "hide-input"]
+import altair as alt
+
+from tefcore.fusion import CLASSES
+
+SIDES = alt.Scale(domain=list(CLASSES), range=["#1b9e77", "#d95f02"])
+EMBED = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+
+
+def sentence_figure(p0: list[float], n0: int | None = None) -> alt.VConcatChart:
+    """The explorable post: a slider per sentence and one for the post's length, the per-sentence
+    quantities as bars, each rule's score and decision as text, all computed by Vega."""
+    k = len(p0)
+    names = [f"p{i}" for i in range(1, k + 1)]
+    sliders = [alt.param(name=name, value=float(v), bind=alt.binding_range(
+        min=0, max=1, step=0.01, name=f"sentence {i}: p{i} ")) for i, (name, v) in enumerate(zip(names, p0), 1)]
+    n = alt.param(name="n", value=k if n0 is None else n0,
+                  bind=alt.binding_range(min=1, max=k, step=1, name="sentences in the post: n "))
+    rows = alt.Chart(alt.Data(values=[{"i": i} for i in range(1, k + 1)])).transform_calculate(
+        p="[" + ", ".join(names) + "][datum.i - 1]").transform_calculate(
+        w=vega_weight("datum.p"), l=vega_log_odds("datum.p"),
+        side="datum.p >= 0.5 ? 'change' : 'stability'", shown="datum.i <= n").transform_calculate(
+        wl="datum.w * datum.l")
+
+    def panel(field: str, title: str, domain: list[float], first: bool = False) -> alt.LayerChart:
+        y = alt.Y("i:O", title="sentence" if first else None, axis=alt.Axis(labels=first, ticks=first))
+        x = alt.X(f"{field}:Q", title=title, scale=alt.Scale(domain=domain))
+        fade = alt.condition("datum.shown", alt.value(1.0), alt.value(0.15))
+        bars = rows.mark_bar(height=16).encode(y=y, x=x, opacity=fade,
+                                               color=alt.Color("side:N", title="the sentence points to", scale=SIDES,
+                                                                               legend=alt.Legend(orient="top")))
+        labels = rows.mark_text(fontSize=11, dx=alt.expr(f"datum.{field} < 0 ? -3 : 3"),
+                                align=alt.expr(f"datum.{field} < 0 ? 'right' : 'left'")).encode(
+            y=y, x=x, text=alt.Text(f"{field}:Q", format=".3f"), opacity=fade)
+        return (bars + labels).properties(width=112, height=22 * k)
+
+    grid = alt.hconcat(panel("p", "p = P(change)", [0, 1], first=True), panel("w", "weight w(p)", [0, 1]),
+                       panel("l", "log-odds ℓ(p)", [-CLIP, CLIP]), panel("wl", "w(p)·ℓ(p)", [-CLIP, CLIP]),
+                       spacing=34)
+    rules = vega_rules(names, "n")
+    shown = {"Majority Vote": "'votes for change: ' + {s} + ' of ' + n"
+                              " + (2 * {s} == n ? ' (a tie: sentence 1 decides)' : '')",
+             "Soft Vote": "'mean p = ' + format({s}, '.3f')",
+             "log-odds sum": "'Σ ℓ(pᵢ) = ' + format({s}, '+.3f')",
+             "TEF": "'Σ w(pᵢ)·ℓ(pᵢ) = ' + format({s}, '+.3f')"}
+    table = alt.Chart(alt.Data(values=[{"rule": r} for r in rules])).transform_calculate(
+        decision="{" + ", ".join(f"'{r}': {d}" for r, (s, d) in rules.items()) + "}[datum.rule]",
+        score="{" + ", ".join(f"'{r}': {shown[r].format(s=s)}" for r, (s, d) in rules.items()) + "}[datum.rule]")
+    y = alt.Y("rule:N", sort=list(rules), title=None,
+              axis=alt.Axis(labelFontSize=13, labelFontWeight="bold", domain=False, ticks=False))
+    verdict = table.mark_text(fontSize=15, align="left", fontWeight="bold").encode(
+        y=y, x=alt.value(4), text="decision:N", color=alt.Color("decision:N", scale=SIDES, legend=None))
+    score = table.mark_text(fontSize=13, align="left").encode(y=y, x=alt.value(110), text="score:N")
+    verdict = (verdict + score).properties(width=460, height=26 * len(rules),
+                                           title="What each rule decides for the post")
+    return alt.vconcat(grid, verdict, spacing=25).add_params(*sliders, n).configure_view(stroke=None).properties(
+        usermeta={"embedOptions": EMBED})  # drawn as SVG; the menu saves images, nothing opens online
+
+
+# %% tags=["hide-input"]
+sentence_figure(example_posteriors)
+
+# %% [markdown]
 #
 # ### Confidence: the reference release's, not the paper's
 #

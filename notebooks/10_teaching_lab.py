@@ -185,6 +185,79 @@ flips = theory.first_flips(0.95, 0.45, range(2000))
 flips.rename(index=theory.CURVE_LABELS).to_frame()
 
 # %% [markdown]
+# ### Explore: other probabilities
+#
+# The figure answers the same question for any pair of probabilities: drag the decisive sentence's
+# and the hedging sentences' probabilities and read each rule's decision for every $n$ up to 30, its
+# exchange rate (hedging sentences per decisive one) and the first $n$ that turns the post. Your
+# browser computes it from the contributions of chapter 1, written below in the expression language
+# of Vega (the engine that draws the figure); no Python runs while you drag. Before you touch the
+# sliders, predict: what happens to TEF's exchange rate when the hedging sentences move from 0.45 to
+# 0.3? And when the decisive sentence drops from 0.95 to 0.8?
+
+# %% tags=["explorable"]
+from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and the tie tolerance of tefcore.fusion
+
+
+def vega_contributions(p: str) -> dict[str, str]:
+    """What one sentence at p adds to each rule's sum (chapter 1), as Vega expressions."""
+    w = f"(1 + ((({p}) > 0 ? ({p}) * log({p}) : 0) + (({p}) < 1 ? (1 - ({p})) * log(1 - ({p})) : 0)) / LN2)"
+    q = f"clamp({p}, {EPS}, {1 - EPS})"
+    ell = f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
+    return {"Majority Vote": f"(({p}) >= 0.5 ? 1 : -1)", "Soft Vote": f"(({p}) - 0.5)",
+            "log-odds sum": ell, "TEF": f"{w} * {ell}"}
+
+
+def vega_first_flip(rule: str, decisive: str, hedging: str) -> str:
+    """The smallest n for which one decisive sentence followed by n hedging ones is decided stability."""
+    if rule == "Majority Vote":  # n = 1 is a tie, won by the first vote cast: the decisive sentence's
+        return f"({hedging}) < 0 ? 2 : 1 / 0"
+    rate = f"({decisive}) / -({hedging})"  # the exchange rate: hedging sentences per decisive one
+    return f"({hedging}) < 0 ? floor({rate} * (1 + 2 * {TIE_RTOL})) + 1 : 1 / 0"  # n = rate is a tie
+
+
+# %% tags=["explorable", "hide-input"]
+import altair as alt
+from tefcore.fusion import CLASSES
+
+SIDES = alt.Scale(domain=list(CLASSES), range=["#1b9e77", "#d95f02"])
+EMBED = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
+
+
+def exchange_figure(decisive0: float, hedging0: float, n_max: int = 30) -> alt.VConcatChart:
+    """One decisive sentence against n hedging ones: a slider for each probability, each rule's decision
+    for n = 0 .. n_max as a strip, its exchange rate and first flip in words, all computed by Vega."""
+    decisive = alt.param(name="pd", value=decisive0, bind=alt.binding_range(
+        min=0.5, max=1, step=0.005, name="decisive sentence: p "))
+    hedging = alt.param(name="ph", value=hedging0, bind=alt.binding_range(
+        min=0, max=0.5, step=0.005, name="each hedging sentence: p "))
+    c_d, c_h = vega_contributions("pd"), vega_contributions("ph")
+    rules = list(c_d)
+    first = "{" + ", ".join(f"'{r}': {vega_first_flip(r, c_d[r], c_h[r])}" for r in rules) + "}[datum.rule]"
+    rate = "{" + ", ".join(f"'{r}': ({c_h[r]}) < 0 ? ({c_d[r]}) / -({c_h[r]}) : 1 / 0" for r in rules) + "}[datum.rule]"
+    grid = alt.Chart(alt.Data(values=[{"rule": r, "n": n} for r in rules for n in range(n_max + 1)]))
+    grid = grid.transform_calculate(first=first).transform_calculate(
+        decision="datum.n < datum.first ? 'change' : 'stability'")
+    y = alt.Y("rule:N", sort=rules, title=None, axis=alt.Axis(labelFontSize=13, labelFontWeight="bold"))
+    strip = grid.mark_rect(stroke="white", strokeWidth=1).encode(
+        x=alt.X("n:O", title="n, the number of hedging sentences after the decisive one"),
+        y=y, color=alt.Color("decision:N", title="the post is decided", scale=SIDES, legend=alt.Legend(orient="top")),
+        tooltip=["rule:N", "n:O", "decision:N"]).properties(width=520, height=26 * len(rules))
+    summary = alt.Chart(alt.Data(values=[{"rule": r} for r in rules])).transform_calculate(
+        first=first, rate=rate).transform_calculate(
+        text="isFinite(datum.rate) ? 'one decisive sentence is worth ' + format(datum.rate, ',.1f')"
+             " + ' hedging ones; the post turns at n = ' + format(datum.first, ',d')"
+             " : 'the hedging sentences never turn the post'")
+    words = summary.mark_text(align="left", fontSize=13).encode(y=y, x=alt.value(4), text="text:N").properties(
+        width=520, height=26 * len(rules))
+    return alt.vconcat(strip, words, spacing=15).add_params(decisive, hedging).configure_view(stroke=None).properties(
+        usermeta={"embedOptions": EMBED})  # drawn as SVG; the menu saves images, nothing opens online
+
+
+# %% tags=["hide-input"]
+exchange_figure(0.95, 0.45)
+
+# %% [markdown]
 # ## Exercise 4: find a post where MV and TEF disagree
 #
 # Simulate `n_posts` posts with `lab_decisive` decisive and `lab_uncertain` uncertain sentences each

@@ -323,3 +323,69 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
     assert [m["typeset"] for m in info["math"]] == [False]
     assert info["raw"] and "\\frac" in info["raw"][0]
     assert info["reprs"] == ["<IPython.core.display.Markdown object>"]
+
+
+# --------------------------------------------------------------------------- explorable figures
+#: Pages with a figure that the reader's browser computes: the slider to move, its new value, and how
+#: to read the figure's verdict from the texts it draws (SVG renderer).
+EXPLORABLE: dict[str, tuple[str, str]] = {
+    "notebooks/01_derivation.html": ("p1", "0.3"),
+    "notebooks/10_teaching_lab.html": ("ph", "0.3"),
+}
+
+CHART_TEXTS_JS = "() => [...document.querySelectorAll('div[id^=\"altair-viz-\"] svg text')].map((t) => t.textContent)"
+
+
+def _tef_verdict(texts: list[str]) -> str:
+    """What the figure says of TEF: chapter 1 draws the four decisions after the rule names (TEF
+    last), the lab one line per rule (TEF last)."""
+    lines = [t for t in texts if t.startswith(("one decisive sentence", "the hedging sentences never"))]
+    if lines:
+        return lines[-1]
+    start = texts.index("TEF") + 1
+    return texts[start + 3]
+
+
+@pytest.mark.parametrize("page_path", sorted(EXPLORABLE))
+def test_explorable_figure_moves_offline_from_file(page_path: str, browser: Any) -> None:
+    """Opened from ``file://`` with every other request refused, the figure draws, and moving a slider
+    changes TEF's verdict: the rules run in the browser, from the book's own copy of Vega."""
+    page_file = BOOK_DIR / page_path
+    if not page_file.is_file():
+        _unavailable(f"{page_file} is not built (python -m tefbook --chapters 01 10)")
+    slider, value = EXPLORABLE[page_path]
+    page = browser.new_page()
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def route(route: Any) -> None:
+        if route.request.url.startswith(("file:", "data:", "blob:", "about:")):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort("blockedbyclient")
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        page.goto(page_file.resolve().as_uri(), wait_until="load")
+        page.wait_for_function(f"() => ({CHART_TEXTS_JS})().includes('TEF')", timeout=RENDER_TIMEOUT_S * 1000)
+        before = _tef_verdict(page.evaluate(CHART_TEXTS_JS))
+        page.locator(f"input[type=range][name={slider}]").evaluate(
+            "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+        deadline, after = time.perf_counter() + 5, before
+        while after == before and time.perf_counter() < deadline:  # Vega re-renders asynchronously
+            page.wait_for_timeout(100)
+            after = _tef_verdict(page.evaluate(CHART_TEXTS_JS))
+        shot = SCREENSHOT_DIR / (page_path.removesuffix(".html").replace("/", "__") + "__explored.png")
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.locator("div[id^='altair-viz-']").first.screenshot(path=str(shot))
+    finally:
+        page.close()
+    print(f"{page_path}: {slider} = {value}: TEF {before!r} -> {after!r}")
+    assert not outside, f"requests that left the file system: {outside}"
+    assert not errors, f"errors in the page: {errors}"
+    assert before != after
+    if page_path.startswith("notebooks/01"):  # the decisive sentence pulled below 1/2: TEF turns
+        assert (before, after) == ("change", "stability")
