@@ -324,7 +324,7 @@ def test_root_config_renders_stored_outputs_offline() -> None:
     assert {"_build", ".venv", "tests", "data", "benchmarks", ".ci"} <= set(config["exclude_patterns"])
     assert config["bibtex_bibfiles"] == ["book/references.bib"]
     assert "sphinx_proof" in config["sphinx"]["extra_extensions"]
-    assert config["sphinx"]["local_extensions"] == {"tef_offline": "book/_ext"}
+    assert config["sphinx"]["local_extensions"] == {"tef_offline": "book/_ext", "tef_launch": "book/_ext"}
     assert not (ROOT / "_static").exists(), "a top-level _static/ is added to every page"
     assert not list((ROOT / "book").rglob("*.js")), "no JavaScript is committed"
 
