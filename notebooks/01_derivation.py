@@ -51,7 +51,7 @@ from myst_nb import glue
 from tefcore.chapters import theory
 from tefcore.chapters.figures import setup_notebook
 from tefcore.chapters.presentation import bold_best
-from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight
+from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import contributions
 
 setup_notebook()
@@ -156,6 +156,18 @@ glue("T_ref", float(TEMPERATURE), display=False)
 # $0 \le w \le 1$, $w = 0$ at $p = 1/2$ and $w = 1$ at $p \in \{0, 1\}$ (the teaching lab asks for
 # the proofs).
 #
+# Here TEF leaves the theory it borrows. In generalised Bayesian inference the learning rate $\eta$
+# is fixed before the data are seen (or tuned on other data), and what the tempered posterior
+# guarantees, coherence and the robustness to a wrong model {cite}`bissiri2016general,grunwald2017inconsistency`,
+# is stated for that fixed rate. TEF computes each sentence's rate from the very probability it then
+# tempers: $w_i = w(p_i)$. Its contribution $w(p_i)\,\ell(p_i)$ is therefore not a likelihood raised
+# to a power chosen in advance but a new function of $p_i$, and {eq}`deriv-tempered` with
+# data-dependent rates is no longer a posterior. The generalised-Bayes argument motivates the *form*
+# of TEF's score, a weighted sum of log-odds with weights in $[0, 1]$; it does not make
+# $\sum_i w_i \ell(p_i)$ the log-odds of any posterior. Calling it a "tempered posterior" is a
+# heuristic, and TEF's worth has to be measured rather than derived: chapter 2 does it on simulated
+# judges, chapters 5 to 9 on real ones.
+#
 # ## Soft censoring
 #
 # In censored distributed detection {cite}`rago1996censoring` a sensor keeps quiet when its
@@ -210,7 +222,8 @@ pd.DataFrame({
 # \end{aligned}
 # $$ (deriv-phi)
 #
-# MV's contribution is a vote ($\operatorname{sign}(0) = +1$: ties go to change), SV's is bounded
+# MV's contribution is a vote (a sentence at exactly $1/2$ votes change, and a tied vote goes to the
+# side of the first vote cast, as in the authors' reference release), SV's is bounded
 # by $\pm 1/2$, the log-odds sum is the Bayes rule under the two assumptions, and TEF tempers it.
 # SV predicts change when the mean probability is at least $1/2$, i.e. when $\sum_i (p_i - 1/2) \ge 0$,
 # which gives its line. Seen this way MV keeps only the sign of each sentence's evidence and throws
@@ -222,8 +235,9 @@ pd.DataFrame({
 # the log-odds sum and removes the small ones.
 #
 # Since a decision depends only on the sign of the sum, multiplying $\varphi$ by a constant changes
-# nothing. The figure therefore scales each rule so that a sentence at $p = $ `decisive_p`
-# contributes one.
+# nothing. The figure therefore scales each rule so that a sentence at $p = $
+# {glue:text}`decisive_p:g` contributes one. Its left panel is drawn over $p$; the right one over the
+# log-odds $\ell$ itself, out to the clip at $\pm M$, where the four curves part most.
 
 # %% tags=["hide-input"]
 ratio = contributions([0.999]).iloc[0] / contributions([0.95]).iloc[0]
@@ -234,31 +248,39 @@ theory.contribution_figure(p_grid, decisive_p).show()
 # %% [markdown]
 # ### How many hedging sentences overturn a decisive one?
 #
-# One way to read the figure: a post has one decisive sentence at $p = $ `decisive_p` and $n$
-# hedging ones at $p = $ `hedging_p`, leaning slightly the other way. How large must $n$ be for each
-# rule to flip to the hedging side? The answer is the ratio of the two contributions; we also let
-# `fuse_many` decide the posts $n = 0, 1, \dots,$ `max_hedging` and report the first $n$ at which
-# each rule flips (`theory.first_flips`).
+# One way to read the figure: a post has one decisive sentence at $p = $ {glue:text}`decisive_p:g`
+# followed by $n$ hedging ones at $p = $ {glue:text}`hedging_p:g`, leaning slightly the other way. How
+# large must $n$ be for each rule to flip to the hedging side? The answer is the ratio of the two
+# contributions, each rule's *exchange rate*; we also let `fuse_many` decide the posts
+# $n = 0, 1, \dots,$ {glue:text}`max_hedging:d` and report the first $n$ at which each rule flips.
 
 # %%
 decisive = contributions([decisive_p]).iloc[0]
 hedging = contributions([hedging_p]).iloc[0]
 rate = decisive / -hedging  # hedging sentences that cancel one decisive one
-flips = theory.first_flips(decisive_p, hedging_p, range(max_hedging + 1))
+n = np.arange(max_hedging + 1)  # post k: the decisive sentence, then k hedging ones
+posts = np.concatenate([np.r_[decisive_p, np.full(k, hedging_p)] for k in n])
+decided = {rule: fuse_many(posts, np.repeat(n, n + 1), rule=rule).prediction
+           for rule in rate.index}
+flips = pd.Series({rule: n[d == "stability"].min() if "stability" in d else pd.NA
+                   for rule, d in decided.items()}, dtype="Int64")
 pd.DataFrame({
     "hedging sentences per decisive one": rate.round(1),
     "first n that flips": flips.astype(object).fillna(f"> {max_hedging}"),
 }).rename(index=theory.CURVE_LABELS)
 
 # %% tags=["hide-input"]
-for rule, n in flips.items():
-    glue(f"flip_{rule}", f"more than {max_hedging}" if pd.isna(n) else int(n), display=False)
+for rule, first in flips.items():
+    glue(f"flip_{rule}", f"more than {max_hedging}" if pd.isna(first) else int(first), display=False)
 glue("tef_rate", float(rate["tef"]), display=False)
+for name in ("decisive_p", "hedging_p"):
+    glue(name, float(globals()[name]), display=False)
+glue("max_hedging", int(max_hedging), display=False)
 
 # %% [markdown]
 # MV flips as soon as the hedging sentences outnumber the decisive one, here at
-# $n = $ {glue:text}`flip_majority_vote` (at one hedging sentence the vote is tied, and a tie goes to
-# change). SV holds out until $n = $ {glue:text}`flip_soft_vote`, the log-odds sum until
+# $n = $ {glue:text}`flip_majority_vote` (at one hedging sentence the vote is tied, and the first
+# vote cast, the decisive sentence's, wins the tie). SV holds out until $n = $ {glue:text}`flip_soft_vote`, the log-odds sum until
 # $n = $ {glue:text}`flip_tef_without_entropy`, and TEF's exchange rate is
 # {glue:text}`tef_rate:,.0f` hedging sentences per decisive one: the hedging sentences are, in
 # effect, not counted. Whether that is good depends on whether the hedging probabilities carry real
@@ -266,31 +288,51 @@ glue("tef_rate", float(rate["tef"]), display=False)
 #
 # ## A worked example
 #
-# One post: the parameter `example_posteriors`, by default one decisive sentence and four hedging
-# ones slightly on the stability side. The first table shows each sentence's vote, weight, log-odds
-# and tempered evidence; the second what each rule concludes (`theory.rule_outcomes` runs
-# `fuse_many` once per rule).
+# One post of {glue:text}`ex_n:d` sentences, at $p$ = {glue:text}`ex_list` (the chapter's
+# parameters), by default one decisive sentence and four hedging ones slightly on the stability side.
+# The table shows each sentence's vote, weight, log-odds and tempered evidence; the cell after it
+# applies Eq. 3 and its argmax by hand, and `fuse_many` then applies every rule of the paper.
 
 # %%
 ex = np.asarray(example_posteriors, dtype=float)
+w, ell = entropy_weight(ex), clipped_log_odds(ex)
 pd.DataFrame(
-    {
-        "p = P(change)": ex,
-        "MV vote": np.where(ex >= 0.5, "change", "stability"),
-        "w(p)": entropy_weight(ex),
-        "l(p)": clipped_log_odds(ex),
-        "w(p)·l(p)": entropy_weight(ex) * clipped_log_odds(ex),
-    },
+    {"p = P(change)": ex, "MV vote": np.where(ex >= 0.5, "change", "stability"),
+     "w(p)": w, "l(p)": ell, "w(p)·l(p)": w * ell},
     index=pd.RangeIndex(1, len(ex) + 1, name="sentence"),
 ).round(3)
 
 # %%
-outcome = theory.rule_outcomes(ex)
+# Eq. 3: Score(c) = Σ_i w_i ℓ(p_i^(c)) for each side; the argmax decides (ties: change)
+score = {"change": np.sum(w * clipped_log_odds(ex)),
+         "stability": np.sum(w * clipped_log_odds(1 - ex))}
+tef_decision = max(score, key=score.get)
+print(f"Score(change) = {score['change']:+.4f}, "
+      f"Score(stability) = {score['stability']:+.4f}: {tef_decision}")
+
+rules = {"MV": "majority_vote", "SV": "soft_vote", "TEF": "tef",
+         "log-odds sum": "tef_without_entropy", "w/o Log-Odds": "tef_without_log_odds"}
+post = np.zeros(ex.size, dtype=int)  # all sentences belong to post 0
+fused = {name: fuse_many(ex, post, rule=rule) for name, rule in rules.items()}
+assert fused["TEF"].prediction[0] == tef_decision  # the hand computation is tefcore's
+outcome = pd.DataFrame({"prediction": [b.prediction[0] for b in fused.values()],
+                        "score (change)": [b.scores[0, 0] for b in fused.values()],
+                        "confidence": [b.confidence[0] for b in fused.values()]},
+                       index=pd.Index(list(fused), name="rule"))
 outcome.round(3)
 
 # %% tags=["hide-input"]
-for rule, key in {"MV": "mv", "SV": "sv", theory.CURVE_LABELS["tef_without_entropy"]: "sum", "TEF": "tef"}.items():
+for rule, key in {"MV": "mv", "SV": "sv", "log-odds sum": "sum", "TEF": "tef"}.items():
     glue(f"ex_{key}", outcome.loc[rule, "prediction"], display=False)
+glue("ex_n", int(ex.size), display=False)
+glue("ex_list", ", ".join(f"{x:g}" for x in ex[:-1]) + f" and {ex[-1]:g}" if ex.size > 1 else f"{ex[0]:g}",
+     display=False)
+first = np.round(np.arange(1.0, 0.4999, -0.005), 3)  # sentence 1 pulled down, the others as they are
+tef_side = fuse_many(np.column_stack([first, np.tile(ex[1:], (first.size, 1))]).ravel(),
+                     np.repeat(np.arange(first.size), ex.size), rule="tef").prediction
+glue("ex_turn", float(first[np.argmax(tef_side != tef_side[0])]) if (tef_side != tef_side[0]).any() else float("nan"),
+     display=False)
+glue("ex_first", float(ex[0]), display=False)
 
 # %% [markdown]
 # On these posteriors MV decides {glue:text}`ex_mv`, SV {glue:text}`ex_sv`, the log-odds sum
@@ -315,12 +357,13 @@ for rule, key in {"MV": "mv", "SV": "sv", theory.CURVE_LABELS["tef_without_entro
 # sentence 1's, wins. The two sums count a total within rounding error of zero as a tie, which
 # goes to change, as in `tefcore.fusion`.
 #
-# Things to try: pull sentence 1 down from 0.9 towards 0.6 and see TEF give up the change side long
-# before its probability reaches $1/2$; set all five hedging sentences just above $1/2$; shorten the
-# post to four sentences and make the vote a tie.
+# Things to try: pull sentence 1 down from {glue:text}`ex_first:g` and see TEF give up its side at
+# {glue:text}`ex_turn:.3f`, long before the sentence reaches $1/2$, because the tempered evidence
+# shrinks like the cube of the distance from $1/2$; move the hedging sentences just above $1/2$ and
+# the decisive one below it; shorten the post by one sentence and make the vote a tie.
 
 # %% tags=["explorable"]
-from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and the tie tolerance of tefcore.fusion
+from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and tefcore's tie tolerance
 
 
 def vega_weight(p: str) -> str:
@@ -330,26 +373,28 @@ def vega_weight(p: str) -> str:
 
 
 def vega_log_odds(p: str) -> str:
-    """ℓ(p) as a Vega expression: p clipped to [ε, 1 − ε], the log-odds clipped to [−M, M]."""
+    """ℓ(p) as a Vega expression: p clipped to [ε, 1 − ε], ℓ clipped to [−M, M]."""
     q = f"clamp({p}, {EPS}, {1 - EPS})"
     return f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
 
 
 def vega_rules(p: list[str], n: str) -> dict[str, tuple[str, str]]:
-    """Score and decision of each rule on the post p[0], ..., p[n - 1], as Vega expressions."""
-    def total(term):  # sentence 1 plus the sum of the others, in the order numpy adds them
-        rest = " + ".join(f"({n} >= {i} ? {term(x)} : 0)" for i, x in enumerate(p[1:], start=2)) or "0"
-        return f"({term(p[0])} + ({rest}))"
+    """Each rule's score and decision on the post p[0], ..., p[n - 1], in Vega."""
+    def total(term):  # sentence 1 plus the sum of the others, as numpy adds them
+        rest = [f"({n} >= {i} ? {term(x)} : 0)" for i, x in enumerate(p[1:], start=2)]
+        return f"({term(p[0])} + ({' + '.join(rest) or '0'}))"
 
-    def sign(term):  # change when the sum is >= 0; a sum within rounding of zero is a tie
+    def sign(term):  # change when the sum is >= 0; a sum within rounding of 0 is a tie
         s, size = total(term), total(lambda x: f"abs({term(x)})")
-        return s, f"abs({s}) <= {TIE_RTOL} * {size} || {s} >= 0 ? 'change' : 'stability'"
+        tie = f"abs({s}) <= {TIE_RTOL} * {size}"
+        return s, f"{tie} || {s} >= 0 ? 'change' : 'stability'"
 
     votes = total(lambda x: f"(({x}) >= 0.5 ? 1 : 0)")  # votes for change
-    first = f"({p[0]}) >= 0.5 ? 'change' : 'stability'"  # the first vote cast wins a tie
+    first = f"({p[0]}) >= 0.5 ? 'change' : 'stability'"  # the first vote wins a tie
     mean = f"{total(lambda x: x)} / {n}"
     return {
-        "Majority Vote": (votes, f"2 * {votes} > {n} ? 'change' : 2 * {votes} < {n} ? 'stability' : {first}"),
+        "Majority Vote": (votes, f"2 * {votes} > {n} ? 'change' : "
+                                 f"2 * {votes} < {n} ? 'stability' : {first}"),
         "Soft Vote": (mean, f"{mean} >= 0.5 ? 'change' : 'stability'"),
         "log-odds sum": sign(vega_log_odds),
         "TEF": sign(lambda x: f"({vega_weight(x)}) * ({vega_log_odds(x)})"),
@@ -430,7 +475,10 @@ sentence_figure(example_posteriors)
 # the confidence, and with it every calibration verdict for TEF (chapter 9 varies it):
 
 # %%
-theory.confidence_by_temperature(ex, confidence_temperatures).round(3)
+tef_at = {T: fuse_many(ex, post, rule="tef", T=T) for T in confidence_temperatures}
+pd.DataFrame({"prediction": [b.prediction[0] for b in tef_at.values()],
+              "confidence": [b.confidence[0] for b in tef_at.values()]},
+             index=pd.Index(confidence_temperatures, name="T")).round(3)
 
 # %% [markdown]
 # ## More than two classes

@@ -15,15 +15,18 @@
 # %% [markdown]
 # # The propositions, checked by simulation
 #
-# The paper supports TEF with two propositions (its Section 3). Both are statements about
-# idealised detectors, so they can be checked exactly where the ideal holds and probed where it
-# does not. This chapter draws sentence posteriors from a generative model whose calibration and
-# dependence we control (`tefcore.simulate`), checks each proposition against a value computed by
-# another route, shows where the additive identity breaks and what tempering does then, maps when
-# TEF beats Majority and Soft Vote, and finally places real CPU judges, run on the MIND sample, on
-# that map. Every check prints what it measured and its tolerance, and stops the chapter if it fails;
-# the summary at the end says which checks could fail and which hold by construction. Only the last
-# section reads MIND data (judges' caches); it says which.
+# The paper supports TEF with two propositions (its Section 3). Both are textbook results about
+# idealised detectors: the data processing inequality, and Bayes' rule for conditionally independent
+# evidence. A simulation cannot confirm a theorem. What it can do is check that our simulator and our
+# code reproduce the two results where their hypotheses hold, and measure how far the results fail
+# where the hypotheses do not, which is where the lessons for TEF are. This chapter draws sentence
+# posteriors from a generative model whose calibration and dependence we control
+# (`tefcore.simulate`), checks each proposition against a value computed by another route, measures
+# where the additive identity breaks and what tempering does then, maps when TEF beats Majority and
+# Soft Vote, and finally places real CPU judges, run on the MIND sample, on that map. Every check
+# prints what it measured and its tolerance, and stops the chapter if it fails; the summary at the
+# end says what each check could catch. Only the last section reads MIND data (judges' caches); it
+# says which.
 
 # %% tags=["parameters"]
 seed = 20251122
@@ -81,6 +84,9 @@ rng = np.random.default_rng(seed)
 checks = theory.Checks()
 for key, value in theory.detector_numbers(decisive_strength, uncertain_strength).items():
     glue(key, value, display=False)
+for key, value in {"n_information_sentences": n_information_sentences, "study_docs": study_docs,
+                   "detector_lean": detector_lean, "sweep_bootstrap": sweep_bootstrap}.items():
+    glue(key, value, display=False)
 
 # %% [markdown]
 # ## A detector whose calibration we control
@@ -109,9 +115,10 @@ for key, value in theory.detector_numbers(decisive_strength, uncertain_strength)
 # parameters cell. The model's exact document posterior is in the docstring of
 # `tefcore.simulate.simulate_documents`.
 #
-# **Check 0: the simulated posteriors are calibrated.** Among sentences reported at $p$, a share
-# $p$ should come from change posts. The reliability table bins the posteriors; every bin must lie
-# within the tolerance of the diagonal.
+# **Check 0, of the simulator: its posteriors are calibrated.** Among sentences reported at $p$, a
+# share $p$ should come from change posts. The reliability table bins the posteriors; every bin must
+# lie within the tolerance of the diagonal. The check can only catch a fault of `tefcore.simulate`;
+# it says nothing about the paper.
 
 # %%
 detector = sim.Detector(strength=decisive_strength,
@@ -140,13 +147,14 @@ theory.reliability_figure(reliability).show()
 #
 # For a sentence of the model {eq}`prop-model` both sides have closed forms (the hard label is a
 # binary channel; $I(Y; p_i)$ is a one-dimensional integral, computed by Gauss-Hermite quadrature in
-# `sim.gaussian_information`). We also estimate both from `n_information_sentences` simulated
-# sentences per strength with a plug-in estimator on binned posteriors (`theory.information_table`).
-# Three checks: the exact values obey the inequality at every strength (1a); the plug-in estimates
-# agree with the exact values (1b); and the estimates obey the inequality too (1c). Check 1c holds
-# by construction: one bin edge sits at $1/2$, so the hard label is a function of the bin and the
-# inequality holds for the empirical distribution of any sample. It illustrates the proposition; it
-# cannot test it.
+# `sim.gaussian_information`). We also estimate both from {glue:text}`n_information_sentences:,d`
+# simulated sentences per strength with a plug-in estimator on binned posteriors
+# (`theory.information_table`). Three checks, none of which tests the proposition, a theorem:
+# (1a) our quadrature obeys the inequality at every strength, which could fail only through a fault
+# of our code; (1b) the plug-in estimates agree with the exact values, a check of the estimator;
+# (1c) the estimates obey the inequality too, which holds by construction: one bin edge sits at
+# $1/2$, so the hard label is a function of the bin and the inequality holds for the empirical
+# distribution of any sample. It illustrates the proposition; it cannot fail.
 
 # %%
 info = theory.information_table(strengths, n_information_sentences,
@@ -187,8 +195,8 @@ theory.information_figure(info).show()
 # ```
 #
 # Chapter 1 derived it with the prior term that unequal priors need, {eq}`deriv-additive`:
-# $\sum_i \ell(p_i) - (N-1)\,\ell(\pi)$. **Check 2a** compares it with an exact posterior computed
-# independently. The posts (the claims ledger's, `theory.prop2_table`) have one to eight calibrated,
+# $\sum_i \ell(p_i) - (N-1)\,\ell(\pi)$. **Check 2a**, of our code against the identity, compares it
+# with an exact posterior computed independently. The posts (the claims ledger's, `theory.prop2_table`) have one to eight calibrated,
 # independent sentences of known Gaussian likelihoods and random strengths; the exact posterior
 # log-odds of each post is computed from the joint likelihood of its latent observations with
 # `scipy.stats.norm`, a route that never forms a sentence posterior. The check runs at equal priors
@@ -218,9 +226,10 @@ glue("p2_longest", int(identity["longest post"].max()), display=False)
 # this term, since $\ell(1/2) = 0$; a judge that reads the prior from its training data, as an LLM
 # does, brings it back.
 #
-# A second check looks at the sum as a probability. **Check 2b**: its calibration slope, the $\beta$
-# of a logistic regression of $Y$ on the score, is one for calibrated log-odds, below one for
-# overconfident and above one for underconfident ones (`information.calibration_slope`).
+# A second check of the simulator looks at the sum as a probability. **Check 2b**: its calibration
+# slope, the $\beta$ of a logistic regression of $Y$ on the score, is one for calibrated log-odds,
+# below one for overconfident and above one for underconfident ones
+# (`information.calibration_slope`).
 
 # %%
 ideal = sim.simulate_documents(n_identity_docs, detector, n_decisive=2,
@@ -239,7 +248,8 @@ checks.within("2b calibration slope of the summed log-odds", slope, 1,
 # between the summed log-odds and the exact ones (for $\rho > 0$ the model's exact posterior of the
 # correlated observations), the calibration slopes of the plain sum and of TEF's score
 # $\sum_i w_i \ell(p_i)$, and the accuracy of both next to the Bayes decision of the model
-# (`oracle`). **Check 2c** expects the identity to fail under correlation.
+# (`oracle`). The first column measures how far the identity fails; it is a measurement, not a
+# check, and the summary lists it without a verdict.
 
 # %%
 settings = [(f"ρ = {r}", r, 1.0) for r in correlations]
@@ -279,11 +289,12 @@ theory.stress_figure(stress, [f"ρ = {r}" for r in correlations], correlations).
 # share of decisive sentences among all of them (each post gets on average $u\,q/(1-q)$ decisive
 # sentences for $u$ uncertain ones and a share $q$; some posts get none, see
 # `sim.decisive_counts`). At a fixed share, posts get longer from left to right. Each cell holds
-# `study_docs` posts, and the map shows TEF's accuracy minus the better of MV and SV, in points. Two
+# {glue:text}`study_docs:,d` posts, and the map shows TEF's accuracy minus the better of MV and SV,
+# in points. Two
 # judges:
 #
 # - **calibrated**: the model above, exactly calibrated;
-# - **leaning**: the same, but every reported log-odds is shifted by $b$ = `detector_lean`
+# - **leaning**: the same, but every reported log-odds is shifted by $b$ = {glue:text}`detector_lean:g`
 #   towards change, whatever the sentence says. This is the failure we expect of an LLM that prefers
 #   one answer letter: a sentence without evidence comes out at $\sigma(b)$ =
 #   {glue:text}`lean_p:.2f` rather than $1/2$.
@@ -383,7 +394,7 @@ display(nearest.round(1))
 # point), so the sweep shows how TEF and SV respond. The first table gives the judges as they are
 # ($t = 1$): the strongest baseline (the best of Direct, MV and SV on the average over dimensions)
 # and its accuracy, TEF's accuracy and TEF's gain in points with a 95 % paired bootstrap interval
-# over posts (`sweep_bootstrap` replicates), beside the majority-class rate of the language (always
+# over posts ({glue:text}`sweep_bootstrap:,d` replicates), beside the majority-class rate of the language (always
 # answering the more frequent side). The figure gives the gain at every temperature, the strongest
 # baseline chosen again at each (hover for it and for the share of decisive sentences).
 
@@ -432,9 +443,11 @@ display(Markdown(
 # %% [markdown]
 # ## Summary of the checks
 #
-# Checks of kind *test* could have failed; *holds by construction* marks a check that no sample
-# could break; *expected to fail* marks a hypothesis shown to matter, which passes when the
-# identity breaks as predicted.
+# Each check says what it could catch: a fault of our simulator, of our code or of our estimator
+# against a textbook result, or nothing at all (it holds by construction). None of them could refute
+# a proposition: both are theorems, and a simulation built on their hypotheses reproduces them. The
+# measurements of how far the identity breaks without its hypotheses close the table, without a
+# verdict: they are what the chapter learns, not what it checks.
 
 # %%
 checks.table()

@@ -19,7 +19,7 @@ import jupytext
 import numpy as np
 import pytest
 
-from tefcore.fusion import clipped_log_odds, fuse_many, weights
+from tefcore.fusion import clipped_log_odds, entropy_weight, fuse_many
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ("majority_vote", "soft_vote", "tef_without_entropy", "tef")
@@ -92,7 +92,7 @@ def test_sentence_figure_decides_as_tefcore(chapter1: dict[str, Any], p: list[fl
         assert number(text.split("= ")[1]) == pytest.approx(batches[rule].scores[0, 0], abs=5e-4), (text, rule)
 
     shown = set(texts)
-    for value in np.concatenate([weights(post), clipped_log_odds(post), weights(post) * clipped_log_odds(post)]):
+    for value in np.concatenate([entropy_weight(post), clipped_log_odds(post), entropy_weight(post) * clipped_log_odds(post)]):
         label = f"{value:.3f}".replace("-", "\u2212")
         assert label in shown or label == "\u22120.000", f"{label} not drawn"
 
