@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import entr, expit, logit
+from scipy.special import entr, logit
 from scipy.stats import norm
 
 from tefcore import information
@@ -15,7 +15,7 @@ from tefcore import simulate as sim
 from tefcore.chapters import presentation as pres
 from tefcore.chapters import theory
 from tefcore.chapters.claims import LEDGER, evaluate_ledger
-from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight
+from tefcore.fusion import clipped_log_odds, entropy_weight
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -141,36 +141,23 @@ def test_first_flips_rejects_counts_that_do_not_increase():
         theory.first_flips(0.9, 0.4, [3, 2])
 
 
-def test_rule_outcomes_follow_the_protocols_scores_and_confidences():
-    p = np.array([0.9, 0.4, 0.38, 0.42, 0.36])
-    out = theory.rule_outcomes(p)
-    assert out.loc["MV", "score (change)"] == pytest.approx(0.2) and out.loc["MV", "prediction"] == "stability"
-    assert out.loc["MV", "confidence"] == pytest.approx(0.8)
-    assert out.loc["SV", "score (change)"] == pytest.approx(p.mean())
-    s = float((entropy_weight(p) * clipped_log_odds(p)).sum())
-    assert out.loc["TEF", "score (change)"] == pytest.approx(s)
-    assert out.loc["TEF", "confidence"] == pytest.approx(expit(2 * abs(s) / TEMPERATURE))
-
-
-def test_confidence_depends_on_the_temperature_and_the_decision_does_not():
-    table = theory.confidence_by_temperature([0.9, 0.4, 0.45], [1.0, 5.0, 20.0])
-    assert table["prediction"].nunique() == 1
-    assert table["confidence"].is_monotonic_decreasing
-    assert table.loc[TEMPERATURE, "source of T"] == "reference release"
 
 
 # --- chapter 2: checks and simulations --------------------------------------------------------------
-def test_checks_record_pass_and_raise_on_failure(capsys):
+def test_checks_say_what_they_can_catch_and_raise_on_failure(capsys):
     checks = theory.Checks()
-    checks.at_least("a", 0.1, 0)
-    checks.above("b", 2.0, 1.0, kind="expected to fail")
+    checks.at_least("a", 0.1, 0, kind="code")
+    checks.measure("b", 2.0)
     with pytest.raises(AssertionError, match="c: measured 0.5"):
-        checks.at_most("c", 0.5, 0.1)
+        checks.at_most("c", 0.5, 0.1, kind="simulator")
     with pytest.raises(ValueError, match="kind"):
         checks.add("d", 1.0, "x", True, kind="maybe")
+    with pytest.raises(TypeError):
+        checks.at_most("e", 0.5, 1.0)  # every check names what it can catch
     table = checks.table()
-    assert table["result"].tolist() == ["PASS", "PASS", "FAIL"]
-    assert table.loc["b", "kind"] == "expected to fail"
+    assert table["result"].tolist() == ["PASS", "measured", "FAIL"]  # a measurement has no verdict
+    assert table.loc["a", "could catch"] == theory.KINDS["code"]
+    assert table.loc["b", "tolerance"] == "—"
     assert "a: measured 0.1; tolerance >= 0 -> PASS" in capsys.readouterr().out
 
 
@@ -316,53 +303,9 @@ def test_nearest_cells_pick_the_closest_grid_cell():
     assert cell["nearest cell"] == "8 uncertain, 30% decisive" and cell["simulated gain, leaning"] == 4.0
 
 
-# --- chapter 10 --------------------------------------------------------------------------------------
-def test_check_numbers_and_first_flips_give_feedback(capsys):
-    verdicts = theory.check_numbers({0.9: 0.53, 0.6: 0.5, 0.99: None}, entropy_weight)
-    assert verdicts == {0.9: "correct", 0.6: "not quite (off by +0.471)", 0.99: "no answer yet"}
-    flips = theory.check_first_flips({"majority_vote": 2, "soft_vote": 9, "tef": None}, 0.95, 0.45)
-    assert flips == {"majority_vote": "correct", "soft_vote": "not quite", "tef": "no answer yet"}
-    assert "MV: correct" in capsys.readouterr().out
 
 
-def test_disagreements_on_a_hand_made_corpus():
-    p = np.array([0.9, 0.4, 0.4, 0.9, 0.6, 0.1, 0.6, 0.6])
-    doc = np.array([0, 0, 0, 1, 1, 2, 2, 2])
-    corpus = sim.SimulatedCorpus(p=p, doc_index=doc, y=np.array(["change"] * 3, dtype=object),
-                                 true_log_odds=np.zeros(3), sentence_log_odds=logit(p),
-                                 decisive=np.array([True, False, False, True, False, True, False, False]))
-    summary, first = theory.disagreements(corpus)
-    assert summary["posts where they disagree"].tolist() == [2, 2]
-    assert summary["right there"].tolist() == [1, 1]
-    assert first.attrs == {"post": 0, "gold": "change", "majority_vote": "stability", "tef": "change"}
-    assert first["p"].tolist() == [0.9, 0.4, 0.4]
 
-
-def test_temperature_leaves_majority_vote_unchanged():
-    table = theory.temperature_accuracy([0.5, 1.0, 3.0], 800, seed=8)
-    assert table.loc["MV"].nunique() == 1  # MV reads signs only
-    assert table.loc["w/o Entropy", [1.0, 3.0]].nunique() == 1  # a scale-free sum while the clip does not bind
-    assert table.columns.tolist() == [0.5, 1.0, 3.0]
-
-
-def test_information_estimates_soft_never_below_hard():
-    est = theory.information_estimates(1.0, 1000, seed=9)
-    hard = est.loc[("I(Y;ŷ)", "plug-in (2 labels)"), "nats"]
-    soft = est.xs("I(Y;p)", level="quantity")
-    assert (soft.drop("exact")["nats"] >= hard).all()
-    assert soft.loc["exact", "nats"] == pytest.approx(sim.gaussian_information(1.0).soft)
-
-
-def test_weight_properties_and_lab_numbers():
-    assert theory.weight_properties(101)["holds"].all()
-    with pytest.raises(ValueError, match="odd"):
-        theory.weight_properties(100)
-    n = theory.lab_numbers()
-    assert n["e1_h09a"] + n["e1_h09b"] == pytest.approx(n["e1_h09"])
-    assert n["e1_w09"] == pytest.approx(1 - n["e1_h09"] / np.log(2))
-    assert (n["e3_mv"], n["e3_sv"], n["e3_sum"], n["e3_tef"]) == (2, 10, 15, 1450)
-    assert n["e3_tef"] == np.floor(n["e3_tef_ratio"]) + 1
-    assert n["e4_acc_dec"] == pytest.approx(100 * norm.cdf(1.5))
 
 
 def test_glue_numbers_of_chapter_2():
@@ -390,8 +333,11 @@ def test_ledger_rows_link_every_claim_of_the_chapter():
 def test_figures_draw_their_series():
     grid = np.linspace(0.01, 0.99, 21)
     assert len(theory.curve_figure(grid).data) == 3
-    assert [t.name for t in theory.contribution_figure(grid, 0.95).data] == ["MV", "SV", "log-odds sum (w/o Entropy)",
-                                                                              "TEF"]
+    names = ["MV", "SV", "log-odds sum (w/o Entropy)", "TEF"]
+    contributions = theory.contribution_figure(grid, 0.95)
+    assert [t.name for t in contributions.data] == names * 2  # over p, and over the log-odds
+    assert max(max(abs(y) for y in t.y) for t in contributions.data) > 2  # nothing cut at ±2
+    assert contributions.layout.yaxis.range is None
     m = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=[0.1, 0.3], columns=[2, 8])
     placed = pd.DataFrame([{"judge": "J", "lang": "en", "uncertain per post": 6.0, "decisive share (%)": 25.0}]
                           ).set_index(["judge", "lang"])

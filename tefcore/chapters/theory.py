@@ -1,4 +1,4 @@
-r"""What the theory chapters (1, the derivation; 2, the propositions; 10, the teaching lab) compute
+r"""What the theory chapters (1, the derivation; 2, the propositions) compute
 besides their lesson: tables of checks, the simulation studies laid out, real judges placed on the
 simulated map, and the figures.
 
@@ -10,8 +10,8 @@ use the ledger's own posts (:mod:`tefcore.chapters.claims`), so a number printed
 the ledger is one number.
 
 Chapter 1
-    :func:`curve_figure`, :func:`contribution_figure`, :func:`first_flips`, :func:`rule_outcomes`,
-    :func:`confidence_by_temperature`; for :math:`K > 2`: :data:`K3_EXAMPLE`,
+    :func:`curve_figure`, :func:`contribution_figure`, :func:`first_flips` (also the claims ledger's);
+    for :math:`K > 2`: :data:`K3_EXAMPLE`,
     :func:`bayes_log_posterior`, :func:`k_class_scores`, :func:`bayes_disagreement`,
     :func:`k3_disagreement`.
 Chapter 2
@@ -20,10 +20,10 @@ Chapter 2
     :func:`gain_maps`, :func:`study_summary`, :func:`gain_map_figure`,
     :func:`judge_map`, :func:`weight_histogram_figure`, :func:`nearest_cells`, :func:`sweep_table`,
     :func:`sweep_figure`.
-Chapter 10
-    :func:`check_numbers`, :func:`check_first_flips`, :func:`disagreements`,
-    :func:`temperature_accuracy`, :func:`accuracy_figure`, :func:`information_estimates`.
-All three
+The teaching lab (chapter 10) needs nothing of this module: it runs where only ``tefcore`` is
+installed.
+
+Chapters 1 and 2
     :func:`ledger_rows`: the rows of the claims ledger a chapter examines, with links and verdicts.
 """
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +44,7 @@ from tefcore import information
 from tefcore import simulate as sim
 from tefcore.chapters.presentation import RULE_LABELS, judge_label
 from tefcore.evaluate import flatten_sentences
-from tefcore.fusion import CLASSES, TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
+from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
 
 __all__ = [
     "CURVE_LABELS",
@@ -53,21 +53,15 @@ __all__ = [
     "MAP_POSITION",
     "MAP_PREMISES",
     "Checks",
-    "accuracy_figure",
     "bayes_disagreement",
     "bayes_log_posterior",
-    "check_first_flips",
-    "check_numbers",
-    "confidence_by_temperature",
     "contribution_figure",
     "curve_figure",
     "decisive_threshold",
     "detector_numbers",
-    "disagreements",
     "first_flips",
     "gain_map_figure",
     "gain_maps",
-    "information_estimates",
     "information_figure",
     "information_numbers",
     "information_table",
@@ -75,7 +69,6 @@ __all__ = [
     "judge_names",
     "judge_sources",
     "k3_disagreement",
-    "lab_numbers",
     "k_class_scores",
     "lean_numbers",
     "ledger_rows",
@@ -85,7 +78,6 @@ __all__ = [
     "premises_table",
     "prop2_table",
     "reliability_figure",
-    "rule_outcomes",
     "sentence_accuracy",
     "stress_figure",
     "stress_numbers",
@@ -93,9 +85,7 @@ __all__ = [
     "study_summary",
     "sweep_figure",
     "sweep_table",
-    "temperature_accuracy",
     "weight_histogram_figure",
-    "weight_properties",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -157,12 +147,14 @@ def curve_figure(p: npt.ArrayLike) -> Any:
 
 def contribution_figure(p: npt.ArrayLike, reference: float) -> Any:
     r"""Each rule's contribution :math:`\varphi(p)` of one sentence, scaled so that a sentence at
-    ``reference`` contributes one (:func:`tefcore.information.contributions`).
+    ``reference`` contributes one (:func:`tefcore.information.contributions`): over the probability
+    ``p`` (left) and over the log-odds out to beyond the clip at :math:`\pm M` (right), where the curves
+    part most. Nothing is cut off.
 
     Parameters
     ----------
     p : array_like of float in (0, 1)
-        The grid of probabilities drawn.
+        The grid of probabilities of the left panel.
     reference : float
         The probability whose contribution is the unit of every rule.
 
@@ -170,15 +162,25 @@ def contribution_figure(p: npt.ArrayLike, reference: float) -> Any:
     -------
     plotly.graph_objects.Figure
     """
-    go = _go()
-    curves, unit = information.contributions(p), information.contributions([reference]).iloc[0]
-    fig = go.Figure()
-    for rule in CURVE_RULES:
-        fig.add_trace(go.Scatter(x=np.asarray(p), y=curves[rule] / unit[rule], name=CURVE_LABELS[rule],
-                                 line={"color": _COLORS[rule], "width": 3 if rule == "tef" else 2}))
-    fig.update_layout(height=430, hovermode="x unified", yaxis_range=[-2.5, 2.5],
-                      title=f"Contribution of one sentence, relative to a sentence at p = {reference}",
-                      xaxis_title="p = P(change | sentence)", yaxis_title="relative contribution", **_LAYOUT)
+    from scipy.special import expit
+
+    from tefcore.fusion import CLIP
+
+    go, unit = _go(), information.contributions([reference]).iloc[0]
+    grid, ell = np.asarray(p, dtype=np.float64), np.linspace(-1.3 * CLIP, 1.3 * CLIP, 521)
+    fig = _subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                    subplot_titles=("over the probability p", "over the log-odds ℓ(p), past the clip at ±M"))
+    for col, (x, q) in enumerate(((grid, grid), (ell, expit(ell))), start=1):
+        curves = information.contributions(q)
+        for rule in CURVE_RULES:
+            fig.add_trace(go.Scatter(x=x, y=curves[rule] / unit[rule], name=CURVE_LABELS[rule], legendgroup=rule,
+                                     showlegend=col == 1,
+                                     line={"color": _COLORS[rule], "width": 3 if rule == "tef" else 2}), 1, col)
+    fig.update_xaxes(title_text="p = P(change | sentence)", range=[0, 1], row=1, col=1)
+    fig.update_xaxes(title_text="log-odds ℓ(p)", row=1, col=2)
+    fig.update_yaxes(title_text=f"relative to one sentence at p = {reference:g}", row=1, col=1)
+    fig.update_layout(height=440, hovermode="x unified",
+                      title=f"Contribution of one sentence, relative to a sentence at p = {reference:g}", **_LAYOUT)
     return fig
 
 
@@ -222,63 +224,6 @@ def first_flips(strong: float, weak: float, counts: Sequence[int] | npt.ArrayLik
         flipped = np.flatnonzero(pred != alone)
         out[rule] = int(n[flipped[0]]) if flipped.size else pd.NA
     return pd.Series(out, dtype="Int64", name="first n that flips")
-
-
-def rule_outcomes(p: npt.ArrayLike, rules: Sequence[str] = (*CURVE_RULES, "tef_without_log_odds")) -> pd.DataFrame:
-    """What each rule concludes on one post: its prediction, its score for change and its confidence.
-
-    The confidences are those of the reference release (protocol §6; the paper defines none): the
-    winning share of votes (MV), the larger of the mean and its complement (SV, w/o Log-Odds), and for
-    the log-odds rules the softmax of the two scores at :data:`tefcore.fusion.TEMPERATURE`.
-
-    Parameters
-    ----------
-    p : array_like of float
-        The sentence posteriors P(change) of one post.
-    rules : sequence of str
-        Rule names of :mod:`tefcore.fusion`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by the rules' names (:data:`CURVE_LABELS`): ``prediction``, ``score (change)``,
-        ``confidence``.
-
-    Examples
-    --------
-    >>> rule_outcomes([0.9, 0.4, 0.4])["prediction"].to_dict()["MV"]
-    'stability'
-    """
-    arr = np.asarray(p, dtype=np.float64)
-    doc = np.zeros(arr.size, dtype=np.int64)
-    rows = {}
-    for rule in rules:
-        b = fuse_many(arr, doc, rule=rule)
-        rows[CURVE_LABELS.get(rule, rule)] = {"prediction": b.prediction[0], "score (change)": float(b.scores[0, 0]),
-                                              "confidence": float(b.confidence[0])}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rule")
-
-
-def confidence_by_temperature(p: npt.ArrayLike, temperatures: Sequence[float]) -> pd.DataFrame:
-    r"""TEF's decision and confidence on one post for several softmax temperatures :math:`T`.
-
-    The confidence is :math:`\sigma(2\,|\mathrm{Score}(c)|/T)`, the softmax of the two scores; the
-    reference release fixes :math:`T` = :data:`tefcore.fusion.TEMPERATURE`. The decision never depends
-    on :math:`T`.
-
-    Examples
-    --------
-    >>> confidence_by_temperature([0.9, 0.4], [1.0, 5.0])["prediction"].tolist()
-    ['change', 'change']
-    """
-    arr = np.asarray(p, dtype=np.float64)
-    doc = np.zeros(arr.size, dtype=np.int64)
-    rows = []
-    for t in temperatures:
-        b = fuse_many(arr, doc, rule="tef", T=float(t))
-        rows.append({"T": float(t), "prediction": b.prediction[0], "confidence": float(b.confidence[0]),
-                     "source of T": "reference release" if float(t) == TEMPERATURE else "varied here"})
-    return pd.DataFrame(rows).set_index("T")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -392,62 +337,74 @@ def k3_disagreement(n_posts: int = 5000, seed: int = 3) -> tuple[pd.Series, int]
 # --------------------------------------------------------------------------------------------------
 # chapter 2: checks that print what they measured
 # --------------------------------------------------------------------------------------------------
-KINDS: tuple[str, ...] = ("test", "holds by construction", "expected to fail")
+KINDS: dict[str, str] = {
+    "simulator": "a fault of our simulator",
+    "code": "a fault of our code, against a textbook result",
+    "estimator": "a fault of our estimator, against the exact value",
+    "construction": "nothing: it holds by construction",
+}
+"""What a check of :class:`Checks` can catch, by kind."""
 
 
 @dataclass
 class Checks:
     """The numerical checks of a chapter, each printed as it runs and kept for a summary table.
 
-    A check of kind ``"test"`` could fail and raises :class:`AssertionError` when it does (the chapter,
-    and the book's build, stop there); ``"holds by construction"`` marks a check that no data could
-    break (it illustrates, it does not test); ``"expected to fail"`` a hypothesis shown to matter: it
-    passes when the identity under test *breaks* as predicted.
+    Every check says what it could catch (its ``kind``, :data:`KINDS`): a fault of the simulator, of
+    our code or estimator against a textbook result, or nothing (it holds by construction, and
+    illustrates). A failing check raises :class:`AssertionError`, so the chapter and the book's build
+    stop there. :meth:`measure` records a quantity the chapter learns, with no verdict: how far an
+    identity breaks when its hypotheses do.
 
     Examples
     --------
     >>> checks = Checks()
-    >>> checks.at_most("toy", 0.001, 0.01)
+    >>> checks.at_most("toy", 0.001, 0.01, kind="code")
     toy: measured 0.001; tolerance <= 0.01 -> PASS
-    >>> checks.within("slope", 1.2, 1.0, 0.05)
+    >>> checks.measure("gap without the prior term", 5.93)
+    gap without the prior term: measured 5.93
+    >>> checks.within("slope", 1.2, 1.0, 0.05, kind="simulator")
     Traceback (most recent call last):
     AssertionError: check failed: slope: measured 1.2, tolerance 1 ± 0.05
     >>> checks.table()["result"].tolist()
-    ['PASS', 'FAIL']
+    ['PASS', 'measured', 'FAIL']
     """
 
     rows: list[dict[str, str]] = field(default_factory=list)
 
-    def add(self, name: str, measured: float, tolerance: str, passed: bool, kind: str = "test") -> None:
+    def add(self, name: str, measured: float, tolerance: str, passed: bool, kind: str) -> None:
         """Record and print one check; raise when it fails."""
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         result = "PASS" if passed else "FAIL"
-        self.rows.append({"check": name, "kind": kind, "measured": f"{measured:.4g}", "tolerance": tolerance,
-                          "result": result})
+        self.rows.append({"check": name, "could catch": KINDS[kind], "measured": f"{measured:.4g}",
+                          "tolerance": tolerance, "result": result})
         print(f"{name}: measured {measured:.4g}; tolerance {tolerance} -> {result}")
         if not passed:
             raise AssertionError(f"check failed: {name}: measured {measured:.4g}, tolerance {tolerance}")
 
-    def at_most(self, name: str, measured: float, bound: float, kind: str = "test") -> None:
+    def measure(self, name: str, measured: float) -> None:
+        """Record and print a measurement, which has no verdict."""
+        self.rows.append({"check": name, "could catch": "— (a measurement)", "measured": f"{measured:.4g}",
+                          "tolerance": "—", "result": "measured"})
+        print(f"{name}: measured {measured:.4g}")
+
+    def at_most(self, name: str, measured: float, bound: float, *, kind: str) -> None:
         """Check ``measured <= bound``."""
         self.add(name, measured, f"<= {bound:g}", measured <= bound, kind)
 
-    def at_least(self, name: str, measured: float, bound: float, kind: str = "test") -> None:
+    def at_least(self, name: str, measured: float, bound: float, *, kind: str) -> None:
         """Check ``measured >= bound``."""
         self.add(name, measured, f">= {bound:g}", measured >= bound, kind)
 
-    def above(self, name: str, measured: float, bound: float, kind: str = "test") -> None:
-        """Check ``measured > bound``."""
-        self.add(name, measured, f"> {bound:g}", measured > bound, kind)
-
-    def within(self, name: str, measured: float, target: float, tol: float, kind: str = "test") -> None:
+    def within(self, name: str, measured: float, target: float, tol: float, *, kind: str) -> None:
         """Check ``|measured - target| <= tol``."""
         self.add(name, measured, f"{target:g} ± {tol:g}", abs(measured - target) <= tol, kind)
 
     def table(self) -> pd.DataFrame:
-        """One row per check: ``kind, measured, tolerance, result``, indexed by the check's name."""
-        return pd.DataFrame(self.rows, columns=["check", "kind", "measured", "tolerance", "result"]).set_index("check")
+        """One row per check: what it could catch, measured, tolerance, result; indexed by its name."""
+        return pd.DataFrame(self.rows, columns=["check", "could catch", "measured", "tolerance", "result"]
+                            ).set_index("check")
 
 
 def sentence_accuracy(strength: float | npt.ArrayLike) -> FloatArray | float:
@@ -703,34 +660,45 @@ def lean_numbers(lean: float) -> dict[str, float]:
     return {"lean_p": p, "lean_w": float(entropy_weight([p])[0])}
 
 
+_DIVERGING: list[list[Any]] = [[0.0, "#d6604d"], [0.25, "#f4a582"], [0.5, "#f7f7f7"], [0.75, "#92c5de"],
+                               [1.0, "#4393c3"]]
+"""A diverging scale of middle tones, on which dark cell labels stay readable at both ends."""
+
+
 def gain_map_figure(maps: Mapping[str, pd.DataFrame], placed: pd.DataFrame | None = None) -> Any:
-    """The maps of :func:`gain_maps` as heatmaps; with ``placed`` (:func:`judge_map`), each real judge
-    marked at its mean position (circles English, squares Chinese)."""
+    """The maps of :func:`gain_maps` as heatmaps, one above the other, with equal cells and every cell's
+    gain written in it; with ``placed`` (:func:`judge_map`), each real judge marked at its mean position
+    (circles English, squares Chinese) instead of the numbers."""
     go = _go()
-    fig = _subplots(rows=1, cols=len(maps), subplot_titles=[f"{k} judge" for k in maps], horizontal_spacing=0.12)
+    fig = _subplots(rows=len(maps), cols=1, subplot_titles=[f"{k} judge" for k in maps], vertical_spacing=0.16)
     zmax = max(float(np.abs(m.to_numpy()).max()) for m in maps.values())
     judges = [] if placed is None else list(dict.fromkeys(placed.index.get_level_values("judge")))
-    for col, m in enumerate(maps.values(), start=1):
+    for row, m in enumerate(maps.values(), start=1):
+        x, y = np.arange(m.shape[1]), np.arange(m.shape[0])  # cells of equal size; ticks name the grid
         fig.add_trace(go.Heatmap(
-            z=m.to_numpy(), x=list(m.columns), y=list(m.index), zmid=0, zmin=-zmax, zmax=zmax, colorscale="RdBu",
+            z=m.to_numpy(), x=x, y=y, zmid=0, zmin=-zmax, zmax=zmax, colorscale=_DIVERGING, xgap=1, ygap=1,
             text=np.round(m.to_numpy(), 1), texttemplate="%{text}" if placed is None else None,
-            showscale=col == len(maps), colorbar={"title": "points"},
-            hovertemplate="uncertain %{x}<br>decisive share %{y:.0%}<br>TEF − best vote %{z:.1f} points"
-                          "<extra></extra>"), 1, col)
+            textfont={"size": 12, "color": "#222222"}, showscale=row == 1,
+            colorbar={"title": "points", "len": 0.4, "y": 0.8},
+            customdata=np.stack(np.broadcast_arrays(np.asarray(m.columns)[None, :], np.asarray(m.index)[:, None]), -1),
+            hovertemplate="uncertain %{customdata[0]}<br>decisive share %{customdata[1]:.0%}"
+                          "<br>TEF − best vote %{z:.1f} points<extra></extra>"), row, 1)
         for (judge, lang), r in ([] if placed is None else placed.iterrows()):
             fig.add_trace(go.Scatter(
-                x=[r["uncertain per post"]], y=[r["decisive share (%)"] / 100], mode="markers", name=f"{judge} ({lang})",
-                legendgroup=f"{judge}{lang}", showlegend=col == 1,
+                x=[np.interp(r["uncertain per post"], m.columns, x)], y=[np.interp(r["decisive share (%)"] / 100,
+                                                                                  m.index, y)],
+                mode="markers", name=f"{judge} ({lang})", legendgroup=f"{judge}{lang}", showlegend=row == 1,
                 marker={"size": 13, "color": _PALETTE[judges.index(judge) % len(_PALETTE)],
                         "symbol": "circle" if lang == "en" else "square", "line": {"color": "black", "width": 1.5}},
-                hovertemplate=f"{judge} ({lang})<br>uncertain per post %{{x:.2f}}<br>decisive share %{{y:.1%}}"
-                              "<extra></extra>"), 1, col)
-        fig.update_xaxes(title_text="uncertain sentences per post", row=1, col=col)
-        fig.update_yaxes(tickformat=".0%", row=1, col=col)
-    fig.update_yaxes(title_text="share of decisive sentences", row=1, col=1)
+                hovertemplate=f"{judge} ({lang})<br>uncertain per post {r['uncertain per post']:.2f}<br>decisive "
+                              f"share {r['decisive share (%)']:.1f} %<extra></extra>"), row, 1)
+        fig.update_xaxes(tickvals=x, ticktext=[str(u) for u in m.columns], row=row, col=1,
+                         title_text="uncertain sentences per post" if row == len(maps) else None)
+        fig.update_yaxes(tickvals=y, ticktext=[f"{q:.0%}" for q in m.index], title_text="decisive share",
+                         row=row, col=1)
     title = "Accuracy of TEF minus the better of MV and SV (points)" if placed is None else \
         "Real judges on the simulated map"
-    fig.update_layout(height=500 if placed is not None else 470, title=title, **_LAYOUT)
+    fig.update_layout(height=330 * len(maps) + 90, title=title, **_LAYOUT)
     return fig
 
 
@@ -1043,178 +1011,6 @@ def sweep_figure(sweep: pd.DataFrame) -> Any:
     fig.update_layout(height=460, yaxis_title="TEF − strongest baseline (accuracy points)",
                       title="TEF's gain on real posts as the judges are re-tempered", **_LAYOUT)
     return fig
-
-
-# --------------------------------------------------------------------------------------------------
-# chapter 10: feedback on the exercises, and the solutions' computations
-# --------------------------------------------------------------------------------------------------
-def check_numbers(answers: Mapping[float, float | None], reference: Callable[[FloatArray], Any],
-                  tol: float = 0.01) -> dict[float, str]:
-    """Compare a reader's numbers with a reference function; ``None`` means "not answered yet".
-
-    Prints one line per answer and returns the verdicts.
-
-    Examples
-    --------
-    >>> from tefcore.fusion import entropy_weight
-    >>> check_numbers({0.5: 0.0, 0.9: 0.6, 0.99: None}, entropy_weight)
-    0.5: correct
-    0.9: not quite (off by +0.069)
-    0.99: no answer yet
-    {0.5: 'correct', 0.9: 'not quite (off by +0.069)', 0.99: 'no answer yet'}
-    """
-    verdicts = {}
-    for x, mine in answers.items():
-        if mine is None:
-            verdicts[x] = "no answer yet"
-        else:
-            truth = float(np.asarray(reference(np.array([x])))[0])
-            verdicts[x] = "correct" if abs(mine - truth) <= tol else f"not quite (off by {mine - truth:+.3f})"
-        print(f"{x}: {verdicts[x]}")
-    return verdicts
-
-
-def check_first_flips(answers: Mapping[str, int | None], strong: float, weak: float) -> dict[str, str]:
-    """Check a reader's smallest number of ``weak`` sentences that overturns one ``strong`` one, per rule
-    (:func:`first_flips` decides); prints one line per rule and returns the verdicts."""
-    verdicts = {}
-    for rule, n in answers.items():
-        if n is None:
-            verdicts[rule] = "no answer yet"
-        else:
-            truth = first_flips(strong, weak, range(max(n, 0) + 1), rules=[rule])[rule]
-            verdicts[rule] = "correct" if (not pd.isna(truth) and truth == n) else "not quite"
-        print(f"{RULE_LABELS.get(rule, rule)}: {verdicts[rule]}")
-    return verdicts
-
-
-def weight_properties(n_grid: int = 1001) -> pd.DataFrame:
-    r"""The properties of TEF's weight for :math:`K = 2` (teaching lab, exercise 2), checked on a grid of
-    ``n_grid`` probabilities (odd, so that :math:`1/2` is on it).
-
-    Examples
-    --------
-    >>> bool(weight_properties()["holds"].all())
-    True
-    """
-    if n_grid < 5 or n_grid % 2 == 0:
-        raise ValueError(f"n_grid must be odd and at least 5, got {n_grid!r}")
-    grid = np.linspace(0.0, 1.0, n_grid)
-    w, mid = entropy_weight(grid), n_grid // 2
-    near = slice(mid - n_grid // 50, mid + n_grid // 50 + 1)
-    delta = grid[near] - 0.5
-    gap = float(np.max(np.abs(w[near] - 2 * delta**2 / np.log(2))))
-    rows = [("(1) 0 <= w <= 1", bool(w.min() >= 0 and w.max() <= 1)),
-            ("(1) w(1/2) = 0, w(0) = w(1) = 1", bool(w[mid] == 0 and w[0] == 1 and w[-1] == 1)),
-            ("(2) w(p) = w(1 - p)", bool(np.allclose(w, w[::-1]))),
-            ("(3) w increases with |p - 1/2|", bool(np.all(np.diff(w[mid:]) > 0))),
-            (f"(4) w ≈ 2δ²/log 2 near 1/2 (largest gap {gap:.1e})", gap <= 2e-5)]
-    return pd.DataFrame(rows, columns=["property", "holds"]).set_index("property")
-
-
-def lab_numbers(strong: float = 0.95, weak: float = 0.45, strength: float = 3.0) -> dict[str, float]:
-    """Every number the teaching lab's solutions quote, computed with :mod:`tefcore.fusion` (keys are
-    the glue names of chapter 10).
-
-    Exercise 1: entropy terms, weight, log-odds and tempered evidence at 0.6, 0.9 and 0.99. Exercise 3:
-    the first flips of each rule for one ``strong`` sentence against ``weak`` ones, the log-odds and
-    tempered contributions and their ratios. Exercise 4: how often a decisive sentence of ``strength`` is
-    right alone (percent). Exercise 6: the exact information of a sentence of strength 1.
-
-    Examples
-    --------
-    >>> n = lab_numbers()
-    >>> int(n["e3_tef"]), round(n["e1_w09"], 3), round(n["e6_soft"], 3)
-    (1450, 0.531, 0.111)
-    """
-    out: dict[str, float] = {}
-    for tag, p in (("06", 0.6), ("09", 0.9), ("099", 0.99)):
-        w, ell = float(entropy_weight(p)), float(clipped_log_odds(p))
-        out |= {f"e1_w{tag}": w, f"e1_l{tag}": ell, f"e1_c{tag}": w * ell}
-    out |= {"e1_h09a": float(-0.9 * np.log(0.9)), "e1_h09b": float(-0.1 * np.log(0.1)),
-            "e1_h09": float(information.binary_entropy(0.9)), "e1_log2": float(np.log(2))}
-    out["e1_c_ratio"] = out["e1_c09"] / out["e1_c06"]
-    out["e1_l_ratio"] = out["e1_l09"] / out["e1_l06"]
-    flips = first_flips(strong, weak, range(2000))
-    out |= {f"e3_{key}": float(flips[rule]) for key, rule in
-            (("mv", "majority_vote"), ("sv", "soft_vote"), ("sum", "tef_without_entropy"), ("tef", "tef"))}
-    c = information.contributions([strong, weak])
-    out |= {"e3_l_strong": float(c["tef_without_entropy"][0]), "e3_l_weak": float(c["tef_without_entropy"][1]),
-            "e3_c_strong": float(c["tef"][0]), "e3_c_weak": float(c["tef"][1]),
-            "e3_sv_ratio": float(c["soft_vote"][0] / -c["soft_vote"][1]),
-            "e3_sum_ratio": float(c["tef_without_entropy"][0] / -c["tef_without_entropy"][1]),
-            "e3_tef_ratio": float(c["tef"][0] / -c["tef"][1])}
-    out["e4_acc_dec"] = 100 * float(sentence_accuracy(strength))
-    info = sim.gaussian_information(1.0)
-    out |= {"e6_soft": float(info.soft), "e6_hard": float(info.hard)}
-    return out
-
-
-def disagreements(corpus: sim.SimulatedCorpus, a: str = "majority_vote", b: str = "tef") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Where two rules disagree on a simulated corpus, and which is right there.
-
-    Returns
-    -------
-    summary : pandas.DataFrame
-        One row per rule: posts where the two disagree (count), right on those posts (count and percent).
-    first : pandas.DataFrame
-        The sentences of the first such post: ``p``, whether drawn decisive, ``w(p)``, ``w(p)·l(p)``; its
-        attrs hold the post's number, its gold side and both predictions.
-    """
-    pa = fuse_many(corpus.p, corpus.doc_index, rule=a).prediction
-    pb = fuse_many(corpus.p, corpus.doc_index, rule=b).prediction
-    differ = np.flatnonzero(pa != pb)
-    summary = pd.DataFrame({
-        "posts where they disagree": [differ.size] * 2,
-        "right there": [int(np.sum(pred[differ] == corpus.y[differ])) for pred in (pa, pb)]},
-        index=pd.Index([RULE_LABELS.get(a, a), RULE_LABELS.get(b, b)], name="rule"))
-    summary["right there (%)"] = 100 * summary["right there"] / max(differ.size, 1)
-    if differ.size == 0:
-        return summary, pd.DataFrame()
-    post = int(differ[0])
-    mask = corpus.doc_index == post
-    p = corpus.p[mask]
-    first = pd.DataFrame({"p": p, "decisive (simulated)": corpus.decisive[mask], "w(p)": entropy_weight(p),
-                          "w(p)·l(p)": entropy_weight(p) * clipped_log_odds(p)})
-    first.attrs.update(post=post, gold=str(corpus.y[post]), **{a: str(pa[post]), b: str(pb[post])})
-    return summary, first
-
-
-def temperature_accuracy(temperatures: Sequence[float], n_posts: int, seed: int,
-                         rules: Sequence[str] = CURVE_RULES, **detector: Any) -> pd.DataFrame:
-    """Accuracy (percent) of each rule on a calibrated simulated judge re-tempered by each ``T``; the same
-    seed for every ``T``, so that only the temperature changes. Rows the rules, columns ``T``."""
-    table = {}
-    for t in temperatures:
-        c = sim.simulate_documents(n_posts, n_decisive=1, n_uncertain=4, temperature=float(t), rng=seed, **detector)
-        table[float(t)] = {RULE_LABELS[r]: 100 * float(np.mean(fuse_many(c.p, c.doc_index, rule=r).prediction == c.y))
-                           for r in rules}
-    return pd.DataFrame(table).rename_axis(index="rule", columns="T")
-
-
-def accuracy_figure(table: pd.DataFrame) -> Any:
-    """The table of :func:`temperature_accuracy` as lines against ``T``."""
-    go = _go()
-    fig = go.Figure()
-    for rule, row in table.iterrows():
-        fig.add_trace(go.Scatter(x=list(table.columns), y=row.to_numpy(), mode="lines+markers", name=str(rule)))
-    fig.update_xaxes(type="log", title_text="temperature T (< 1 overconfident, > 1 underconfident)")
-    fig.update_layout(height=380, yaxis_title="accuracy (%)", title="Accuracy under a temperature", **_LAYOUT)
-    return fig
-
-
-def information_estimates(strength: float, n: int, seed: int, bins: Sequence[int] = (4, 16, 64)) -> pd.DataFrame:
-    r"""Exact and plug-in information of one sentence of strength ``strength`` from ``n`` simulated
-    sentences, for several numbers of bins, with the sample bias :math:`(\text{bins} - 1)/(2n)`."""
-    exact = sim.gaussian_information(float(strength))
-    c = sim.simulate_documents(n, n_decisive=1, n_uncertain=0, strength=float(strength), rng=seed)
-    rows = [{"quantity": "I(Y;p)", "bins": "exact", "nats": exact.soft, "sample bias ≈ (bins-1)/(2n)": math.nan},
-            {"quantity": "I(Y;ŷ)", "bins": "exact", "nats": exact.hard, "sample bias ≈ (bins-1)/(2n)": math.nan},
-            {"quantity": "I(Y;ŷ)", "bins": "plug-in (2 labels)",
-             "nats": information.mutual_information(c.y, c.p >= 0.5, bins=None), "sample bias ≈ (bins-1)/(2n)": 1 / (2 * n)}]
-    rows += [{"quantity": "I(Y;p)", "bins": f"plug-in, {b} bins", "nats": information.mutual_information(c.y, c.p, bins=b),
-              "sample bias ≈ (bins-1)/(2n)": (b - 1) / (2 * n)} for b in bins]
-    return pd.DataFrame(rows).set_index(["quantity", "bins"])
 
 
 # --------------------------------------------------------------------------------------------------
