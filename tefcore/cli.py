@@ -333,7 +333,8 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     """``tef cache merge``: parts directories -> cache files."""
-    from tefcore.judges.cache import merge_parts, read_cache_file
+    from tefcore.judges.cache import read_cache_file
+    from tefcore.judges.parts import merge_parts
 
     if args.out is not None and len(args.parts) > 1:
         raise ValueError("--out takes one parts directory; give several without --out")

@@ -22,26 +22,28 @@ from scipy.special import expit
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
 
-import tefcore.judges.e5 as e5
+import tefcore.judges.e5_crossfit as e5
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5 import (
-    DEFAULT_C_GRID,
     DESCRIPTION_STYLES,
     TARGET_LOG_ODDS,
-    TUNED,
     WEIGHTS_FILE,
-    E5CrossFitBackend,
     E5Embedder,
     E5ZeroShotBackend,
-    ProbeSettings,
     auto_temperature,
     descriptions_sha256,
+    sharpen,
+    side_description,
+)
+from tefcore.judges.e5_crossfit import (
+    DEFAULT_C_GRID,
+    TUNED,
+    E5CrossFitBackend,
+    ProbeSettings,
     fit_probe,
     laplace_prior,
     linear_form,
     make_probe,
-    sharpen,
-    side_description,
     warn_if_small,
 )
 from tefcore.mind.load import EvaluationPair
@@ -568,7 +570,7 @@ def test_registry_keeps_the_earlier_settings_by_name() -> None:
 
 def test_a_small_fit_set_is_warned_about_with_its_counts(caplog: pytest.LogCaptureFixture) -> None:
     pairs = _synthetic(n=12)
-    with caplog.at_level(logging.WARNING, logger="tefcore.judges.e5"):
+    with caplog.at_level(logging.WARNING, logger="tefcore.judges.e5_crossfit"):
         _judge(C_grid=(0.1, 1.0)).prepare(pairs)
     (message,) = [r.getMessage() for r in caplog.records]
     assert "on 24 labelled pairs only (Culture 12, Economy 12)" in message and "--fit-data" in message

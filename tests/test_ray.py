@@ -27,14 +27,8 @@ import ray  # noqa: E402
 
 from ray_judges import Drifting, HashJudge, KillOnce, scored  # noqa: E402
 from tefcore.cli import main  # noqa: E402
-from tefcore.judges.cache import (  # noqa: E402
-    CacheError,
-    ProvenanceMismatch,
-    committed_parts,
-    pair_id,
-    parts_path,
-    read_cache,
-)
+from tefcore.judges.cache import CacheError, ProvenanceMismatch, read_cache  # noqa: E402
+from tefcore.judges.parts import committed_parts, pair_id, parts_path  # noqa: E402
 from tefcore.judges.ray_engine import RayEngine, RayOptions  # noqa: E402
 from tefcore.judges.run import Setting, chunks, run_extraction  # noqa: E402
 from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts  # noqa: E402

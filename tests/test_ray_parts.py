@@ -18,15 +18,18 @@ from tefcore.judges.cache import (  # noqa: E402
     CacheError,
     CacheWriter,
     ProvenanceMismatch,
+    pair_record,
+    provenance_id,
+    read_cache,
+)
+from tefcore.judges.parts import (  # noqa: E402
     committed_parts,
     merge_parts,
     open_parts,
     pair_id,
-    pair_record,
     parts_path,
-    provenance_id,
-    read_cache,
     read_parts,
+    read_parts_cache,
     records_table,
 )
 from tefcore.mind.load import EvaluationPair  # noqa: E402
@@ -40,6 +43,7 @@ PAIRS = [EvaluationPair(f"en-single-{i}", "en", dim, side, f"Text number {i}. An
 S = Score(0.75, math.log(0.6), math.log(0.2), 0.8, "logprobs")
 HALF = Score(1.0, math.log(0.5), -math.inf, 0.5, "partial")
 EMB = Score(0.123456789012345678, math.nan, math.nan, math.nan, "embedding")
+TOO_LONG = Score(math.nan, -math.inf, -math.inf, 0.0, "invalid", "prompt longer than the context (n_ctx=32 tokens)")
 
 
 def write_part(parts: Path, name: str, rows: list[tuple[int, dict]]) -> Path:
@@ -50,7 +54,7 @@ def write_part(parts: Path, name: str, rows: list[tuple[int, dict]]) -> Path:
 
 
 def scores_of(i: int) -> tuple[Score, list[Score]]:
-    return [(S, [S, INVALID, HALF]), (EMB, [EMB]), (INVALID, []), (HALF, [S, S])][i % 4]
+    return [(S, [S, INVALID, HALF]), (EMB, [EMB]), (TOO_LONG, [TOO_LONG]), (HALF, [S, S])][i % 4]  # details too
 
 
 def records(pairs: list[EvaluationPair], pid: str = PID) -> list[tuple[int, dict]]:
@@ -71,7 +75,7 @@ def test_parts_merge_into_the_cache_file_the_local_loop_writes(tmp_path: Path) -
     merged = merge_parts(parts)
     assert merged == tmp_path / "ray" / "en.jsonl"
     assert merged.read_bytes() == local.read_bytes()  # header included: same provenance, same start time
-    (frame, prov), (want, want_prov) = read_cache(parts), read_cache(local)
+    (frame, prov), (want, want_prov) = read_parts_cache(parts), read_cache(local)
     assert frame.equals(want) and prov == want_prov
     assert frame.loc[1, "direct"] == 0.123456789012345678  # exact: Parquet keeps every bit
 
@@ -129,7 +133,7 @@ def test_an_unfinished_write_is_left_out(tmp_path: Path) -> None:
     (parts / "checkpoint" / "u1_000000.parquet").write_bytes(b"committed")
     (parts / "checkpoint" / "u1_000001.pending.parquet").write_bytes(b"pending")
     assert committed_parts(parts) == [done]
-    assert len(read_cache(parts)[0]) == 2
+    assert len(read_parts_cache(parts)[0]) == 2
 
 
 def test_refusals(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ BACKEND_CLASSES: dict[str, tuple[str, str]] = {
     "vllm": ("tefcore.judges.vllm", "VLLMBackend"),
     "openai": ("tefcore.judges.openai", "OpenAIBackend"),
     "e5-zeroshot": ("tefcore.judges.e5", "E5ZeroShotBackend"),
-    "e5-crossfit": ("tefcore.judges.e5", "E5CrossFitBackend"),
+    "e5-crossfit": ("tefcore.judges.e5_crossfit", "E5CrossFitBackend"),
 }
 """Registry ``backend`` value -> (module, class)."""
 

@@ -16,12 +16,8 @@ keeps them in MIND); the segmentation rule in the provenance regenerates the sen
 Provenance (:func:`provenance_id`): the SHA-256 of the canonical JSON of the provenance without its
 time fields (:data:`TIME_KEYS`). A run resumes into a file only under the same provenance id.
 
-Parts directories (the Ray engine, :mod:`tefcore.judges.ray_engine`): ``<lang>.parts/`` beside
-``<lang>.jsonl`` holds ``header.json`` (the header line above), ``data/*.parquet`` (the same records, one
-row each with its ``pair_id`` and ``seq``, the local loop's order; Parquet keeps every float bit) and
-Ray Data's ``checkpoint/``. Only committed parts are read (:func:`committed_parts`), one copy per pair
-(two different copies are an error); :func:`merge_parts` writes the usual cache file from them and
-:func:`read_cache` reads a parts directory like a file.
+Parts directories (the Ray engine): :mod:`tefcore.judges.parts` stores the same records as Parquet parts
+and merges them into the usual cache file.
 
 Crash safety: a writer holds an exclusive ``flock`` on the file (a second run into the same file is
 refused), and each record is appended with one ``write`` of the whole line, then flushed and
@@ -81,6 +77,13 @@ class ProvenanceMismatch(CacheError):
     """The cache was written under another provenance (model, prompt, rule, reading, ...)."""
 
 
+def provenance_mismatch(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why a cache cannot take a run: the provenance fields that differ."""
+    keys = sorted(k for k in set(old) | set(new) if k not in TIME_KEYS and old.get(k) != new.get(k))
+    return (f"{path} holds another provenance (differs in: {', '.join(keys)}); refusing to mix results: "
+            f"choose another --out or move it away")
+
+
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no spaces, UTF-8 characters kept: the form that is hashed."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -109,11 +112,10 @@ def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: 
 
 
 def recorded_provenance(cache: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The provenance in the header of a cache file or of a parts directory (a Ray run); None when there
-    is no readable header (a new cache; the writer reports a damaged one)."""
-    path = Path(cache)
+    """The provenance in the header line of a cache file (or of a parts directory's header file); None
+    when there is no readable header (a new cache; the writer reports a damaged one)."""
     try:
-        with open(path / PARTS_HEADER if path.is_dir() else path, "rb") as handle:
+        with open(cache, "rb") as handle:
             header = json.loads(handle.readline())
     except (OSError, ValueError):
         return None
@@ -123,13 +125,8 @@ def recorded_provenance(cache: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 # --- one record -------------------------------------------------------------------------------
 def _num(x: float) -> float | None:
-    """A JSON number, or null for NaN / infinities."""
+    """A JSON number, or null for NaN and infinities (a letter never seen has log-probability -inf)."""
     return None if math.isnan(x) or math.isinf(x) else float(x)
-
-
-def _logprob(x: float) -> float | None:
-    """A log-probability: ``-inf`` (not seen) is stored as null."""
-    return None if math.isinf(x) or math.isnan(x) else float(x)
 
 
 def text_sha256(text: str) -> str:
@@ -165,12 +162,12 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
         "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
         "side": pair.side,
         "direct": _num(direct.p_change), "direct_source": direct.source, "direct_mass": _num(direct.mass),
-        "direct_logprob_c": _logprob(direct.logprob_c), "direct_logprob_s": _logprob(direct.logprob_s),
+        "direct_logprob_c": _num(direct.logprob_c), "direct_logprob_s": _num(direct.logprob_s),
         "sentences": [_num(s.p_change) for s in sentences],
         "sentence_sources": [s.source for s in sentences],
         "sentence_masses": [_num(s.mass) for s in sentences],
-        "sentence_logprobs_c": [_logprob(s.logprob_c) for s in sentences],
-        "sentence_logprobs_s": [_logprob(s.logprob_s) for s in sentences],
+        "sentence_logprobs_c": [_num(s.logprob_c) for s in sentences],
+        "sentence_logprobs_s": [_num(s.logprob_s) for s in sentences],
         **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
         **_served_fields([direct, *sentences]),
         **_detail_fields(direct, sentences),
@@ -198,7 +195,8 @@ def _served_fields(scores: Sequence[Score]) -> dict[str, list[str]]:
     return out
 
 
-def _encode(record: Mapping[str, Any]) -> bytes:
+def encode_record(record: Mapping[str, Any]) -> bytes:
+    """One line of a cache file: the record's JSON (UTF-8 kept, no NaN) and a newline."""
     return (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
@@ -233,7 +231,7 @@ def _parse(path: Path) -> _Lines:
     return _Lines(records, offset, bool(tail))
 
 
-def _check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     """Return the header record or raise a clear error."""
     if not records or records[0].get("type") != "header":
         raise CacheError(f"{path}, line 1: the first line must be the cache header")
@@ -243,7 +241,7 @@ def _check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     return header
 
 
-def _check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dict[str, Any]]:
+def check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dict[str, Any]]:
     """Check pair records: type, provenance, required fields, lengths, duplicates."""
     seen: dict[tuple[str, str], int] = {}
     pairs = []
@@ -279,7 +277,7 @@ def _floats(values: Sequence[float | None], missing: float) -> list[float]:
     return [missing if v is None else float(v) for v in values]
 
 
-def _row(rec: Mapping[str, Any]) -> dict[str, Any]:
+def record_row(rec: Mapping[str, Any]) -> dict[str, Any]:
     """One DataFrame row from a record (null -> NaN for numbers, -inf for log-probabilities)."""
     n = len(rec["sentences"])
     nan, ninf = math.nan, -math.inf
@@ -313,9 +311,9 @@ def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[st
     if lines.torn:
         raise CacheError(f"{path}: the last line is torn (an interrupted write); run the same "
                          f"`tef extract` again to repair and finish it")
-    header = _check_header(path, lines.records)
+    header = check_header(path, lines.records)
     pid = header["provenance_id"]
-    rows = [_row(rec) for rec in _check_pairs(path, lines.records, pid)]
+    rows = [record_row(rec) for rec in check_pairs(path, lines.records, pid)]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     return frame, {**header["provenance"], "provenance_id": pid}
 
@@ -326,9 +324,8 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
     Parameters
     ----------
     path : path-like
-        A ``.jsonl`` file, a parts directory of the Ray engine (read as one file:
-        :func:`read_parts_cache`), or a directory searched recursively for ``*.jsonl`` (files in
-        sorted order).
+        A ``.jsonl`` file, or a directory searched recursively for ``*.jsonl`` (files in sorted order).
+        A parts directory of the Ray engine is read by :func:`tefcore.judges.parts.read_parts_cache`.
 
     Returns
     -------
@@ -345,8 +342,6 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
         On a malformed file (the message names file and line).
     """
     path = Path(path)
-    if is_parts_dir(path):
-        return read_parts_cache(path)
     if path.is_dir():
         files = sorted(path.rglob("*.jsonl"))
         if not files:
@@ -435,22 +430,16 @@ class CacheWriter:
             header = {"type": "header", "provenance": self.provenance, "provenance_id": self.provenance_id}
             self._append(header)
             return
-        header = _check_header(self.path, lines.records)
+        header = check_header(self.path, lines.records)
         if header["provenance_id"] != self.provenance_id:
-            raise ProvenanceMismatch(self._mismatch(header["provenance"]))
-        pairs = _check_pairs(self.path, lines.records, self.provenance_id)
+            raise ProvenanceMismatch(provenance_mismatch(self.path, header["provenance"], self.provenance))
+        pairs = check_pairs(self.path, lines.records, self.provenance_id)
         self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
         self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
                             for r in pairs if "text_sha256" in r}
 
-    def _mismatch(self, old: Mapping[str, Any]) -> str:
-        keys = sorted(k for k in set(old) | set(self.provenance)
-                      if k not in TIME_KEYS and old.get(k) != self.provenance.get(k))
-        return (f"{self.path} holds another provenance (differs in: {', '.join(keys)}); "
-                f"refusing to mix results: choose another --out or move the file away")
-
     def _append(self, record: Mapping[str, Any]) -> None:
-        _write_all(self._fd, _encode(record))
+        _write_all(self._fd, encode_record(record))
         os.fsync(self._fd)
 
     def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
@@ -474,264 +463,3 @@ class CacheWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# --- parts directories (the Ray engine) -------------------------------------------------------
-PARTS_SUFFIX = ".parts"
-"""A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
-
-PARTS_HEADER = "header.json"
-PARTS_DATA = "data"
-PARTS_CHECKPOINT = "checkpoint"
-
-_PENDING = ".pending.parquet"
-
-RECORD_KEYS: tuple[str, ...] = (
-    "post_id", "lang", "dimension", "side", "direct", "direct_source", "direct_mass", "direct_logprob_c",
-    "direct_logprob_s", "sentences", "sentence_sources", "sentence_masses", "sentence_logprobs_c",
-    "sentence_logprobs_s", "text_sha256", "served_models", "system_fingerprints", "provenance_id",
-)
-"""The fields of a pair record after ``type``, in :func:`pair_record`'s order."""
-
-OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints")
-"""Record fields that :func:`pair_record` writes only when it has them (null in a part otherwise)."""
-
-
-def pair_id(post_id: str, dimension: str) -> str:
-    """The stable key of a (post, dimension) pair in a parts directory.
-
-    Examples
-    --------
-    >>> pair_id("en-single-7", "Economy")
-    'Economy/en-single-7'
-    """
-    return f"{dimension}/{post_id}"
-
-
-def parts_path(cache_file: str | os.PathLike[str]) -> Path:
-    """The parts directory of a cache file.
-
-    Examples
-    --------
-    >>> parts_path("out/e5-zeroshot/original/en.jsonl").as_posix()
-    'out/e5-zeroshot/original/en.parts'
-    """
-    path = Path(cache_file)
-    return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
-
-
-def is_parts_dir(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a parts directory (it holds a ``header.json``)."""
-    return (Path(path) / PARTS_HEADER).is_file()
-
-
-def parts_schema() -> Any:
-    """The Arrow schema of a part file: ``pair_id``, ``seq`` (the local loop's order), then the record."""
-    import pyarrow as pa
-
-    floats, strings = pa.list_(pa.float64()), pa.list_(pa.string())
-    types = {"post_id": pa.string(), "lang": pa.string(), "dimension": pa.string(), "side": pa.string(),
-             "direct": pa.float64(), "direct_source": pa.string(), "direct_mass": pa.float64(),
-             "direct_logprob_c": pa.float64(), "direct_logprob_s": pa.float64(), "sentences": floats,
-             "sentence_sources": strings, "sentence_masses": floats, "sentence_logprobs_c": floats,
-             "sentence_logprobs_s": floats, "text_sha256": pa.string(), "served_models": strings,
-             "system_fingerprints": strings, "provenance_id": pa.string()}
-    return pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
-
-
-def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
-    """An Arrow table of pair records (with their ``seq``), in :func:`parts_schema`.
-
-    Parameters
-    ----------
-    rows : sequence of (int, dict)
-        ``seq`` and the record of :func:`pair_record`.
-    """
-    import pyarrow as pa
-
-    columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in RECORD_KEYS}}
-    for seq, rec in rows:
-        unknown = set(rec) - {"type", *RECORD_KEYS}
-        if unknown:
-            raise ValueError(f"a part has no column for record field(s) {sorted(unknown)}; add them to RECORD_KEYS")
-        columns["pair_id"].append(pair_id(rec["post_id"], rec["dimension"]))
-        columns["seq"].append(seq)
-        for key in RECORD_KEYS:
-            columns[key].append(rec.get(key))
-    return pa.Table.from_pydict(columns, schema=parts_schema())
-
-
-def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON record of a part row (the keys of :func:`pair_record`, in its order)."""
-    rec: dict[str, Any] = {"type": "pair"}
-    for key in RECORD_KEYS:
-        if key not in OPTIONAL_KEYS or row.get(key) is not None:
-            rec[key] = row[key]
-    return rec
-
-
-def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any]) -> str:
-    """Create a parts directory with its header, or check the header of an existing one.
-
-    The header (``header.json``, the first line of a cache file) is written once, atomically,
-    before any part.
-
-    Returns
-    -------
-    str
-        The provenance id.
-
-    Raises
-    ------
-    ProvenanceMismatch
-        When the directory was written under another provenance.
-    """
-    parts = Path(parts_dir)
-    pid = provenance_id(provenance)
-    header_file = parts / PARTS_HEADER
-    if header_file.is_file():
-        header = _parts_header(parts)
-        if header["provenance_id"] != pid:
-            keys = sorted(k for k in set(header["provenance"]) | set(provenance)
-                          if k not in TIME_KEYS and header["provenance"].get(k) != provenance.get(k))
-            raise ProvenanceMismatch(f"{parts} holds another provenance (differs in: {', '.join(keys)}); "
-                                     f"refusing to mix results: choose another --out or move it away")
-        return pid
-    parts.mkdir(parents=True, exist_ok=True)
-    tmp = header_file.with_suffix(".tmp")
-    # the header line of a cache file, byte for byte (merge_parts writes it back)
-    tmp.write_bytes(_encode({"type": "header", "provenance": dict(provenance), "provenance_id": pid}))
-    os.replace(tmp, header_file)
-    return pid
-
-
-def _parts_header(parts: Path) -> dict[str, Any]:
-    header_file = parts / PARTS_HEADER
-    try:
-        header = json.loads(header_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CacheError(f"{header_file}: not a readable parts header ({exc})") from None
-    return _check_header(header_file, [header] if isinstance(header, dict) else [])
-
-
-def committed_parts(parts_dir: str | os.PathLike[str]) -> list[Path]:
-    """Part files whose write was committed (sorted).
-
-    Ray Data writes a pending checkpoint before a part and renames it when the part is complete;
-    a part whose name starts with a pending checkpoint's name is an unfinished write (the next run
-    deletes it) and is left out here.
-    """
-    parts = Path(parts_dir)
-    checkpoint = parts / PARTS_CHECKPOINT
-    pending = [f.name[:-len(_PENDING)] for f in checkpoint.glob(f"*{_PENDING}")] if checkpoint.is_dir() else []
-    files = sorted((parts / PARTS_DATA).rglob("*.parquet"))
-    return [f for f in files if not any(f.name.startswith(p) for p in pending)]
-
-
-def read_parts(parts_dir: str | os.PathLike[str],
-               columns: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Read the committed parts of a parts directory: one row per pair, duplicates removed.
-
-    Parameters
-    ----------
-    parts_dir : path-like
-        The parts directory.
-    columns : sequence of str, optional
-        Read only these columns (``pair_id`` is always read); checks that need other columns are
-        skipped.
-
-    Returns
-    -------
-    (list of dict, dict)
-        The rows (part columns, sorted by ``seq``) and the header.
-
-    Raises
-    ------
-    CacheError
-        On an unreadable part, a row of another provenance, or two different copies of one pair.
-    """
-    import pyarrow.parquet as pq
-
-    parts = Path(parts_dir)
-    header = _parts_header(parts)
-    wanted = None if columns is None else list(dict.fromkeys(["pair_id", *columns]))
-    rows: dict[str, dict[str, Any]] = {}
-    for file in committed_parts(parts):
-        try:
-            table = pq.read_table(file, columns=wanted)
-        except Exception as exc:  # pyarrow raises several types for a damaged file
-            raise CacheError(f"{file}: not a readable part ({' '.join(str(exc).split())})") from None
-        for row in table.to_pylist():
-            _add_row(rows, row, file, header["provenance_id"])
-    ordered = sorted(rows.values(), key=lambda r: (r.get("seq", 0), r["pair_id"]))
-    return ordered, header
-
-
-def _add_row(rows: dict[str, dict[str, Any]], row: dict[str, Any], file: Path, pid: str) -> None:
-    """Keep one copy per pair id; a second copy must be equal (``seq`` aside)."""
-    if "provenance_id" in row and row["provenance_id"] != pid:
-        raise CacheError(f"{file}: pair {row['pair_id']!r} is from another provenance "
-                         f"({row['provenance_id']!r} != header {pid!r})")
-    first = rows.setdefault(row["pair_id"], row)
-    if first is not row and {k: v for k, v in first.items() if k != "seq"} != \
-            {k: v for k, v in row.items() if k != "seq"}:
-        raise CacheError(f"{file}: pair {row['pair_id']!r} has two different copies in the parts; "
-                         f"the directory mixes runs that disagree")
-
-
-def read_parts_cache(parts_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read a parts directory like a cache file (see :func:`read_cache_file`)."""
-    rows, header = read_parts(parts_dir)
-    path = Path(parts_dir)
-    records = [header, *(part_record(r) for r in rows)]
-    pid = header["provenance_id"]
-    frame = pd.DataFrame([_row(rec) for rec in _check_pairs(path, records, pid)], columns=list(COLUMNS))
-    return frame, {**header["provenance"], "provenance_id": pid}
-
-
-def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
-    """Write the usual cache file from a parts directory (records in the local loop's order).
-
-    Parameters
-    ----------
-    parts_dir : path-like
-        The parts directory.
-    out : path-like, optional
-        The cache file (default: ``<lang>.jsonl`` beside ``<lang>.parts``). It is replaced atomically;
-        an existing file must have the same provenance and no pair that the parts lack.
-
-    Returns
-    -------
-    Path
-        The cache file.
-
-    Raises
-    ------
-    ProvenanceMismatch, CacheError
-        When ``out`` holds another provenance or pairs the parts do not have.
-    """
-    parts = Path(parts_dir)
-    target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
-    rows, header = read_parts(parts)
-    records = [header, *(part_record(r) for r in rows)]
-    _check_pairs(parts, records, header["provenance_id"])
-    if target.exists():
-        _check_merge_target(target, header, {r["pair_id"] for r in rows})
-    tmp = target.with_name(f".{target.name}.merging")
-    with open(tmp, "wb") as handle:
-        for rec in records:
-            handle.write(_encode(rec))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
-    return target
-
-
-def _check_merge_target(target: Path, header: Mapping[str, Any], ids: set[str]) -> None:
-    frame, prov = read_cache_file(target)
-    if prov["provenance_id"] != header["provenance_id"]:
-        raise ProvenanceMismatch(f"{target} holds another provenance than the parts; refusing to replace it")
-    lost = sorted(set(map(pair_id, frame["post_id"], frame["dimension"])) - ids)
-    if lost:
-        raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
-                         f"refusing to replace it")

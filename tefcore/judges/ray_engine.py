@@ -5,7 +5,7 @@ checks the scope, skips the pairs already stored and counts the records, as for 
 session's plan is the one Ray Data can checkpoint: read -> map -> write.
 
 1. The driver prepares the judge once (``prepare(pairs)``: e5 temperatures, cross-fitted probes) and
-   writes the provenance header of a *parts directory* (:func:`tefcore.judges.cache.parts_path`,
+   writes the provenance header of a *parts directory* (:func:`tefcore.judges.parts.parts_path`,
    ``<lang>.parts`` beside ``<lang>.jsonl``), which it holds locked for the run.
 2. The loop's pending pairs are cut into its chunks (:func:`tefcore.judges.run.chunks`) and whole
    chunks grouped into blocks of at least ``pairs_per_batch`` pairs; a custom Ray Data source hands
@@ -18,7 +18,7 @@ session's plan is the one Ray Data can checkpoint: read -> map -> write.
    the committed pairs, so a rerun of the same command scores only the missing ones. Dead actors are
    restarted and their blocks retried.
 4. The driver checks that every pair it sent is now in a part, and merges the parts into the usual
-   ``<lang>.jsonl`` (:func:`tefcore.judges.cache.merge_parts`), so ``tef evaluate`` and the book read
+   ``<lang>.jsonl`` (:func:`tefcore.judges.parts.merge_parts`), so ``tef evaluate`` and the book read
    it unchanged.
 
 How an actor gets the driver's judge (:class:`JudgeShipment`): a judge that fits something in
@@ -55,19 +55,17 @@ from pathlib import Path
 from typing import Any
 
 from tefcore.judges.base import Backend
-from tefcore.judges.cache import (
+from tefcore.judges.cache import CacheError, pair_record, provenance_id, recorded_provenance
+from tefcore.judges.parts import (
     PARTS_CHECKPOINT,
     PARTS_DATA,
-    CacheError,
+    PARTS_HEADER,
     merge_parts,
     open_parts,
     pair_id,
-    pair_record,
     part_record,
     parts_path,
-    provenance_id,
     read_parts,
-    recorded_provenance,
     records_table,
 )
 from tefcore.judges.registry import ModelSpec
@@ -585,7 +583,7 @@ def _ship(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: 
         from tefcore.judges import make_backend
 
         judge = make_backend(judge)
-    prepare_judge(judge, pairs, recorded_provenance(parts), progress)
+    prepare_judge(judge, pairs, recorded_provenance(parts / PARTS_HEADER), progress)
     return run_provenance(judge, setting), JudgeShipment(payload=ship_prepared(judge, resources.threads))
 
 

@@ -1,0 +1,290 @@
+"""Parts directories: the store of a Ray run (:mod:`tefcore.judges.ray_engine`), merged into a cache file at the end.
+
+``<lang>.parts/`` beside ``<lang>.jsonl`` holds ``header.json`` (the header line of a cache file),
+``data/*.parquet`` (the same records as the cache file, one row each with its ``pair_id`` and ``seq``, the
+local loop's order; Parquet keeps every float bit) and Ray Data's ``checkpoint/``. Only committed parts
+are read (:func:`committed_parts`), one copy per pair (two different copies are an error);
+:func:`merge_parts` writes the usual cache file from them and :func:`read_parts_cache` reads a parts
+directory like a cache file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tefcore.judges.cache import (
+    COLUMNS,
+    CacheError,
+    ProvenanceMismatch,
+    check_header,
+    check_pairs,
+    encode_record,
+    provenance_id,
+    provenance_mismatch,
+    read_cache_file,
+    record_row,
+)
+
+__all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_SUFFIX", "RECORD_KEYS",
+           "committed_parts", "is_parts_dir", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
+           "parts_schema", "read_parts", "read_parts_cache", "records_table"]
+
+PARTS_SUFFIX = ".parts"
+"""A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
+
+PARTS_HEADER = "header.json"
+PARTS_DATA = "data"
+PARTS_CHECKPOINT = "checkpoint"
+
+_PENDING = ".pending.parquet"
+
+OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
+                                   "sentence_details")
+"""Record fields that :func:`tefcore.judges.cache.pair_record` writes only when it has them (null in a part otherwise)."""
+
+RECORD_KEYS: tuple[str, ...] = (*COLUMNS, *OPTIONAL_KEYS, "provenance_id")
+"""The fields of a pair record after ``type``, in :func:`tefcore.judges.cache.pair_record`'s order."""
+
+def pair_id(post_id: str, dimension: str) -> str:
+    """The stable key of a (post, dimension) pair in a parts directory.
+
+    Examples
+    --------
+    >>> pair_id("en-single-7", "Economy")
+    'Economy/en-single-7'
+    """
+    return f"{dimension}/{post_id}"
+
+
+def parts_path(cache_file: str | os.PathLike[str]) -> Path:
+    """The parts directory of a cache file.
+
+    Examples
+    --------
+    >>> parts_path("out/e5-zeroshot/original/en.jsonl").as_posix()
+    'out/e5-zeroshot/original/en.parts'
+    """
+    path = Path(cache_file)
+    return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
+
+
+def is_parts_dir(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a parts directory (it holds a ``header.json``)."""
+    return (Path(path) / PARTS_HEADER).is_file()
+
+
+def parts_schema() -> Any:
+    """The Arrow schema of a part file: ``pair_id``, ``seq`` (the local loop's order), then the record."""
+    import pyarrow as pa
+
+    floats, strings = pa.list_(pa.float64()), pa.list_(pa.string())
+    types = {"post_id": pa.string(), "lang": pa.string(), "dimension": pa.string(), "side": pa.string(),
+             "direct": pa.float64(), "direct_source": pa.string(), "direct_mass": pa.float64(),
+             "direct_logprob_c": pa.float64(), "direct_logprob_s": pa.float64(), "sentences": floats,
+             "sentence_sources": strings, "sentence_masses": floats, "sentence_logprobs_c": floats,
+             "sentence_logprobs_s": floats, "text_sha256": pa.string(), "served_models": strings,
+             "system_fingerprints": strings, "direct_detail": pa.string(), "sentence_details": strings,
+             "provenance_id": pa.string()}
+    return pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
+
+
+def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
+    """An Arrow table of pair records (with their ``seq``), in :func:`parts_schema`.
+
+    Parameters
+    ----------
+    rows : sequence of (int, dict)
+        ``seq`` and the record of :func:`tefcore.judges.cache.pair_record`.
+    """
+    import pyarrow as pa
+
+    columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in RECORD_KEYS}}
+    for seq, rec in rows:
+        unknown = set(rec) - {"type", *RECORD_KEYS}
+        if unknown:
+            raise ValueError(f"a part has no column for record field(s) {sorted(unknown)}; add them to RECORD_KEYS")
+        columns["pair_id"].append(pair_id(rec["post_id"], rec["dimension"]))
+        columns["seq"].append(seq)
+        for key in RECORD_KEYS:
+            columns[key].append(rec.get(key))
+    return pa.Table.from_pydict(columns, schema=parts_schema())
+
+
+def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON record of a part row (the keys of :func:`tefcore.judges.cache.pair_record`, in its order)."""
+    rec: dict[str, Any] = {"type": "pair"}
+    for key in RECORD_KEYS:
+        if key not in OPTIONAL_KEYS or row.get(key) is not None:
+            rec[key] = row[key]
+    return rec
+
+
+def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any]) -> str:
+    """Create a parts directory with its header, or check the header of an existing one.
+
+    The header (``header.json``, the first line of a cache file) is written once, atomically,
+    before any part.
+
+    Returns
+    -------
+    str
+        The provenance id.
+
+    Raises
+    ------
+    ProvenanceMismatch
+        When the directory was written under another provenance.
+    """
+    parts = Path(parts_dir)
+    pid = provenance_id(provenance)
+    header_file = parts / PARTS_HEADER
+    if header_file.is_file():
+        header = _parts_header(parts)
+        if header["provenance_id"] != pid:
+            raise ProvenanceMismatch(provenance_mismatch(parts, header["provenance"], provenance))
+        return pid
+    parts.mkdir(parents=True, exist_ok=True)
+    tmp = header_file.with_suffix(".tmp")
+    # the header line of a cache file, byte for byte (merge_parts writes it back)
+    tmp.write_bytes(encode_record({"type": "header", "provenance": dict(provenance), "provenance_id": pid}))
+    os.replace(tmp, header_file)
+    return pid
+
+
+def _parts_header(parts: Path) -> dict[str, Any]:
+    header_file = parts / PARTS_HEADER
+    try:
+        header = json.loads(header_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CacheError(f"{header_file}: not a readable parts header ({exc})") from None
+    return check_header(header_file, [header] if isinstance(header, dict) else [])
+
+
+def committed_parts(parts_dir: str | os.PathLike[str]) -> list[Path]:
+    """Part files whose write was committed (sorted).
+
+    Ray Data writes a pending checkpoint before a part and renames it when the part is complete;
+    a part whose name starts with a pending checkpoint's name is an unfinished write (the next run
+    deletes it) and is left out here.
+    """
+    parts = Path(parts_dir)
+    checkpoint = parts / PARTS_CHECKPOINT
+    pending = [f.name[:-len(_PENDING)] for f in checkpoint.glob(f"*{_PENDING}")] if checkpoint.is_dir() else []
+    files = sorted((parts / PARTS_DATA).rglob("*.parquet"))
+    return [f for f in files if not any(f.name.startswith(p) for p in pending)]
+
+
+def read_parts(parts_dir: str | os.PathLike[str],
+               columns: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Read the committed parts of a parts directory: one row per pair, duplicates removed.
+
+    Parameters
+    ----------
+    parts_dir : path-like
+        The parts directory.
+    columns : sequence of str, optional
+        Read only these columns (``pair_id`` is always read); checks that need other columns are
+        skipped.
+
+    Returns
+    -------
+    (list of dict, dict)
+        The rows (part columns, sorted by ``seq``) and the header.
+
+    Raises
+    ------
+    CacheError
+        On an unreadable part, a row of another provenance, or two different copies of one pair.
+    """
+    import pyarrow.parquet as pq
+
+    parts = Path(parts_dir)
+    header = _parts_header(parts)
+    wanted = None if columns is None else list(dict.fromkeys(["pair_id", *columns]))
+    rows: dict[str, dict[str, Any]] = {}
+    for file in committed_parts(parts):
+        try:
+            table = pq.read_table(file, columns=wanted)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            raise CacheError(f"{file}: not a readable part ({' '.join(str(exc).split())})") from None
+        for row in table.to_pylist():
+            _addrecord_row(rows, row, file, header["provenance_id"])
+    ordered = sorted(rows.values(), key=lambda r: (r.get("seq", 0), r["pair_id"]))
+    return ordered, header
+
+
+def _addrecord_row(rows: dict[str, dict[str, Any]], row: dict[str, Any], file: Path, pid: str) -> None:
+    """Keep one copy per pair id; a second copy must be equal (``seq`` aside)."""
+    if "provenance_id" in row and row["provenance_id"] != pid:
+        raise CacheError(f"{file}: pair {row['pair_id']!r} is from another provenance "
+                         f"({row['provenance_id']!r} != header {pid!r})")
+    first = rows.setdefault(row["pair_id"], row)
+    if first is not row and {k: v for k, v in first.items() if k != "seq"} != \
+            {k: v for k, v in row.items() if k != "seq"}:
+        raise CacheError(f"{file}: pair {row['pair_id']!r} has two different copies in the parts; "
+                         f"the directory mixes runs that disagree")
+
+
+def _parts_records(parts: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the checked pair records of a parts directory, as a cache file holds them."""
+    rows, header = read_parts(parts)
+    return header, check_pairs(parts, [header, *(part_record(r) for r in rows)], header["provenance_id"])
+
+
+def read_parts_cache(parts_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a parts directory like a cache file (see :func:`read_cache_file`)."""
+    header, pairs = _parts_records(Path(parts_dir))
+    frame = pd.DataFrame([record_row(rec) for rec in pairs], columns=list(COLUMNS))
+    return frame, {**header["provenance"], "provenance_id": header["provenance_id"]}
+
+
+def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+    """Write the usual cache file from a parts directory (records in the local loop's order).
+
+    Parameters
+    ----------
+    parts_dir : path-like
+        The parts directory.
+    out : path-like, optional
+        The cache file (default: ``<lang>.jsonl`` beside ``<lang>.parts``). It is replaced atomically;
+        an existing file must have the same provenance and no pair that the parts lack.
+
+    Returns
+    -------
+    Path
+        The cache file.
+
+    Raises
+    ------
+    ProvenanceMismatch, CacheError
+        When ``out`` holds another provenance or pairs the parts do not have.
+    """
+    parts = Path(parts_dir)
+    target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
+    header, pairs = _parts_records(parts)
+    if target.exists():
+        _check_merge_target(target, header, {pair_id(r["post_id"], r["dimension"]) for r in pairs})
+    tmp = target.with_name(f".{target.name}.merging")
+    with open(tmp, "wb") as handle:
+        for rec in [header, *pairs]:
+            handle.write(encode_record(rec))
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+def _check_merge_target(target: Path, header: Mapping[str, Any], ids: set[str]) -> None:
+    frame, prov = read_cache_file(target)
+    if prov["provenance_id"] != header["provenance_id"]:
+        raise ProvenanceMismatch(f"{target} holds another provenance than the parts; refusing to replace it")
+    lost = sorted(set(map(pair_id, frame["post_id"], frame["dimension"])) - ids)
+    if lost:
+        raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
+                         f"refusing to replace it")
