@@ -30,51 +30,14 @@ Examples
 
 from __future__ import annotations
 
-from tefcore.fusion import (
-    RULE_LABELS,
-    RULE_NAMES,
-    FusionBatch,
-    FusionResult,
-    clipped_log_odds,
-    direct,
-    entropy_weight,
-    fuse_many,
-    majority_vote,
-    soft_vote,
-    tef,
-    tef_without_entropy,
-    tef_without_log_odds,
-)
-from tefcore.metrics import (
-    accuracy,
-    bootstrap_ci,
-    expected_calibration_error,
-    macro_f1,
-    mcnemar_test,
-    paired_bootstrap,
-)
+from tefcore.fusion import (RULE_LABELS, RULE_NAMES, FusionBatch, FusionResult, clipped_log_odds, direct,
+                            entropy_weight, fuse_many, majority_vote, soft_vote, tef, tef_without_entropy,
+                            tef_without_log_odds)
+from tefcore.metrics import accuracy, bootstrap_ci, expected_calibration_error, macro_f1, mcnemar_test, paired_bootstrap
 
 __version__ = "0.2.0"
 
-__all__ = [
-    "RULE_LABELS",
-    "RULE_NAMES",
-    "FusionBatch",
-    "FusionResult",
-    "__version__",
-    "accuracy",
-    "bootstrap_ci",
-    "clipped_log_odds",
-    "direct",
-    "entropy_weight",
-    "expected_calibration_error",
-    "fuse_many",
-    "macro_f1",
-    "majority_vote",
-    "mcnemar_test",
-    "paired_bootstrap",
-    "soft_vote",
-    "tef",
-    "tef_without_entropy",
-    "tef_without_log_odds",
-]
+__all__ = ["RULE_LABELS", "RULE_NAMES", "FusionBatch", "FusionResult", "__version__", "accuracy", "bootstrap_ci",
+           "clipped_log_odds", "direct", "entropy_weight", "expected_calibration_error", "fuse_many", "macro_f1",
+           "majority_vote", "mcnemar_test", "paired_bootstrap", "soft_vote", "tef", "tef_without_entropy",
+           "tef_without_log_odds"]

@@ -38,25 +38,9 @@ import pandas as pd
 from tefcore import metrics
 from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
 
-__all__ = [
-    "ABSTAIN",
-    "AVERAGE",
-    "BASELINES",
-    "INVALID_POLICIES",
-    "METRICS",
-    "METRIC_LABELS",
-    "PAIR_KEYS",
-    "SENTENCE_RULES",
-    "check_metric",
-    "dimension_average",
-    "flatten_sentences",
-    "iter_groups",
-    "paired_comparisons",
-    "predict_pairs",
-    "score_table",
-    "sort_table",
-    "strongest_baseline",
-]
+__all__ = ["ABSTAIN", "AVERAGE", "BASELINES", "INVALID_POLICIES", "METRICS", "METRIC_LABELS", "PAIR_KEYS",
+           "SENTENCE_RULES", "check_metric", "dimension_average", "flatten_sentences", "iter_groups",
+           "paired_comparisons", "predict_pairs", "score_table", "sort_table", "strongest_baseline"]
 
 ABSTAIN = "abstain"
 """The prediction of a pair with no readable answer left (scored as a miss)."""

@@ -27,16 +27,8 @@ from sklearn.metrics import mutual_info_score
 from tefcore.fusion import clipped_log_odds, entropy_weight
 from tefcore.metrics import is_change
 
-__all__ = [
-    "CONTRIBUTION_RULES",
-    "Information",
-    "additive_log_odds",
-    "binary_entropy",
-    "calibration_slope",
-    "contributions",
-    "evidence_profile",
-    "mutual_information",
-]
+__all__ = ["CONTRIBUTION_RULES", "Information", "additive_log_odds", "binary_entropy", "calibration_slope",
+           "contributions", "evidence_profile", "mutual_information"]
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -19,25 +19,10 @@ from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss
 
 from tefcore.fusion import CLASSES
 
-__all__ = [
-    "Interval",
-    "McNemarResult",
-    "PairedComparison",
-    "accuracy",
-    "bin_index",
-    "bootstrap_ci",
-    "bootstrap_indices",
-    "brier_score",
-    "expected_calibration_error",
-    "is_change",
-    "macro_f1",
-    "mcnemar_test",
-    "negative_log_likelihood",
-    "overconfidence_gap",
-    "paired_bootstrap",
-    "probability_of_change",
-    "reliability_table",
-]
+__all__ = ["Interval", "McNemarResult", "PairedComparison", "accuracy", "bin_index", "bootstrap_ci",
+           "bootstrap_indices", "brier_score", "expected_calibration_error", "is_change", "macro_f1", "mcnemar_test",
+           "negative_log_likelihood", "overconfidence_gap", "paired_bootstrap", "probability_of_change",
+           "reliability_table"]
 
 ArrayLike = npt.ArrayLike
 

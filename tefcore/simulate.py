@@ -71,17 +71,8 @@ from scipy.stats import norm
 from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
 from tefcore.information import Information, binary_entropy
 
-__all__ = [
-    "STUDY_RULES",
-    "Detector",
-    "SimulatedCorpus",
-    "decisive_counts",
-    "fusion_study",
-    "gaussian_information",
-    "gaussian_shift_posts",
-    "random_posts",
-    "simulate_documents",
-]
+__all__ = ["STUDY_RULES", "Detector", "SimulatedCorpus", "decisive_counts", "fusion_study", "gaussian_information",
+           "gaussian_shift_posts", "random_posts", "simulate_documents"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

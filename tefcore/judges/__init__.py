@@ -23,8 +23,7 @@ BACKEND_CLASSES: dict[str, tuple[str, str]] = {
 }
 """Registry ``backend`` value -> (module, class)."""
 
-__all__ = ["BACKEND_CLASSES", "INVALID", "SOURCES", "Backend", "Score", "ScoreRequest",
-           "backend_class", "make_backend"]
+__all__ = ["BACKEND_CLASSES", "INVALID", "SOURCES", "Backend", "Score", "ScoreRequest", "backend_class", "make_backend"]
 
 
 def backend_class(backend: str) -> type:

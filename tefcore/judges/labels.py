@@ -38,16 +38,8 @@ from scipy.special import logsumexp
 
 from tefcore.judges.base import Score
 
-__all__ = [
-    "LETTERS",
-    "READINGS",
-    "REFERENCE_VARIANTS",
-    "label_token_ids",
-    "merge_logprobs",
-    "normalize_letter",
-    "score_from_logprobs",
-    "score_token_logprobs",
-]
+__all__ = ["LETTERS", "READINGS", "REFERENCE_VARIANTS", "label_token_ids", "merge_logprobs", "normalize_letter",
+           "score_from_logprobs", "score_token_logprobs"]
 
 LETTERS: tuple[str, str] = ("C", "S")
 """The two answer letters, change first."""

@@ -70,18 +70,8 @@ from tefcore.mind.release import file_sha256
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
-__all__ = [
-    "EMBEDDED_FILE",
-    "EMBEDDED_PACKAGE",
-    "MIN_CONTEXT",
-    "ChatTemplate",
-    "LocalBackend",
-    "MissingLocalModel",
-    "PromptTooLong",
-    "default_model_path",
-    "resolve_model_path",
-    "weights_sha256",
-]
+__all__ = ["EMBEDDED_FILE", "EMBEDDED_PACKAGE", "MIN_CONTEXT", "ChatTemplate", "LocalBackend", "MissingLocalModel",
+           "PromptTooLong", "default_model_path", "resolve_model_path", "weights_sha256"]
 
 MIN_CONTEXT = 16
 """The smallest context length (``n_ctx``, in tokens) a :class:`LocalBackend` accepts."""

@@ -62,18 +62,8 @@ from tefcore.judges.redact import clean_url, redact
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
-__all__ = [
-    "BackendError",
-    "BackendRejected",
-    "BackendStats",
-    "BackendUnavailable",
-    "MissingAPIKey",
-    "OpenAIBackend",
-    "ServedScore",
-    "StreamTiming",
-    "is_context_overflow",
-    "read_first_position",
-]
+__all__ = ["BackendError", "BackendRejected", "BackendStats", "BackendUnavailable", "MissingAPIKey", "OpenAIBackend",
+           "ServedScore", "StreamTiming", "is_context_overflow", "read_first_position"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -18,18 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from tefcore.judges.cache import (
-    COLUMNS,
-    CacheError,
-    ProvenanceMismatch,
-    check_header,
-    check_pairs,
-    encode_record,
-    provenance_id,
-    provenance_mismatch,
-    read_cache_file,
-    record_row,
-)
+from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, check_header, check_pairs, encode_record,
+                                  provenance_id, provenance_mismatch, read_cache_file, record_row)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_SUFFIX", "RECORD_KEYS",
            "committed_parts", "is_parts_dir", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",

@@ -56,18 +56,8 @@ from typing import Any
 
 from tefcore.judges.base import Backend
 from tefcore.judges.cache import CacheError, pair_record, provenance_id, recorded_provenance
-from tefcore.judges.parts import (
-    PARTS_CHECKPOINT,
-    PARTS_DATA,
-    PARTS_HEADER,
-    merge_parts,
-    open_parts,
-    pair_id,
-    part_record,
-    parts_path,
-    read_parts,
-    records_table,
-)
+from tefcore.judges.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, merge_parts, open_parts, pair_id,
+                                  part_record, parts_path, read_parts, records_table)
 from tefcore.judges.registry import ModelSpec
 from tefcore.judges.run import Setting, chunks, preferred_batch_size, prepare_judge, run_provenance, score_chunk
 from tefcore.mind.load import EvaluationPair

@@ -22,17 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = [
-    "MASK",
-    "MIN_ENV_SECRET_LENGTH",
-    "NOT_SECRET_VARIABLES",
-    "RedactingFilter",
-    "clean_url",
-    "is_secret_name",
-    "redact",
-    "secret_values",
-    "secret_variables",
-]
+__all__ = ["MASK", "MIN_ENV_SECRET_LENGTH", "NOT_SECRET_VARIABLES", "RedactingFilter", "clean_url", "is_secret_name",
+           "redact", "secret_values", "secret_variables"]
 
 MASK: str = "***"
 """What a secret is replaced with."""

@@ -51,8 +51,9 @@ from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
-           "Session", "Setting", "build_requests", "check_scope", "chunks", "count_record", "pending_pairs", "preferred_batch_size",
-           "prepare_judge", "run_extraction", "run_provenance", "score_chunk", "signals_deferred"]
+           "Session", "Setting", "build_requests", "check_scope", "chunks", "count_record", "pending_pairs",
+           "preferred_batch_size", "prepare_judge", "run_extraction", "run_provenance", "score_chunk",
+           "signals_deferred"]
 
 DEFAULT_BATCH_SIZE = 64
 """Prompts per judge call when neither the caller nor the judge (``preferred_batch_size``) says."""

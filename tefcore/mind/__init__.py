@@ -23,17 +23,5 @@ from tefcore.mind.prompts import build_prompt
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
 from tefcore.mind.segment import split_sentences
 
-__all__ = [
-    "DIMENSIONS",
-    "LANGS",
-    "SIDES",
-    "TABLE_ORDER",
-    "EvaluationPair",
-    "MindFormatError",
-    "Post",
-    "build_prompt",
-    "evaluation_pairs",
-    "load_posts",
-    "resolve_data_dir",
-    "split_sentences",
-]
+__all__ = ["DIMENSIONS", "LANGS", "SIDES", "TABLE_ORDER", "EvaluationPair", "MindFormatError", "Post", "build_prompt",
+           "evaluation_pairs", "load_posts", "resolve_data_dir", "split_sentences"]

@@ -36,21 +36,8 @@ from typing import Any, NamedTuple
 
 from tefcore.mind.schema import LANGS, SIDES, side_of
 
-__all__ = [
-    "DATA_DIR_ENV",
-    "EvaluationPair",
-    "ExcludedPair",
-    "Label",
-    "MindFormatError",
-    "Post",
-    "evaluation_pairs",
-    "excluded_pairs",
-    "load_posts",
-    "mind_filename",
-    "read_mind_file",
-    "resolve_data_dir",
-    "sample_dir",
-]
+__all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
+           "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir"]
 
 DATA_DIR_ENV = "MIND_DATA_DIR"
 

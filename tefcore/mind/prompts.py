@@ -30,8 +30,7 @@ from types import MappingProxyType
 
 from tefcore.mind.schema import LANGS, SIDES, dimension_names, get_dimension
 
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "describe_side", "template",
-           "template_hash"]
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "describe_side", "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 """Prompt variants; ``original`` is the one of the paper's main experiments."""

@@ -27,45 +27,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tefcore.mind.load import (
-    EvaluationPair,
-    MindFormatError,
-    Post,
-    _check_lang,
-    evaluation_pairs,
-    excluded_pairs,
-    load_posts,
-    mind_filename,
-    read_mind_file,
-    resolve_data_dir,
-    sample_dir,
-)
+from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, _check_lang, evaluation_pairs, excluded_pairs,
+                               load_posts, mind_filename, read_mind_file, resolve_data_dir, sample_dir)
 from tefcore.mind.schema import DIMENSIONS
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
-__all__ = [
-    "FULL_RELEASE_DIR",
-    "RELEASE_BASE_URL",
-    "RELEASE_COMMIT",
-    "RELEASE_REPOSITORY",
-    "DATA_KINDS",
-    "DataDescription",
-    "DownloadError",
-    "data_card",
-    "describe_data",
-    "download_release",
-    "file_sha256",
-    "label_counts",
-    "pair_counts",
-    "FULL_RELEASE",
-    "FULL_RELEASE_PAIRS",
-    "check_full_release",
-    "full_release_card",
-    "full_release_pairs",
-    "is_full_release",
-    "post_table",
-]
+__all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
+           "DataDescription", "DownloadError", "data_card", "describe_data", "download_release", "file_sha256",
+           "label_counts", "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "check_full_release",
+           "full_release_card", "full_release_pairs", "is_full_release", "post_table"]
 
 FULL_RELEASE_DIR = "data/mind-full"
 """Where the book's commands expect a downloaded full release, relative to the project folder

@@ -24,22 +24,8 @@ from dataclasses import dataclass
 
 from tefcore.fusion import CLASSES
 
-__all__ = [
-    "ABBREVIATIONS",
-    "CHANGE",
-    "DIMENSIONS",
-    "EVENT_CODES",
-    "LANGS",
-    "SIDES",
-    "STABILITY",
-    "TABLE_ORDER",
-    "Dimension",
-    "Position",
-    "Subcategory",
-    "dimension_names",
-    "get_dimension",
-    "side_of",
-]
+__all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "EVENT_CODES", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER",
+           "Dimension", "Position", "Subcategory", "dimension_names", "get_dimension", "side_of"]
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""

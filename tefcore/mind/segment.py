@@ -36,13 +36,7 @@ from collections.abc import Iterator
 
 from tefcore.mind.schema import LANGS
 
-__all__ = [
-    "EN_ABBREVIATIONS",
-    "EN_NUMBER_ABBREVIATIONS",
-    "MIN_LENGTH",
-    "SEGMENTATION_RULES",
-    "split_sentences",
-]
+__all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "MIN_LENGTH", "SEGMENTATION_RULES", "split_sentences"]
 
 SEGMENTATION_RULES: tuple[str, ...] = ("reference", "improved")
 MIN_LENGTH = 10
