@@ -26,7 +26,8 @@ import pytest
 from fault_server import MASS, FaultServer, expected_p, make_requests, marker
 from sigint import default_sigint
 from tefcore.judges.base import Backend, Score
-from tefcore.judges.openai import BackendRejected, BackendUnavailable, OpenAIBackend
+from tefcore.judges.openai import OpenAIBackend
+from tefcore.judges.retry import BackendRejected, BackendUnavailable
 
 KEY_ENV = "TEF_FAULT_TEST_API_KEY"
 CLIENT_TIMEOUT = 0.5
@@ -160,13 +161,13 @@ def test_retry_after_is_capped(server: FaultServer) -> None:
 
 def test_backoff_is_full_jitter_within_exponential_ceiling(server: FaultServer) -> None:
     backend = make_backend(server, base_delay=0.1, max_delay=1.0, rng=random.Random(42))
-    draws = {n: [backend._backoff(n) for _ in range(400)] for n in range(6)}
+    draws = {n: [backend.policy.backoff(n) for _ in range(400)] for n in range(6)}
     for n, ds in draws.items():
         ceiling = min(1.0, 0.1 * 2**n)
         assert all(0.0 <= d <= ceiling for d in ds)
         assert max(ds) > 0.9 * ceiling and min(ds) < 0.1 * ceiling  # spread over the whole range
     again = make_backend(server, base_delay=0.1, max_delay=1.0, rng=random.Random(42))
-    assert [again._backoff(n) for n in range(6) for _ in range(400)] == [d for n in range(6) for d in draws[n]]
+    assert [again.policy.backoff(n) for n in range(6) for _ in range(400)] == [d for n in range(6) for d in draws[n]]
 
 
 # -- unreadable answers are recorded, not voted ------------------------------------------------------

@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 
 from tefcore.judges.base import ScoreRequest
-from tefcore.judges.openai import BackendRejected, MissingAPIKey, OpenAIBackend, read_first_position
+from tefcore.judges.openai import MissingAPIKey, OpenAIBackend, read_first_position
+from tefcore.judges.retry import BackendRejected
 from tefcore.mind.prompts import build_prompt
 
 pytestmark = pytest.mark.slow

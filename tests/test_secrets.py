@@ -25,12 +25,8 @@ import pytest
 
 from fault_server import FaultServer, make_requests
 from secrets_util import assert_no_secret, assert_text_clean, contains_secret
-from tefcore.judges.openai import (
-    BackendRejected,
-    BackendUnavailable,
-    MissingAPIKey,
-    OpenAIBackend,
-)
+from tefcore.judges.openai import MissingAPIKey, OpenAIBackend
+from tefcore.judges.retry import BackendRejected, BackendUnavailable
 from tefcore.judges.redact import MASK, RedactingFilter, clean_url, is_secret_name, redact, secret_variables
 
 REPO = Path(__file__).resolve().parents[1]

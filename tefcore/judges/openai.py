@@ -6,24 +6,13 @@ Each request is one user message (the prompt of protocol §4) answered greedily 
 of that first position go to :func:`tefcore.judges.labels.score_token_logprobs`, the code every LLM
 backend shares after the model call.
 
-Reliability policy (explicit, so that it can be tested; the client's own retries are switched off):
-
-- **retried**: connection errors (refused, reset, a body cut short), timeouts, HTTP 429 and HTTP 5xx, with
-  exponential backoff and full jitter, :math:`d_n \\sim U(0, \\min(d_{max}, d_0 2^n))`; a 429's
-  ``Retry-After`` (or ``retry-after-ms``) is honoured instead, capped at ``retry_after_cap``;
-- **bounded**: at most ``max_retries`` retries per request and at most ``max_total_wait`` seconds of
-  backoff; then :class:`BackendUnavailable` is raised with the attempts, the last status and a reminder
-  that the cache is resumable;
-- **never retried**: any other 4xx (a wrong model, key or parameter would fail again):
-  :class:`BackendRejected` is raised at once;
-- **unreadable answers are recorded, not voted**: a 200 whose body is not JSON (a flaky proxy cutting it)
-  is transient and retried at most ``malformed_retries`` times, after which that request is scored
-  :data:`~tefcore.judges.base.INVALID` (P = NaN) and the run goes on; a well-formed answer without
-  log-probabilities, with an empty content list or with neither letter in its top-k goes to
-  :func:`score_token_logprobs` as it is (``invalid``, or ``generated_text`` under the reference reading);
-- **a batch stops at its first error**: queued requests are cancelled and retrying ones give up, so a
-  :func:`tefcore.judges.run.run_extraction` chunk is either scored whole or not written at all; Ctrl-C
-  returns at once without waiting for requests in flight.
+Reliability: every request runs under a :class:`tefcore.judges.retry.RetryPolicy` (the client's own
+retries are switched off) and a batch under :func:`tefcore.judges.retry.map_batch`: transient failures are
+retried with bounded backoff, other 4xx are not, an unreadable answer is recorded as ``invalid`` (never
+0.5), and a batch stops at its first error, so a :func:`tefcore.judges.run.run_extraction` chunk is
+either scored whole or not written at all. A well-formed answer without log-probabilities, with an empty
+content list or with neither letter in its top-k goes to :func:`score_token_logprobs` as it is
+(``invalid``, or ``generated_text`` under the reference reading).
 
 What the API answered is kept: every score carries the ``model`` and ``system_fingerprint`` of the
 response that produced it (:class:`ServedScore`; an alias such as ``deepseek-chat`` is re-pointed at each
@@ -40,7 +29,6 @@ it is never a parameter, never stored in provenance and never printed: every mes
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import math
@@ -49,114 +37,29 @@ import random
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import READINGS, score_token_logprobs
 from tefcore.judges.redact import clean_url, redact
+from tefcore.judges.retry import BackendError, RetryPolicy, map_batch, retry_after
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
-__all__ = ["BackendError", "BackendRejected", "BackendStats", "BackendUnavailable", "MissingAPIKey", "OpenAIBackend",
-           "ServedScore", "StreamTiming", "is_context_overflow", "read_first_position"]
+__all__ = ["BackendError", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-_CONTEXT_OVERFLOW = re.compile(r"maximum context length|maximum model length|context[_ ]length[_ ]exceeded|"
-                               r"longer than the max", re.IGNORECASE)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHOWABLE_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
-class BackendError(RuntimeError):
-    """Base class of the errors an API backend raises on purpose (one clear line each)."""
-
-
-class BackendUnavailable(BackendError):
-    """The endpoint kept failing with retryable errors until the retry budget ran out.
-
-    Attributes
-    ----------
-    attempts : int
-        Requests sent for the request that gave up.
-    last_status : str
-        The last failure: an HTTP status (``"429"``, ``"503"``), ``"timeout"`` or ``"connection"``.
-    """
-
-    def __init__(self, message: str, *, attempts: int, last_status: str) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-        self.last_status = last_status
-
-
-class BackendRejected(BackendError):
-    """The endpoint answered a 4xx other than 429 (wrong model, key or parameter): not retried.
-
-    Attributes
-    ----------
-    status : int
-        The HTTP status.
-    """
-
-    def __init__(self, message: str, *, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 class MissingAPIKey(BackendError):
     """The environment variable that should hold the API key is unset or empty."""
-
-
-class _Aborted(Exception):
-    """Another request of the same batch failed: stop quietly."""
-
-
-@dataclass
-class BackendStats:
-    """What the backend did, for the tests and the closing report (thread-safe through the backend).
-
-    Attributes
-    ----------
-    requests : int
-        HTTP requests sent (first attempts and retries).
-    retries : int
-        Retries, i.e. ``requests`` minus first attempts.
-    retried : Counter
-        Retries by the reason of the failure that caused them (``"429"``, ``"503"``, ``"timeout"``,
-        ``"connection"``, ``"unparseable"``, ...).
-    delays : list of float
-        Every backoff delay slept, in seconds, in the order slept.
-    unreadable : int
-        Requests recorded as invalid because the body stayed unparseable.
-    exhausted : int
-        Requests that gave up (:class:`BackendUnavailable`).
-    rejected : int
-        Requests refused with a non-retryable 4xx (:class:`BackendRejected`).
-    too_long : int
-        Requests refused as longer than the model's context, recorded as invalid.
-    """
-
-    requests: int = 0
-    retries: int = 0
-    retried: Counter[str] = field(default_factory=Counter)
-    delays: list[float] = field(default_factory=list)
-    unreadable: int = 0
-    exhausted: int = 0
-    rejected: int = 0
-    too_long: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        """A plain copy (``retried`` as a dict)."""
-        return {"requests": self.requests, "retries": self.retries, "retried": dict(self.retried),
-                "delays": list(self.delays), "unreadable": self.unreadable,
-                "exhausted": self.exhausted, "rejected": self.rejected, "too_long": self.too_long}
 
 
 @dataclass(frozen=True)
@@ -210,19 +113,6 @@ def _served(score: Score, response: Any) -> Score:
         return score
     fields = {f: getattr(score, f) for f in ("p_change", "logprob_c", "logprob_s", "mass", "source", "detail")}
     return ServedScore(**fields, served_model=model, system_fingerprint=fingerprint)
-
-
-def is_context_overflow(status: int | str, message: str) -> bool:
-    """True when an HTTP error says the prompt does not fit in the model's context.
-
-    Examples
-    --------
-    >>> is_context_overflow(400, "This model's maximum context length is 4096 tokens. However, ...")
-    True
-    >>> is_context_overflow(400, "top_logprobs must be at most 20")
-    False
-    """
-    return str(status) in ("400", "413", "422") and bool(_CONTEXT_OVERFLOW.search(message))
 
 
 def _import_openai() -> Any:
@@ -300,33 +190,6 @@ def read_first_position(choice: Any) -> tuple[list[tuple[str, float]], str | Non
                 if entry is not None:
                     entries.append(entry)
     return entries, generated if isinstance(generated, str) else None
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    """``text`` on one line, at most ``limit`` characters (server error bodies can be pages long)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def _retry_after(headers: Any, cap: float) -> float | None:
-    """Seconds a 429/503 asks to wait (``retry-after-ms``, ``Retry-After`` seconds or HTTP date)."""
-    if headers is None:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    raw = headers.get("retry-after")
-    seconds: float | None = None
-    try:
-        if raw_ms is not None:
-            seconds = float(raw_ms) / 1000.0
-        elif raw is not None:
-            seconds = float(raw)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is not None:
-            seconds = parsed.timestamp() - time.time()
-    if seconds is None or math.isnan(seconds):
-        return None
-    return min(max(seconds, 0.0), cap)
 
 
 class OpenAIBackend:
@@ -430,10 +293,6 @@ class OpenAIBackend:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
         if not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-        if max_retries < 0 or malformed_retries < 0:
-            raise ValueError("max_retries and malformed_retries must be >= 0")
-        if base_delay < 0 or max_delay < 0 or max_total_wait < 0 or retry_after_cap < 0:
-            raise ValueError("base_delay, max_delay, max_total_wait and retry_after_cap must be >= 0")
         if reading not in READINGS:
             raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
         self.name = name or type(self).name
@@ -442,24 +301,17 @@ class OpenAIBackend:
         self.top_logprobs = int(top_logprobs)
         self.max_concurrency = int(max_concurrency)
         self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
         self.seed = seed
         self.reading = reading
-        self.base_delay = float(base_delay)
-        self.max_delay = float(max_delay)
-        self.max_total_wait = float(max_total_wait)
-        self.retry_after_cap = float(retry_after_cap)
-        self.malformed_retries = int(malformed_retries)
+        self.policy = RetryPolicy(int(max_retries), float(base_delay), float(max_delay), float(max_total_wait),
+                                  float(retry_after_cap), int(malformed_retries), rng or random.Random(), sleep)
         self.extra_body = dict(extra_body or {})
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         if self.chat_template_kwargs:
             self.extra_body["chat_template_kwargs"] = {**self.extra_body.get("chat_template_kwargs", {}),
                                                        **self.chat_template_kwargs}
         self.server, self.hardware = server, hardware
-        self.stats = BackendStats()
-        self._rng = rng if rng is not None else random.Random()
-        self._sleep = sleep
-        self._lock = threading.Lock()
+        self.stats = self.policy.stats
         key = self._read_key(api_key_env)
         self._openai = _import_openai()
         self._client = self._openai.OpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=self.timeout)
@@ -549,13 +401,13 @@ class OpenAIBackend:
 
         Raises
         ------
-        BackendUnavailable
+        tefcore.judges.retry.BackendUnavailable
             A request still failed after the retry budget (nothing of this batch is returned; pairs
             already cached elsewhere stay, and a rerun resumes).
-        BackendRejected
+        tefcore.judges.retry.BackendRejected
             The endpoint refused a request with a non-retryable 4xx.
         """
-        return self._map(requests, self._score_one)
+        return self._map(requests, self._score_one, self.max_concurrency)
 
     def measure_streaming(self, requests: Sequence[ScoreRequest], *,
                           max_concurrency: int = 1) -> list[StreamTiming]:
@@ -585,49 +437,21 @@ class OpenAIBackend:
         return [t.ttft for t in self.measure_streaming(requests, max_concurrency=max_concurrency)]
 
     # -- concurrency -----------------------------------------------------------------------------
-    def _map(self, requests: Sequence[ScoreRequest],
-             one: Callable[[ScoreRequest, str, threading.Event], T],
-             max_concurrency: int | None = None) -> list[T]:
-        workers = self.max_concurrency if max_concurrency is None else int(max_concurrency)
-        if workers < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {workers}")
+    def _map(self, requests: Sequence[ScoreRequest], one: Callable[[ScoreRequest, str, threading.Event], T],
+             workers: int) -> list[T]:
+        """``one`` for every request under :func:`tefcore.judges.retry.map_batch`."""
         requests = list(requests)
         for r in requests:
             if not isinstance(r, ScoreRequest):
                 raise TypeError(f"expected ScoreRequest objects, got {type(r).__name__}")
-        n = len(requests)
-        if n == 0:
-            return []
-        abort = threading.Event()
-        where = [f"request {i + 1}/{n} ({r.kind} of post {r.post_id}, {r.dimension})"
+        where = [f"request {i + 1}/{len(requests)} ({r.kind} of post {r.post_id}, {r.dimension})"
                  for i, r in enumerate(requests)]
-        if workers == 1 or n == 1:
-            return [one(r, w, abort) for r, w in zip(requests, where)]
-        pool = ThreadPoolExecutor(max_workers=min(workers, n), thread_name_prefix="tef-openai")
-        futures: list[Future[T]] = []
-        try:
-            futures = [pool.submit(one, r, w, abort) for r, w in zip(requests, where)]
-            wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
-            if failed:
-                # stop the batch: queued requests are cancelled, retrying ones give up at their next
-                # attempt; the first real error (in request order) is raised once all have stopped
-                abort.set()
-                for f in futures:
-                    f.cancel()
-                wait(futures)
-                errors = [f.exception() for f in futures if f.done() and not f.cancelled()]
-                real = [e for e in errors if e is not None and not isinstance(e, _Aborted)]
-                raise real[0] if real else BackendError("scoring aborted")
-            results = [f.result() for f in futures]
-        except BaseException as exc:
-            interrupted = not isinstance(exc, Exception)  # Ctrl-C: do not wait for requests in flight
-            if interrupted:
-                abort.set()
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        return results
+        return map_batch(requests, one, where, int(workers), name="tef-openai")
+
+    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[str], T], where: str,
+                      abort: threading.Event) -> T:
+        endpoint = f"{clean_url(self.base_url)} (model {self.model})"
+        return self.policy.run(call, self._classify, unreadable, where, endpoint, abort, self._secrets)
 
     # -- one request -----------------------------------------------------------------------------
     def _params(self, req: ScoreRequest) -> dict[str, Any]:
@@ -709,93 +533,10 @@ class OpenAIBackend:
         if isinstance(exc, oa.APIStatusError):
             status = int(exc.status_code)
             if status == 429:
-                return "429", True, _retry_after(exc.response.headers, self.retry_after_cap)
+                return "429", True, retry_after(exc.response.headers, self.policy.retry_after_cap)
             if status >= 500:
                 return str(status), True, None
             return str(status), False, None
         if isinstance(exc, (json.JSONDecodeError, oa.APIResponseValidationError, UnicodeDecodeError)):
             return "unparseable", True, None
         raise exc
-
-    def _backoff(self, retry_index: int) -> float:
-        """Full jitter: :math:`U(0, \\min(d_{max}, d_0 2^n))` for the n-th retry (n from 0)."""
-        ceiling = min(self.max_delay, self.base_delay * (2.0 ** min(retry_index, 62)))
-        with self._lock:
-            return self._rng.uniform(0.0, ceiling)
-
-    def _wait(self, delay: float, abort: threading.Event) -> None:
-        if self._sleep is not None:
-            self._sleep(delay)
-        else:
-            abort.wait(delay)
-
-    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[str], T], where: str,
-                      abort: threading.Event) -> T:
-        attempts = 0
-        malformed = 0
-        waited = 0.0
-        while True:
-            if abort.is_set():
-                raise _Aborted()
-            attempts += 1
-            with self._lock:
-                self.stats.requests += 1
-            try:
-                return call()
-            except Exception as exc:  # noqa: BLE001 - classified below, the rest re-raised
-                reason, retryable, retry_after = self._classify(exc)
-                detail = _one_line(redact(f"{type(exc).__name__}: {exc}", self._secrets))
-            endpoint = f"{clean_url(self.base_url)} (model {self.model})"
-            if not retryable and is_context_overflow(reason, detail):
-                with self._lock:
-                    self.stats.too_long += 1
-                log.warning("%s: %s is longer than the model's context (HTTP %s); recorded as invalid",
-                            endpoint, where, reason)
-                return unreadable(f"prompt longer than the context (HTTP {reason} from the server)")
-            if not retryable:
-                with self._lock:
-                    self.stats.rejected += 1
-                hint = ""
-                if reason in ("401", "403"):
-                    hint = " Check the API key's environment variable and its permissions."
-                elif reason == "404":
-                    hint = " Check the model name and the base URL."
-                elif reason in ("400", "422"):
-                    hint = " Check the request options (top_logprobs cap, model support for logprobs)."
-                raise BackendRejected(
-                    f"{endpoint} refused {where} with HTTP {reason}; not retried (a 4xx other than 429 "
-                    f"would fail again). {detail}.{hint}", status=int(reason)) from None
-            if reason == "unparseable":
-                malformed += 1
-                if malformed > self.malformed_retries or attempts > self.max_retries:
-                    with self._lock:
-                        self.stats.unreadable += 1
-                    log.warning("%s: %s stayed unreadable after %d attempts (%s); recorded as invalid",
-                                endpoint, where, attempts, detail)
-                    return unreadable("the response stayed unreadable")
-            if attempts > self.max_retries:
-                self._give_up(where, endpoint, attempts, waited, reason, detail, "retries exhausted")
-            delay = retry_after if retry_after is not None else self._backoff(attempts - 1)
-            if waited + delay > self.max_total_wait:
-                self._give_up(where, endpoint, attempts, waited, reason, detail,
-                              f"the next wait ({delay:.1f} s) would pass max_total_wait "
-                              f"({self.max_total_wait:g} s)")
-            with self._lock:
-                self.stats.retries += 1
-                self.stats.retried[reason] += 1
-                self.stats.delays.append(delay)
-            waited += delay
-            log.info("%s: %s failed (%s); retry %d/%d in %.2f s", endpoint, where, detail, attempts,
-                     self.max_retries, delay)
-            self._wait(delay, abort)
-
-    def _give_up(self, where: str, endpoint: str, attempts: int, waited: float, reason: str,
-                 detail: str, why: str) -> NoReturn:
-        with self._lock:
-            self.stats.exhausted += 1
-        status = {"timeout": "timeout", "connection": "connection error"}.get(reason, f"HTTP {reason}")
-        raise BackendUnavailable(
-            f"{endpoint} unavailable: gave up on {where} after {attempts} attempts and {waited:.1f} s of "
-            f"backoff ({why}); last status: {status} ({detail}). Nothing is lost: pairs already in the "
-            "cache are kept and rerunning the same command resumes from there.",
-            attempts=attempts, last_status=reason) from None

@@ -173,11 +173,6 @@ class Resources:
     pairs_per_batch: int
 
 
-def _kind(judge: ModelSpec | Backend) -> str:
-    """The registry backend of a spec; ``"prepared"`` for a judge object given directly."""
-    return judge.backend if isinstance(judge, ModelSpec) else "prepared"
-
-
 def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float], batch_size: int,
                    spec_options: Mapping[str, Any] | None = None) -> Resources:
     """Fill in the defaults of ``options`` for a judge of backend ``kind`` on ``cluster``.
@@ -466,9 +461,9 @@ class RayEngine:
         started_here = _connect(self.options.address)
         try:
             cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
-            spec_options = judge.options if isinstance(judge, ModelSpec) else {}
+            kind, spec_options = (judge.backend, judge.options) if isinstance(judge, ModelSpec) else ("prepared", {})
             size = batch_size or preferred_batch_size(judge)
-            resources = plan_resources(_kind(judge), self.options, cluster, size, spec_options)
+            resources = plan_resources(kind, self.options, cluster, size, spec_options)
             parts = parts_path(out_path.absolute())
             started = time.perf_counter()
             provenance, shipment = _ship(judge, pairs, setting, parts, resources, progress)
