@@ -283,14 +283,15 @@ def _segments(doc_index: ArrayLike | object | None, n: int) -> tuple[IndexArray,
             idx = idx.astype(np.int64)
         else:
             raise ValueError(f"doc_index must hold integers, got dtype {idx.dtype}")
-    if (idx[1:] < idx[:-1]).any():
-        j = int(np.flatnonzero(idx[1:] < idx[:-1])[0]) + 1
+    starts = np.r_[0, np.flatnonzero(idx[1:] != idx[:-1]) + 1]  # where each run of equal values begins
+    ids = idx[starts]
+    if (ids[1:] < ids[:-1]).any():  # the runs must come in increasing order
+        j = int(starts[np.flatnonzero(ids[1:] < ids[:-1])[0] + 1])
         raise ValueError(
             "doc_index must be sorted (non-decreasing, each document's sentences contiguous): "
             f"doc_index[{j}] = {idx[j]} follows {idx[j - 1]}"
         )
-    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
-    return starts, idx[starts]
+    return starts, ids
 
 
 def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
