@@ -1,72 +1,48 @@
 r"""Fusion rules of the paper (Section 3, Eq. 3, Algorithm 1; protocol §6), per document and over many
 documents at once.
 
-Every rule turns the sentence posteriors of a document into a score for each class and predicts the
-class with the highest score. Inputs come in two shapes:
-
-* a sequence of :math:`p_i = P(\text{change} \mid D_i)` (the binary case, :math:`K = 2`), or
-* an ``(n_sentences, K)`` array whose rows are distributions :math:`\mathbf p_i \in \Delta^{K-1}`.
-
-For :math:`K = 2` the classes are :data:`CLASSES`, ``("change", "stability")``; an array with two
-columns is read through its first column, so both shapes give the same numbers. Other class names are
-given with ``classes=``; for :math:`K > 2` they default to ``class_0, class_1, ...``. Results name
-their classes: a prediction is a class name, and scores are labelled by class.
+Every rule gives each class of a document a score and predicts the class with the highest score. The
+input is a sequence of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes :data:`CLASSES`)
+or an ``(n_sentences, K)`` array of distributions :math:`\mathbf p_i \in \Delta^{K-1}`; two columns are
+read through the first, so both give the same numbers. ``classes=`` names the classes (default
+``class_0, class_1, ...`` for :math:`K > 2`); results carry the names.
 
 Definitions (natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :math:`T = 5`):
 
 .. math::
 
-    \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),\qquad
-    \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon),
-
-    w(\mathbf p) = 1 - \frac{H(\mathbf p)}{\log K},\qquad H(\mathbf p) = -\sum_k p^{(k)}\log p^{(k)}
-    \quad (0\log 0 = 0,\ \text{unclipped } \mathbf p),
+    \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),\quad
+    \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon),\qquad
+    w(\mathbf p) = 1 - \frac{H(\mathbf p)}{\log K}\quad (0\log 0 = 0,\ \text{unclipped } \mathbf p),
 
     \operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big),\qquad
     \hat Y = \arg\max_c \operatorname{Score}(c).
 
-The scores of every rule (:func:`fuse_many`; the per-document functions call it on one document):
+The score of class :math:`c` under each rule, for a document of :math:`N` sentences: ``direct``
+:math:`p^{(c)}` of the whole post; ``majority_vote`` the share of sentences whose most probable class
+is :math:`c`; ``soft_vote`` :math:`\frac1N\sum_i p_i^{(c)}`; ``tef`` Eq. 3; ``tef_without_entropy``
+:math:`\sum_i \ell(p_i^{(c)})`; ``tef_without_log_odds`` :math:`\sum_i w_i p_i^{(c)} / \sum_i w_i`
+(:math:`1/K` when every weight is 0). For :math:`K = 2` the formula runs on the change column and the
+stability column follows: :math:`\ell(1-p) = -\ell(p)` makes it the negative for the log-odds rules,
+and shares and means complement to one. The confidence is the winner's share of the rule's
+distribution over the classes: its score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)`
+for the two log-odds rules.
 
-============================  ==================================================================
-rule                          :math:`\operatorname{Score}(c)` of a document of :math:`N` sentences
-============================  ==================================================================
-``direct``                    :math:`p^{(c)}` of the whole post
-``majority_vote``             share of the sentences whose vote (their most probable class) is c
-``soft_vote``                 :math:`\frac1N\sum_i p_i^{(c)}`
-``tef``                       :math:`\sum_i w(\mathbf p_i)\,\ell(p_i^{(c)})` (Eq. 3)
-``tef_without_entropy``       :math:`\sum_i \ell(p_i^{(c)})`
-``tef_without_log_odds``      :math:`\sum_i w(\mathbf p_i)\,p_i^{(c)} / \sum_i w(\mathbf p_i)` (:math:`1/K`
-                              when every weight is 0)
-============================  ==================================================================
-
-For :math:`K = 2` the formula is evaluated on the change column alone and the stability column follows
-from it: :math:`\ell(1-p) = -\ell(p)` gives :math:`\operatorname{Score}(\text{stability}) =
--\operatorname{Score}(\text{change})` for the two log-odds rules, and shares, means and probabilities
-complement to one. The confidence is the winner's share of the rule's distribution over the classes:
-its score for the four probability rules, :math:`\operatorname{softmax}(\operatorname{Score}/T)` for
-the two log-odds rules.
-
-**Ties.** Which classes tie is decided first; one step (:func:`_winners`) then picks the winner among
-them.
-
-* Probability rules tie exactly. The two log-odds rules tie within rounding: classes whose scores lie
-  within :math:`2\,\tau E` of the best, with :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` the
-  document's evidence and :math:`\tau` = ``tie_rtol`` (default :math:`10^{-12}`), tie and get the mean
-  of their scores (:func:`_tie_within_rounding`). A floating-point sum of a few thousand terms is
-  exact to far better than :math:`10^{-12} E`, so closer scores cannot be told apart; summing the two
-  sides separately (as the reference release does) lets that noise decide a post whose evidence
-  balances. A balanced :math:`K = 2` post therefore scores exactly :math:`(0, 0)`, with confidence
-  :math:`1/2`.
-* The winner among tied classes is, for Majority Vote with ``ties="first_vote"`` (the default), the
-  tied class whose first vote comes earliest in sentence order: the reference release counts votes
-  with ``collections.Counter`` and takes ``most_common(1)``, which lists equal counts in the order
-  they were first seen. With ``ties="first_class"``, and for every other rule, it is the first tied
-  class in class order (``change`` when :math:`K = 2`): Direct, Soft Vote and w/o Log-Odds predict
-  change iff the probability (or mean) is :math:`\ge 0.5`, as the protocol fixes, and a balanced TEF
-  post goes to change.
+**Ties.** Probability rules tie exactly. Log-odds scores within :math:`2\tau E` of the best tie and get
+the mean of the tied (:func:`_gaps`), :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
+document's evidence and :math:`\tau` = ``tie_rtol`` (:math:`10^{-12}`): a floating-point sum is exact
+to far better than that, so closer scores cannot be told apart, and summing the two sides separately
+(as the reference release does) lets rounding decide a post whose evidence balances. A balanced
+:math:`K = 2` post thus scores exactly :math:`(0, 0)`, confidence :math:`1/2`. One step
+(:func:`_winners`) then picks the winner among the tied classes: for Majority Vote with
+``ties="first_vote"`` (the default) the tied class whose first vote comes earliest in sentence order,
+as the reference release's ``collections.Counter.most_common`` does; with ``ties="first_class"`` and
+for every other rule the first tied class in class order (change): Direct, Soft Vote and w/o Log-Odds
+predict change iff the probability or mean is :math:`\ge 0.5`, as the protocol fixes.
 
 :func:`fuse_many` works on a flat array of sentence probabilities and a non-decreasing document index,
-with segment sums (:func:`numpy.add.reduceat`) and no Python loop over documents.
+with segment sums (:func:`numpy.add.reduceat`) and no Python loop over documents; the per-document
+functions call it on one document.
 """
 
 from __future__ import annotations
@@ -74,34 +50,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import entr
 
 __all__ = [
-    "CLASSES",
-    "CLIP",
-    "EPS",
-    "ROW_SUM_ATOL",
-    "RULES",
-    "RULE_LABELS",
-    "RULE_NAMES",
-    "TEMPERATURE",
-    "TIE_RTOL",
-    "TIE_RULES",
-    "FusionBatch",
-    "FusionResult",
-    "clipped_log_odds",
-    "direct",
-    "entropy_weight",
-    "fuse_many",
-    "majority_vote",
-    "soft_vote",
-    "tef",
-    "tef_without_entropy",
-    "tef_without_log_odds",
+    "CLASSES", "CLIP", "EPS", "ROW_SUM_ATOL", "RULES", "RULE_LABELS", "RULE_NAMES", "TEMPERATURE", "TIE_RTOL",
+    "TIE_RULES", "FusionBatch", "FusionResult", "clipped_log_odds", "direct", "entropy_weight", "fuse_many",
+    "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds",
 ]
 
 CLASSES: tuple[str, str] = ("change", "stability")
@@ -124,11 +81,7 @@ RULE_NAMES: tuple[str, ...] = (
 )
 """The rules, in the order of the paper's tables."""
 RULE_LABELS: dict[str, str] = {
-    "direct": "Direct",
-    "majority_vote": "MV",
-    "soft_vote": "SV",
-    "tef": "TEF",
-    "tef_without_entropy": "w/o Entropy",
+    "direct": "Direct", "majority_vote": "MV", "soft_vote": "SV", "tef": "TEF", "tef_without_entropy": "w/o Entropy",
     "tef_without_log_odds": "w/o Log-Odds",
 }
 """The short name of each rule as the paper's tables print it (its Tables 1 and 4 call TEF "Ours")."""
@@ -140,9 +93,7 @@ FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
 
 
-# --------------------------------------------------------------------------------------------------
-# results
-# --------------------------------------------------------------------------------------------------
+# ---- results -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FusionResult:
     """The decision of one fusion rule on one document.
@@ -212,9 +163,7 @@ class FusionBatch:
         )
 
 
-# --------------------------------------------------------------------------------------------------
-# input checks
-# --------------------------------------------------------------------------------------------------
+# ---- input checks --------------------------------------------------------------------------------
 def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
     """Validate probabilities: 1-D P(change) or 2-D rows of distributions; returns float64."""
     try:
@@ -222,16 +171,19 @@ def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric probabilities: {exc}") from None
     if arr.ndim not in (1, 2):
-        raise ValueError(
-            f"{name} must be a 1-D array of P(change) or a 2-D (n_sentences, K) array, "
-            f"got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a 1-D array of P(change) or a 2-D (n_sentences, K) array, "
+                         f"got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise ValueError(f"{name} is empty: a document needs at least one sentence probability")
     if arr.ndim == 2 and arr.shape[1] < 2:
         raise ValueError(f"{name} must have K >= 2 columns, got shape {arr.shape}")
     if not (arr.min() >= 0.0 and arr.max() <= 1.0):  # NaN propagates and fails too
-        _raise_bad_values(arr, (arr >= 0.0) & (arr <= 1.0), name)
+        bad = np.flatnonzero(~((arr >= 0.0) & (arr <= 1.0)).reshape(-1))
+        first = np.unravel_index(int(bad[0]), arr.shape)
+        value = float(arr[first])
+        kind = "NaN" if np.isnan(value) else "an infinite value" if np.isinf(value) else "a value outside [0, 1]"
+        raise ValueError(f"{name} must hold probabilities in [0, 1]: {bad.size} bad value(s), first is {kind} at "
+                         f"{name}[{', '.join(str(int(k)) for k in first)}] = {value!r}")
     if arr.ndim == 2:
         sums = arr.sum(axis=1)
         off = np.abs(sums - 1.0) > ROW_SUM_ATOL
@@ -242,24 +194,6 @@ def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
                 f"{int(off.sum())} row(s) do not, first row {i} sums to {float(sums[i])!r}"
             )
     return arr
-
-
-def _raise_bad_values(arr: FloatArray, inside: np.ndarray, name: str) -> None:
-    """Raise a ValueError that says which kind of bad value occurs first."""
-    bad = np.flatnonzero(~inside.reshape(-1))
-    first = np.unravel_index(int(bad[0]), arr.shape)
-    where = ", ".join(str(int(k)) for k in first)
-    value = float(arr[first])
-    if np.isnan(value):
-        kind = "NaN"
-    elif np.isinf(value):
-        kind = "an infinite value"
-    else:
-        kind = "a value outside [0, 1]"
-    raise ValueError(
-        f"{name} must hold probabilities in [0, 1]: {bad.size} bad value(s), "
-        f"first is {kind} at {name}[{where}] = {value!r}"
-    )
 
 
 _ONE_DOCUMENT = object()  # doc_index marker of the per-document functions: all rows form one document
@@ -275,15 +209,13 @@ def _segments(doc_index: ArrayLike | object | None, n: int) -> tuple[IndexArray,
     if idx.ndim != 1:
         raise ValueError(f"doc_index must be 1-D, got shape {idx.shape}")
     if idx.shape[0] != n:
-        raise ValueError(
-            f"doc_index does not match p: it has {idx.shape[0]} entries but p has {n} rows"
-        )
+        raise ValueError(f"doc_index does not match p: it has {idx.shape[0]} entries but p has {n} rows")
     if idx.dtype.kind not in "iu":
         if idx.dtype.kind == "f" and np.all(np.isfinite(idx)) and np.all(idx == np.round(idx)):
             idx = idx.astype(np.int64)
         else:
             raise ValueError(f"doc_index must hold integers, got dtype {idx.dtype}")
-    starts = np.r_[0, np.flatnonzero(idx[1:] != idx[:-1]) + 1]  # where each run of equal values begins
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])  # where each run of equal values begins
     ids = idx[starts]
     if (ids[1:] < ids[:-1]).any():  # the runs must come in increasing order
         j = int(starts[np.flatnonzero(ids[1:] < ids[:-1])[0] + 1])
@@ -317,9 +249,7 @@ def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) ->
         raise ValueError(f"tie_rtol must lie in [0, 1), got {tie_rtol!r}")
 
 
-# --------------------------------------------------------------------------------------------------
-# the paper's two building blocks
-# --------------------------------------------------------------------------------------------------
+# ---- the paper's two building blocks -------------------------------------------------------------
 def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> FloatArray:
     r"""Clipped log-odds :math:`\ell(p)` of probabilities (Algorithm 1, the inner loop).
 
@@ -349,8 +279,11 @@ def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> Floa
     >>> clipped_log_odds([0.0], M=100.0).round(3).tolist()  # now eps decides
     [-13.816]
     """
-    pt = np.clip(np.asarray(p, dtype=np.float64), eps, 1.0 - eps)
-    return np.clip(np.log(pt / (1.0 - pt)), -M, M)
+    arr = np.asarray(p, dtype=np.float64)
+    odds = np.clip(arr, eps, 1.0 - eps, out=np.empty_like(arr))  # p~, then each step in the same array
+    odds /= 1.0 - odds
+    np.log(odds, out=odds)
+    return np.clip(odds, -M, M, out=odds)[()]  # [()]: a scalar for a scalar p
 
 
 def entropy_weight(p: ArrayLike) -> FloatArray:
@@ -382,14 +315,17 @@ def entropy_weight(p: ArrayLike) -> FloatArray:
     """
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[1] > 2:
-        return 1.0 - entr(arr).sum(axis=1) / math.log(arr.shape[1])
-    q = arr[:, 0] if arr.ndim == 2 else arr
-    return 1.0 - (entr(q) + entr(1.0 - q)) / math.log(2.0)
+        K, H = arr.shape[1], entr(arr).sum(axis=1)
+    else:  # K = 2: H = entr(p) + entr(1 - p)
+        q = arr[:, 0] if arr.ndim == 2 else arr
+        K, H = 2, entr(q) + entr(1.0 - q)
+    w = H  # w = 1 - H / log K, in H's array (a large p would otherwise cost two more of its size)
+    w /= -math.log(K)
+    w += 1.0
+    return w
 
 
-# --------------------------------------------------------------------------------------------------
-# the one batch core: scores of every class, then the winner
-# --------------------------------------------------------------------------------------------------
+# ---- the one batch core: scores of every class, then the winner ----------------------------------
 def _segment_sum(x: np.ndarray, starts: IndexArray) -> np.ndarray:
     """Sum of the rows of ``x`` over each document (rows ``starts[d]`` to ``starts[d + 1] - 1``)."""
     return np.add.reduceat(x, starts, axis=0)
@@ -400,33 +336,35 @@ def _votes(p: FloatArray) -> IndexArray:
     return np.where(p >= 0.5, 0, 1) if p.ndim == 1 else np.argmax(p, axis=1)
 
 
-def _two_columns(change: FloatArray, stability: FloatArray) -> FloatArray:
-    """The (n_docs, 2) scores of K = 2 from their two columns, stored column by column (the steps that
-    follow work across the K columns, which numpy does at full speed only in that layout)."""
-    return np.vstack([change[:, 0], stability[:, 0]]).T
+def _with_stability(change: FloatArray, *, log_odds: bool) -> FloatArray:
+    """The (n_docs, 2) scores of K = 2 from the change column: the stability column is its negative for
+    the log-odds rules (l(1 - p) = -l(p)) and its complement to one for shares and means. Written column
+    by column: the steps that follow work across the K columns, which numpy does fastest in that layout."""
+    scores = np.empty((2, change.shape[0]))
+    scores[0] = change[:, 0]
+    if log_odds:
+        np.negative(change[:, 0], out=scores[1])
+    else:
+        np.subtract(1.0, change[:, 0], out=scores[1])
+    return scores.T
 
 
-class _Scores(NamedTuple):
-    scores: FloatArray  # (n_docs, K)
-    evidence: FloatArray | None  # per-sentence evidence of a log-odds rule, (n, 1) when K = 2, else (n, K)
-    votes: IndexArray | None  # per-sentence vote of Majority Vote
-
-
-def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: IndexArray, K: int, *,
-                  eps: float, M: float) -> _Scores:
-    """Score(c) of every class and document: each rule's formula of the module table, written once."""
+def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: IndexArray, K: int, *, eps: float,
+                  M: float) -> tuple[FloatArray, FloatArray | None, IndexArray | None]:
+    """Score(c) of every class and document (n_docs, K), each rule's formula written once; also the
+    sentences' evidence of a log-odds rule ((n, 1) when K = 2) and the sentences' votes of Majority Vote."""
     binary = p.ndim == 1
     cols = p[:, None] if binary else p  # the columns a formula is evaluated on: change alone when K = 2
     if rule in _LOG_ODDS_RULES:
         evidence = clipped_log_odds(cols, eps=eps, M=M)
         if rule == "tef":
-            evidence = entropy_weight(p)[:, None] * evidence
+            evidence *= entropy_weight(p)[:, None]
         score = _segment_sum(evidence, starts)
-        return _Scores(_two_columns(score, -score) if binary else score, evidence, None)
+        return _with_stability(score, log_odds=True) if binary else score, evidence, None
     if rule == "majority_vote":
         votes = _votes(p)
         ballots = (votes[:, None] == np.arange(K)).astype(np.float64)
-        return _Scores(_segment_sum(ballots, starts) / n_sentences[:, None], None, votes)
+        return _segment_sum(ballots, starts) / n_sentences[:, None], None, votes
     if rule == "direct":
         if np.any(n_sentences != 1):
             raise ValueError("rule 'direct' takes exactly one probability (the whole post) per document")
@@ -438,30 +376,36 @@ def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: Ind
         total = _segment_sum(w, starts)[:, None]
         weighted = _segment_sum(w[:, None] * cols, starts)
         mean = np.divide(weighted, total, out=np.full_like(weighted, 1.0 / K), where=total > 0.0)
-    return _Scores(_two_columns(mean, 1.0 - mean) if binary else mean, None, None)
+    return _with_stability(mean, log_odds=False) if binary else mean, None, None
 
 
-def _tie_within_rounding(scores: FloatArray, evidence: FloatArray, starts: IndexArray,
-                         n_sentences: IndexArray, *, M: float, tie_rtol: float) -> FloatArray:
-    r"""Log-odds scores within :math:`2\tau E` of the best are tied: each gets the mean of the tied.
+def _gaps(scores: FloatArray, evidence: FloatArray | None, starts: IndexArray, n_sentences: IndexArray, *,
+          M: float, tie_rtol: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r"""Each document's best score and each score's gap to it (0 for the classes that tie for the best).
 
-    :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|`, the document's evidence, is at most :math:`M n_d`,
-    so it is summed only for the documents within :math:`2\tau M n_d` of a tie (few, if any).
+    Probability rules (``evidence`` None) tie exactly. Log-odds scores within :math:`2\tau E` of the best
+    tie and get the mean of the tied, :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
+    document's evidence. :math:`E \le M n_d`, so it is summed only for the documents that come within
+    :math:`2\tau M \max_d n_d` of a tie (few, if any). Returns the scores, the best scores and the gaps.
     """
-    top = scores.max(axis=1)
-    near = scores >= (top - 2.0 * tie_rtol * M * n_sentences)[:, None]
+    best = scores.max(axis=1)
+    gap = scores - best[:, None]
+    if evidence is None:
+        return scores, best, gap
+    near = gap >= -2.0 * tie_rtol * M * n_sentences.max()
+    if np.count_nonzero(near) == near.shape[0]:
+        return scores, best, gap  # every best class stands alone, far beyond rounding
     rows = np.flatnonzero(np.count_nonzero(near, axis=1) > 1)
-    if rows.size == 0:
-        return scores
     lengths = n_sentences[rows]  # gather the sentences of those documents, then sum their evidence
     first = np.cumsum(lengths) - lengths
     gathered = np.arange(lengths.sum()) + np.repeat(starts[rows] - first, lengths)
     E = _segment_sum(np.abs(evidence[gathered]), first).max(axis=1)
-    tied = scores[rows] >= (top[rows] - 2.0 * tie_rtol * E)[:, None]
+    tied = gap[rows] >= -2.0 * tie_rtol * E[:, None]
     mean = (scores[rows] * tied).sum(axis=1) / tied.sum(axis=1)
-    scores = np.copy(scores)  # np.copy keeps the layout
-    scores[rows] = np.where(tied, mean[:, None], scores[rows])
-    return scores
+    scores[rows] = np.where(tied, mean[:, None], scores[rows])  # all three are this call's own arrays
+    best[rows] = mean
+    gap[rows] = scores[rows] - mean[:, None]
+    return scores, best, gap
 
 
 def _first_votes(votes: IndexArray, starts: IndexArray, K: int) -> IndexArray:
@@ -477,14 +421,20 @@ def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> Inde
     if first_vote is not None:
         return np.argmin(np.where(tied, first_vote, np.iinfo(first_vote.dtype).max), axis=1)
     index = np.full(tied.shape[0], tied.shape[1] - 1)
-    for k in range(tied.shape[1] - 2, -1, -1):  # over the K classes; np.argmax(tied, axis=1) is 2x slower
-        index[tied[:, k]] = k
+    for k in range(tied.shape[1] - 2, -1, -1):  # last class to first, so that the first tied class stays
+        index -= tied[:, k] * (index - k)  # index = k where class k ties (np.argmax(tied, axis=1) is slower)
     return index
 
 
-# --------------------------------------------------------------------------------------------------
-# public API
-# --------------------------------------------------------------------------------------------------
+def _softmax_of_best(gap: FloatArray, T: float) -> FloatArray:
+    """The softmax probability at temperature T of each document's best score (the log-odds rules'
+    confidence), :math:`1 / \\sum_c \\exp(\\mathrm{gap}_c / T)`, computed in place in ``gap``."""
+    gap /= T
+    total = np.exp(gap, out=gap).sum(axis=1)
+    return np.reciprocal(total, out=total)
+
+
+# ---- public API ----------------------------------------------------------------------------------
 def fuse_many(
     p: ArrayLike,
     doc_index: ArrayLike | None = None,
@@ -534,14 +484,8 @@ def fuse_many(
 
     Notes
     -----
-    Segment sums use :func:`numpy.add.reduceat`; there is no Python loop over documents. For TEF with
-    K = 2 the work is one pass of
-
-    .. code-block:: python
-
-        np.add.reduceat(entropy_weight(p) * clipped_log_odds(p), starts)
-
-    and :math:`\operatorname{softmax}((s, -s)/T)` gives the winner :math:`\sigma(2|s|/T)`.
+    For TEF with K = 2 the arithmetic is ``np.add.reduceat(entropy_weight(p) * clipped_log_odds(p),
+    starts)``, and :math:`\operatorname{softmax}((s, -s)/T)` gives the winner :math:`\sigma(2|s|/T)`.
 
     Examples
     --------
@@ -568,16 +512,13 @@ def fuse_many(
         arr = arr[:, 0]
     n_sentences = np.diff(np.r_[starts, arr.shape[0]])
     scores, evidence, votes = _class_scores(rule, arr, starts, n_sentences, K, eps=eps, M=M)
-    if evidence is not None:
-        scores = _tie_within_rounding(scores, evidence, starts, n_sentences, M=M, tie_rtol=tie_rtol)
-    best = scores.max(axis=1)
+    scores, best, gap = _gaps(scores, evidence, starts, n_sentences, M=M, tie_rtol=tie_rtol)
+    log_odds_rule, evidence = evidence is not None, None  # the sentences' evidence is no longer needed
     first_vote = _first_votes(votes, starts, K) if votes is not None and ties == "first_vote" else None
-    index = _winners(scores == best[:, None], first_vote)
-    # the winner's share: its score, or for the log-odds rules its softmax probability at T
-    confidence = best if evidence is None else 1.0 / np.exp((scores - best[:, None]) / T).sum(axis=1)
+    index = _winners(gap == 0.0, first_vote)
     return FusionBatch(
         prediction=np.asarray(names, dtype=object)[index],
-        confidence=confidence,
+        confidence=_softmax_of_best(gap, T) if log_odds_rule else best,
         scores=scores,
         index=index,
         doc_ids=doc_ids,
@@ -605,7 +546,7 @@ def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> Fus
         P(change) of the whole post (a scalar or a one-element sequence), or its distribution over
         K classes (a sequence of K >= 2 values summing to 1, or an array of shape (1, K)).
     classes : sequence of str, optional
-        Class names (see :func:`fuse_many`).
+        Class names, as in :func:`fuse_many`.
 
     Examples
     --------
@@ -637,10 +578,8 @@ def majority_vote(
     ----------
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document, in sentence order.
-    classes : sequence of str, optional
-        Class names (see :func:`fuse_many`).
-    ties : {"first_vote", "first_class"}
-        The tie rule (default ``"first_vote"``).
+    classes, ties
+        Class names and the tie rule (default ``"first_vote"``), as in :func:`fuse_many`.
 
     Examples
     --------
@@ -666,7 +605,7 @@ def soft_vote(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionRe
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
     classes : sequence of str, optional
-        Class names (see :func:`fuse_many`).
+        Class names, as in :func:`fuse_many`.
 
     Examples
     --------
@@ -693,12 +632,9 @@ def tef(
     ----------
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
-    classes : sequence of str, optional
-        Class names (see :func:`fuse_many`).
-    eps, M, T : float
-        Probability clip, log-odds clip and temperature (defaults :math:`10^{-6}`, 10, 5).
-    tie_rtol : float
-        Relative tolerance within which scores tie (default :math:`10^{-12}`; module notes).
+    classes, eps, M, T, tie_rtol
+        Class names, probability clip, log-odds clip, temperature and tie tolerance (defaults
+        :math:`10^{-6}`, 10, 5, :math:`10^{-12}`), as in :func:`fuse_many`.
 
     Examples
     --------
@@ -744,7 +680,7 @@ def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) 
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
     classes : sequence of str, optional
-        Class names (see :func:`fuse_many`).
+        Class names, as in :func:`fuse_many`.
 
     Examples
     --------
@@ -756,11 +692,6 @@ def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) 
 
 
 RULES: dict[str, Callable[..., FusionResult]] = {
-    "direct": direct,
-    "majority_vote": majority_vote,
-    "soft_vote": soft_vote,
-    "tef": tef,
-    "tef_without_entropy": tef_without_entropy,
-    "tef_without_log_odds": tef_without_log_odds,
+    f.__name__: f for f in (direct, majority_vote, soft_vote, tef, tef_without_entropy, tef_without_log_odds)
 }
-"""Per-document rules by name."""
+"""Per-document rules by name (the names of :data:`RULE_NAMES`)."""

@@ -81,6 +81,12 @@ def test_weight_and_log_odds_by_hand():
     assert clipped_log_odds([0.0, 1.0]).tolist() == [-10.0, 10.0]
     assert clipped_log_odds([1e-3], M=100.0)[0] == pytest.approx(math.log(1e-3 / 0.999), rel=1e-14)
     assert clipped_log_odds([0.0], M=100.0)[0] == pytest.approx(math.log(1e-6 / (1 - 1e-6)), rel=1e-12)
+    # a scalar gives a scalar, and the input is never changed (both work in arrays of their own)
+    assert np.ndim(clipped_log_odds(0.9)) == 0 and clipped_log_odds(0.9) == pytest.approx(math.log(9.0))
+    assert np.ndim(entropy_weight(0.9)) == 0 and entropy_weight(0.9) == entropy_weight([0.9])[0]
+    p = np.array([0.2, 0.9])
+    clipped_log_odds(p), entropy_weight(p), tef(p)
+    assert p.tolist() == [0.2, 0.9]
 
 
 def test_one_decisive_sentence_beats_four_uncertain_ones():
