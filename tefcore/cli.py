@@ -1,4 +1,5 @@
-"""The ``tef`` command line: ``extract``, ``evaluate``, ``download``, ``models`` and ``book``.
+"""The ``tef`` command line: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``,
+``models`` and ``book``.
 
 Examples
 --------
@@ -6,6 +7,9 @@ Examples
 
     tef extract --model local --lang en --prompt original --limit 20 --out /tmp/caches
     tef evaluate --cache data/caches/e5-zeroshot/original
+    tef init my-study && tef validate my-study/task.yaml                       # a task of one's own
+    tef extract --task my-study/task.yaml --model e5-zeroshot --out out
+    tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv
     tef evaluate --cache data/caches --format csv > scores.csv
     tef extract --model qwen2.5-7b --lang en zh --prompt original verbose minimal   # a GPU box
     DEEPSEEK_API_KEY=... tef extract --model deepseek-v3.2 --lang zh                 # an API
@@ -64,16 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ex = _command(
-        sub, "extract", "score MIND pairs with a judge into a cache",
+        sub, "extract", "score MIND pairs, or a task's texts, with a judge into a cache",
         "Score every evaluation pair (the whole post for Direct, each sentence for the fusion rules) with a "
         "judge. Reads mind_<lang>.jsonl from --data-dir (default: $MIND_DATA_DIR, else the embedded MIND "
-        "sample); writes one cache per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, one "
-        "record per pair. Running the same command again resumes: pairs already there are skipped.",
+        "sample), or with --task a task file (every text on every dimension; see `tef init`); writes one cache "
+        "per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, one record per pair (a task's <prompt> "
+        "is its prompt file's name, else original). Running the same command again resumes: pairs already "
+        "there are skipped.",
         "tef extract --model e5-zeroshot --lang en --limit 5 --out /tmp/caches",
     )
     ex.add_argument("--model", required=True, help="registry name (see `tef models`) or a .gguf file")
-    ex.add_argument("--lang", nargs="+", choices=LANGS, default=list(LANGS))
-    ex.add_argument("--prompt", nargs="+", choices=VARIANTS, default=["original"], help="prompt variant(s)")
+    ex.add_argument("--task", type=_user_path, default=None, metavar="TASK",
+                    help="a task file (tef init writes one) instead of MIND; its prompt and segmentation apply")
+    ex.add_argument("--lang", nargs="+", choices=LANGS, default=None, help="languages (default: all of the data)")
+    ex.add_argument("--prompt", nargs="+", choices=VARIANTS, default=None,
+                    help="MIND prompt variant(s) (default: original)")
     ex.add_argument("--data-dir", type=_user_path, default=None,
                     help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
     ex.add_argument("--fit-data", type=_user_path, default=None, metavar="DIR",
@@ -82,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", type=_user_path, default="data/caches",
                     help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
-    ex.add_argument("--rule", choices=SEGMENTATION_RULES, default="reference", help="sentence segmentation")
+    ex.add_argument("--rule", choices=SEGMENTATION_RULES, default=None,
+                    help="sentence segmentation (default: reference, or the task's)")
     ex.add_argument("--reading", choices=READINGS, default="summed",
                     help="how P(change) is read from the answer token (LLM judges)")
     ex.add_argument("--batch-size", type=_positive, default=None, help="prompts per judge call")
@@ -108,6 +118,34 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS, default="text",
                     help="text: compact tables under 100 columns (default); csv, json: one row per language, "
                     "rule and dimension; markdown: the text tables as Markdown")
+
+    fu = _command(
+        sub, "fuse", "per-text decisions, confidences and scores of fusion rules (no gold needed)",
+        "Fuse the cached probabilities of every pair (a text on a dimension) with the rules asked for. Reads a "
+        "cache file, or every *.jsonl cache under a folder; writes nothing, prints one row per pair and rule: "
+        "the decision (a side), its confidence, the rule's score of every side, and the gold side where there "
+        "is one. A dimension with more than two sides uses the paper's general-K rules.",
+        "tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv > decisions.csv",
+    )
+    fu.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
+    fu.add_argument("--rule", nargs="+", choices=RULE_NAMES, default=["tef"], help="fusion rule(s) (default: tef)")
+    fu.add_argument("--invalid", choices=("drop", "reference"), default="drop",
+                    help="unreadable answers: left out (drop) or 0.5 (1/K) as in the reference release")
+    fu.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                    help="text: a table; csv: one column per side's score; json: one object per row")
+
+    it = _command(sub, "init", "write an example task to start a study of your own",
+                  "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv "
+                  "(eight example texts, some with gold labels), DIR/prompt.txt and DIR/README.md, the task named "
+                  "after DIR. Nothing is overwritten.",
+                  "tef init my-study && tef validate my-study/task.yaml")
+    it.add_argument("dir", type=_user_path, help="the folder to write (created if missing)")
+    va = _command(sub, "validate", "check a task: its file, prompt, data and gold labels",
+                  "Reads the task file, its prompt and its data; prints what it found (rows, languages, dimensions "
+                  "with their sides and answer letters, gold labels per dimension, the prompt), or one line per "
+                  "problem naming the file, the line or row and the key or column, and exits 1; writes nothing.",
+                  "tef validate my-study/task.yaml")
+    va.add_argument("task", type=_user_path, help="the task's YAML file")
 
     dl = _command(
         sub, "download", "download the full MIND release",
@@ -256,6 +294,29 @@ def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[A
     return {lang: evaluation_pairs(load_posts(lang, directory)) for lang in langs}
 
 
+def _scope(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]], list[str], str]:
+    """``tef extract``'s task (None for MIND), pairs by language, prompts and segmentation rule, checked
+    before any model is loaded (a bad task is a one-line error and writes nothing)."""
+    from tefcore.mind.schema import LANGS
+    from tefcore.tasks import load_task
+
+    if args.task is None:
+        args.lang = args.lang or list(LANGS)
+        return None, _load_pairs(args.lang, args.data_dir), args.prompt or ["original"], args.rule or "reference"
+    given = [flag for flag, value in (("--prompt", args.prompt), ("--data-dir", args.data_dir),
+                                      ("--fit-data", args.fit_data)) if value is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to MIND, not to --task "
+                         "(a task file names its data and its prompt)")
+    task = load_task(args.task)
+    args.lang = args.lang or task.languages
+    absent = [lang for lang in args.lang if lang not in task.languages]
+    if absent:
+        raise ValueError(f"--lang {' '.join(absent)}: task {task.name!r} has no text in it "
+                         f"(its languages: {', '.join(task.languages)})")
+    return task, {lang: task.pairs(lang) for lang in args.lang}, [task.prompt_name], args.rule or task.segmentation
+
+
 def _judge_spec(args: argparse.Namespace) -> Any:
     """The registry entry with the options of the command line (cheap: nothing is loaded), checked to apply."""
     import inspect
@@ -308,14 +369,14 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from tefcore.judges.cache import cache_path
     from tefcore.judges.run import ExtractionInterrupted, run_extraction
 
+    task, pairs, variants, rule = _scope(args)  # fail on bad or missing data before loading a model
     spec = _judge_spec(args)
     engine = _engine(args)
-    pairs = _load_pairs(args.lang, args.data_dir)  # fail on missing data before loading a model
-    for variant in args.prompt:
+    for variant in variants:
         for lang in args.lang:
-            out = cache_path(args.out, spec.name, variant, lang, args.rule, args.reading)
+            out = cache_path(args.out, spec.name, variant, lang, rule, args.reading)
             try:
-                report = run_extraction(spec, pairs[lang], out, variant=variant, rule=args.rule,
+                report = run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
                                         batch_size=args.batch_size, limit=args.limit, progress=not args.no_progress,
                                         engine=engine)
             except ExtractionInterrupted as stop:
@@ -357,10 +418,16 @@ def _cache_files(root: Path) -> list[Path]:
     return [root]
 
 
+def _task_sides(prov: dict[str, Any]) -> dict[str, list[str]] | None:
+    """A task cache's sides per dimension (its provenance's ``sides``); None for a MIND cache."""
+    return prov.get("sides") if prov.get("task") else None
+
+
 def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any:
     """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front.
 
-    Returns ``None`` for a cache that holds no pair (a header alone).
+    Returns ``None`` for a cache that holds no pair (a header alone). A task's cache is scored on its pairs
+    with a gold side, with the task's sides and dimensions.
     """
     import pandas as pd
 
@@ -371,8 +438,14 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
-    pred = predict_pairs(frame, rules=rules, invalid=invalid)
-    table = score_table(pred, orders={"dimension": TABLE_ORDER})
+    sides = _task_sides(prov)
+    if sides is not None:
+        frame = frame[frame["side"].notna()]
+        if frame.empty:
+            raise ValueError(f"{_shown(str(path))}: task {prov['task']!r} has no gold side to evaluate against; "
+                             f"`tef fuse --cache {_shown(str(path))}` prints the decisions")
+    pred = predict_pairs(frame, rules=rules, invalid=invalid, classes=sides)
+    table = score_table(pred, orders={"dimension": prov.get("dimensions", TABLE_ORDER)}, classes=sides)
     invalid_sentences = pred.drop_duplicates(["post_id", "dimension"]).groupby("lang")["n_invalid"].sum()
     front = pd.DataFrame({"cache": str(path), "judge": prov.get("judge", prov.get("model")),
                           "prompt": prov.get("prompt_variant")}, index=table.index)
@@ -427,7 +500,9 @@ def score_display(table: Any) -> Any:
     from tefcore.fusion import RULE_LABELS, RULE_NAMES
     from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
-    dims = [d for d in (*TABLE_ORDER, AVERAGE) if d in set(table["dimension"])]
+    present = dict.fromkeys(table["dimension"])  # MIND's in the paper's order, a task's as the table has them
+    dims = [*(d for d in TABLE_ORDER if d in present), *(d for d in present if d not in (*TABLE_ORDER, AVERAGE)),
+            *((AVERAGE,) if AVERAGE in present else ())]
     rules = [r for r in RULE_NAMES if r in set(table["rule"])]
     n = table.drop_duplicates("dimension").set_index("dimension")["n"].reindex(dims)
     blocks = {METRIC_LABELS[metric]: _marked(table.pivot(index="rule", columns="dimension", values=metric)
@@ -435,7 +510,7 @@ def score_display(table: Any) -> Any:
               for metric in ("accuracy", "macro_f1")}
     shown = pd.concat(blocks).rename(index=RULE_LABELS)
     shown.loc[("n", ""), :] = n.astype(int).astype(str).to_numpy()
-    shown.columns = [ABBREVIATIONS.get(d, "Avg." if d == AVERAGE else d) for d in dims]
+    shown.columns = [ABBREVIATIONS.get(d, "Avg." if d == AVERAGE else d) for d in dims]  # a task's names in full
     shown.index.names = [None, None]
     shown.columns.name = None
     return shown
@@ -494,6 +569,61 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- a task of one's own ----------------------------------------------------------------------
+def cmd_fuse(args: argparse.Namespace) -> int:
+    """One row per pair and rule: the decision, its confidence, every side's score and the gold side."""
+    import json
+
+    import pandas as pd
+
+    from tefcore.evaluate import decisions
+    from tefcore.judges.cache import read_cache_file
+
+    parts = [decisions(frame, args.rule, args.invalid, classes=_task_sides(prov)).assign(cache=_shown(str(file)))
+             for file in _cache_files(args.cache) for frame, prov in [read_cache_file(file)] if not frame.empty]
+    if not parts:
+        raise ValueError(f"nothing to fuse: no scored pair under {args.cache} (--cache)")
+    out = pd.concat(parts, ignore_index=True)
+    out = out[["cache", *out.columns.drop("cache")]]
+    scores = [c for c in out.columns if c.startswith("score_")]
+    if args.format == "json":
+        records = out.drop(columns=scores).assign(scores=[{c[6:]: v for c, v in row.items() if v == v}
+                                                          for row in out[scores].to_dict("records")])
+        print(json.dumps(json.loads(records.to_json(orient="records", double_precision=15)), ensure_ascii=False,
+                         indent=1))
+    elif args.format == "csv":
+        print(out.to_csv(index=False).rstrip("\n"))
+    else:
+        print("\n\n".join(f"{cache}, {dim}:\n" + g.dropna(axis=1, how="all").drop(columns=["cache", "dimension"])
+                           .to_string(index=False, na_rep="", float_format=lambda v: f"{v:.3f}")
+                           for (cache, dim), g in out.groupby(["cache", "dimension"], sort=False)))
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write the example task into ``DIR``."""
+    from tefcore.tasks import init_task
+
+    folder = init_task(args.dir)
+    print(f"wrote {_shown(str(folder))}/: task.yaml, posts.csv, prompt.txt, README.md\n"
+          f"next: tef validate {_shown(str(folder / 'task.yaml'))}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """What the task holds, or one line per problem and exit code 1."""
+    from tefcore.tasks import TaskError, load_task, summary
+
+    try:
+        task = load_task(args.task)
+    except TaskError as bad:
+        for problem in bad.problems:
+            print(f"tef: error: {problem}", file=sys.stderr)
+        return EXIT_CLAIMS_FAIL
+    print("\n".join(summary(task)))
+    return 0
+
+
 # --- the rest ---------------------------------------------------------------------------------
 def cmd_download(args: argparse.Namespace) -> int:
     """Download the release files into ``--dest``."""
@@ -540,7 +670,7 @@ def cmd_book(book_args: Sequence[str]) -> int:
 
 def _is_user_error(exc: BaseException) -> bool:
     """Errors raised on purpose: bad values, missing files or packages, any tefcore exception."""
-    if isinstance(exc, (ValueError, FileNotFoundError, ImportError, PermissionError)):
+    if isinstance(exc, (ValueError, FileNotFoundError, FileExistsError, ImportError, PermissionError)):
         return True
     return any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)
 
@@ -567,6 +697,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "claims": lambda: cmd_claims(args),
         "reproduce": lambda: _reproduce(args),
         "cache": lambda: cmd_cache(args),
+        "fuse": lambda: cmd_fuse(args),
+        "init": lambda: cmd_init(args),
+        "validate": lambda: cmd_validate(args),
     }
     return _guarded(commands[args.command])
 

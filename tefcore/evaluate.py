@@ -23,6 +23,11 @@ scored as wrong. ``invalid="reference"`` reproduces the reference release, which
 answer into P(change) = 0.5 (a change vote under Majority Vote and a change prediction under Direct,
 since a probability of 0.5 counts as change).
 
+A task of one's own (:mod:`tefcore.tasks`) names its sides per dimension: ``classes`` maps each
+dimension to them (K may differ between dimensions; a cache's provenance records them as ``sides``).
+A dimension with K > 2 sides is fused from the distributions (``direct_probs``, ``sentence_probs``)
+with the paper's general-K rules, and its macro-F1 averages the F1 of its K sides.
+
 This module knows rules, sides and pairs, never the names of the benchmark's dimensions: an order of
 dimensions is an argument (:func:`sort_table`).
 """
@@ -39,7 +44,7 @@ from tefcore import metrics
 from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
 
 __all__ = ["ABSTAIN", "AVERAGE", "BASELINES", "INVALID_POLICIES", "METRICS", "METRIC_LABELS", "PAIR_KEYS",
-           "SENTENCE_RULES", "check_metric", "dimension_average", "flatten_sentences", "iter_groups",
+           "SENTENCE_RULES", "check_metric", "decisions", "dimension_average", "flatten_sentences", "iter_groups",
            "paired_comparisons", "predict_pairs", "score_table", "sort_table", "strongest_baseline"]
 
 ABSTAIN = "abstain"
@@ -134,26 +139,53 @@ def flatten_sentences(
     return flat, np.repeat(np.arange(len(sentences)), lengths)
 
 
+def _unreadable(p: np.ndarray) -> np.ndarray:
+    """Rows without a readable answer: a NaN P(change), or a distribution with a NaN."""
+    return np.isnan(p) if p.ndim == 1 else np.isnan(p).any(axis=1)
+
+
 def _apply_policy(p: np.ndarray, invalid: str) -> np.ndarray:
+    """``reference``: an unreadable answer becomes 0.5 (K > 2: the uniform distribution)."""
     if invalid not in INVALID_POLICIES:
         raise ValueError(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
-    return np.where(np.isnan(p), 0.5, p) if invalid == "reference" else p
+    if invalid == "drop":
+        return p
+    bad = _unreadable(p)
+    return np.where(bad, 0.5, p) if p.ndim == 1 else np.where(bad[:, None], 1.0 / p.shape[1], p)
 
 
-def _fused(rule: str, p: np.ndarray, doc: np.ndarray, n_pairs: int) -> pd.DataFrame:
+def _fused(rule: str, p: np.ndarray, doc: np.ndarray, n_pairs: int, classes: Sequence[str],
+           with_scores: bool) -> pd.DataFrame:
     """Fuse the readable rows; pairs with none are abstentions."""
-    ok = ~np.isnan(p)
+    ok = ~_unreadable(p)
     pred = np.full(n_pairs, ABSTAIN, dtype=object)
     conf = np.full(n_pairs, np.nan)
+    scores = np.full((n_pairs, len(classes)), np.nan)
     if ok.any():
-        batch = fuse_many(p[ok], doc[ok], rule)
+        batch = fuse_many(p[ok], doc[ok], rule, classes=classes)
         pred[batch.doc_ids] = batch.prediction
         conf[batch.doc_ids] = batch.confidence
-    return pd.DataFrame({"prediction": pred, "confidence": conf})
+        scores[batch.doc_ids] = batch.scores
+    out = pd.DataFrame({"prediction": pred, "confidence": conf})
+    if with_scores:
+        out["scores"] = [dict(zip(classes, row)) for row in scores.tolist()]
+    return out
+
+
+def _probabilities(df: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Direct answers, flat sentence answers and their pair index: P(first side), or K columns when K > 2."""
+    if k == 2:
+        return (df["direct"].to_numpy(dtype=np.float64), *flatten_sentences(df["sentences"]))
+    if "sentence_probs" not in df.columns:
+        raise ValueError(f"a dimension with {k} sides needs the distributions of a K-side cache (sentence_probs)")
+    flat, doc = flatten_sentences([np.reshape(np.asarray(s, dtype=np.float64), (-1, k))
+                                   for s in df["sentence_probs"]])
+    return np.asarray(df["direct_probs"].tolist(), dtype=np.float64).reshape(-1, k), flat.reshape(-1, k), doc
 
 
 def predict_pairs(
-    df: pd.DataFrame, rules: Sequence[str] | None = None, invalid: str = "drop"
+    df: pd.DataFrame, rules: Sequence[str] | None = None, invalid: str = "drop", *,
+    classes: Mapping[str, Sequence[str]] | None = None, scores: bool = False,
 ) -> pd.DataFrame:
     """Predictions of every rule for every pair of a cache.
 
@@ -166,13 +198,17 @@ def predict_pairs(
         Rule names (default: all of :data:`tefcore.fusion.RULE_NAMES`).
     invalid : {"drop", "reference"}
         Handling of unreadable answers (see the module notes).
+    classes : mapping of str to sequence of str, optional
+        A task's sides per dimension (default: MIND's, :data:`tefcore.fusion.CLASSES`, everywhere).
+    scores : bool
+        Add ``scores``: the rule's score of every side (a dict per row).
 
     Returns
     -------
     DataFrame
         Long format, one row per (pair, rule): ``post_id, lang, dimension, side, n_sentences, n_invalid,
-        rule, prediction, confidence, correct``. ``prediction`` is ``"abstain"`` where no readable
-        answer was left.
+        rule, prediction, confidence, correct`` (and ``scores``). ``prediction`` is ``"abstain"`` where no
+        readable answer was left.
 
     Examples
     --------
@@ -191,24 +227,77 @@ def predict_pairs(
     missing = [c for c in PAIR_KEYS + ["direct", "sentences"] if c not in df.columns]
     if missing:
         raise ValueError(f"cache frame lacks column(s) {missing}")
+    df = df.reset_index(drop=True)
+    if classes is None:
+        return _predict(df, rules, invalid, CLASSES, scores)
+    absent = sorted(set(df["dimension"]) - set(classes))
+    if absent:
+        raise ValueError(f"no sides given for dimension(s) {absent}")
+    # each dimension with its own sides, then back to the order of one call: rule, then pair
+    out = pd.concat([_predict(g, rules, invalid, tuple(classes[dim]), scores)
+                     .assign(_row=np.tile(g.index.to_numpy(), len(rules)))
+                     for dim, g in df.groupby("dimension", sort=False)], ignore_index=True)
+    out["_rule"] = out["rule"].map({r: i for i, r in enumerate(rules)})
+    return out.sort_values(["_rule", "_row"], kind="stable").drop(columns=["_rule", "_row"]).reset_index(drop=True)
+
+
+def _predict(df: pd.DataFrame, rules: Sequence[str], invalid: str, classes: Sequence[str],
+             with_scores: bool) -> pd.DataFrame:
+    """:func:`predict_pairs` of pairs that share their sides ``classes``."""
     base = df[PAIR_KEYS].reset_index(drop=True)
-    flat, doc = flatten_sentences(df["sentences"].reset_index(drop=True))
+    direct, flat, doc = _probabilities(df.reset_index(drop=True), len(classes))
     base["n_sentences"] = np.bincount(doc, minlength=len(base))
     if np.any(base["n_sentences"].to_numpy() == 0):
         bad = int(np.flatnonzero(base["n_sentences"].to_numpy() == 0)[0])
         raise ValueError(f"pair at row {bad} has no sentence probabilities")
-    base["n_invalid"] = np.bincount(doc, weights=np.isnan(flat), minlength=len(base)).astype(int)
+    base["n_invalid"] = np.bincount(doc, weights=_unreadable(flat), minlength=len(base)).astype(int)
     frames = []
     for rule in rules:
         if rule == "direct":
-            p = _apply_policy(df["direct"].to_numpy(dtype=np.float64), invalid)
-            fused = _fused(rule, p, np.arange(len(base)), len(base))
+            fused = _fused(rule, _apply_policy(direct, invalid), np.arange(len(base)), len(base), classes, with_scores)
         else:
-            fused = _fused(rule, _apply_policy(flat, invalid), doc, len(base))
+            fused = _fused(rule, _apply_policy(flat, invalid), doc, len(base), classes, with_scores)
         frames.append(base.assign(rule=rule, **fused))
     out = pd.concat(frames, ignore_index=True)
     out["correct"] = out["prediction"].to_numpy() == out["side"].to_numpy()
     return out
+
+
+def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = "drop", *,
+              classes: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """Per pair and rule: the decision, its confidence and the rule's score of every side; no gold needed.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A cache (:func:`tefcore.judges.cache.read_cache`).
+    rules : sequence of str
+        Rule names (default TEF alone).
+    invalid : {"drop", "reference"}
+        Handling of unreadable answers (see the module notes).
+    classes : mapping of str to sequence of str, optional
+        A task's sides per dimension (default MIND's).
+
+    Returns
+    -------
+    DataFrame
+        ``lang, id, dimension, rule, decision, confidence, gold, n_sentences, n_invalid`` and one
+        ``score_<side>`` column per side (empty where the side is not one of the pair's dimension).
+
+    Examples
+    --------
+    >>> cache = pd.DataFrame({"post_id": ["a"], "lang": ["en"], "dimension": ["Tone"], "side": [None],
+    ...                       "direct": [0.6], "sentences": [[0.9, 0.2, 0.6]]})
+    >>> decisions(cache, classes={"Tone": ["calm", "angry"]})[["id", "decision", "score_calm", "score_angry"]]
+      id decision  score_calm  score_angry
+    0  a     calm    0.741...    -0.741...
+    """
+    pred = predict_pairs(df, rules, invalid, classes=classes, scores=True)
+    sides = list(dict.fromkeys(c for row in pred["scores"] for c in row))
+    out = pred[["lang", "post_id", "dimension", "rule", "prediction", "confidence", "side", "n_sentences",
+                "n_invalid"]].rename(columns={"post_id": "id", "prediction": "decision", "side": "gold"})
+    scores = pd.DataFrame(pred["scores"].tolist(), index=out.index).reindex(columns=sides)
+    return pd.concat([out, scores.add_prefix("score_")], axis=1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -307,14 +396,14 @@ def dimension_average(
     return avg.assign(**{dimension: AVERAGE})
 
 
-def _group_counts(pred: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def _group_counts(pred: pd.DataFrame, by: list[str], names: Sequence[str]) -> pd.DataFrame:
     """Per-group counts: ``n``, abstentions, hits and TP/FP/FN of each side (one groupby pass)."""
     side, guess = pred["side"].to_numpy(), pred["prediction"].to_numpy()
     counts = pred[by].copy()
     counts["n"] = 1
     counts["n_abstain"] = (guess == ABSTAIN).astype(int)
     counts["hit"] = (side == guess).astype(int)
-    for c in CLASSES:
+    for c in names:
         counts[f"tp_{c}"] = ((side == c) & (guess == c)).astype(int)
         counts[f"fp_{c}"] = ((side != c) & (guess == c)).astype(int)
         counts[f"fn_{c}"] = ((side == c) & (guess != c)).astype(int)
@@ -325,6 +414,7 @@ def score_table(
     pred: pd.DataFrame,
     by: Sequence[str] = ("lang", "rule", "dimension"),
     orders: Mapping[str, Sequence[Any]] | None = None,
+    classes: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     r"""Accuracy and macro-F1 (percent) per group, with the unweighted "Average" over dimensions.
 
@@ -336,8 +426,8 @@ def score_table(
         \text{acc} = \frac{100}{n}\sum_j \mathbb 1[\hat y_j = y_j], \qquad
         \text{F1}_c = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c}\ (0 \text{ when the denominator is } 0),
 
-    macro-F1 being the mean of :math:`\text{F1}_c` over both sides. An abstention is a miss of the
-    true side.
+    macro-F1 being the mean of :math:`\text{F1}_c` over both sides (a task's dimension: over its K
+    sides). An abstention is a miss of the true side.
 
     Parameters
     ----------
@@ -349,6 +439,8 @@ def score_table(
         (:func:`dimension_average`) are added.
     orders : mapping, optional
         Orders of the rows (:func:`sort_table`), e.g. the paper's order of dimensions.
+    classes : mapping of str to sequence of str, optional
+        A task's sides per dimension (``by`` must then hold ``"dimension"``); default MIND's two.
 
     Returns
     -------
@@ -368,13 +460,17 @@ def score_table(
     2   Average  3      75.0  41.666667
     """
     by = list(by)
-    g = _group_counts(pred, by)
-    f1 = []
-    for c in CLASSES:
+    if classes is not None and "dimension" not in by:
+        raise ValueError("macro-F1 over a task's sides is per dimension: put 'dimension' in by")
+    names = CLASSES if classes is None else tuple(dict.fromkeys(c for sides in classes.values() for c in sides))
+    g = _group_counts(pred, by, names)
+    f1, member = [], []
+    for c in names:
         den = 2 * g[f"tp_{c}"] + g[f"fp_{c}"] + g[f"fn_{c}"]
         f1.append(np.where(den > 0, 2 * g[f"tp_{c}"] / den.clip(lower=1), 0.0))
-    table = g[[*by, "n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"],
-                                              macro_f1=100.0 * np.mean(f1, axis=0))
+        member.append(np.ones(len(g)) if classes is None else g["dimension"].map(lambda d: c in classes[d]).to_numpy())
+    macro = (np.asarray(f1) * member).sum(axis=0) / np.sum(member, axis=0)
+    table = g[[*by, "n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"], macro_f1=100.0 * macro)
     if by[-1] == "dimension":
         avg = dimension_average(table, by[:-1], counts=["n", "n_abstain"])
         table = pd.concat([table, avg[table.columns]], ignore_index=True)

@@ -1,7 +1,7 @@
 """The walls between tefcore's rooms, read from the source (every import, lazy ones included).
 
 Imports run one way: the application layer (``cli``, ``reproduce``) -> ``chapters`` -> ``judges`` ->
-``mind`` -> the core (``fusion``, ``metrics``, ``evaluate``, ``simulate``, ``information``). Judges turn
+``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``fusion``, ``metrics``, ``evaluate``, ``simulate``, ``information``). Judges turn
 prompts into probabilities and know nothing of fusion; nothing in tefcore imports the book build tool
 or the book toolchain.
 """
@@ -18,7 +18,7 @@ import tefcore
 PACKAGE = Path(tefcore.__file__).resolve().parent
 CORE = ("fusion", "metrics", "evaluate", "simulate", "information")
 APPLICATION = ("cli", "reproduce")
-LAYERS = {"core": 0, "mind": 1, "judges": 2, "chapters": 3, "application": 4}
+LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "chapters": 3, "application": 4}
 FUSION_SIDE = {f"tefcore.{name}" for name in ("fusion", "evaluate", "simulate", "information")}
 BOOK_TOOLCHAIN = ("tefbook", "papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval")
 
@@ -32,7 +32,7 @@ def room(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in APPLICATION:
         return "application"
-    if len(parts) > 1 and parts[1] in ("mind", "judges", "chapters"):
+    if len(parts) > 1 and parts[1] in ("mind", "tasks", "judges", "chapters"):
         return parts[1]
     return "core"  # the core modules, and names of the face (``from tefcore import __version__, tef``)
 
@@ -66,7 +66,7 @@ def test_rooms_are_known_and_the_top_level_is_small() -> None:
     assert len(top) <= 12, top
     assert {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"} <= set(CORE) | set(APPLICATION)
     assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} == {
-        "mind", "judges", "chapters"}
+        "mind", "tasks", "judges", "chapters"}
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -309,7 +309,7 @@ def test_default_data_is_the_embedded_sample(monkeypatch: pytest.MonkeyPatch) ->
     assert len(pairs["en"]) == 605 and cli._data_dir(None, ["en", "zh"]) == sample_dir()
 
 
-@pytest.mark.parametrize("command", ["extract", "evaluate", "download", "models"])
+@pytest.mark.parametrize("command", ["extract", "evaluate", "download", "models", "fuse", "init", "validate"])
 def test_help_says_what_is_read_and_written(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         cli.main([command, "--help"])

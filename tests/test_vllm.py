@@ -254,9 +254,10 @@ def test_cpu_and_gpu_share_the_code_after_the_model_call(monkeypatch: pytest.Mon
     assert local.score_token_logprobs is labels.score_token_logprobs
     seen: list[tuple[list[tuple[str, float]], str | None, str]] = []
 
-    def spy(entries: Any, generated: str | None = None, *, reading: str = "summed") -> Any:
+    def spy(entries: Any, generated: str | None = None, *, reading: str = "summed",
+            letters: tuple[str, ...] = labels.LETTERS) -> Any:
         seen.append((list(entries), generated, reading))
-        return labels.score_token_logprobs(seen[-1][0], generated, reading=reading)
+        return labels.score_token_logprobs(seen[-1][0], generated, reading=reading, letters=letters)
 
     monkeypatch.setattr(vllm_backend, "score_token_logprobs", spy)
     judge, llm = backend(monkeypatch)

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from tefcore.tasks.schema import Choices
+
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
@@ -44,6 +46,9 @@ class ScoreRequest:
         Where the text comes from; the cross-fitted judge needs ``post_id`` to pick its fold.
     kind : str
         ``"direct"`` or ``"sentence"``.
+    choices : Choices, optional
+        The sides of a task's dimension (:mod:`tefcore.tasks`): LLM judges read their ``letters``, the
+        e5 zero-shot judge compares with their ``descriptions``. None: MIND's (``C`` and ``S``).
     """
 
     prompt: str
@@ -52,10 +57,16 @@ class ScoreRequest:
     dimension: str
     post_id: str
     kind: str = "sentence"
+    choices: Choices | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"ScoreRequest.kind must be one of {KINDS}, got {self.kind!r}")
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The answer letters, one per side: ``("C", "S")`` for MIND."""
+        return self.choices.letters if self.choices is not None else ("C", "S")
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,12 @@ class Score:
     detail : str
         Why an answer is ``invalid`` when the judge knows (e.g. a prompt longer than the model's
         context); empty otherwise.
+    probs : tuple of float
+        A task's dimension with K > 2 sides: the distribution over the sides, side order (``p_change``
+        is its first entry, ``logprob_c`` and ``logprob_s`` those of the first two letters). Empty for two
+        sides, where it is :math:`(p, 1 - p)`; NaN entries for an invalid answer.
+    logprobs : tuple of float
+        K > 2: the log-probability of each side's letter (LLM judges; empty for embedding judges).
     """
 
     p_change: float
@@ -86,6 +103,8 @@ class Score:
     mass: float
     source: str
     detail: str = ""
+    probs: tuple[float, ...] = ()
+    logprobs: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -95,6 +114,9 @@ class Score:
                 raise ValueError("an invalid Score must carry p_change = NaN, not a number")
         elif not (0.0 <= self.p_change <= 1.0):
             raise ValueError(f"p_change must lie in [0, 1], got {self.p_change!r}")
+        if self.probs and self.source != "invalid" and (abs(math.fsum(self.probs) - 1.0) > 1e-6 or
+                                                        self.probs[0] != self.p_change):
+            raise ValueError(f"probs must be a distribution whose first entry is p_change, got {self.probs!r}")
 
     @property
     def valid(self) -> bool:

@@ -9,6 +9,12 @@ Layout of a cache file (``<out>/<model>/<prompt>/<lang>.jsonl``)::
      "sentence_logprobs_c": [...], "sentence_logprobs_s": [...], "provenance_id": "<sha256>"}
     ...
 
+A task's dimension with K > 2 sides (:mod:`tefcore.tasks`) adds the distribution over its sides,
+``"direct_probs": [K numbers]`` and ``"sentence_probs": [[K numbers], ...]`` (``direct`` and ``sentences``
+hold the first side's), and for LLM judges each letter's log-probability, ``"direct_logprobs"`` and
+``"sentence_logprobs"``. A two-side task's records are MIND's, ``direct`` being the first side's
+probability; the provenance names the sides.
+
 JSON has no NaN or infinity: an unreadable P(change) is ``null`` (NaN when read) and a letter that
 was never seen has log-probability ``null`` (``-inf`` when read). Texts are not stored (MIND's licence
 keeps them in MIND); the segmentation rule in the provenance regenerates the sentences.
@@ -67,6 +73,9 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
 """Fields every pair record must have."""
 
 _SENTENCE_LISTS = ("sentences", "sentence_sources", "sentence_masses")
+
+K_COLUMNS: tuple[str, ...] = ("direct_probs", "sentence_probs")
+"""Columns of :func:`read_cache`'s DataFrame for a K > 2 task: each answer's distribution over the sides."""
 
 
 class CacheError(ValueError):
@@ -171,8 +180,26 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
         **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
         **_served_fields([direct, *sentences]),
         **_detail_fields(direct, sentences),
+        **_k_fields(getattr(pair, "choices", None), [direct, *sentences]),
         "provenance_id": pid,
     }
+
+
+def _k_fields(choices: Any, scores: Sequence[Score]) -> dict[str, Any]:
+    """A K > 2 pair's distributions (an answer without one, an invalid one, is K nulls) and, from an LLM
+    judge, each letter's log-probability: ``direct_probs``, ``sentence_probs`` (``direct_logprobs``,
+    ``sentence_logprobs``)."""
+    k = getattr(choices, "K", 2)
+    if k <= 2:
+        return {}
+    probs = [[_num(x) for x in s.probs] if s.probs else [None] * k for s in scores]
+    if any(len(row) != k for row in probs):
+        raise ValueError(f"a judge gave a distribution over {max(map(len, probs))} sides where there are {k}")
+    out: dict[str, Any] = {"direct_probs": probs[0], "sentence_probs": probs[1:]}
+    if any(s.logprobs for s in scores):
+        lps = [[_num(x) for x in s.logprobs] if s.logprobs else [None] * k for s in scores]
+        out.update(direct_logprobs=lps[0], sentence_logprobs=lps[1:])
+    return out
 
 
 def _detail_fields(direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
@@ -267,6 +294,8 @@ def _check_lengths(path: Path, number: int, rec: Mapping[str, Any]) -> None:
     lengths = {c: len(rec[c]) for c in _SENTENCE_LISTS if isinstance(rec[c], list)}
     if len(lengths) != len(_SENTENCE_LISTS) or len(set(lengths.values())) != 1:
         raise CacheError(f"{path}, line {number}: sentence lists must be lists of one length, got {lengths}")
+    if "sentence_probs" in rec and len(rec["sentence_probs"]) != len(rec["sentences"]):
+        raise CacheError(f"{path}, line {number}: sentence_probs must hold one distribution per sentence")
     bad = [s for s in [rec["direct_source"], *rec["sentence_sources"]] if s not in SOURCES]
     if bad:
         raise CacheError(f"{path}, line {number}: unknown source(s) {bad}; expected {SOURCES}")
@@ -293,7 +322,15 @@ def record_row(rec: Mapping[str, Any]) -> dict[str, Any]:
         "sentence_masses": _floats(rec["sentence_masses"], nan),
         "sentence_logprobs_c": _floats(rec.get("sentence_logprobs_c", [None] * n), ninf),
         "sentence_logprobs_s": _floats(rec.get("sentence_logprobs_s", [None] * n), ninf),
+        **({"direct_probs": _floats(rec["direct_probs"], nan),
+            "sentence_probs": [_floats(row, nan) for row in rec["sentence_probs"]]} if "direct_probs" in rec else {}),
     }
+
+
+def cache_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The pairs' rows with :data:`COLUMNS`, and :data:`K_COLUMNS` when the pairs have more than two sides."""
+    k_columns = [c for c in K_COLUMNS if any(c in row for row in rows)]
+    return pd.DataFrame(rows, columns=[*COLUMNS, *k_columns])
 
 
 def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -313,8 +350,7 @@ def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[st
                          f"`tef extract` again to repair and finish it")
     header = check_header(path, lines.records)
     pid = header["provenance_id"]
-    rows = [record_row(rec) for rec in check_pairs(path, lines.records, pid)]
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame = cache_frame([record_row(rec) for rec in check_pairs(path, lines.records, pid)])
     return frame, {**header["provenance"], "provenance_id": pid}
 
 

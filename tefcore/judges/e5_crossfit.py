@@ -258,11 +258,19 @@ def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Post
     Raises
     ------
     ValueError
-        If a post appears twice in a (language, dimension) with different texts or sides.
+        If a post appears twice in a (language, dimension) with different texts or sides; if a task's
+        pair has no gold side, or its dimension more than two sides (a probe learns the first side).
     """
     groups: dict[tuple[str, str], Posts] = defaultdict(dict)
     for pair in pairs:
-        check_lang_dimension(pair.lang, pair.dimension)
+        if pair.choices is None:
+            check_lang_dimension(pair.lang, pair.dimension)
+        elif pair.choices.K != 2:
+            raise ValueError(f"e5-crossfit fits a probe of two sides and {pair.dimension!r} has {pair.choices.K}; "
+                             "use e5-zeroshot or an LLM judge")
+        elif pair.side is None:
+            raise ValueError(f"e5-crossfit learns from gold sides and text {pair.post_id!r} has none for "
+                             f"{pair.dimension!r}; give every text a gold side, or use e5-zeroshot or an LLM judge")
         seen = groups[(pair.lang, pair.dimension)]
         entry = (pair.text, pair.side)
         if seen.setdefault(pair.post_id, entry) != entry:
@@ -325,9 +333,9 @@ class _Subset:
     n_fit: tuple[int, int] = (0, 0)  # external fit: (posts, change posts) of the fit data
 
     @classmethod
-    def empty(cls, posts: Posts, n_seeds: int, n_folds: int, dim: int) -> "_Subset":
+    def empty(cls, posts: Posts, n_seeds: int, n_folds: int, dim: int, first: str = "change") -> "_Subset":
         ids = tuple(sorted(posts))
-        return cls(ids, sum(posts[i][1] == "change" for i in ids), n_folds,
+        return cls(ids, sum(posts[i][1] == first for i in ids), n_folds,
                    {pid: np.zeros(n_seeds, dtype=int) for pid in ids},
                    np.zeros((n_seeds, n_folds, dim)), np.zeros((n_seeds, n_folds)))
 
@@ -489,6 +497,7 @@ class E5CrossFitBackend:
         self.name = name
         self.embedder = embedder if embedder is not None else shared_embedder()
         self._subsets: dict[tuple[str, str], _Subset] = {}
+        self._first: dict[tuple[str, str], str] = {}
         self._fit_record: dict[str, Any] | None = None
         self.training_posts: dict[tuple[str, str, int, int], frozenset[str]] = {}
         """``(lang, dimension, seed, fold) -> ids of the posts that probe was fitted on`` (with
@@ -526,6 +535,7 @@ class E5CrossFitBackend:
             log.warning("%s: a resume fits the probes again on all %d pairs (a cross-fitted probe needs every "
                         "fold); only the missing pairs' sentences are embedded", self.name, len(pairs))
         groups = group_posts(pairs)
+        self._first = {(p.lang, p.dimension): p.choices.sides[0] for p in pairs if p.choices is not None}
         fit_groups = groups if self.fit_data is None else self._fit_groups(groups, self.fit_data)
         self.embedder.embed([t for posts in fit_groups.values() for t, _ in posts.values()], side=self.embedding_side,
                             progress=progress)
@@ -541,17 +551,18 @@ class E5CrossFitBackend:
                 self._subsets[key] = (self._cross_fit(key, posts, bar) if self.fit_data is None
                                       else self._fit_external(key, posts, fit_groups[key], bar))
 
-    def _xy(self, posts: Posts) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    def _xy(self, posts: Posts, first: str = "change") -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
         """Sorted ids, their embeddings (float64) and labels (1 = change)."""
         ids = tuple(sorted(posts))
         x = self.embedder.embed([posts[i][0] for i in ids], side=self.embedding_side).astype(np.float64)
-        return ids, x, np.array([posts[i][1] == "change" for i in ids], dtype=int)
+        return ids, x, np.array([posts[i][1] == first for i in ids], dtype=int)
 
     def _cross_fit(self, key: tuple[str, str], posts: Posts, bar: tqdm) -> _Subset:
         """Out-of-fold probes of one (language, dimension), every seed."""
-        ids, x, y = self._xy(posts)
+        first = self._first.get(key, "change")  # a task's first side
+        ids, x, y = self._xy(posts, first)
         k = min(self.n_folds, len(ids))
-        subset = _Subset.empty(posts, len(self.seeds), max(k, 1), x.shape[1])
+        subset = _Subset.empty(posts, len(self.seeds), max(k, 1), x.shape[1], first)
         for s, seed in enumerate(self.seeds):
             for f, (train, held_out) in enumerate(_outer_splits(len(ids), k, seed)):
                 for j in held_out:
@@ -659,7 +670,10 @@ class E5CrossFitBackend:
             "seed_average": "mean of P(change) over seeds",
             "single_class_fallback": "constant (n_change + 1) / (n + 2) of the training posts",
             "labels": ("side == 'change' of the pairs given to prepare(); every post scored out of fold"
-                       if self.fit_data is None else "side == 'change' of the fit data's pairs"),
+                       if self.fit_data is None else "side == 'change' of the fit data's pairs") if not self._first
+            else ("side == the first side of each dimension ("
+                  + ", ".join(f"{d}: {side!r}" for (_, d), side in sorted(self._first.items()))
+                  + ") of the pairs given to prepare(); every post scored out of fold"),
             "subsets": {f"{lang}/{dim}": sub.provenance(self.seeds, s.tuned)
                         for (lang, dim), sub in sorted(self._subsets.items())},
         }

@@ -20,6 +20,12 @@ Two readings are offered:
     :math:`1 - \\sum_{t \\in \\text{top}} P(t)`, which holds every unseen variant: P(change) is then
     the least extreme value consistent with what was read, never a hard 0 or 1 unless the list
     already holds all the probability. Neither letter: ``"invalid"`` (P = NaN).
+A task's dimension with K sides asks for K letters (``A``, ``B``, ... or its own): with two, the reading
+is the one above with the task's two letters, and ``p_change`` is the first side's probability. With
+K > 2 the letters' summed probabilities are renormalised over the K answers,
+:math:`P(k) = P(L_k) / \\sum_j P(L_j)`, and letters missing from a top-k list share the probability
+left outside it equally (with one missing letter, the bound above).
+
 ``"reference"``
     The reference release: for each letter only the *first* variant present in the order ``X``,
     ``" X"``, ``"X."``, ``" X."``, ``"X:"``, ``" X:"``; when a letter is missing, the generated text
@@ -34,6 +40,7 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 
+import numpy as np
 from scipy.special import logsumexp
 
 from tefcore.judges.base import Score
@@ -53,8 +60,8 @@ REFERENCE_VARIANTS: tuple[str, ...] = ("{}", " {}", "{}.", " {}.", "{}:", " {}:"
 _TRAILING = ".:)"
 
 
-def normalize_letter(token: str) -> str | None:
-    """Return ``"C"`` or ``"S"`` when a decoded token is that letter, else ``None``.
+def normalize_letter(token: str, letters: tuple[str, ...] = LETTERS) -> str | None:
+    """Return the letter of ``letters`` (default ``C`` and ``S``) that a decoded token is, else ``None``.
 
     The text is NFKC-normalised (full-width ``Ｃ`` becomes ``C``, ``：`` becomes ``:``), stripped of
     surrounding white space and of trailing ``.``, ``:`` and ``)``; the comparison is case-sensitive.
@@ -74,7 +81,7 @@ def normalize_letter(token: str) -> str | None:
     ('C', 'S', None)
     """
     text = unicodedata.normalize("NFKC", token).strip().rstrip(_TRAILING).strip()
-    return text if text in LETTERS else None
+    return text if text in letters else None
 
 
 def _clean(logprob: float) -> float | None:
@@ -129,9 +136,9 @@ def _renormalised(logprob_c: float, logprob_s: float) -> float:
     return 1.0 / (1.0 + math.exp(gap))
 
 
-def _letter_logprob(top: Mapping[str, float], letter: str) -> float:
+def _letter_logprob(top: Mapping[str, float], letter: str, letters: tuple[str, ...]) -> float:
     """Log of the summed probability of every token that normalises to ``letter``."""
-    return float(logsumexp([lp for text, lp in top.items() if normalize_letter(text) == letter]))
+    return float(logsumexp([lp for text, lp in top.items() if normalize_letter(text, letters) == letter]))
 
 
 def _outside_mass(top: Mapping[str, float]) -> float:
@@ -140,9 +147,11 @@ def _outside_mass(top: Mapping[str, float]) -> float:
     return math.log(rest) if rest > 0.0 else -math.inf
 
 
-def _summed(top: Mapping[str, float]) -> Score:
+def _summed(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
     """The ``"summed"`` reading (see the module notes)."""
-    lc, ls = _letter_logprob(top, "C"), _letter_logprob(top, "S")
+    if len(letters) > 2:
+        return _summed_k(top, letters)
+    lc, ls = (_letter_logprob(top, letter, letters) for letter in letters)
     seen_c, seen_s = lc > -math.inf, ls > -math.inf
     mass = math.exp(lc) + math.exp(ls)
     if seen_c and seen_s:
@@ -157,6 +166,27 @@ def _summed(top: Mapping[str, float]) -> Score:
     return Score(p, lc, ls, mass, "partial")
 
 
+def _k_score(logprobs: list[float], read: list[float], source: str) -> Score:
+    """A K-side score: ``read`` (log-probabilities of every letter, bounds included) renormalised."""
+    mass = math.fsum(math.exp(lp) for lp in logprobs)
+    if source == "invalid":
+        return Score(math.nan, logprobs[0], logprobs[1], mass, source, probs=(math.nan,) * len(read),
+                     logprobs=tuple(logprobs))
+    probs = tuple(float(x) for x in np.exp(np.asarray(read) - logsumexp(read)))
+    return Score(probs[0], logprobs[0], logprobs[1], mass, source, probs=probs, logprobs=tuple(logprobs))
+
+
+def _summed_k(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
+    """K > 2 letters: renormalised over the K answers; unseen letters share the mass outside the list."""
+    logprobs = [_letter_logprob(top, letter, letters) for letter in letters]
+    unseen = sum(lp == -math.inf for lp in logprobs)
+    if unseen == len(letters):
+        return _k_score(logprobs, logprobs, "invalid")
+    share = _outside_mass(top) - math.log(unseen) if unseen else -math.inf
+    read = [share if lp == -math.inf else lp for lp in logprobs]
+    return _k_score(logprobs, read, "partial" if unseen else "logprobs")
+
+
 def _first_variant(top: Mapping[str, float], letter: str) -> float:
     """The reference release's lookup: the first variant present, else ``-inf``."""
     for pattern in REFERENCE_VARIANTS:
@@ -166,23 +196,30 @@ def _first_variant(top: Mapping[str, float], letter: str) -> float:
     return -math.inf
 
 
-def _reference(top: Mapping[str, float], generated: str | None) -> Score:
+def _reference(top: Mapping[str, float], generated: str | None, letters: tuple[str, ...]) -> Score:
     """The ``"reference"`` reading (see the module notes)."""
-    lc, ls = _first_variant(top, "C"), _first_variant(top, "S")
+    logprobs = [_first_variant(top, letter) for letter in letters]
+    text = (generated or "").strip().upper()
+    if len(letters) > 2:
+        if all(lp > -math.inf for lp in logprobs):
+            return _k_score(logprobs, logprobs, "logprobs")
+        hit = [0.0 if text.startswith(letter) else -math.inf for letter in letters]
+        return _k_score(logprobs, hit, "generated_text") if max(hit) == 0.0 else _k_score(logprobs, logprobs,
+                                                                                          "invalid")
+    lc, ls = logprobs
     mass = math.exp(lc) + math.exp(ls)
     if lc > -math.inf and ls > -math.inf:
         return Score(_renormalised(lc, ls), lc, ls, mass, "logprobs")
-    text = (generated or "").strip().upper()
-    if text.startswith("C"):
+    if text.startswith(letters[0]):
         return Score(1.0, lc, ls, mass, "generated_text")
-    if text.startswith("S"):
+    if text.startswith(letters[1]):
         return Score(0.0, lc, ls, mass, "generated_text")
     return Score(math.nan, lc, ls, mass, "invalid")
 
 
 def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, *,
-                        reading: str = "summed") -> Score:
-    """Read P(change) from the log-probabilities of the first answer position.
+                        reading: str = "summed", letters: tuple[str, ...] = LETTERS) -> Score:
+    """Read P(change) (a task's first side; K > 2: every side) from the first answer position's log-probabilities.
 
     Parameters
     ----------
@@ -193,6 +230,8 @@ def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, 
         The generated text (used by the reference reading only).
     reading : {"summed", "reference"}
         See the module notes.
+    letters : tuple of str
+        The answer letters, one per side (default ``C`` and ``S``).
 
     Returns
     -------
@@ -204,15 +243,18 @@ def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, 
     >>> s = score_from_logprobs({"C": math.log(0.5), " C": math.log(0.1), "S": math.log(0.2)})
     >>> round(s.p_change, 4), round(s.mass, 4), s.source
     (0.75, 0.8, 'logprobs')
+    >>> three = score_from_logprobs({"A": math.log(0.4), "B": math.log(0.2)}, letters=("A", "B", "C"))
+    >>> [round(p, 3) for p in three.probs], three.source     # C shares the 0.4 left outside the list
+    ([0.4, 0.2, 0.4], 'partial')
     """
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
     cleaned = {text: v for text, lp in top.items() if (v := _clean(lp)) is not None}
-    return _summed(cleaned) if reading == "summed" else _reference(cleaned, generated)
+    return _summed(cleaned, letters) if reading == "summed" else _reference(cleaned, generated, letters)
 
 
 def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | None = None, *,
-                         reading: str = "summed") -> Score:
+                         reading: str = "summed", letters: tuple[str, ...] = LETTERS) -> Score:
     """Score per-token-id entries: merge texts shared by several ids, then :func:`score_from_logprobs`.
 
     This is the single function the local and the vLLM backends call after their model call.
@@ -225,6 +267,8 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
         The greedy answer's text.
     reading : {"summed", "reference"}
         ``"summed"`` adds ids that share a text; ``"reference"`` keeps the first (as the release did).
+    letters : tuple of str
+        The answer letters (default ``C`` and ``S``).
 
     Returns
     -------
@@ -239,11 +283,12 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
     if reading not in READINGS:
         raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
     top = merge_logprobs(entries, how="sum" if reading == "summed" else "first")
-    return score_from_logprobs(top, generated, reading=reading)
+    return score_from_logprobs(top, generated, reading=reading, letters=letters)
 
 
-def label_token_ids(decode: Callable[[int], str], n_vocab: int) -> dict[str, tuple[int, ...]]:
-    """Find every token id whose decoded text normalises to ``C`` or ``S``.
+def label_token_ids(decode: Callable[[int], str], n_vocab: int,
+                    letters: tuple[str, ...] = LETTERS) -> dict[str, tuple[int, ...]]:
+    """Find every token id whose decoded text normalises to one of ``letters`` (default ``C``, ``S``).
 
     Parameters
     ----------
@@ -268,9 +313,9 @@ def label_token_ids(decode: Callable[[int], str], n_vocab: int) -> dict[str, tup
     >>> label_token_ids(vocab.__getitem__, len(vocab))
     {'C': (1, 3), 'S': (2,)}
     """
-    found: dict[str, list[int]] = {letter: [] for letter in LETTERS}
+    found: dict[str, list[int]] = {letter: [] for letter in letters}
     for token_id in range(n_vocab):
-        letter = normalize_letter(decode(token_id))
+        letter = normalize_letter(decode(token_id), letters)
         if letter is not None:
             found[letter].append(token_id)
     missing = [letter for letter, ids in found.items() if not ids]

@@ -401,6 +401,7 @@ class LocalBackend:
         self._pieces: list[str] = [self._piece(i) for i in range(self.n_vocab)]
         self.labels = label_token_ids(self._pieces.__getitem__, self.n_vocab)
         self._label_ids = np.array(sorted(self.labels["C"] + self.labels["S"]), dtype=np.int64)
+        self._task_ids: dict[tuple[str, ...], np.ndarray] = {}
         self.chat = self._chat_template(chat_template, keep_default_system, chat_template_kwargs)
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self.prompts_too_long = 0
@@ -487,10 +488,17 @@ class LocalBackend:
             self.prompts_too_long += 1
             return replace(INVALID, detail=too_long.reason)
         top = int(np.argmax(logprobs))
-        ids = np.union1d(self._label_ids, [top])
+        ids = np.union1d(self._label_ids if request.choices is None else self._letter_ids(request.letters), [top])
         ids = ids[np.argsort(-logprobs[ids], kind="stable")]
         entries = [(self._pieces[i], float(logprobs[i])) for i in ids]
-        return score_token_logprobs(entries, self._pieces[top], reading=self.reading)
+        return score_token_logprobs(entries, self._pieces[top], reading=self.reading, letters=request.letters)
+
+    def _letter_ids(self, letters: tuple[str, ...]) -> np.ndarray:
+        """Every token id that decodes to one of a task's answer letters (found once per letter set)."""
+        if letters not in self._task_ids:
+            found = label_token_ids(self._pieces.__getitem__, self.n_vocab, letters)
+            self._task_ids[letters] = np.array(sorted(i for ids in found.values() for i in ids), dtype=np.int64)
+        return self._task_ids[letters]
 
 
 def _prefix_key(rendered: str, request: ScoreRequest) -> str | None:

@@ -38,7 +38,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
@@ -111,8 +111,8 @@ def _served(score: Score, response: Any) -> Score:
     fingerprint = fingerprint if isinstance(fingerprint, str) and fingerprint else None
     if model is None and fingerprint is None:
         return score
-    fields = {f: getattr(score, f) for f in ("p_change", "logprob_c", "logprob_s", "mass", "source", "detail")}
-    return ServedScore(**fields, served_model=model, system_fingerprint=fingerprint)
+    values = {f.name: getattr(score, f.name) for f in fields(Score)}
+    return ServedScore(**values, served_model=model, system_fingerprint=fingerprint)
 
 
 def _import_openai() -> Any:
@@ -123,9 +123,10 @@ def _import_openai() -> Any:
     return openai
 
 
-def _score(entries: Sequence[tuple[str, float]], generated: str | None, reading: str) -> Score:
+def _score(entries: Sequence[tuple[str, float]], generated: str | None, reading: str,
+           letters: tuple[str, ...] = ("C", "S")) -> Score:
     """The shared post-model-call code of every LLM backend."""
-    return score_token_logprobs(entries, generated, reading=reading)
+    return score_token_logprobs(entries, generated, reading=reading, letters=letters)
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -476,7 +477,7 @@ class OpenAIBackend:
             if isinstance(response, (str, bytes)) or choices is None:
                 raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
             entries, generated = read_first_position(choices[0] if choices else None)
-            return _served(_score(entries, generated, self.reading), response)
+            return _served(_score(entries, generated, self.reading, req.letters), response)
 
         return self._with_retries(call, lambda detail: replace(INVALID, detail=detail), where, abort)
 
@@ -514,7 +515,7 @@ class OpenAIBackend:
                 prompt_tokens=_get(usage, "prompt_tokens"),
                 completion_tokens=_get(usage, "completion_tokens"),
                 text=answer,
-                score=_score(entries, answer or None, self.reading),
+                score=_score(entries, answer or None, self.reading, req.letters),
             )
 
         def unreadable(detail: str) -> StreamTiming:

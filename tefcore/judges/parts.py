@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, check_header, check_pairs, encode_record,
-                                  provenance_id, provenance_mismatch, read_cache_file, record_row)
+from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, cache_frame, check_header, check_pairs,
+                                  encode_record, provenance_id, provenance_mismatch, read_cache_file, record_row)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_SUFFIX", "RECORD_KEYS",
            "committed_parts", "is_parts_dir", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
@@ -35,7 +35,8 @@ PARTS_CHECKPOINT = "checkpoint"
 _PENDING = ".pending.parquet"
 
 OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
-                                   "sentence_details")
+                                   "sentence_details", "direct_probs", "sentence_probs", "direct_logprobs",
+                                   "sentence_logprobs")
 """Record fields that :func:`tefcore.judges.cache.pair_record` writes only when it has them (null in a part otherwise)."""
 
 RECORD_KEYS: tuple[str, ...] = (*COLUMNS, *OPTIONAL_KEYS, "provenance_id")
@@ -80,7 +81,8 @@ def parts_schema() -> Any:
              "sentence_sources": strings, "sentence_masses": floats, "sentence_logprobs_c": floats,
              "sentence_logprobs_s": floats, "text_sha256": pa.string(), "served_models": strings,
              "system_fingerprints": strings, "direct_detail": pa.string(), "sentence_details": strings,
-             "provenance_id": pa.string()}
+             "direct_probs": floats, "sentence_probs": pa.list_(floats), "direct_logprobs": floats,
+             "sentence_logprobs": pa.list_(floats), "provenance_id": pa.string()}
     return pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
 
 
@@ -230,7 +232,7 @@ def _parts_records(parts: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def read_parts_cache(parts_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read a parts directory like a cache file (see :func:`read_cache_file`)."""
     header, pairs = _parts_records(Path(parts_dir))
-    frame = pd.DataFrame([record_row(rec) for rec in pairs], columns=list(COLUMNS))
+    frame = cache_frame([record_row(rec) for rec in pairs])
     return frame, {**header["provenance"], "provenance_id": header["provenance_id"]}
 
 

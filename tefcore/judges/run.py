@@ -20,8 +20,9 @@ same file at the end. Both cut the pairs into the same chunks (:func:`chunks`: b
 vLLM backends reuse) and score a chunk with :func:`score_chunk`, so their records are the same.
 
 What a pair's prompts are is the :class:`Setting`'s job (:meth:`Setting.requests`): the loop and the
-engines never build a prompt themselves, so another task (its own prompts and segmentation) plugs in
-as another setting.
+engines never build a prompt themselves. A task of one's own (:class:`tefcore.tasks.Task`: its sides,
+its prompt, its segmentation) plugs in as the setting's ``task``; its pairs carry their sides to the
+judge in every request.
 
 Each record also stores ``text_sha256`` (a hash of the post's text, not the text): resuming refuses a
 pair whose text changed since it was scored.
@@ -49,6 +50,7 @@ from tefcore.judges.registry import ModelSpec
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
+from tefcore.tasks.load import Task
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
            "Session", "Setting", "build_requests", "check_scope", "chunks", "count_record", "pending_pairs",
@@ -65,16 +67,18 @@ Chunk = list[tuple[EvaluationPair, list[ScoreRequest]]]
 # --- what is scored -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Setting:
-    """What one cache file holds besides the judge: the language, the prompt variant, the segmentation.
+    """What one cache file holds besides the judge: the language, the prompt, the segmentation (and the task).
 
     Parameters
     ----------
     lang : str
         The language of every pair.
-    variant : {"original", "verbose", "minimal"}
-        Prompt variant (protocol §4).
+    variant : str
+        MIND's prompt variant (protocol §4: original, verbose, minimal), or a task's prompt name.
     rule : {"reference", "improved"}
         Segmentation rule (protocol §3).
+    task : Task, optional
+        A task of one's own (its prompt, sides and K go to the provenance); None for MIND.
 
     Examples
     --------
@@ -85,29 +89,33 @@ class Setting:
     lang: str
     variant: str
     rule: str = "reference"
+    task: Task | None = None
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
+        if self.task is None and self.variant not in VARIANTS:
             raise ValueError(f"unknown prompt variant {self.variant!r}; expected one of {VARIANTS}")
         if self.rule not in SEGMENTATION_RULES:
             raise ValueError(f"unknown segmentation rule {self.rule!r}; expected one of {SEGMENTATION_RULES}")
 
     def requests(self, pair: EvaluationPair) -> list[ScoreRequest]:
         """The Direct request, then one request per sentence (segmentation order)."""
-        return build_requests(pair, self.variant, self.rule)
+        return build_requests(pair, self.variant, self.rule, self.task)
 
     def provenance(self) -> dict[str, Any]:
-        """The setting's part of a run's provenance (the prompt template by its hash)."""
+        """The setting's part of a run's provenance (the prompt template by its hash; a task's name, hash,
+        sides and K)."""
+        task = self.task.provenance(self.lang) if self.task is not None else {}
         return {"lang": self.lang, "prompt_variant": self.variant,
-                "template_sha256": template_hash(self.lang, self.variant), "segmentation_rule": self.rule,
-                "min_sentence_length": MIN_LENGTH}
+                "template_sha256": task.pop("template_sha256", None) or template_hash(self.lang, self.variant),
+                "segmentation_rule": self.rule, "min_sentence_length": MIN_LENGTH, **task}
 
 
-def build_requests(pair: EvaluationPair, variant: str, rule: str) -> list[ScoreRequest]:
-    """The Direct request, then one request per sentence (segmentation order)."""
+def build_requests(pair: EvaluationPair, variant: str, rule: str, task: Task | None = None) -> list[ScoreRequest]:
+    """The Direct request, then one request per sentence (segmentation order); ``task``: a task's prompt."""
     def request(text: str, kind: str) -> ScoreRequest:
-        return ScoreRequest(build_prompt(text, pair.dimension, pair.lang, variant), text, pair.lang,
-                            pair.dimension, pair.post_id, kind)
+        prompt = (build_prompt(text, pair.dimension, pair.lang, variant) if task is None
+                  else task.prompt(text, pair.dimension, pair.lang))
+        return ScoreRequest(prompt, text, pair.lang, pair.dimension, pair.post_id, kind, pair.choices)
 
     sentences = split_sentences(pair.text, pair.lang, rule=rule)
     return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
@@ -421,12 +429,16 @@ def signals_deferred() -> Iterator[None]:
 
 
 # --- the loop -------------------------------------------------------------------------------------
-def check_scope(pairs: Sequence[EvaluationPair], variant: str, rule: str) -> Setting:
+def check_scope(pairs: Sequence[EvaluationPair], variant: str | None, rule: str, task: Task | None = None) -> Setting:
     """The setting of a run over ``pairs``: they must share one language (one cache file)."""
     langs = sorted({p.lang for p in pairs})
     if len(langs) != 1:
         raise ValueError(f"run_extraction takes the pairs of one language (one cache file), got {langs}")
-    return Setting(langs[0], variant, rule)
+    if task is not None and variant not in (None, task.prompt_name):
+        raise ValueError(f"task {task.name!r} has one prompt, {task.prompt_name!r}, not {variant!r}")
+    if task is None and variant is None:
+        raise ValueError(f"run_extraction on MIND pairs needs a prompt variant, one of {VARIANTS}")
+    return Setting(langs[0], task.prompt_name if task is not None else str(variant), rule, task)
 
 
 def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
@@ -445,8 +457,9 @@ def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str]
 
 
 def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], out_path: str | Path, *,
-                   variant: str, rule: str = "reference", batch_size: int | None = None, limit: int | None = None,
-                   progress: bool = True, engine: Engine | None = None) -> ExtractionReport:
+                   variant: str | None = None, rule: str = "reference", batch_size: int | None = None,
+                   limit: int | None = None, progress: bool = True, engine: Engine | None = None,
+                   task: Task | None = None) -> ExtractionReport:
     """Score every pair with ``judge`` and store one record per pair in the cache ``out_path``.
 
     Parameters
@@ -461,7 +474,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
         The cache file (see :func:`tefcore.judges.cache.cache_path`); an existing file of the same
         provenance is resumed.
     variant : {"original", "verbose", "minimal"}
-        Prompt variant (protocol §4).
+        Prompt variant of MIND pairs (protocol §4); a task's pairs take the task's prompt.
     rule : {"reference", "improved"}
         Segmentation rule (protocol §3).
     batch_size : int, optional
@@ -472,6 +485,8 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
         Progress bars: the judge's preparation (when it has long work), then pairs and prompts per second.
     engine : Engine, optional
         :class:`LocalEngine` (default) or :class:`tefcore.judges.ray_engine.RayEngine`.
+    task : Task, optional
+        The task of ``pairs`` (:meth:`tefcore.tasks.Task.pairs`); None for MIND.
 
     Returns
     -------
@@ -489,7 +504,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     A local run that ends, or stops, before any pair is in the cache removes the file it opened: a
     cache is never a header alone.
     """
-    setting = check_scope(pairs, variant, rule)
+    setting = check_scope(pairs, variant, rule, task)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
     engine = engine or LocalEngine()

@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
+from tefcore.judges.labels import LETTERS, READINGS, label_token_ids, score_token_logprobs
 from tefcore.judges.local import ChatTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -475,6 +475,7 @@ class VLLMBackend:
         self.chat = chat_template_of(self._tokenizer, keep_default_system, self.chat_template_kwargs, model)
         self.exact = self._use_exact(vllm.SamplingParams, max_logprobs)
         self._params = self._sampling_params(vllm.SamplingParams)
+        self._task_params: dict[tuple[str, ...], Any] = {}
         self.too_long = 0
 
     @staticmethod
@@ -512,18 +513,28 @@ class VLLMBackend:
             raise ValueError(f"{n_ids} label tokens exceed max_logprobs={max_logprobs}; raise max_logprobs")
         return exact
 
-    def _label_ids(self) -> list[int]:
-        return sorted(self.labels["C"] + self.labels["S"])
+    def _label_ids(self, letters: tuple[str, ...] | None = None) -> list[int]:
+        labels = self.labels if letters is None else label_token_ids(self._pieces.__getitem__, len(self._pieces),
+                                                                     letters)
+        return sorted(i for ids in labels.values() for i in ids)
 
-    def _sampling_params(self, sampling_params_cls: Any) -> Any:
-        """Greedy, one token, seeded; exact label ids or the top-k."""
+    def _sampling_params(self, sampling_params_cls: Any, letters: tuple[str, ...] | None = None) -> Any:
+        """Greedy, one token, seeded; exact label ids (MIND's, or a task's ``letters``) or the top-k."""
         options: dict[str, Any] = {"temperature": 0.0, "max_tokens": 1, "seed": self.seed}
         if self.exact:
-            ids = self._label_ids()
+            ids = self._label_ids(letters)
             options.update(logprobs=len(ids), logprob_token_ids=ids)
         else:
             options["logprobs"] = self.top_logprobs
         return sampling_params_cls(**options)
+
+    def _params_for(self, request: ScoreRequest) -> Any:
+        """The sampling parameters of a request: MIND's, or those of its task's letters (made once)."""
+        if request.choices is None:
+            return self._params
+        if request.letters not in self._task_params:
+            self._task_params[request.letters] = self._sampling_params(type(self._params), request.letters)
+        return self._task_params[request.letters]
 
     @property
     def label_read(self) -> str:
@@ -579,23 +590,25 @@ class VLLMBackend:
             log.warning("%s of post %s: %d tokens; %s: recorded as invalid", requests[i].kind,
                         requests[i].post_id, len(ids[i]), self.too_long_reason)
         if fits:
-            outputs = self._llm.generate([{"prompt_token_ids": ids[i]} for i in fits], self._params,
-                                         use_tqdm=False)
+            task = any(requests[i].choices is not None for i in fits)
+            params = [self._params_for(requests[i]) for i in fits] if task else self._params
+            outputs = self._llm.generate([{"prompt_token_ids": ids[i]} for i in fits], params, use_tqdm=False)
             if len(outputs) != len(fits):
                 raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(fits)} prompts")
             for i, output in zip(fits, outputs):
-                scores[i] = self.read_output(output)
+                scores[i] = self.read_output(output, requests[i].letters)
         return scores
 
-    def read_output(self, output: Any) -> Score:
-        """Score one ``RequestOutput``: its first completion's first-position log-probabilities."""
+    def read_output(self, output: Any, letters: tuple[str, ...] = LETTERS) -> Score:
+        """Score one ``RequestOutput``: its first completion's first-position log-probabilities (``letters``:
+        the answer letters, MIND's ``C`` and ``S`` by default)."""
         completion = output.outputs[0] if getattr(output, "outputs", None) else None
         generated = getattr(completion, "text", None)
         positions = getattr(completion, "logprobs", None) or []
         first: Mapping[int, Any] = positions[0] if positions else {}
         entries = sorted(((self._text(tid, lp), float(lp.logprob)) for tid, lp in first.items()),
                          key=lambda e: -e[1])
-        return score_token_logprobs(entries, generated, reading=self.reading)
+        return score_token_logprobs(entries, generated, reading=self.reading, letters=letters)
 
     def _text(self, token_id: int, logprob: Any) -> str:
         """Our decoding of the id (as for the label scan); vLLM's ``decoded_token`` for unknown ids."""

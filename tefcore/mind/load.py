@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 
 from tefcore.mind.schema import LANGS, SIDES, side_of
+from tefcore.tasks.schema import Choices
 
 __all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
            "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir"]
@@ -72,13 +73,18 @@ class Post:
 
 @dataclass(frozen=True)
 class EvaluationPair:
-    """One evaluation unit (protocol §2): a post and a dimension; ``side`` is the gold target."""
+    """One evaluation unit (protocol §2): a post and a dimension; ``side`` is the gold target.
+
+    A task of one's own (:mod:`tefcore.tasks`) makes pairs too: ``side`` is None where it has no gold,
+    and ``choices`` holds the dimension's sides (None: MIND's, :func:`tefcore.mind.prompts.choices`).
+    """
 
     post_id: str
     lang: str
     dimension: str
-    side: str
+    side: str | None
     text: str
+    choices: Choices | None = None
 
 
 class ExcludedPair(NamedTuple):

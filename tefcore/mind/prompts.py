@@ -29,8 +29,10 @@ import re
 from types import MappingProxyType
 
 from tefcore.mind.schema import LANGS, SIDES, dimension_names, get_dimension
+from tefcore.tasks.schema import Choices
 
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "describe_side", "template", "template_hash"]
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
+           "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 """Prompt variants; ``original`` is the one of the paper's main experiments."""
@@ -38,33 +40,22 @@ VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 ANSWER_LETTERS: dict[str, str] = {"change": "C", "stability": "S"}
 """Side -> the answer letter a prompt asks for."""
 
-# The original and verbose prompts of a language ask the same question (dimension, the two sides, the
-# text); only their instructions around it differ. Each template below is protocol §4's text verbatim.
-_EN_QUESTION = (
-    "Dimension: {dimension}\n"
-    "C (change-oriented): {change}\n"
-    "S (stability-oriented): {stability}\n"
-    "\n"
-    "Text: {text}\n"
-    "\n"
-)
-_ZH_QUESTION = (
-    "维度：{dimension}\n"
-    "C（变革取向）：{change}\n"
-    "S（稳定取向）：{stability}\n"
-    "\n"
-    "文本：{text}\n"
-    "\n"
-)
-
-_TEMPLATES: dict[tuple[str, str], str] = {
+# The original and verbose prompts of a language ask the same question (dimension, the sides, the
+# text); only their instructions around it differ. They are written once with two slots of a task's own
+# schema, ``{sides}`` (one line per side) and ``{letters}`` (the answer letters), and MIND's templates fill
+# those slots from its schema: the result is protocol §4's text verbatim (tests/test_prompts.py).
+_QUESTION = {
+    "en": "Dimension: {dimension}\n{sides}\n\nText: {text}\n\n",
+    "zh": "维度：{dimension}\n{sides}\n\n文本：{text}\n\n",
+}
+_GENERAL: dict[tuple[str, str], str] = {
     ("en", "original"): (
         "You are a careful annotator who measures public value orientations in social media text.\n"
         "\n"
         "Decide which position the text supports on the given value dimension.\n"
         "\n"
-        + _EN_QUESTION
-        + "Answer with a single letter, C or S.\n"
+        + _QUESTION["en"]
+        + "Answer with a single letter, {letters}.\n"
         "Answer:"
     ),
     ("en", "verbose"): (
@@ -79,22 +70,17 @@ _TEMPLATES: dict[tuple[str, str], str] = {
         "3. If both positions appear, choose the one the author endorses more strongly.\n"
         "4. Use the position definitions below rather than general political labels.\n"
         "\n"
-        + _EN_QUESTION
-        + "Answer with a single letter, C or S, and nothing else.\n"
+        + _QUESTION["en"]
+        + "Answer with a single letter, {letters}, and nothing else.\n"
         "Answer:"
-    ),
-    ("en", "minimal"): (
-        "Dimension: {dimension}. C: {change}. S: {stability}.\n"
-        "Text: {text}\n"
-        "Answer C or S:"
     ),
     ("zh", "original"): (
         "你是一名严谨的标注员，负责测量社交媒体文本中的公共价值取向。\n"
         "\n"
         "请判断文本在给定价值维度上支持哪一种立场。\n"
         "\n"
-        + _ZH_QUESTION
-        + "只回答一个字母：C 或 S。\n"
+        + _QUESTION["zh"]
+        + "只回答一个字母：{letters}。\n"
         "答案："
     ),
     ("zh", "verbose"): (
@@ -107,15 +93,23 @@ _TEMPLATES: dict[tuple[str, str], str] = {
         "3. 如果两种立场同时出现，选择作者更明确支持的一方。\n"
         "4. 以下方给出的立场定义为准，不要套用笼统的政治标签。\n"
         "\n"
-        + _ZH_QUESTION
-        + "只回答一个字母：C 或 S，不要输出其他内容。\n"
+        + _QUESTION["zh"]
+        + "只回答一个字母：{letters}，不要输出其他内容。\n"
         "答案："
     ),
-    ("zh", "minimal"): (
-        "维度：{dimension}。C：{change}。S：{stability}。\n"
-        "文本：{text}\n"
-        "回答 C 或 S："
-    ),
+}
+_MIND_SIDES = {"en": "C (change-oriented): {change}\nS (stability-oriented): {stability}",
+               "zh": "C（变革取向）：{change}\nS（稳定取向）：{stability}"}
+_MIND_LETTERS = {"en": "C or S", "zh": "C 或 S"}
+
+_MINIMAL = {
+    "en": "Dimension: {dimension}. C: {change}. S: {stability}.\nText: {text}\nAnswer C or S:",
+    "zh": "维度：{dimension}。C：{change}。S：{stability}。\n文本：{text}\n回答 C 或 S：",
+}
+_TEMPLATES: dict[tuple[str, str], str] = {
+    (lang, variant): _MINIMAL[lang] if variant == "minimal" else
+    _GENERAL[(lang, variant)].replace("{sides}", _MIND_SIDES[lang]).replace("{letters}", _MIND_LETTERS[lang])
+    for lang in ("en", "zh") for variant in ("original", "verbose", "minimal")
 }
 
 TEMPLATES = MappingProxyType(_TEMPLATES)
@@ -142,6 +136,42 @@ def template(lang: str, variant: str = "original") -> str:
     """
     _check(lang, variant)
     return _TEMPLATES[(lang, variant)]
+
+
+def task_template(lang: str, variant: str = "original") -> str:
+    """The original (or verbose) prompt with the slots of a task's own schema, ``{sides}`` and ``{letters}``.
+
+    It is the default prompt of a task (:mod:`tefcore.tasks`): MIND's template of ``lang`` and
+    ``variant`` is this text with MIND's two side lines and ``C or S`` put in those slots.
+
+    Examples
+    --------
+    >>> task_template("en").splitlines()[4:6]
+    ['Dimension: {dimension}', '{sides}']
+    >>> task_template("zh").splitlines()[-2]
+    '只回答一个字母：{letters}。'
+    """
+    _check(lang, variant)
+    if variant == "minimal":
+        raise ValueError("the minimal prompt lists exactly two sides; a task's prompt is original or verbose")
+    return _GENERAL[(lang, variant)]
+
+
+def choices(dimension: str, lang: str) -> Choices:
+    """MIND's answer space of one dimension: change and stability, letters C and S, described as the prompts
+    describe them (:func:`describe_side`), the dimension named in ``lang``.
+
+    Examples
+    --------
+    >>> c = choices("Economy", "zh")
+    >>> c.dimension, c.sides, c.letters, c.descriptions[0]
+    ('经济', ('change', 'stability'), ('C', 'S'), '市场自由（经济模式）；机会平等（分配正义）')
+    """
+    dim = get_dimension(dimension)
+    _check(lang, "original")
+    return Choices(dim.zh if lang == "zh" else dim.name, SIDES,
+                   tuple(describe_side(dimension, side, lang) for side in SIDES),
+                   tuple(ANSWER_LETTERS[side] for side in SIDES))
 
 
 def template_hash(lang: str, variant: str = "original") -> str:

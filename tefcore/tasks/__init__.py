@@ -1,0 +1,70 @@
+"""TEF on one's own corpus: a task file names the texts, the dimensions, their sides and the prompt.
+
+Rooms: :mod:`~tefcore.tasks.schema` (the K sides of a dimension, their answer letters and the
+prompt's slots) and :mod:`~tefcore.tasks.load` (the task file, its checks and its evaluation pairs).
+MIND is one task among these: its pairs carry no ``choices`` and mean MIND's
+(:func:`tefcore.mind.prompts.choices`), and a task's default prompt is MIND's original prompt with the
+task's sides in it (:func:`tefcore.mind.prompts.task_template`).
+
+Examples
+--------
+>>> import tempfile
+>>> from pathlib import Path
+>>> folder = init_task(Path(tempfile.mkdtemp()) / "my-study")
+>>> sorted(p.name for p in folder.iterdir())
+['README.md', 'posts.csv', 'prompt.txt', 'task.yaml']
+>>> load_task(folder / "task.yaml").name
+'my-study'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from tefcore.tasks.load import Document, Task, TaskError, load_task, summary
+from tefcore.tasks.schema import Choices, fill_prompt
+
+__all__ = ["Choices", "Document", "Task", "TaskError", "example_dir", "fill_prompt", "init_task", "load_task",
+           "summary"]
+
+EXAMPLE_NAME = "my-study"
+"""The example task's name; :func:`init_task` gives it the folder's name instead."""
+
+
+def example_dir() -> Path:
+    """The folder of the example task that ``tef init`` copies (package data)."""
+    return Path(str(resources.files("tefcore.tasks") / "example"))
+
+
+def init_task(folder: str | os.PathLike[str]) -> Path:
+    """Write the example task (``task.yaml``, ``posts.csv``, ``prompt.txt``, ``README.md``) into ``folder``.
+
+    The task is named after the folder. Nothing is overwritten: a folder that holds any of the four
+    files is an error, and nothing is written then.
+
+    Returns
+    -------
+    Path
+        The folder (absolute).
+
+    Raises
+    ------
+    FileExistsError
+        When one of the files exists already.
+    """
+    folder = Path(folder).expanduser().absolute()
+    sources = sorted(p for p in example_dir().iterdir() if p.suffix in (".yaml", ".csv", ".txt", ".md"))
+    taken = [p.name for p in sources if (folder / p.name).exists()]
+    if taken:
+        raise FileExistsError(f"{folder} already holds {', '.join(taken)}; choose a new folder for `tef init`")
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in sources:
+        if source.suffix in (".yaml", ".md"):
+            (folder / source.name).write_text(source.read_text(encoding="utf-8").replace(EXAMPLE_NAME, folder.name),
+                                              encoding="utf-8")
+        else:
+            shutil.copyfile(source, folder / source.name)
+    return folder

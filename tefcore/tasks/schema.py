@@ -1,0 +1,127 @@
+"""The answer space of one dimension of a task: K named sides, a description and an answer letter each.
+
+The paper writes its rule for K categories :math:`\\mathcal Y = \\{c_1, \\ldots, c_K\\}`; MIND has
+K = 2 per dimension (change, stability). A task of one's own has K >= 2 sides per dimension, each
+with a description (what an LLM prompt shows beside the side's letter, and what the e5 zero-shot
+judge compares a text with) and one answer letter: ``A, B, C, ...`` in the order the task lists
+them (MIND's are ``C`` and ``S``). :class:`Choices` carries the three, in side order, to the judges.
+
+Examples
+--------
+>>> housing = Choices("Housing", ("supply", "preservation"),
+...                   ("Build more homes; relax zoning.", "Protect neighbourhoods from densification."))
+>>> housing.letters, housing.K
+(('A', 'B'), 2)
+>>> print(housing.side_lines("en"))
+A (supply): Build more homes; relax zoning.
+B (preservation): Protect neighbourhoods from densification.
+>>> housing.letter_list("en"), Choices("D", ("x", "y", "z"), ("1", "2", "3")).letter_list("zh")
+('A or B', 'A、B 或 C')
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+
+__all__ = ["MAX_SIDES", "PLACEHOLDERS", "Choices", "fill_prompt", "placeholders"]
+
+MAX_SIDES = 26
+"""At most one answer letter per side, ``A`` to ``Z``."""
+
+PLACEHOLDERS: tuple[str, ...] = ("text", "dimension", "sides", "letters")
+"""The slots of a task's prompt: ``{text}`` is required, the others are filled from the schema."""
+
+_SLOT = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_ANY_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The K sides of one dimension, in order, with their descriptions and answer letters.
+
+    Attributes
+    ----------
+    dimension : str
+        The dimension as a prompt names it (MIND's Chinese prompts name it in Chinese).
+    sides : tuple of str
+        Side names; a gold label is one of them, and so is every prediction.
+    descriptions : tuple of str
+        One description per side.
+    letters : tuple of str
+        The answer letter of each side (default ``A, B, C, ...``).
+    """
+
+    dimension: str
+    sides: tuple[str, ...]
+    descriptions: tuple[str, ...]
+    letters: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.letters:
+            object.__setattr__(self, "letters", tuple(string.ascii_uppercase[:len(self.sides)]))
+        k = len(self.sides)
+        if not 2 <= k <= MAX_SIDES or len(self.descriptions) != k or len(self.letters) != k:
+            raise ValueError(f"dimension {self.dimension!r}: need 2 to {MAX_SIDES} sides, each with a description "
+                             f"and a letter; got {k} sides, {len(self.descriptions)} descriptions, "
+                             f"{len(self.letters)} letters")
+        if len(set(self.sides)) != k or len(set(self.letters)) != k:
+            raise ValueError(f"dimension {self.dimension!r}: side names and letters must be distinct")
+
+    @property
+    def K(self) -> int:
+        """The number of sides."""
+        return len(self.sides)
+
+    def side_lines(self, lang: str) -> str:
+        """``{sides}``: one line per side, ``A (name): description`` (zh ``A（name）：description``)."""
+        form = "{}（{}）：{}" if lang == "zh" else "{} ({}): {}"
+        return "\n".join(form.format(*row) for row in zip(self.letters, self.sides, self.descriptions))
+
+    def letter_list(self, lang: str) -> str:
+        """``{letters}``: ``A or B``, ``A, B or C`` (zh ``A 或 B``, ``A、B 或 C``)."""
+        comma, last = ("、", " 或 ") if lang == "zh" else (", ", " or ")
+        return comma.join(self.letters[:-1]) + last + self.letters[-1]
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{name}`` slots of a template, in order (known or not).
+
+    Examples
+    --------
+    >>> placeholders("Dimension: {dimension}. {sides} Text: {text} {json}")
+    ['dimension', 'sides', 'text', 'json']
+    """
+    return _ANY_SLOT.findall(template)
+
+
+def fill_prompt(template: str, text: str, choices: Choices, lang: str) -> str:
+    """Fill a task's template for one text: ``{text}`` stripped, the rest from ``choices``.
+
+    Slots are filled in one pass, so braces in a text stay literal; any other ``{...}`` stays as written.
+
+    Parameters
+    ----------
+    template : str
+        A prompt with a ``{text}`` slot and any of ``{dimension}``, ``{sides}``, ``{letters}``.
+    text : str
+        A whole document or one sentence.
+    choices : Choices
+        The dimension asked about.
+    lang : {"en", "zh"}
+        The text's language (the form of ``{sides}`` and ``{letters}``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> c = Choices("Tone", ("calm", "angry"), ("measured words", "outrage"))
+    >>> fill_prompt("{dimension}? {letters}\\n{sides}\\nText: {text}", " Fine. {sides} ", c, "en")
+    'Tone? A or B\\nA (calm): measured words\\nB (angry): outrage\\nText: Fine. {sides}'
+    """
+    values = {"text": text.strip(), "dimension": choices.dimension, "sides": choices.side_lines(lang),
+              "letters": choices.letter_list(lang)}
+    return _SLOT.sub(lambda match: values[match.group(1)], template)
