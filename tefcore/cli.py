@@ -1,5 +1,4 @@
-"""The ``tef`` command line: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``,
-``models`` and ``book``.
+"""The ``tef`` command: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``, ``models``, ``book``.
 
 Examples
 --------
@@ -7,9 +6,6 @@ Examples
 
     tef extract --model local --lang en --prompt original --limit 20 --out /tmp/caches
     tef evaluate --cache data/caches/e5-zeroshot/original
-    tef init my-study && tef validate my-study/task.yaml                       # a task of one's own
-    tef extract --task my-study/task.yaml --model e5-zeroshot --out out
-    tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv
     tef evaluate --cache data/caches --format csv > scores.csv
     tef extract --model qwen2.5-7b --lang en zh --prompt original verbose minimal   # a GPU box
     DEEPSEEK_API_KEY=... tef extract --model deepseek-v3.2 --lang zh                 # an API
@@ -27,6 +23,7 @@ how far it got and how to resume, and exits with 130.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shlex
@@ -71,18 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub, "extract", "score MIND pairs, or a task's texts, with a judge into a cache",
         "Score every evaluation pair (the whole post for Direct, each sentence for the fusion rules) with a "
         "judge. Reads mind_<lang>.jsonl from --data-dir (default: $MIND_DATA_DIR, else the embedded MIND "
-        "sample), or with --task a task file (every text on every dimension; see `tef init`); writes one cache "
-        "per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, one record per pair (a task's <prompt> "
-        "is its prompt file's name, else original). Running the same command again resumes: pairs already "
-        "there are skipped.",
+        "sample), or a --task file; writes one cache per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, "
+        "one record per pair. Running the same command again resumes: pairs already there are skipped.",
         "tef extract --model e5-zeroshot --lang en --limit 5 --out /tmp/caches",
     )
     ex.add_argument("--model", required=True, help="registry name (see `tef models`) or a .gguf file")
-    ex.add_argument("--task", type=_user_path, default=None, metavar="TASK",
-                    help="a task file (tef init writes one) instead of MIND; its prompt and segmentation apply")
+    ex.add_argument("--task", type=_user_path, metavar="TASK", help="a task file (see tef init) instead of MIND")
     ex.add_argument("--lang", nargs="+", choices=LANGS, default=None, help="languages (default: all of the data)")
-    ex.add_argument("--prompt", nargs="+", choices=VARIANTS, default=None,
-                    help="MIND prompt variant(s) (default: original)")
+    ex.add_argument("--prompt", nargs="+", choices=VARIANTS, help="MIND prompt variant(s) (default: original)")
     ex.add_argument("--data-dir", type=_user_path, default=None,
                     help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
     ex.add_argument("--fit-data", type=_user_path, default=None, metavar="DIR",
@@ -91,8 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", type=_user_path, default="data/caches",
                     help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
-    ex.add_argument("--rule", choices=SEGMENTATION_RULES, default=None,
-                    help="sentence segmentation (default: reference, or the task's)")
+    ex.add_argument("--rule", choices=SEGMENTATION_RULES, help="sentence segmentation (default: reference; a task's)")
     ex.add_argument("--reading", choices=READINGS, default="summed",
                     help="how P(change) is read from the answer token (LLM judges)")
     ex.add_argument("--batch-size", type=_positive, default=None, help="prompts per judge call")
@@ -119,33 +111,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="text: compact tables under 100 columns (default); csv, json: one row per language, "
                     "rule and dimension; markdown: the text tables as Markdown")
 
-    fu = _command(
-        sub, "fuse", "per-text decisions, confidences and scores of fusion rules (no gold needed)",
-        "Fuse the cached probabilities of every pair (a text on a dimension) with the rules asked for. Reads a "
-        "cache file, or every *.jsonl cache under a folder; writes nothing, prints one row per pair and rule: "
-        "the decision (a side), its confidence, the rule's score of every side, and the gold side where there "
-        "is one. A dimension with more than two sides uses the paper's general-K rules.",
-        "tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv > decisions.csv",
-    )
+    fu = _command(sub, "fuse", "per-text decisions, confidences and scores of fusion rules (no gold needed)",
+                  "Reads a cache file, or every *.jsonl cache under a folder; writes nothing, prints one row per pair "
+                  "(a text on a dimension) and rule: the decision, its confidence, the rule's score of every side "
+                  "(general-K rules for K > 2 sides) and the gold side where there is one.",
+                  "tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv > decisions.csv")
     fu.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
     fu.add_argument("--rule", nargs="+", choices=RULE_NAMES, default=["tef"], help="fusion rule(s) (default: tef)")
-    fu.add_argument("--invalid", choices=("drop", "reference"), default="drop",
-                    help="unreadable answers: left out (drop) or 0.5 (1/K) as in the reference release")
-    fu.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                    help="text: a table; csv: one column per side's score; json: one object per row")
-
-    it = _command(sub, "init", "write an example task to start a study of your own",
-                  "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv "
-                  "(eight example texts, some with gold labels), DIR/prompt.txt and DIR/README.md, the task named "
-                  "after DIR. Nothing is overwritten.",
-                  "tef init my-study && tef validate my-study/task.yaml")
-    it.add_argument("dir", type=_user_path, help="the folder to write (created if missing)")
-    va = _command(sub, "validate", "check a task: its file, prompt, data and gold labels",
-                  "Reads the task file, its prompt and its data; prints what it found (rows, languages, dimensions "
-                  "with their sides and answer letters, gold labels per dimension, the prompt), or one line per "
-                  "problem naming the file, the line or row and the key or column, and exits 1; writes nothing.",
-                  "tef validate my-study/task.yaml")
-    va.add_argument("task", type=_user_path, help="the task's YAML file")
+    fu.add_argument("--invalid", choices=("drop", "reference"), default="drop", help="as for tef evaluate (1/K)")
+    fu.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    _command(sub, "init", "write an example task to start a study of your own",
+             "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv, "
+             "DIR/prompt.txt and DIR/README.md, the task named after DIR; overwrites nothing.",
+             "tef init my-study && tef validate my-study/task.yaml").add_argument("dir", type=_user_path)
+    _command(sub, "validate", "check a task: its file, prompt, data and gold labels",
+             "Reads the task file, its prompt and its data; writes nothing; prints rows, languages, dimensions, "
+             "sides and gold per dimension, or one line per problem (file, line or row, key or column) and exits 1.",
+             "tef validate my-study/task.yaml").add_argument("task", type=_user_path, help="the task's YAML file")
 
     dl = _command(
         sub, "download", "download the full MIND release",
@@ -295,26 +277,20 @@ def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[A
 
 
 def _scope(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]], list[str], str]:
-    """``tef extract``'s task (None for MIND), pairs by language, prompts and segmentation rule, checked
-    before any model is loaded (a bad task is a one-line error and writes nothing)."""
+    """``tef extract``'s task (None for MIND), pairs by language, prompts and rule: checked before a model loads."""
     from tefcore.mind.schema import LANGS
     from tefcore.tasks import load_task
 
     if args.task is None:
         args.lang = args.lang or list(LANGS)
         return None, _load_pairs(args.lang, args.data_dir), args.prompt or ["original"], args.rule or "reference"
-    given = [flag for flag, value in (("--prompt", args.prompt), ("--data-dir", args.data_dir),
-                                      ("--fit-data", args.fit_data)) if value is not None]
-    if given:
-        raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to MIND, not to --task "
-                         "(a task file names its data and its prompt)")
+    for flag in ("prompt", "data_dir", "fit_data"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag.replace('_', '-')} applies to MIND, not to --task (a task names its data)")
     task = load_task(args.task)
-    args.lang = args.lang or task.languages
-    absent = [lang for lang in args.lang if lang not in task.languages]
-    if absent:
-        raise ValueError(f"--lang {' '.join(absent)}: task {task.name!r} has no text in it "
-                         f"(its languages: {', '.join(task.languages)})")
-    return task, {lang: task.pairs(lang) for lang in args.lang}, [task.prompt_name], args.rule or task.segmentation
+    pairs = task.pairs_by_language(args.lang)
+    args.lang = list(pairs)
+    return task, pairs, [task.prompt_name], args.rule or task.segmentation
 
 
 def _judge_spec(args: argparse.Namespace) -> Any:
@@ -418,32 +394,24 @@ def _cache_files(root: Path) -> list[Path]:
     return [root]
 
 
-def _task_sides(prov: dict[str, Any]) -> dict[str, list[str]] | None:
-    """A task cache's sides per dimension (its provenance's ``sides``); None for a MIND cache."""
-    return prov.get("sides") if prov.get("task") else None
-
-
 def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any:
     """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front.
 
-    Returns ``None`` for a cache that holds no pair (a header alone). A task's cache is scored on its pairs
-    with a gold side, with the task's sides and dimensions.
+    Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides.
     """
     import pandas as pd
 
     from tefcore.evaluate import predict_pairs, score_table
     from tefcore.judges.cache import read_cache_file
     from tefcore.mind.schema import TABLE_ORDER
+    from tefcore.tasks import recorded_sides
 
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
-    sides = _task_sides(prov)
-    if sides is not None:
-        frame = frame[frame["side"].notna()]
-        if frame.empty:
-            raise ValueError(f"{_shown(str(path))}: task {prov['task']!r} has no gold side to evaluate against; "
-                             f"`tef fuse --cache {_shown(str(path))}` prints the decisions")
+    sides = recorded_sides(prov)
+    if sides is not None and (frame := frame[frame["side"].notna()]).empty:
+        raise ValueError(f"{_shown(str(path))}: task {prov['task']!r} has no gold side; tef fuse prints its decisions")
     pred = predict_pairs(frame, rules=rules, invalid=invalid, classes=sides)
     table = score_table(pred, orders={"dimension": prov.get("dimensions", TABLE_ORDER)}, classes=sides)
     invalid_sentences = pred.drop_duplicates(["post_id", "dimension"]).groupby("lang")["n_invalid"].sum()
@@ -531,13 +499,10 @@ def _heading(part: Any) -> str:
 
 def format_scores(results: Any, fmt: str, invalid: str) -> str:
     """The scores of every cache as ``--format`` asks: compact text tables, Markdown, csv or json."""
-    import json
-
     if fmt == "csv":
         return results.to_csv(index=False).rstrip("\n")
     if fmt == "json":
-        return json.dumps(json.loads(results.to_json(orient="records", double_precision=15)), ensure_ascii=False,
-                          indent=1)
+        return _json_records(results)
     legend = (f"Acc = accuracy, F1 = macro-F1, in %; n = pairs per dimension; * best of its column;\n"
               f"(x) fewer than {FEW_PAIRS} pairs; unreadable answers: {invalid} (--invalid)")
     blocks = []
@@ -570,43 +535,31 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 # --- a task of one's own ----------------------------------------------------------------------
+def _json_records(frame: Any) -> str:
+    """A table as a JSON list of objects, every float bit kept, non-ASCII text as it is."""
+    return json.dumps(json.loads(frame.to_json(orient="records", double_precision=15)), ensure_ascii=False, indent=1)
+
+
 def cmd_fuse(args: argparse.Namespace) -> int:
     """One row per pair and rule: the decision, its confidence, every side's score and the gold side."""
-    import json
-
     import pandas as pd
 
     from tefcore.evaluate import decisions
     from tefcore.judges.cache import read_cache_file
+    from tefcore.tasks import recorded_sides
 
-    parts = [decisions(frame, args.rule, args.invalid, classes=_task_sides(prov)).assign(cache=_shown(str(file)))
-             for file in _cache_files(args.cache) for frame, prov in [read_cache_file(file)] if not frame.empty]
+    parts = [decisions(frame, args.rule, args.invalid, classes=recorded_sides(prov), flat=args.format != "json")
+             .assign(cache=_shown(str(file))) for file in _cache_files(args.cache)
+             for frame, prov in [read_cache_file(file)] if not frame.empty]
     if not parts:
         raise ValueError(f"nothing to fuse: no scored pair under {args.cache} (--cache)")
-    out = pd.concat(parts, ignore_index=True)
-    out = out[["cache", *out.columns.drop("cache")]]
-    scores = [c for c in out.columns if c.startswith("score_")]
-    if args.format == "json":
-        records = out.drop(columns=scores).assign(scores=[{c[6:]: v for c, v in row.items() if v == v}
-                                                          for row in out[scores].to_dict("records")])
-        print(json.dumps(json.loads(records.to_json(orient="records", double_precision=15)), ensure_ascii=False,
-                         indent=1))
-    elif args.format == "csv":
-        print(out.to_csv(index=False).rstrip("\n"))
-    else:
+    out = pd.concat(parts, ignore_index=True).pipe(lambda t: t[["cache", *t.columns.drop("cache")]])
+    if args.format == "text":  # one table per cache and dimension, with that dimension's sides
         print("\n\n".join(f"{cache}, {dim}:\n" + g.dropna(axis=1, how="all").drop(columns=["cache", "dimension"])
-                           .to_string(index=False, na_rep="", float_format=lambda v: f"{v:.3f}")
+                           .to_string(index=False, na_rep="", float_format="{:.3f}".format)
                            for (cache, dim), g in out.groupby(["cache", "dimension"], sort=False)))
-    return 0
-
-
-def cmd_init(args: argparse.Namespace) -> int:
-    """Write the example task into ``DIR``."""
-    from tefcore.tasks import init_task
-
-    folder = init_task(args.dir)
-    print(f"wrote {_shown(str(folder))}/: task.yaml, posts.csv, prompt.txt, README.md\n"
-          f"next: tef validate {_shown(str(folder / 'task.yaml'))}")
+    else:
+        print(out.to_csv(index=False).rstrip("\n") if args.format == "csv" else _json_records(out))
     return 0
 
 
@@ -615,12 +568,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from tefcore.tasks import TaskError, load_task, summary
 
     try:
-        task = load_task(args.task)
+        print("\n".join(summary(load_task(args.task))))
     except TaskError as bad:
-        for problem in bad.problems:
-            print(f"tef: error: {problem}", file=sys.stderr)
+        print("\n".join(f"tef: error: {problem}" for problem in bad.problems), file=sys.stderr)
         return EXIT_CLAIMS_FAIL
-    print("\n".join(summary(task)))
     return 0
 
 
@@ -698,10 +649,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "reproduce": lambda: _reproduce(args),
         "cache": lambda: cmd_cache(args),
         "fuse": lambda: cmd_fuse(args),
-        "init": lambda: cmd_init(args),
+        "init": lambda: _init(args.dir),
         "validate": lambda: cmd_validate(args),
     }
     return _guarded(commands[args.command])
+
+
+def _init(folder: Path) -> int:
+    """``tef init DIR`` (:func:`tefcore.tasks.init_task`)."""
+    from tefcore.tasks import init_task
+
+    task = _shown(str(init_task(folder) / "task.yaml"))
+    print(f"wrote {task}, and posts.csv, prompt.txt, README.md beside it; next: tef validate {task}")
+    return 0
 
 
 def _reproduce(args: argparse.Namespace) -> int:

@@ -264,7 +264,7 @@ def _predict(df: pd.DataFrame, rules: Sequence[str], invalid: str, classes: Sequ
 
 
 def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = "drop", *,
-              classes: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+              classes: Mapping[str, Sequence[str]] | None = None, flat: bool = True) -> pd.DataFrame:
     """Per pair and rule: the decision, its confidence and the rule's score of every side; no gold needed.
 
     Parameters
@@ -277,6 +277,8 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
         Handling of unreadable answers (see the module notes).
     classes : mapping of str to sequence of str, optional
         A task's sides per dimension (default MIND's).
+    flat : bool
+        One ``score_<side>`` column per side (default), or one ``scores`` column of ``{side: score}``.
 
     Returns
     -------
@@ -290,12 +292,14 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
     ...                       "direct": [0.6], "sentences": [[0.9, 0.2, 0.6]]})
     >>> decisions(cache, classes={"Tone": ["calm", "angry"]})[["id", "decision", "score_calm", "score_angry"]]
       id decision  score_calm  score_angry
-    0  a     calm    0.741...    -0.741...
+    0  a     calm    0.793025    -0.793025
     """
     pred = predict_pairs(df, rules, invalid, classes=classes, scores=True)
     sides = list(dict.fromkeys(c for row in pred["scores"] for c in row))
     out = pred[["lang", "post_id", "dimension", "rule", "prediction", "confidence", "side", "n_sentences",
                 "n_invalid"]].rename(columns={"post_id": "id", "prediction": "decision", "side": "gold"})
+    if not flat:
+        return out.assign(scores=pred["scores"])
     scores = pd.DataFrame(pred["scores"].tolist(), index=out.index).reindex(columns=sides)
     return pd.concat([out, scores.add_prefix("score_")], axis=1)
 

@@ -45,6 +45,7 @@ FINAL_CHAPTERS = [
     "09_calibration",
     "10_teaching_lab",
     "11_claims_ledger",
+    "12_own_corpus",
 ]
 
 CHAPTER_TEXT = """# ---

@@ -81,8 +81,8 @@ def test_init_validate_extract_evaluate_fuse_with_the_e5_judge(tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     assert run(["init", "my-study"], capsys)[0] == 0
     code, out, _ = run(["validate", "my-study/task.yaml"], capsys)
-    assert code == 0 and "8 rows in my-study/posts.csv (en 8)" in out
-    assert "Transport (K = 3): car [A], transit [B], cycling [C]; gold on 4 of 8 rows" in out
+    assert code == 0 and "data: my-study/posts.csv, 8 rows (en 8)" in out
+    assert "Transport (K = 3): car [A], transit [B], cycling [C]; gold on 4 rows" in out
     code, out, _ = run(["extract", "--task", "my-study/task.yaml", "--model", "e5-zeroshot", "--out", "out",
                         "--no-progress"], capsys)
     assert code == 0 and "16/16 pairs (16 new, 0 already there)" in out

@@ -21,17 +21,30 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from tefcore.tasks.load import Document, Task, TaskError, load_task, summary
 from tefcore.tasks.schema import Choices, fill_prompt
 
 __all__ = ["Choices", "Document", "Task", "TaskError", "example_dir", "fill_prompt", "init_task", "load_task",
-           "summary"]
+           "recorded_sides", "summary"]
 
 EXAMPLE_NAME = "my-study"
 """The example task's name; :func:`init_task` gives it the folder's name instead."""
+
+
+def recorded_sides(provenance: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """The sides per dimension a task's cache records in its provenance; None for a MIND cache.
+
+    Examples
+    --------
+    >>> recorded_sides({"task": "my-study", "sides": {"Tone": ["calm", "angry"]}}), recorded_sides({"lang": "en"})
+    ({'Tone': ['calm', 'angry']}, None)
+    """
+    return dict(provenance["sides"]) if provenance.get("task") else None
 
 
 def example_dir() -> Path:

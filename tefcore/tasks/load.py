@@ -134,6 +134,14 @@ class Task:
         return [EvaluationPair(d.id, d.lang, c.dimension, d.gold.get(c.dimension), d.text, c)
                 for d in self.documents if lang in (None, d.lang) for c in self.dimensions]
 
+    def pairs_by_language(self, langs: list[str] | None = None) -> dict[str, list[EvaluationPair]]:
+        """The pairs of each language (default: every language of the data); one without texts is an error."""
+        absent = [lang for lang in langs or () if lang not in self.languages]
+        if absent:
+            raise ValueError(f"--lang {' '.join(absent)}: task {self.name!r} has no text in it "
+                             f"(its languages: {', '.join(self.languages)})")
+        return {lang: self.pairs(lang) for lang in langs or self.languages}
+
     def provenance(self, lang: str) -> dict[str, Any]:
         """What a cache of this task records beside the judge: the task, its hash, its sides and K."""
         return {"task": self.name, "task_sha256": self.sha256,
@@ -335,7 +343,8 @@ def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mappin
     id_col, text_col, language = settings["id"], settings["text"], settings["language"]
     needed = [c for c in (id_col, text_col) + (() if language else (LANG_COLUMN,)) if c not in columns]
     for column in needed:
-        hint = "set `language:` in the task" if column == LANG_COLUMN else f"set `{'id' if column == id_col else 'text'}:`"
+        hint = ("set `language:` in the task" if column == LANG_COLUMN
+                else f"set `{'id' if column == id_col else 'text'}:`")
         problems.at(file, f"no column {column!r} (columns: {', '.join(columns) or 'none'}); {hint}")
     if needed:
         return []
@@ -432,12 +441,13 @@ def load_task(path: str | os.PathLike[str]) -> Task:
 def summary(task: Task) -> Iterator[str]:
     """What ``tef validate`` prints: rows, languages, dimensions with their sides, gold per dimension, prompt."""
     langs = ", ".join(f"{lang} {sum(d.lang == lang for d in task.documents)}" for lang in task.languages)
-    yield f"{_shown(task.path)}: task {task.name!r}, {len(task.documents)} rows in {_shown(task.data)} ({langs})"
+    yield f"{_shown(task.path)}: task {task.name!r} (sha256 {task.sha256[:12]})"
+    yield f"  data: {_shown(task.data)}, {len(task.documents)} rows ({langs})"
     for c in task.dimensions:
         gold = [d.gold[c.dimension] for d in task.documents if c.dimension in d.gold]
         counts = ", ".join(f"{side} {gold.count(side)}" for side in c.sides)
         yield (f"  {c.dimension} (K = {c.K}): {', '.join(f'{x} [{y}]' for x, y in zip(c.sides, c.letters))}; "
-               f"gold on {len(gold)} of {len(task.documents)} rows" + (f" ({counts})" if gold else ""))
-    prompt = _shown(task.prompt_file) if task.prompt_file else "the paper's original prompt filled from the schema"
-    yield (f"  prompt: {prompt} (caches go to <out>/<model>/{task.prompt_name}/); "
-           f"segmentation: {task.segmentation}; task sha256 {task.sha256[:12]}")
+               f"gold on {len(gold)} rows" + (f" ({counts})" if gold else ""))
+    prompt = _shown(task.prompt_file) if task.prompt_file else "the paper's original, filled from the sides"
+    yield f"  prompt: {prompt}; caches in <out>/<model>/{task.prompt_name}/"
+    yield f"  segmentation: {task.segmentation}"
