@@ -105,6 +105,23 @@ def test_e5_zeroshot_on_ray_equals_the_local_loop(cluster: dict, data_dir: Path,
     print(f"\ne5-zeroshot, 50 pairs, 2 actors: ray {ray_seconds:.1f} s (with Ray Data start-up)")
 
 
+@pytest.mark.timeout(420)
+def test_a_task_with_three_sides_on_ray_equals_the_local_loop(cluster: dict, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The example task of the book (Housing: two sides; Transport: three, whose records carry the
+    distributions): Ray's merged cache holds the local loop's records, value for value."""
+    task = str(TESTS.parent / "data" / "examples" / "harbour-town" / "task.yaml")
+    common = ["extract", "--task", task, "--model", "e5-zeroshot", "--no-progress"]
+    assert main([*common, "--out", str(tmp_path / "ray"), "--engine", "ray", "--actors", "2",
+                 "--pairs-per-batch", "8"]) == 0
+    assert main([*common, "--out", str(tmp_path / "local")]) == 0
+    for lang in ("en", "zh"):
+        on_ray, local = (tmp_path / where / "e5-zeroshot" / "original" / f"{lang}.jsonl" for where in ("ray", "local"))
+        assert pair_lines(on_ray) == pair_lines(local)  # value for value, in the same order
+        assert sum('"sentence_probs"' in line for line in pair_lines(local)) == len(pair_lines(local)) // 2
+    assert tables(capsys, tmp_path / "ray") == tables(capsys, tmp_path / "local")
+
+
 @pytest.mark.timeout(300)
 def test_embedded_llm_on_ray_equals_the_local_loop(cluster: dict, data_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="the embedded LLM needs llama-cpp-python")

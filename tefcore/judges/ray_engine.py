@@ -421,7 +421,7 @@ class JudgeActor:
             by_chunk.setdefault(int(row["chunk"]), []).append(row)
         out: list[tuple[int, dict[str, Any]]] = []
         for rows in by_chunk.values():
-            pairs = [EvaluationPair(r["post_id"], r["lang"], r["dimension"], r["side"], r["text"]) for r in rows]
+            pairs = [self.setting.pair_of(r) for r in rows]
             chunk = [(pair, self.setting.requests(pair)) for pair in pairs]
             for (pair, scores), row in zip(score_chunk(self.backend, chunk), rows):
                 out.append((int(row["seq"]), pair_record(pair, scores[0], scores[1:], self.provenance_id)))

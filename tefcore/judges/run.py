@@ -101,6 +101,11 @@ class Setting:
         """The Direct request, then one request per sentence (segmentation order)."""
         return build_requests(pair, self.variant, self.rule, self.task)
 
+    def pair_of(self, row: Mapping[str, Any]) -> EvaluationPair:
+        """The pair of a row (``post_id, lang, dimension, side, text``: a Ray block's), with its task's sides."""
+        return EvaluationPair(row["post_id"], row["lang"], row["dimension"], row["side"], row["text"],
+                              self.task.choices(row["dimension"]) if self.task is not None else None)
+
     def provenance(self) -> dict[str, Any]:
         """The setting's part of a run's provenance (the prompt template by its hash; a task's name, hash,
         sides and K)."""
