@@ -207,3 +207,26 @@ def test_signals_wait_for_the_record_being_written() -> None:
             os.kill(os.getpid(), signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_during_a_write_counts_the_record_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal arrives while a record is written: it waits, the record is stored and counted, then the run stops."""
+    import os
+    import signal
+
+    from sigint import default_sigint
+    from tefcore.judges.cache import CacheWriter
+
+    write = CacheWriter.write_pair
+
+    def write_then_signal(self: CacheWriter, *args: Any) -> Any:
+        record = write(self, *args)
+        if len(self.done) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the second record's write
+        return record
+
+    monkeypatch.setattr(CacheWriter, "write_pair", write_then_signal)
+    out = tmp_path / "c.jsonl"
+    with default_sigint(), pytest.raises(ExtractionInterrupted) as stop:
+        run_extraction(FakeJudge(), make_pairs(), out, variant="original", batch_size=100, progress=False)
+    assert stop.value.report.pairs_written == len(read_cache(out)[0]) == 2

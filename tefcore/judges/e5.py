@@ -229,10 +229,9 @@ def shared_embedder() -> E5Embedder:
 
 
 def check_lang_dimension(lang: str, dimension: str) -> None:
-    from tefcore.mind.schema import LANGS, get_dimension
+    from tefcore.mind.schema import check_lang, get_dimension
 
-    if lang not in LANGS:
-        raise ValueError(f"unknown language {lang!r}; expected one of {LANGS}")
+    check_lang(lang)
     get_dimension(dimension)
 
 

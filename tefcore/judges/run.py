@@ -401,11 +401,10 @@ class _LocalSession:
 
     def score(self, pending: list[EvaluationPair]) -> Iterator[list[dict[str, Any]]]:
         for chunk in chunks(pending, self.setting, self.batch_size):
-            records = []
             for pair, scores in score_chunk(self.backend, chunk):
+                # Ctrl-C waits until the record is written and counted: a stored pair is a counted pair
                 with signals_deferred():
-                    records.append(self.writer.write_pair(pair, scores[0], scores[1:]))
-            yield records
+                    yield [self.writer.write_pair(pair, scores[0], scores[1:])]
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 
-from tefcore.mind.schema import LANGS, SIDES, side_of
+from tefcore.mind.schema import LANGS, SIDES, check_lang, side_of
 from tefcore.tasks.schema import Choices
 
 __all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
@@ -125,14 +125,8 @@ class _InvalidRecordError(Exception):
 
 def mind_filename(lang: str) -> str:
     """Return the release file name of a language: ``mind_<lang>.jsonl``."""
-    _check_lang(lang)
+    check_lang(lang)
     return f"mind_{lang}.jsonl"
-
-
-def _check_lang(lang: object) -> None:
-    """Raise ``ValueError`` unless ``lang`` is one of :data:`~tefcore.mind.schema.LANGS`."""
-    if lang not in LANGS:
-        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
 
 
 # --- loader ---------------------------------------------------------------------------------
@@ -172,7 +166,7 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
     record. Work is linear in the file size; no length limit applies.
     """
     if lang is not None:
-        _check_lang(lang)
+        check_lang(lang)
     lines = _decode_lines(path)
     last = _last_record_line(path, lines)
     expected = lang or _file_lang(path)

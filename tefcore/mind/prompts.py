@@ -28,7 +28,7 @@ import hashlib
 import re
 from types import MappingProxyType
 
-from tefcore.mind.schema import LANGS, SIDES, dimension_names, get_dimension
+from tefcore.mind.schema import SIDES, check_lang, dimension_names, get_dimension
 from tefcore.tasks.schema import Choices
 
 __all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
@@ -120,8 +120,7 @@ _SLOT = re.compile(r"\{(dimension|change|stability|text)\}")
 
 def _check(lang: str, variant: str) -> None:
     """Raise ``ValueError`` on an unknown language or variant."""
-    if lang not in LANGS:
-        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+    check_lang(lang)
     if variant not in VARIANTS:
         raise ValueError(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
 

@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, _check_lang, evaluation_pairs, excluded_pairs,
+from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, evaluation_pairs, excluded_pairs,
                                load_posts, mind_filename, read_mind_file, resolve_data_dir, sample_dir)
 from tefcore.mind.schema import DIMENSIONS
-from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER
+from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER, check_lang
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 __all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
@@ -301,7 +301,7 @@ def _unique_langs(langs: Sequence[str]) -> list[str]:
     if isinstance(langs, str):
         langs = [langs]
     for lang in langs:
-        _check_lang(lang)
+        check_lang(lang)
     return list(dict.fromkeys(langs))
 
 
@@ -377,7 +377,7 @@ def _single_lang(posts: Sequence[Post]) -> str:
         found = sorted(langs) if langs else "no posts"
         raise ValueError(f"a data card needs posts of exactly one language, got {found}")
     lang = langs.pop()
-    _check_lang(lang)
+    check_lang(lang)
     return lang
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tefcore.fusion import CLASSES
 
 __all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "EVENT_CODES", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER",
-           "Dimension", "Position", "Subcategory", "dimension_names", "get_dimension", "side_of"]
+           "Dimension", "Position", "Subcategory", "check_lang", "dimension_names", "get_dimension", "side_of"]
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
@@ -172,6 +172,19 @@ TABLE_ORDER: tuple[str, ...] = ("Culture", "Economy", "Society", "Politics", "Te
 
 ABBREVIATIONS: dict[str, str] = {name: _BY_NAME[name].abbr for name in TABLE_ORDER}
 """English dimension name -> the paper's abbreviation, in :data:`TABLE_ORDER`."""
+
+
+def check_lang(lang: object) -> str:
+    """``lang`` when it is one of :data:`LANGS`; else ``ValueError`` naming the languages there are.
+
+    Examples
+    --------
+    >>> check_lang("zh")
+    'zh'
+    """
+    if lang not in LANGS:
+        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+    return str(lang)
 
 
 def dimension_names() -> tuple[str, ...]:

@@ -34,7 +34,7 @@ import operator
 import re
 from collections.abc import Iterator
 
-from tefcore.mind.schema import LANGS
+from tefcore.mind.schema import check_lang
 
 __all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "MIN_LENGTH", "SEGMENTATION_RULES", "split_sentences"]
 
@@ -106,8 +106,7 @@ def _check_arguments(text: str, lang: str, min_length: int, rule: str) -> None:
     """Raise ``ValueError``/``TypeError`` on invalid arguments of :func:`split_sentences`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if lang not in LANGS:
-        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+    check_lang(lang)
     if rule not in SEGMENTATION_RULES:
         raise ValueError(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
     if isinstance(min_length, bool) or not hasattr(min_length, "__index__") or operator.index(min_length) < 0:
