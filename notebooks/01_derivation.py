@@ -39,7 +39,7 @@ grid_points = 399
 confidence_temperatures = [1.0, 2.0, 5.0, 10.0, 20.0]
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("01_derivation")  # a misspelt -p name fails here, naming the parameters above
 
@@ -48,9 +48,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from tefcore.chapters import theory
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.presentation import bold_best
+from chapters import theory
+from companion.figures import setup_notebook
+from companion.tables import bold_best
 from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import contributions
 

@@ -60,7 +60,7 @@ sweep_temperatures = [0.25, 0.5, 1.0, 2.0, 4.0]
 sweep_bootstrap = 200
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("02_propositions")  # a misspelt -p name fails here, naming the parameters above
 
@@ -69,13 +69,13 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from chapters import theory
+from companion.calibration import temperature_sweep
+from companion.figures import setup_notebook
+from companion.runs import data_statement, load_runs
+from companion.tables import bold_best
 from tefcore import information
 from tefcore import simulate as sim
-from tefcore.chapters import theory
-from tefcore.chapters.calibration import temperature_sweep
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.presentation import bold_best
-from tefcore.chapters.runs import data_statement, load_runs
 from tefcore.metrics import reliability_table
 
 setup_notebook()

@@ -35,21 +35,21 @@
 data_dir = None
 
 # %%
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("03_mind_statistics")  # a misspelt -p name fails here, naming the parameters above
 
 from IPython.display import Markdown, display
 
-from tefcore.chapters import datacard as dc
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.presentation import format_columns
+from chapters import ch03, prose
+from companion.figures import setup_notebook
+from companion.tables import format_columns
 
 setup_notebook()
-card = dc.load_card(data_dir)
+card = ch03.load_card(data_dir)
 
 # %% tags=["hide-input"]
-display(Markdown(dc.data_markdown(card.description)))
+display(Markdown(prose.data_markdown(card.description)))
 
 # %% [markdown]
 # ## Posts, labels and evaluation pairs
@@ -62,10 +62,10 @@ display(Markdown(dc.data_markdown(card.description)))
 # full release has no published figure for it.
 
 # %%
-dc.card_table(card)
+ch03.card_table(card)
 
 # %% tags=["hide-input"]
-display(Markdown(dc.full_release_markdown(card)))
+display(Markdown(ch03.full_release_markdown(card)))
 
 # %% [markdown]
 # When the data directory is the embedded sample (the default), these are the numbers of a **cluster
@@ -87,7 +87,7 @@ display(Markdown(dc.full_release_markdown(card)))
 # records).
 
 # %% tags=["hide-input"]
-display(Markdown(dc.confirm_markdown(dc.release_claims(data_dir))))
+display(Markdown(ch03.confirm_markdown(ch03.release_claims(data_dir))))
 
 # %% [markdown]
 # ## Pairs per dimension
@@ -98,10 +98,10 @@ display(Markdown(dc.confirm_markdown(dc.release_claims(data_dir))))
 # pairs. Each rate stands beside the counts it is computed from.
 
 # %%
-format_columns(dc.dimension_table(card))
+format_columns(ch03.dimension_table(card))
 
 # %% tags=["hide-input"]
-dc.share_figure(card).show()
+ch03.share_figure(card).show()
 
 # %% [markdown]
 # ## Public events
@@ -113,16 +113,16 @@ dc.share_figure(card).show()
 # events differ in the side their posts take.
 
 # %%
-format_columns(dc.event_table(card))
+format_columns(ch03.event_table(card))
 
 # %% tags=["hide-input"]
-display(Markdown(dc.event_markdown(card)))
+display(Markdown(ch03.event_markdown(card)))
 
 # %% [markdown]
 # Pairs per event and dimension show which dimensions each event feeds:
 
 # %%
-dc.event_dimension_table(card)
+ch03.event_dimension_table(card)
 
 # %% [markdown]
 # ## Labels per orientation (the paper's Fig. 3)
@@ -134,13 +134,13 @@ dc.event_dimension_table(card)
 # numbers, so it cannot be compared number by number; the figure below is drawn from the data at hand.
 
 # %% tags=["hide-input"]
-dc.orientation_figure(card).show()
+ch03.orientation_figure(card).show()
 
 # %% [markdown]
 # The same counts as a table, one row per subcategory, so that they can be read and compared exactly:
 
 # %%
-dc.orientation_table(card)
+ch03.orientation_table(card)
 
 # %% [markdown]
 # ## Dimensions per post
@@ -150,7 +150,7 @@ dc.orientation_table(card)
 # multiplies the cost of every method (chapter 8).
 
 # %%
-dc.dimensions_per_post(card)
+ch03.dimensions_per_post(card)
 
 # %% [markdown]
 # ## Post lengths
@@ -158,10 +158,10 @@ dc.dimensions_per_post(card)
 # Chinese lengths are characters, English lengths are words; the dashed line is each language's mean.
 
 # %% tags=["hide-input"]
-dc.length_figure(card).show()
+ch03.length_figure(card).show()
 
 # %%
-format_columns(dc.length_table(card))
+format_columns(ch03.length_table(card))
 
 # %% [markdown]
 # ## Sentences per post under the two segmentation rules
@@ -172,10 +172,10 @@ format_columns(dc.length_table(card))
 # improved rule keeps all of them. Counts stand beside their shares.
 
 # %%
-format_columns(dc.segmentation_table(card), digits=2)
+format_columns(ch03.segmentation_table(card), digits=2)
 
 # %% tags=["hide-input"]
-dc.sentences_figure(card).show()
+ch03.sentences_figure(card).show()
 
 # %% [markdown]
 # ## What this means for the later chapters
@@ -185,7 +185,7 @@ dc.sentences_figure(card).show()
 # denominators. Two consequences on the data at hand:
 
 # %% tags=["hide-input"]
-display(Markdown(dc.floor_markdown(card)))
+display(Markdown(ch03.floor_markdown(card)))
 
 # %% [markdown]
 # A judge whose Average accuracy does not clear the constant answer's has learnt nothing usable about

@@ -44,17 +44,17 @@
 # is its extraction step alone, which writes the same kind of caches this chapter writes on a CPU.
 
 # %% tags=["hide-input"]
-from tefcore.chapters.figures import setup_notebook
+from companion.figures import setup_notebook
 
 setup_notebook()
 from IPython.display import Markdown, display
 
-from tefcore.chapters import extraction as ex4
-from tefcore.chapters.claims import claim_link
+from chapters import ch04
+from companion import commands as cmds
+from companion.ledger import claim_link
 
-display(Markdown(ex4.paper_commands("qwen2.5-7b") + "\n\nThe paper's claim that it reads the answer-token "
-                 "log-probabilities without sampling is checked this way: "
-                 + claim_link("answer-logprobs", "claims ledger, row answer-logprobs") + "."))
+display(Markdown(cmds.paper_commands("qwen2.5-7b") + "\n\nThe paper's claim that it reads the answer-token log-"
+                 f"probabilities without sampling is checked this way: {claim_link('answer-logprobs', 'ledger row answer-logprobs')}."))
 
 # %% [markdown]
 # **API keys** never pass through this notebook. papermill writes every parameter into the executed
@@ -80,15 +80,15 @@ out = "_build/caches"
 reference_caches = "data/caches"
 
 # %%
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("04_extraction")  # a misspelt -p name fails here, naming the parameters above
 
-from tefcore.chapters import presentation as pres
-from tefcore.chapters.datacard import data_markdown
-from tefcore.chapters.experiments import posterior_summary
-from tefcore.chapters.provenance import run_labels
-from tefcore.chapters.runs import load_runs, parse_list, repo_path
+from chapters.prose import data_markdown
+from companion import labels as lab, tables as tab
+from companion.provenance import run_labels
+from companion.results import posterior_summary
+from companion.runs import load_runs, parse_list, repo_path
 from tefcore.judges.registry import resolve_model
 from tefcore.mind.load import evaluation_pairs, load_posts
 from tefcore.mind.release import describe_data
@@ -104,9 +104,9 @@ out_dir = repo_path(out) / (f"limit-{limit}" if limit else "")
 
 # %% tags=["hide-input"]
 display(Markdown(data_markdown(describe_data(data_dir, lang_list)) + " This run scores "
-                 + "; ".join(f"{len(pairs[x]):,} of its {len(all_pairs[x]):,} {pres.LANG_LABELS[x]} pairs"
+                 + "; ".join(f"{len(pairs[x]):,} of its {len(all_pairs[x]):,} {lab.LANG_LABELS[x]} pairs"
                              for x in lang_list) + "."))
-display(Markdown(pres.judge_table(names).to_markdown()))
+display(Markdown(lab.judge_table(names).to_markdown()))
 
 # %% [markdown]
 # ## Running the extraction
@@ -126,7 +126,7 @@ display(Markdown(pres.judge_table(names).to_markdown()))
 # limited run is a smoke test of the pipeline; the committed caches were made with `limit 0`.
 
 # %% tags=["nbval-ignore-output"]
-ex4.run_judges(names, pairs, out_dir, prompt, scratch=repo_path("_build")).round(2)
+ch04.run_judges(names, pairs, out_dir, prompt, scratch=repo_path("_build")).round(2)
 
 # %% [markdown]
 # The timing table above is the only output of this chapter that depends on the machine. A run that
@@ -150,7 +150,7 @@ frame = runs.frame
 # percentages of the answers counted in the last column.
 
 # %%
-pres.format_columns(ex4.source_table(frame, labels))
+tab.format_columns(ch04.source_table(frame, labels))
 
 # %% [markdown]
 # ## C+S mass (LLM judges)
@@ -161,11 +161,11 @@ pres.format_columns(ex4.source_table(frame, labels))
 
 # %%
 llm_models = [s.name for s in specs.values() if s.reads_logprobs]
-pres.format_columns(ex4.mass_table(frame, llm_models, labels), digits=3, count=0)
+tab.format_columns(ch04.mass_table(frame, llm_models, labels), digits=3, count=0)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 if llm_models:
-    ex4.mass_figure(frame, llm_models, labels).show()
+    ch04.mass_figure(frame, llm_models, labels).show()
 
 # %% [markdown]
 # ## Sentence probabilities and TEF weights
@@ -175,7 +175,7 @@ if llm_models:
 # votes when some sentences are decisive (weight near one) and others are not (chapters 1 and 2).
 
 # %% tags=["hide-input", "nbval-ignore-output"]
-ex4.probability_figure(frame).show()
+ch04.probability_figure(frame).show()
 
 # %% [markdown]
 # The same in numbers: the spread of the sentence probabilities, the mean and median weight, the share
@@ -184,7 +184,7 @@ ex4.probability_figure(frame).show()
 
 # %%
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"]).rename(index=labels, level=0)
-pres.format_columns(summary.rename(index=pres.LANG_LABELS, level=1).rename_axis(["judge", "language"]), digits=3)
+tab.format_columns(summary.rename(index=lab.LANG_LABELS, level=1).rename_axis(["judge", "language"]), digits=3)
 
 # %% [markdown]
 # ## The embedded LLM answers nearly the same thing to every text
@@ -198,10 +198,10 @@ pres.format_columns(summary.rename(index=pres.LANG_LABELS, level=1).rename_axis(
 # this book that carry signal about the texts, the cross-fitted probe most of all (chapter 5).
 
 # %%
-ex4.letter_bias(frame, "local").round(3)
+ch04.letter_bias(frame, "local").round(3)
 
 # %% tags=["hide-input"]
-display(Markdown(ex4.bias_markdown(frame, "local", labels)
+display(Markdown(ch04.bias_markdown(frame, "local", labels)
                  or "The embedded LLM (`local`) is not among the judges of this run."))
 
 # %% [markdown]
@@ -222,12 +222,12 @@ display(Markdown(ex4.bias_markdown(frame, "local", labels)
 
 # %%
 reference = load_runs(names, prompt, lang_list, reference_caches)
-agreement = ex4.reference_agreement(runs, reference)
+agreement = ch04.reference_agreement(runs, reference)
 display(Markdown(agreement.notes_markdown))
-pres.format_columns(agreement.table, digits=6)
+tab.format_columns(agreement.table, digits=6)
 
 # %% tags=["hide-input"]
-checked = ex4.assert_reproduced(agreement)
+checked = ch04.assert_reproduced(agreement)
 display(Markdown("\n".join(f"* {line}" for line in checked) or "* Nothing to assert: no deterministic judge "
                  "of this run has a committed cache of the same provenance."))
 

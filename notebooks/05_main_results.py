@@ -55,29 +55,31 @@ sweep_boot = 300  # bootstrap replicates per point of the sweep
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("05_main_results")  # a misspelt -p name fails here, naming the parameters above
 
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from tefcore.chapters import calibration as calib
-from tefcore.chapters import experiments as ex
-from tefcore.chapters import paper
-from tefcore.chapters import presentation as pres
-from tefcore.chapters import runs as rn
-from tefcore.chapters.claims import claim_link
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.judges import judge_intervals, judge_versus_rule
+from chapters import ch05, prose
+from chapters.ch05 import judge_intervals, judge_versus_rule
+from companion import calibration as calib
+from companion import commands as cmds
+from companion import results as res
+from companion import runs as rn
+from companion import tables as tab
+from companion.figures import setup_notebook
+from companion.ledger import claim_link
+from tefcore.paper import tables as paper
 
 setup_notebook()
 BASE_RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = rn.parse_list(langs)
 t3, t4 = paper.load_table("table3"), paper.load_table("table4")
 paper_gain = paper.average_gain(t3, level="model_lang")
-glue("paper_gain_acc", pres.format_cell(paper_gain["accuracy"], 3), display=False)
-glue("paper_gain_f1", pres.format_cell(paper_gain["macro_f1"], 3), display=False)
+glue("paper_gain_acc", tab.format_cell(paper_gain["accuracy"], 3), display=False)
+glue("paper_gain_f1", tab.format_cell(paper_gain["macro_f1"], 3), display=False)
 glue("link_gain_acc", Markdown(claim_link("gain-accuracy")), display=False)
 glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 
@@ -92,7 +94,7 @@ glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 # settings) is in the collapsed table.
 
 # %% tags=["hide-input"]
-runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
+runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% tags=["hide-input", "hide-output"]
 display(rn.provenance_view(runs, labels=labels))
@@ -111,8 +113,8 @@ display(rn.provenance_view(runs, labels=labels))
 # others.
 
 # %% tags=["hide-input", "full-width"]
-post = ex.posterior_summary(runs).assign(run=lambda d: d["model"].map(labels)).set_index(["run", "lang"])
-display(pres.format_columns(post.drop(columns=["model", "prompt"]), 3, decisive_share=1, unanimous_posts=1))
+post = res.posterior_summary(runs).assign(run=lambda d: d["model"].map(labels)).set_index(["run", "lang"])
+display(tab.format_columns(post.drop(columns=["model", "prompt"]), 3, decisive_share=1, unanimous_posts=1))
 
 # %% [markdown]
 # ## Table 3, ours beside the paper's
@@ -123,9 +125,9 @@ display(pres.format_columns(post.drop(columns=["model", "prompt"]), 3, decisive_
 # reach on the same pairs.
 
 # %%
-pred = ex.predict_runs(runs, rules=BASE_RULES, invalid=invalid)
-table = ex.score_runs(pred)
-reference = ex.majority_rate(runs)
+pred = res.predict_runs(runs, rules=BASE_RULES, invalid=invalid)
+table = res.score_runs(pred)
+reference = res.majority_rate(runs)
 
 # %% [markdown]
 # One table per language, in the paper's layout: accuracy (Acc) and macro-F1 (F1) in percent per
@@ -142,12 +144,12 @@ reference = ex.majority_rate(runs)
 # chapter 6 both show {glue:text}`qwen_shown` (ledger row {glue:md}`link_t4_avg`).
 
 # %% tags=["hide-input", "full-width"]
-wide = ex.side_by_side(table, t3, labels=labels, reference=reference, rules=BASE_RULES, langs=lang_list)
-pres.show_by(wide, by="run", skip=ex.REFERENCE_ROWS)
+wide = res.side_by_side(table, t3, labels=labels, reference=reference, rules=BASE_RULES, langs=lang_list)
+tab.show_by(wide, by="run", skip=res.REFERENCE_ROWS)
 qwen = paper.table4_average_check(t4).loc[("qwen2.5-7b", "zh", "tef", "accuracy")]
-glue("qwen_mean", pres.format_cell(qwen["recomputed"], 2), display=False)
-glue("qwen_printed", pres.format_cell(qwen["printed"]), display=False)
-glue("qwen_shown", pres.format_cell(qwen["recomputed"]), display=False)
+glue("qwen_mean", tab.format_cell(qwen["recomputed"], 2), display=False)
+glue("qwen_printed", tab.format_cell(qwen["printed"]), display=False)
+glue("qwen_shown", tab.format_cell(qwen["recomputed"]), display=False)
 glue("link_t4_avg", Markdown(claim_link("table4-averages")), display=False)
 
 # %% [markdown]
@@ -159,7 +161,7 @@ glue("link_t4_avg", Markdown(claim_link("table4-averages")), display=False)
 # constant answer, whatever the rule:
 
 # %% tags=["hide-input"]
-display(Markdown(ex.floor_markdown(table, reference, labels)))
+display(Markdown(ch05.floor_markdown(table, reference, labels)))
 
 # %% [markdown]
 # The figure shows the same per dimension. The black ticks mark the majority-class rate; bars
@@ -167,7 +169,7 @@ display(Markdown(ex.floor_markdown(table, reference, labels)))
 # larger side.
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-pres.rule_bars_figure(table, reference, labels, BASE_RULES, lang_list).show()
+ch05.rule_bars_figure(table, reference, labels, BASE_RULES, lang_list).show()
 
 # %% [markdown]
 # ## The Average with bootstrap intervals
@@ -177,10 +179,10 @@ pres.rule_bars_figure(table, reference, labels, BASE_RULES, lang_list).show()
 # uncertainty that comes from the sample of posts, for a fixed judge.
 
 # %%
-cis = ex.average_intervals(pred, n_boot=n_boot, random_state=seed)
+cis = res.average_intervals(pred, n_boot=n_boot, random_state=seed)
 
 # %% tags=["hide-input"]
-display(ex.interval_table(ex.labelled_intervals(cis, labels), BASE_RULES))
+display(res.interval_table(res.labelled_intervals(cis, labels), BASE_RULES))
 
 # %% [markdown]
 # ## TEF against the strongest baseline, paired
@@ -194,18 +196,18 @@ display(ex.interval_table(ex.labelled_intervals(cis, labels), BASE_RULES))
 # p-value near 0.05 is weak evidence either way.
 
 # %%
-vs = ex.versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
+vs = res.versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
 
 # %% tags=["hide-input", "full-width"]
-display(ex.versus_table(vs, labels, n_boot))
-facts = ex.gain_facts(vs, labels)
-paper_gains = ex.paper_gain_table(t3)
+display(ch05.versus_table(vs, labels, n_boot))
+facts = ch05.gain_facts(vs, labels)
+paper_gains = ch05.paper_gain_table(t3)
 for key in ("gain_min", "gain_max"):
-    glue(key, pres.format_cell(facts[key], signed=True), display=False)
+    glue(key, tab.format_cell(facts[key], signed=True), display=False)
 for key in ("cells", "n_above", "n_below", "n_crossing", "above", "below", "verdict"):
     glue(key, str(facts[key]), display=False)
-glue("paper_min", pres.format_cell(paper_gains["accuracy"].min(), signed=True), display=False)
-glue("paper_max", pres.format_cell(paper_gains["accuracy"].max(), signed=True), display=False)
+glue("paper_min", tab.format_cell(paper_gains["accuracy"].min(), signed=True), display=False)
+glue("paper_max", tab.format_cell(paper_gains["accuracy"].max(), signed=True), display=False)
 
 # %% [markdown]
 # In accuracy, TEF minus the strongest baseline ranges from {glue:text}`gain_min` to
@@ -216,8 +218,8 @@ glue("paper_max", pres.format_cell(paper_gains["accuracy"].max(), signed=True), 
 # {glue:text}`paper_min` to {glue:text}`paper_max` points (table below). Cell by cell:
 
 # %% tags=["hide-input"]
-display(Markdown(ex.gain_markdown(vs, labels)))
-display(pres.format_columns(paper_gains))
+display(Markdown(ch05.gain_markdown(vs, labels)))
+display(tab.format_columns(paper_gains))
 
 # %% [markdown]
 # ### Reading the result
@@ -265,12 +267,12 @@ display(pres.format_columns(paper_gains))
 # %% tags=["hide-input", "full-width"]
 sens = rn.load_runs(sensitivity_judges, prompt, lang_list, cache_dir)
 if len(sens.models) >= 2:
-    sens_labels, sens_pred = rn.row_labels(sens), ex.predict_runs(sens, rules=BASE_RULES, invalid=invalid)
+    sens_labels, sens_pred = rn.row_labels(sens), res.predict_runs(sens, rules=BASE_RULES, invalid=invalid)
     sens_cis = judge_intervals(sens_pred, sens.models, n_boot=n_boot, random_state=seed)
     effects = judge_versus_rule(sens_pred, sens.models, n_boot=n_boot, random_state=seed)
-    pres.say(sens.notes_markdown)
-    display(ex.interval_table(ex.labelled_intervals(sens_cis, sens_labels), BASE_RULES))
-    display(Markdown(ex.effect_markdown(effects)), ex.effects_table(effects, sens_labels, n_boot))
+    tab.say(sens.notes_markdown)
+    display(res.interval_table(res.labelled_intervals(sens_cis, sens_labels), BASE_RULES))
+    display(Markdown(ch05.effect_markdown(effects)), ch05.effects_table(effects, sens_labels, n_boot))
 else:
     display(Markdown("The judge-sensitivity comparison needs at least two of the settings; found "
                      f"{', '.join(sens.models) or 'none'}.\n\n{sens.notes_markdown}"))
@@ -287,10 +289,10 @@ else:
 # unreadable; otherwise they give the same tables and the cell says so.
 
 # %% tags=["hide-input", "full-width"]
-acct = ex.invalid_accounting(runs).assign(run=lambda d: d["model"].map(labels))
+acct = res.invalid_accounting(runs).assign(run=lambda d: d["model"].map(labels))
 display(acct.drop(columns=["model", "prompt"]).set_index(["run", "lang"]))
-if ex.has_invalid(runs):
-    display(pres.format_columns(ex.policy_table(runs, BASE_RULES, labels)))
+if ch05.has_invalid(runs):
+    display(tab.format_columns(ch05.policy_table(runs, BASE_RULES, labels)))
 else:
     display(Markdown("No answer in these caches is unreadable, so the two policies give identical "
                      "predictions; the comparison is not shown."))
@@ -314,11 +316,11 @@ sweep_runs = runs.select(model=rn.parse_list(sweep_models))
 factors = [float(x) for x in rn.parse_list(sweep_factors)]
 sweep = calib.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid) \
     if len(sweep_runs.frame) else None
-pres.say("" if sweep is not None else f"No cache of {sweep_models}: the sweep is not run.")
+tab.say("" if sweep is not None else f"No cache of {sweep_models}: the sweep is not run.")
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 if sweep is not None:
-    pres.sweep_figure(sweep, labels, lang_list, factors).show()
+    ch05.sweep_figure(sweep, labels, lang_list, factors).show()
 
 # %% [markdown]
 # Re-tempering adds no information and does not change which side any answer leans to, or which
@@ -342,7 +344,7 @@ if sweep is not None:
 # of Qwen2.5-7B and the other GPU/API models on this page is the paper's.
 
 # %% tags=["hide-input"]
-display(Markdown(ex.reproduce_markdown("05")))
+display(Markdown(cmds.reproduce_block("05")))
 
 # %% [markdown]
 # ## Summary
@@ -358,4 +360,4 @@ display(Markdown(ex.reproduce_markdown("05")))
 # The rows of the claims ledger that this chapter examines:
 
 # %% tags=["hide-input"]
-display(Markdown(pres.ledger_markdown("05_main_results")))
+display(Markdown(prose.ledger_markdown("05_main_results")))

@@ -47,26 +47,28 @@ paper_models = "qwen2.5-7b,deepseek-v3.2"  # the paper's ablated models
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("06_ablation")  # a misspelt -p name fails here, naming the parameters above
 
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from tefcore.chapters import experiments as ex
-from tefcore.chapters import paper
-from tefcore.chapters import presentation as pres
-from tefcore.chapters import runs as rn
-from tefcore.chapters.claims import claim_link
-from tefcore.chapters.figures import setup_notebook
+from chapters import ch06, prose
+from companion import commands as cmds
+from companion import results as res
+from companion import runs as rn
+from companion import tables as tab
+from companion.figures import setup_notebook
+from companion.ledger import claim_link
+from tefcore.paper import tables as paper
 
 setup_notebook()
 ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
 lang_list = rn.parse_list(langs)
 t3, t4 = paper.load_table("table3"), paper.load_table("table4")
-for key, value in ex.paper_ablation_facts(t3, t4).items():
+for key, value in ch06.paper_ablation_facts(t3, t4).items():
     glue(key, value, display=False)
 for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-deepseek"), ("link_drop", "ablation-drop")):
     glue(key, Markdown(claim_link(claim)), display=False)
@@ -78,7 +80,7 @@ for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-d
 # engine, hardware class and data.
 
 # %% tags=["hide-input"]
-runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
+runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% [markdown]
 # ## Table 4, ours beside the paper's
@@ -86,8 +88,8 @@ runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=readin
 # The three variants and Soft Vote, run on the same cached answers:
 
 # %%
-pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
-table = ex.score_runs(pred)
+pred = res.predict_runs(runs, rules=RULES, invalid=invalid)
+table = res.score_runs(pred)
 
 # %% [markdown]
 # One table per language in the paper's layout, the best variant of each column in bold within each
@@ -98,9 +100,9 @@ table = ex.score_runs(pred)
 # that mean rounded half up, the value shown here).
 
 # %% tags=["hide-input", "full-width"]
-wide = ex.side_by_side(table, t4, labels=labels, reference=ex.majority_rate(runs), rules=RULES,
+wide = res.side_by_side(table, t4, labels=labels, reference=res.majority_rate(runs), rules=RULES,
                        paper_models=rn.parse_list(paper_models), langs=lang_list)
-pres.show_by(wide, by="run", skip=ex.REFERENCE_ROWS)
+tab.show_by(wide, by="run", skip=res.REFERENCE_ROWS)
 
 # %% [markdown]
 # ## Averages with intervals
@@ -109,10 +111,10 @@ pres.show_by(wide, by="run", skip=ex.REFERENCE_ROWS)
 # the best of each judge and language in bold.
 
 # %%
-cis = ex.average_intervals(pred, n_boot=n_boot, random_state=seed)
+cis = res.average_intervals(pred, n_boot=n_boot, random_state=seed)
 
 # %% tags=["hide-input"]
-display(ex.interval_table(ex.labelled_intervals(cis, labels), RULES))
+display(res.interval_table(res.labelled_intervals(cis, labels), RULES))
 
 # %% [markdown]
 # ## Paired comparisons: full TEF against each ablation
@@ -121,16 +123,16 @@ display(ex.interval_table(ex.labelled_intervals(cis, labels), RULES))
 # McNemar's b counts pairs only full TEF gets right, c pairs only the ablation gets right.
 
 # %%
-cmp = ex.ablation_comparisons(pred, n_boot=n_boot, random_state=seed)
+cmp = ch06.ablation_comparisons(pred, n_boot=n_boot, random_state=seed)
 
 # %% tags=["hide-input", "full-width"]
-display(ex.comparison_table(cmp, labels, n_boot))
+display(ch06.comparison_table(cmp, labels, n_boot))
 
 # %% [markdown]
 # In words, for accuracy:
 
 # %% tags=["hide-input"]
-display(Markdown(ex.ablation_markdown(cmp, labels)))
+display(Markdown(ch06.ablation_markdown(cmp, labels)))
 
 # %% [markdown]
 # ## Against Soft Vote, as the paper reads it
@@ -141,8 +143,8 @@ display(Markdown(ex.ablation_markdown(cmp, labels)))
 # number close to TEF's; a negative number is an Average below Soft Vote's.
 
 # %% tags=["hide-input"]
-margins = ex.soft_vote_margins(table, t3, t4, labels)
-display(pres.format_columns(margins))
+margins = ch06.soft_vote_margins(table, t3, t4, labels)
+display(tab.format_columns(margins))
 
 # %% [markdown]
 # ## What to expect, and why
@@ -172,10 +174,10 @@ display(pres.format_columns(margins))
 # Qwen2.5-7B and DeepSeek-V3.2 rows are the paper's.
 
 # %% tags=["hide-input"]
-display(Markdown(ex.reproduce_markdown("06")))
+display(Markdown(cmds.reproduce_block("06")))
 
 # %% [markdown]
 # The rows of the claims ledger that this chapter examines:
 
 # %% tags=["hide-input"]
-display(Markdown(pres.ledger_markdown("06_ablation")))
+display(Markdown(prose.ledger_markdown("06_ablation")))

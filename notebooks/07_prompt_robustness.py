@@ -50,7 +50,7 @@ invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("07_prompt_robustness")  # a misspelt -p name fails here, naming the parameters above
 
@@ -58,12 +58,14 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from tefcore.chapters import experiments as ex
-from tefcore.chapters import paper
-from tefcore.chapters import presentation as pres
-from tefcore.chapters import runs as rn
-from tefcore.chapters.claims import claim_link
-from tefcore.chapters.figures import setup_notebook
+from chapters import ch07, prose
+from companion import commands as cmds
+from companion import results as res
+from companion import runs as rn
+from companion import tables as tab
+from companion.figures import setup_notebook
+from companion.ledger import claim_link
+from tefcore.paper import tables as paper
 
 setup_notebook()
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
@@ -71,7 +73,7 @@ lang_list, prompt_list = rn.parse_list(langs), rn.parse_list(prompts)
 llms = [m for m in rn.parse_list(models) if m in rn.parse_list(llm_models)]
 others = [m for m in rn.parse_list(models) if m not in llms]
 t1 = paper.load_table("table1")
-for key, value in ex.paper_prompt_facts(t1).items():
+for key, value in ch07.paper_prompt_facts(t1).items():
     glue(key, value, display=False)
 for key, claim in {"link_best": "prompt-best", "link_least": "prompt-least", "link_t1": "table1-original"}.items():
     glue(key, Markdown(claim_link(claim)), display=False)
@@ -84,7 +86,7 @@ for key, claim in {"link_best": "prompt-best", "link_least": "prompt-least", "li
 # hashes identify the exact template text each cache was made with.
 
 # %% tags=["hide-input"]
-display(Markdown(ex.templates_markdown(prompt_list)))
+display(Markdown(ch07.templates_markdown(prompt_list)))
 
 # %% [markdown]
 # ## Which caches exist
@@ -98,9 +100,9 @@ llm_runs = rn.load_runs(llms, prompt_list, lang_list, cache_dir, reading=reading
 ref_runs = rn.load_runs(others, prompt, lang_list, cache_dir) if others else None
 runs = rn.concat_runs(llm_runs, ref_runs)
 labels = rn.row_labels(runs)
-coverage = pd.concat([ex.prompt_coverage(runs, llms, prompt_list, lang_list),
-                      ex.prompt_coverage(runs, others, [prompt], lang_list)])
-pres.say(rn.data_statement(runs), runs.notes_markdown)
+coverage = pd.concat([ch07.prompt_coverage(runs, llms, prompt_list, lang_list),
+                      ch07.prompt_coverage(runs, others, [prompt], lang_list)])
+tab.say(rn.data_statement(runs), runs.notes_markdown)
 display(coverage.rename(index=lambda m: labels.get(m, m), level="model"))
 
 # %% [markdown]
@@ -111,8 +113,8 @@ display(coverage.rename(index=lambda m: labels.get(m, m), level="model"))
 # within the language-dimension cells).
 
 # %%
-pred = ex.predict_runs(ex.complete_runs(runs, lang_list), rules=RULES, invalid=invalid)
-rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
+pred = res.predict_runs(ch07.complete_runs(runs, lang_list), rules=RULES, invalid=invalid)
+rob = ch07.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_prompt=prompt)
 
 # %% [markdown]
 # One table in the paper's layout: for each judge of ours and each of the paper's models, the
@@ -124,8 +126,8 @@ rob = ex.prompt_robustness(pred, n_boot=n_boot, random_state=seed, reference_pro
 
 # %% tags=["hide-input", "full-width"]
 prompts_of = {**{m: prompt_list for m in llms}, **{m: [prompt] for m in others}}
-cells, numbers = ex.table1_side_by_side(rob, t1, prompts_of, labels, prompt_list)
-display(pres.bold_best(cells, values=numbers, by="run", skip=(ex.MARGIN_ROW,)))
+cells, numbers = ch07.table1_side_by_side(rob, t1, prompts_of, labels, prompt_list)
+display(tab.bold_best(cells, values=numbers, by="run", skip=(ch07.MARGIN_ROW,)))
 
 # %% [markdown]
 # The paired tests behind our rows: TEF's gain with its interval, both p-values, and the accuracy
@@ -133,20 +135,20 @@ display(pres.bold_best(cells, values=numbers, by="run", skip=(ex.MARGIN_ROW,)))
 # missing).
 
 # %% tags=["hide-input", "full-width"]
-display(pd.concat([ex.prompt_table(rob, llms, prompt_list, labels, n_boot),
-                   ex.prompt_table(rob, others, [prompt], labels, n_boot)]))
-display(Markdown(ex.prompt_markdown(rob, coverage, llms, prompt_list, labels)))
+display(pd.concat([ch07.prompt_table(rob, llms, prompt_list, labels, n_boot),
+                   ch07.prompt_table(rob, others, [prompt], labels, n_boot)]))
+display(Markdown(ch07.prompt_markdown(rob, coverage, llms, prompt_list, labels)))
 
 # %% [markdown]
 # The same per language, with every requested combination, including variants that ran in one
 # language only:
 
 # %% tags=["hide-input", "full-width"]
-all_pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
-display(ex.prompt_by_language(all_pred, llms, prompt_list, lang_list, labels, n_boot=n_boot, random_state=seed))
+all_pred = res.predict_runs(runs, rules=RULES, invalid=invalid)
+display(ch07.prompt_by_language(all_pred, llms, prompt_list, lang_list, labels, n_boot=n_boot, random_state=seed))
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-pres.prompt_figure(rob, t1, labels).show()
+ch07.prompt_figure(rob, t1, labels).show()
 
 # %% [markdown]
 # ## What the prompt does to a tiny LLM's answers
@@ -158,9 +160,9 @@ pres.prompt_figure(rob, t1, labels).show()
 
 # %% tags=["hide-input", "full-width"]
 if llm_runs is not None and len(llm_runs.frame):
-    display(ex.prompt_posteriors(llm_runs, labels))
+    display(ch07.prompt_posteriors(llm_runs, labels))
 else:
-    pres.say("No cache of a judge that reads the prompt: nothing to show.")
+    tab.say("No cache of a judge that reads the prompt: nothing to show.")
 
 # %% [markdown]
 # ## Reading the result
@@ -186,10 +188,10 @@ else:
 # number of the paper's models on this page is the paper's.
 
 # %% tags=["hide-input"]
-display(Markdown(ex.reproduce_markdown("07")))
+display(Markdown(cmds.reproduce_block("07")))
 
 # %% [markdown]
 # The rows of the claims ledger that this chapter examines:
 
 # %% tags=["hide-input"]
-display(Markdown(pres.ledger_markdown("07_prompt_robustness")))
+display(Markdown(prose.ledger_markdown("07_prompt_robustness")))

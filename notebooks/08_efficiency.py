@@ -41,13 +41,13 @@
 # `VLLM_API_KEY` (any string for a server without authentication), never from a parameter.
 
 # %% tags=["hide-input"]
-from tefcore.chapters.figures import setup_notebook
+from companion.figures import setup_notebook
 
 setup_notebook()
 from IPython.display import Markdown, display
 
-from tefcore.chapters.extraction import paper_commands
-from tefcore.chapters.presentation import ledger_markdown
+from chapters.prose import ledger_markdown
+from companion.commands import paper_commands
 
 display(Markdown(paper_commands("qwen2.5-7b", chapters=("08",))))
 
@@ -79,20 +79,21 @@ endpoint = ""
 endpoint_model = ""
 
 # %%
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("08_efficiency")  # a misspelt -p name fails here, naming the parameters above
 
 import numpy as np
 
-from tefcore.chapters import efficiency as eff
-from tefcore.chapters.datacard import data_markdown
-from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary, load_table
-from tefcore.chapters.presentation import LANG_LABELS, bold_best, format_columns
-from tefcore.chapters.provenance import run_label
-from tefcore.chapters.runs import parse_list
+from chapters import ch08 as eff
+from chapters.prose import data_markdown
+from companion.labels import LANG_LABELS
+from companion.provenance import run_label
+from companion.runs import parse_list
+from companion.tables import bold_best, format_columns
 from tefcore.mind.load import evaluation_pairs, load_posts
 from tefcore.mind.release import describe_data
+from tefcore.paper.tables import MODEL_LABELS, efficiency_summary, load_table
 
 lang_list = parse_list(langs)
 spec = eff.judge_spec(model, endpoint, endpoint_model)

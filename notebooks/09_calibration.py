@@ -59,19 +59,21 @@ temperatures = "0.5,1,2,5,10,20,50,100"  # TEF's softmax temperatures T to compa
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("09_calibration")  # a misspelt -p name fails here, naming the parameters above
 
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from tefcore.chapters import calibration as calib
-from tefcore.chapters import experiments as ex
-from tefcore.chapters import presentation as pres
-from tefcore.chapters import runs as rn
-from tefcore.chapters.claims import claim_link
-from tefcore.chapters.figures import setup_notebook
+from chapters import ch09, prose
+from chapters import ch09 as calib
+from companion import commands as cmds
+from companion import results as res
+from companion import runs as rn
+from companion import tables as tab
+from companion.figures import setup_notebook
+from companion.ledger import claim_link
 from tefcore.fusion import TEMPERATURE
 
 setup_notebook()
@@ -89,7 +91,7 @@ for key, claim in {"link_tef": "calibration-tef", "link_baselines": "calibration
 # and data.
 
 # %% tags=["hide-input"]
-runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
+runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
 
 # %% [markdown]
 # ## ECE and overconfidence gap per rule and language
@@ -97,7 +99,7 @@ runs, labels = ex.open_runs(models, prompt, lang_list, cache_dir, reading=readin
 # The predictions of chapter 5, each with its confidence, and their calibration:
 
 # %%
-pred = ex.predict_runs(runs, rules=RULES, invalid=invalid)
+pred = res.predict_runs(runs, rules=RULES, invalid=invalid)
 cal = calib.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
 
 # %% [markdown]
@@ -120,8 +122,8 @@ display(calib.calibration_table(cal, labels))
 
 # %% tags=["hide-input"]
 verdicts = calib.calibration_verdicts(cal, labels)
-display(pres.format_columns(verdicts, 3))
-pres.say(calib.verdict_sentence(verdicts) + " Paper, Qwen2.5-7B: TEF has the lowest ECE in both of its "
+display(tab.format_columns(verdicts, 3))
+tab.say(calib.verdict_sentence(verdicts) + " Paper, Qwen2.5-7B: TEF has the lowest ECE in both of its "
          "languages (the paper's statement; its figure prints no numbers).")
 
 # %% [markdown]
@@ -143,7 +145,7 @@ sweep = calib.tef_temperature_calibration(runs, [float(t) for t in rn.parse_list
 # calibration error is the choice of $T$, not what a $T$ fitted on other posts would achieve.
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-pres.temperature_figure(sweep, labels, lang_list, TEMPERATURE).show()
+ch09.temperature_figure(sweep, labels, lang_list, TEMPERATURE).show()
 
 # %% tags=["hide-input"]
 display(Markdown(calib.temperature_markdown(sweep, labels)))
@@ -158,7 +160,7 @@ display(Markdown(calib.temperature_markdown(sweep, labels)))
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 rel = calib.reliability_by_rule(pred, n_bins=n_bins)
 for model in runs.models:
-    pres.reliability_figure(rel[rel["model"] == model], labels[model], lang_list, RULES).show()
+    ch09.reliability_figure(rel[rel["model"] == model], labels[model], lang_list, RULES).show()
 
 # %% [markdown]
 # ## Reading the result
@@ -200,10 +202,10 @@ for model in runs.models:
 # chapter with its rows added.
 
 # %% tags=["hide-input"]
-display(Markdown(ex.reproduce_markdown("09")))
+display(Markdown(cmds.reproduce_block("09")))
 
 # %% [markdown]
 # The rows of the claims ledger that this chapter examines:
 
 # %% tags=["hide-input"]
-display(Markdown(pres.ledger_markdown("09_calibration")))
+display(Markdown(prose.ledger_markdown("09_calibration")))

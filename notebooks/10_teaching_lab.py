@@ -83,7 +83,7 @@ lab_decisive = 1
 lab_uncertain = 6
 lab_lean = 0.5
 sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
-# the book's repository (owner/name on GitHub): the next cell installs tefcore from it
+# the book's repository (owner/name on GitHub): the next cell installs tefcore and the book's tools from it
 repository = ""
 
 # %%
@@ -91,12 +91,12 @@ import importlib.util
 import subprocess
 import sys
 
-if importlib.util.find_spec("tefcore") is None:  # on Colab, or in a fresh Jupyter
+if importlib.util.find_spec("tefcore") is None or importlib.util.find_spec("chapters") is None:  # on Colab
     if not repository:
         raise ModuleNotFoundError("tefcore is not installed, and this copy of the lab "
                                   "names no repository: set `repository` to owner/name")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
-                    f"tefcore @ git+https://github.com/{repository}"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", f"tefcore @ git+https://github.com/{repository}",
+                    f"tef-companion-book @ git+https://github.com/{repository}#subdirectory=book"], check=True)
 
 # %% tags=["hide-input"]
 import os
@@ -111,8 +111,8 @@ from tefcore.fusion import clipped_log_odds, entropy_weight, fuse_many
 try:  # in the book: its check of the parameters, its figures and its glued numbers
     from myst_nb import glue
 
-    from tefcore.chapters.figures import setup_notebook
-    from tefcore.chapters.parameters import check_parameters
+    from companion.figures import setup_notebook
+    from tefbook.parameters import check_parameters
 except ImportError:  # on Colab, Binder or your own Jupyter none of the book is needed
     if os.environ.get("TEF_BOOK_BUILD"):
         raise

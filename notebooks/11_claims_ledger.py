@@ -50,11 +50,11 @@ data_dir = None
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from tefcore.chapters.claims import (
-    CANNOT, GPU, SECTIONS, assert_ledger, evaluate_ledger, ledger_html, summary_counts,
-)
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.parameters import check_parameters
+from companion.figures import setup_notebook
+from companion.ledger import ledger_html
+from tefbook.parameters import check_parameters
+from tefcore.paper.evidence import CANNOT, GPU, SECTIONS
+from tefcore.paper.ledger import assert_ledger, evaluate_ledger, summary_counts
 
 check_parameters("11_claims_ledger")  # a misspelt -p name fails here, naming the parameters above
 _ = setup_notebook()

@@ -45,8 +45,8 @@ example_id = "t09"
 example_dimension = "Transport"
 
 # %% tags=["hide-input"]
-from tefcore.chapters.figures import setup_notebook
-from tefcore.chapters.parameters import check_parameters
+from companion.figures import setup_notebook
+from tefbook.parameters import check_parameters
 
 check_parameters("12_own_corpus")  # a misspelt -p name fails here, naming the parameters above
 setup_notebook()
@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 from myst_nb import glue
 
-from tefcore.chapters.runs import project_root
+from tefbook.toc import project_root
 from tefcore.evaluate import decisions, predict_pairs, score_table, strongest_baseline
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.judges import make_backend

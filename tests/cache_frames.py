@@ -1,4 +1,4 @@
-"""Cache frames for the tests of tefcore.chapters.runs, tefcore.chapters.experiments and tefcore.chapters.calibration.
+"""Cache frames for the tests of companion.runs, companion.results and companion.calibration.
 
 :func:`synthetic_cache` is a seeded synthetic judge whose sentence posteriors lean, noisily,
 towards the gold side; :func:`hand_cache` is five hand-made pairs with unreadable answers and

@@ -1,14 +1,23 @@
-"""The walls between tefcore's rooms, read from the source (every import, lazy ones included).
+"""The walls of the code, read from the source (every import, lazy ones included).
 
-Imports run one way: the application layer (``cli``, ``reproduce``) -> ``chapters`` -> ``judges`` ->
-``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``fusion``, ``metrics``, ``evaluate``, ``simulate``, ``information``). Judges turn
-prompts into probabilities and know nothing of fusion; nothing in tefcore imports the book build tool
-or the book toolchain.
+The library (``tefcore``, the wheel a user installs) has rooms whose imports run one way: the
+application layer (``cli``) -> ``paper`` (the paper's tables and the claims ledger) -> ``judges`` ->
+``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``fusion``, ``metrics``,
+``evaluate``, ``simulate``, ``information``). Judges turn prompts into probabilities and know nothing of
+fusion. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
+(``companion``, ``chapters``), nor the book toolchain.
+
+The book's code (``book/``: ``tefbook``, ``companion``, ``chapters``) builds on the library: ``tefbook``
+knows nothing of chapter support, ``companion`` (what several chapters share) knows no chapter, and
+no chapter's module imports another chapter's.
+
+Neither side has an import cycle, and no module grows past its size limit.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -16,62 +25,156 @@ import pytest
 import tefcore
 
 PACKAGE = Path(tefcore.__file__).resolve().parent
+BOOK = PACKAGE.parent / "book"
 CORE = ("fusion", "metrics", "evaluate", "simulate", "information")
-APPLICATION = ("cli", "reproduce")
-LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "chapters": 3, "application": 4}
+APPLICATION = ("cli",)
+ROOMS = ("mind", "tasks", "judges", "paper")
+LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "paper": 3, "application": 4}
 FUSION_SIDE = {f"tefcore.{name}" for name in ("fusion", "evaluate", "simulate", "information")}
-BOOK_TOOLCHAIN = ("tefbook", "papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval")
+BOOK_CODE = ("tefbook", "companion", "chapters")
+BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval", "jupytext", "IPython",
+                  "plotly", "altair")
+LIMITS = {"tefcore": 700, "companion": 600}
+"""Most lines a module may have."""
 
 
 def room(module: str) -> str:
     """The room of a dotted tefcore module name.
 
-    >>> room("tefcore.judges.e5"), room("tefcore.fusion"), room("tefcore.cli"), room("tefcore")
-    ('judges', 'core', 'application', 'core')
+    >>> room("tefcore.judges.e5"), room("tefcore.fusion"), room("tefcore.cli"), room("tefcore.paper.ledger")
+    ('judges', 'core', 'application', 'paper')
     """
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in APPLICATION:
         return "application"
-    if len(parts) > 1 and parts[1] in ("mind", "tasks", "judges", "chapters"):
+    if len(parts) > 1 and parts[1] in ROOMS:
         return parts[1]
     return "core"  # the core modules, and names of the face (``from tefcore import __version__, tef``)
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
-    parts = [p for p in rel.parts if p != "__init__"]
-    return ".".join(parts)
+def module_name(path: Path, root: Path) -> str:
+    """Dotted name of a source file under a folder that holds packages."""
+    rel = path.relative_to(root).with_suffix("")
+    return ".".join(p for p in rel.parts if p != "__init__")
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    """Every module a source file imports (absolute names; ``from tefcore.m import x`` gives ``tefcore.m.x``,
-    which :func:`module_of` resolves to the module ``x`` or to ``tefcore.m``)."""
+    """Every module a source file imports (absolute names; ``from tefcore import x`` gives ``tefcore.x``)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] == "tefcore":  # the name may be a submodule: keep it
+            if node.module in ("tefcore", *BOOK_CODE):
                 found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
             else:
                 found.append((node.lineno, node.module))
     return found
 
 
-SOURCES = sorted(p for p in PACKAGE.rglob("*.py"))
+def toplevel_imports(path: Path) -> set[str]:
+    """The modules a file imports when it is itself imported: the module's statements, those of its classes
+    and of its ``if``/``try``/``with`` blocks, but not a function's nor an ``if TYPE_CHECKING:`` block's."""
+    lines: set[int] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                lines.add(node.lineno)
+            elif isinstance(node, ast.If):
+                checking = "TYPE_CHECKING" in ast.unparse(node.test)
+                visit(node.orelse if checking else [*node.body, *node.orelse])
+            elif isinstance(node, ast.Try):
+                visit([*node.body, *[s for h in node.handlers for s in h.body], *node.orelse, *node.finalbody])
+            elif isinstance(node, (ast.With, ast.ClassDef)):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {name for line, name in imports(path) if line in lines}
+
+
+def import_graph(sources: Mapping[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules of ``sources`` it imports, lazily or not (a name resolves to its longest known
+    prefix).
+
+    An import that runs when the module is imported, of ``a.b.c``, first runs the package ``a.b``'s
+    ``__init__``: that package is an edge too, unless it is a package of the importer itself (whose
+    ``__init__`` is already running).
+    """
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, path in sources.items():
+        eager = toplevel_imports(path)
+        for _, imported in imports(path):
+            target = imported
+            while target and target not in sources:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)
+            while imported in eager and (target := target.rpartition(".")[0]):
+                if not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative).
+
+    >>> cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]})
+    [['a', 'b', 'c']]
+    >>> cycles({"a": ["b"], "b": []})
+    []
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(graph[nxt])))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    member = stack.pop()
+                    part.append(member)
+                    if member == node:
+                        break
+                if len(part) > 1:
+                    found.append(sorted(part))
+    return found
+
+
+LIBRARY = {module_name(p, PACKAGE.parent): p for p in sorted(PACKAGE.rglob("*.py"))}
+BOOK_SUPPORT = {module_name(p, BOOK): p for package in BOOK_CODE for p in sorted((BOOK / package).rglob("*.py"))}
+SOURCES = sorted(LIBRARY.values())
 
 
 def test_rooms_are_known_and_the_top_level_is_small() -> None:
     top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     assert len(top) <= 12, top
     assert {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"} <= set(CORE) | set(APPLICATION)
-    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} == {
-        "mind", "tasks", "judges", "chapters"}
+    assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} == set(ROOMS)
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_run_one_way(source: Path) -> None:
-    here = module_name(source)
+    here = module_name(source, PACKAGE.parent)
     level = LAYERS[room(here)]
     upward = [f"line {line}: {name}" for line, name in imports(source)
               if name.split(".")[0] == "tefcore" and LAYERS[room(name)] > level]
@@ -79,101 +182,59 @@ def test_imports_run_one_way(source: Path) -> None:
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_no_book_toolchain_in_the_library(source: Path) -> None:
-    bad = [f"line {line}: {name}" for line, name in imports(source) if name.split(".")[0] in BOOK_TOOLCHAIN]
-    assert not bad, f"{module_name(source)} imports the book's toolchain: {bad}"
+def test_the_library_never_imports_the_book(source: Path) -> None:
+    bad = [f"line {line}: {name}" for line, name in imports(source)
+           if name.split(".")[0] in (*BOOK_CODE, *BOOK_TOOLCHAIN)]
+    assert not bad, f"{module_name(source, PACKAGE.parent)} imports the book's code or toolchain: {bad}"
 
 
 @pytest.mark.parametrize("source", sorted((PACKAGE / "judges").glob("*.py")), ids=lambda p: p.name)
 def test_judges_know_nothing_of_fusion(source: Path) -> None:
-    bad = [f"line {line}: {name}" for line, name in imports(source) if module_of(name) in FUSION_SIDE]
-    assert not bad, f"{module_name(source)} imports fusion-side modules: {bad}"
+    bad = [f"line {line}: {name}" for line, name in imports(source) if name in FUSION_SIDE]
+    assert not bad, f"{module_name(source, PACKAGE.parent)} imports fusion-side modules: {bad}"
+
+
+@pytest.mark.parametrize("side", ["tefcore", "book"])
+def test_no_import_cycle(side: str) -> None:
+    found = cycles(import_graph(LIBRARY if side == "tefcore" else BOOK_SUPPORT))
+    assert not found, f"import cycles in {side}: {found}"
+
+
+@pytest.mark.parametrize("name", sorted(BOOK_SUPPORT), ids=str)
+def test_the_book_tool_knows_no_chapter_and_companion_no_chapter_module(name: str) -> None:
+    targets = {target.split(".")[0] for _, target in imports(BOOK_SUPPORT[name])}
+    package = name.split(".")[0]
+    if package == "tefbook":
+        assert not targets & {"companion", "chapters"}, f"{name} imports chapter support"
+    if package == "companion":
+        assert "chapters" not in targets, f"{name} imports a chapter's module"
+    if package == "chapters":
+        others = {t for _, t in imports(BOOK_SUPPORT[name]) if t.startswith("chapters.ch")
+                  and t.split(".")[1] != name.rpartition(".")[2]}
+        assert not others, f"{name} imports another chapter's module: {sorted(others)}"
+
+
+@pytest.mark.parametrize("path", [*SOURCES, *(BOOK_SUPPORT[n] for n in sorted(BOOK_SUPPORT) if n.startswith("companion"))],
+                         ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_modules_stay_small(path: Path) -> None:
+    limit = LIMITS["companion" if "companion" in path.parts else "tefcore"]
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= limit, f"{path.name} has {lines} lines (at most {limit})"
 
 
 def test_the_checks_see_a_violation(tmp_path: Path) -> None:
-    """The import reader finds lazy and ``from tefcore import`` imports (so the tests above can fail)."""
+    """The import reader finds lazy and ``from tefcore import`` imports, the cycle finder finds a cycle of
+    real files, so that the tests above can fail."""
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from tefcore import chapters\n    import papermill\n", encoding="utf-8")
     assert imports(src) == [(2, "tefcore.chapters"), (3, "papermill")]
-    assert LAYERS[room("tefcore.chapters")] > LAYERS[room("tefcore.judges.run")]
-
-
-def module_of(name: str) -> str | None:
-    """The tefcore module (a file or a package's ``__init__``) an imported name lives in, else None.
-
-    >>> module_of("tefcore.judges.run.Setting"), module_of("tefcore.__version__"), module_of("numpy")
-    ('tefcore.judges.run', 'tefcore', None)
-    """
-    parts = name.split(".")
-    if parts[0] != "tefcore":
-        return None
-    while parts:
-        path = PACKAGE.parent.joinpath(*parts)
-        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
-            return ".".join(parts)
-        parts.pop()
-    return None
-
-
-def import_graph(sources: list[Path]) -> dict[str, set[str]]:
-    """Module -> the tefcore modules it imports (lazy imports included)."""
-    graph: dict[str, set[str]] = {}
-    for source in sources:
-        here = module_name(source)
-        graph[here] = {m for _, name in imports(source) if (m := module_of(name)) is not None and m != here}
-    return graph
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan), each sorted.
-
-    >>> cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}})
-    [['a', 'b']]
-    """
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return sorted(found)
-
-
-def test_no_import_cycle_in_the_package() -> None:
-    """No two modules of tefcore import each other, directly or through others, not even lazily.
-
-    Chapter support (``tefcore.chapters``) leaves the package for the book (issue 22), where the book's
-    own test checks it.
-    """
-    found = cycles(import_graph([s for s in SOURCES if room(module_name(s)) != "chapters"]))
-    assert not found, f"import cycles: {found}"
-
-
-def test_the_cycle_check_sees_a_cycle(tmp_path: Path) -> None:
-    a, b = tmp_path / "a.py", tmp_path / "b.py"
-    a.write_text("def f():\n    from tefcore.judges import run\n", encoding="utf-8")  # lazy, and a submodule
-    b.write_text("import tefcore.judges.ray_engine\n", encoding="utf-8")
-    graph = {"tefcore.judges.ray_engine": {module_of(n) for _, n in imports(a)} - {None},
-             "tefcore.judges.run": {module_of(n) for _, n in imports(b)} - {None}}
-    assert cycles(graph) == [["tefcore.judges.ray_engine", "tefcore.judges.run"]]
+    assert LAYERS[room("tefcore.paper")] > LAYERS[room("tefcore.judges.run")]
+    (tmp_path / "a.py").write_text("import b\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("def f():\n    from a import g\n", encoding="utf-8")
+    graph = import_graph({"a": tmp_path / "a.py", "b": tmp_path / "b.py"})
+    assert cycles(graph) == [["a", "b"]]
+    # through a package's __init__: p.m imports q.s, which runs q/__init__, which imports p.m
+    files = {name: tmp_path / f"{name}.py" for name in ("p", "p.m", "q", "q.s")}
+    for name, text in {"p": "", "p.m": "from q.s import x\n", "q": "from p.m import y\n", "q.s": ""}.items():
+        files[name].write_text(text, encoding="utf-8")
+    assert cycles(import_graph(files)) == [["p.m", "q"]]

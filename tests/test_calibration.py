@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.calibration on hand-made and seeded synthetic cache frames."""
+"""Tests of companion.calibration on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from cache_frames import NAN, hand_cache, synthetic_cache
 
-from tefcore.chapters import calibration as calib
-from tefcore.chapters import experiments as ex
+from chapters import ch09
+from companion import calibration as calib
+from companion import results as ex
 from tefcore import metrics
 from tefcore.evaluate import predict_pairs
 from tefcore.fusion import fuse_many
@@ -25,14 +26,14 @@ def test_ece_rows_match_the_metric():
     conf = rng.uniform(0.5, 1.0, 300)
     corr = (rng.random(300) < conf).astype(float)
     idx = np.vstack([np.arange(300), rng.integers(0, 300, 300)])
-    got = calib._ece_rows(conf, corr, idx, 10)
+    got = ch09._ece_rows(conf, corr, idx, 10)
     assert got[0] == pytest.approx(metrics.expected_calibration_error(conf, corr))
     assert got[1] == pytest.approx(metrics.expected_calibration_error(conf[idx[1]], corr[idx[1]]))
 
 
 def test_calibration_summary_values(hand_frame):
     pred = predict_pairs(hand_frame).assign(model="m")
-    cal = calib.calibration_summary(pred, n_boot=200).set_index("rule")
+    cal = ch09.calibration_summary(pred, n_boot=200).set_index("rule")
     tef = pred[(pred["rule"] == "tef") & (pred["prediction"] != "abstain")]
     row = cal.loc["tef"]
     assert row["n"] == 4 and row["n_abstain"] == 1
@@ -47,7 +48,7 @@ def test_calibration_summary_values(hand_frame):
 
 def test_reliability_by_rule_counts_every_scored_pair():
     pred = ex.predict_runs(synthetic_cache(11).assign(model="A", prompt="p"))
-    rel = calib.reliability_by_rule(pred)
+    rel = ch09.reliability_by_rule(pred)
     assert list(rel.columns[:4]) == ["model", "prompt", "lang", "rule"]
     scored = pred[pred["prediction"] != "abstain"].groupby(["lang", "rule"]).size()
     got = rel.groupby(["lang", "rule"])["count"].sum()
@@ -119,9 +120,9 @@ def test_tef_temperature_calibration_at_the_reference_t_is_the_summary():
     """At T = 5 the sweep's ECE and gap are calibration_summary's for TEF; at other T they follow a
     second route: the score recovered from the T = 5 confidence, sigma(2|s|/T) recomputed by hand."""
     frame = synthetic_cache(21, 30).assign(model="A", prompt="p")
-    sweep = calib.tef_temperature_calibration(frame, [1.0, 5.0, 25.0])
+    sweep = ch09.tef_temperature_calibration(frame, [1.0, 5.0, 25.0])
     pred = ex.predict_runs(frame, rules=["tef"])
-    cal = calib.calibration_summary(pred, n_boot=20).set_index("lang")
+    cal = ch09.calibration_summary(pred, n_boot=20).set_index("lang")
     for lang in ("en", "zh"):
         at5 = sweep[(sweep["lang"] == lang) & (sweep["T"] == 5.0)].iloc[0]
         assert bool(at5["reference"]) and at5["ece"] == pytest.approx(cal.loc[lang, "ece"])
@@ -138,11 +139,11 @@ def test_tef_temperature_calibration_at_the_reference_t_is_the_summary():
     means = sweep[sweep["lang"] == "en"]["confidence"].to_numpy()
     assert means[0] > means[1] > means[2]  # a larger T pulls every confidence towards 0.5
     with pytest.raises(ValueError, match="positive finite"):
-        calib.tef_temperature_calibration(frame, [0.0])
+        ch09.tef_temperature_calibration(frame, [0.0])
 
 
 def test_tef_temperature_calibration_leaves_abstentions_out(hand_frame):
-    sweep = calib.tef_temperature_calibration(hand_frame.assign(model="m"), [5.0])
+    sweep = ch09.tef_temperature_calibration(hand_frame.assign(model="m"), [5.0])
     pred = predict_pairs(hand_frame, rules=["tef"])
     decided = pred[pred["prediction"] != "abstain"]
     assert sweep["accuracy"].iloc[0] == pytest.approx(100 * decided["correct"].mean())
@@ -153,14 +154,14 @@ def test_verdicts_and_the_sentence_fit_the_counts():
     cal = pd.DataFrame({"model": "a", "lang": ["en"] * 3 + ["zh"] * 3, "rule": ["soft_vote", "tef", "direct"] * 2,
                         "ece": [0.10, 0.05, 0.20, 0.08, 0.08, 0.30], "ece_low": 0.0, "ece_high": [.2, .06, .3, .1, .1, .4],
                         "gap": [0.1, -0.02, 0.2, 0.05, -0.05, 0.3]})
-    v = calib.calibration_verdicts(cal, {"a": "ours: A"})
+    v = ch09.calibration_verdicts(cal, {"a": "ours: A"})
     assert v.loc[("ours: A", "en"), "lowest ECE"] == "TEF" and bool(v.loc[("ours: A", "en"), "clearly lowest"])
     assert v.loc[("ours: A", "zh"), "lowest ECE"] == "SV, TEF" and not v.loc[("ours: A", "zh"), "alone"]
     assert v.loc[("ours: A", "zh"), "smallest |gap|"] == "SV, TEF"
-    assert calib.verdict_sentence(v) == ("TEF has the lowest ECE in 2 of 2 run-language cells: 1 alone, 1 tied "
+    assert ch09.verdict_sentence(v) == ("TEF has the lowest ECE in 2 of 2 run-language cells: 1 alone, 1 tied "
                                          "with another rule.")
-    assert calib.verdict_sentence(v.iloc[:1]) == "TEF has the lowest ECE in 1 of 1 run-language cell, alone."
-    assert calib.verdict_sentence(v, rule="Direct") == "Direct has the lowest ECE in none of 2 run-language cells."
+    assert ch09.verdict_sentence(v.iloc[:1]) == "TEF has the lowest ECE in 1 of 1 run-language cell, alone."
+    assert ch09.verdict_sentence(v, rule="Direct") == "Direct has the lowest ECE in none of 2 run-language cells."
 
 
 def test_calibration_table_bolds_the_lowest_ece_and_the_gap_nearest_zero():
@@ -168,8 +169,8 @@ def test_calibration_table_bolds_the_lowest_ece_and_the_gap_nearest_zero():
 
     pred = ex.predict_runs(synthetic_cache(22, 25).assign(model="A", prompt="p"),
                            rules=["direct", "soft_vote", "tef"])
-    cal = calib.calibration_summary(pred, n_boot=30)
-    styler = calib.calibration_table(cal, {"A": "ours: A"})
+    cal = ch09.calibration_summary(pred, n_boot=30)
+    styler = ch09.calibration_table(cal, {"A": "ours: A"})
     text = styler.data
     assert text.index.names == ["run", "lang", "method"] and len(text) == 6
     css = styler.to_html().split("</style>")[0]

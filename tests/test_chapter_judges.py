@@ -1,4 +1,4 @@
-"""Tests of :mod:`tefcore.chapters.judges`: one judge under several settings, compared on the same pairs.
+"""Tests of :mod:`chapters.ch05`: one judge under several settings, compared on the same pairs.
 
 The three "settings" are synthetic caches of the same pairs (:func:`cache_frames.synthetic_cache`):
 the sharp judge itself, and copies whose posteriors are turned around on a fixed share of pairs.
@@ -10,16 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from cache_frames import synthetic_cache
-from tefcore.chapters.experiments import predict_runs, score_runs
-from tefcore.chapters.judges import (
-    SENSITIVITY_JUDGES,
-    SENSITIVITY_RULES,
-    judge_comparisons,
-    judge_intervals,
-    judge_versus_rule,
-)
+
+from chapters.ch05 import SENSITIVITY_JUDGES, SENSITIVITY_RULES, judge_comparisons, judge_intervals, judge_versus_rule
+from companion.results import predict_runs, score_runs
 from tefcore.evaluate import AVERAGE, strongest_baseline
 
 RAW, STD, TUNED = SENSITIVITY_JUDGES

@@ -1,7 +1,7 @@
-"""Tests of the claims ledger (tefcore.chapters.claims) and of `tef claims`.
+"""Tests of the claims ledger (tefcore.paper.ledger) and of `tef claims`.
 
 Each recomputed value of the ledger is reached a second way where one exists: by hand from the CSV
-files with the csv module (no pandas, no tefcore.chapters.paper), or from the MIND files with json.
+files with the csv module (no pandas, no tefcore.paper.tables), or from the MIND files with json.
 Every check is also shown to be able to fail: a changed table or a broken library function makes the
 ledger, `assert_ledger` and `tef claims` fail.
 """
@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefcore import cli
-from tefcore import information
-from tefcore.chapters import claims as C
-from tefcore.chapters import paper
+from companion import ledger as book_ledger
+from tefcore import cli, information
 from tefcore.mind.load import sample_dir
+from tefcore.paper import datacard, evidence, method
+from tefcore.paper import ledger as claims
+from tefcore.paper import tables as paper
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ("direct", "majority_vote", "soft_vote")
@@ -31,7 +32,7 @@ BASELINES = ("direct", "majority_vote", "soft_vote")
 
 @pytest.fixture(scope="module")
 def ledger() -> pd.DataFrame:
-    return C.evaluate_ledger().set_index("id")
+    return claims.evaluate_ledger().set_index("id")
 
 
 def _rows(table: str) -> list[dict[str, str]]:
@@ -62,45 +63,45 @@ def _changed_tables(model: str, lang: str, dim: str, value: float) -> dict[str, 
 # the ledger as data
 # --------------------------------------------------------------------------------------------------
 def test_ledger_has_forty_rows_with_unique_ids() -> None:
-    ids = [c.id for c in C.LEDGER]
+    ids = [c.id for c in claims.LEDGER]
     assert len(ids) >= 40
     assert len(set(ids)) == len(ids)
-    assert len({C.claim_anchor(i) for i in ids}) == len(ids)
+    assert len({book_ledger.claim_anchor(i) for i in ids}) == len(ids)
 
 
 def test_every_row_names_a_chapter_that_exists() -> None:
-    for claim in C.LEDGER:
+    for claim in claims.LEDGER:
         assert (ROOT / "notebooks" / f"{claim.chapter}.py").is_file(), claim.id
 
 
 def test_rows_cover_every_section_and_kind_of_check() -> None:
-    assert {c.section for c in C.LEDGER} == set(C.SECTIONS)
-    assert {c.how for c in C.LEDGER} == set(C.HOW)
+    assert {c.section for c in claims.LEDGER} == set(evidence.SECTIONS)
+    assert {c.how for c in claims.LEDGER} == set(evidence.HOW)
     for must in ("gain-accuracy", "gain-macro-f1", "gain-per-cell", "best-or-tied", "max-shortfall",
                  "ablation-drop", "table1-original", "table3-underline", "general-k", "k3-bayes",
                  "prop1", "prop2", "mind-posts", "gains-dimensions"):
-        assert must in {c.id for c in C.LEDGER}
+        assert must in {c.id for c in claims.LEDGER}
 
 
 def test_claim_validation() -> None:
-    check = C.LEDGER[0].check
+    check = claims.LEDGER[0].check
     with pytest.raises(ValueError, match="how must be one of"):
-        C.Claim("x", C.SECTIONS[0], "w", "words", "1", "01_derivation", "by eye", check)
+        evidence.Claim("x", evidence.SECTIONS[0], "w", "words", "1", "01_derivation", "by eye", check)
     with pytest.raises(ValueError, match="lower-case"):
-        C.Claim("Bad Id", C.SECTIONS[0], "w", "words", "1", "01_derivation", C.TABLES, check)
+        evidence.Claim("Bad Id", evidence.SECTIONS[0], "w", "words", "1", "01_derivation", evidence.TABLES, check)
     with pytest.raises(ValueError, match="unknown section"):
-        C.Claim("x", "Elsewhere", "w", "words", "1", "01_derivation", C.TABLES, check)
+        evidence.Claim("x", "Elsewhere", "w", "words", "1", "01_derivation", evidence.TABLES, check)
 
 
 def test_verdicts_of_the_shipped_tables(ledger: pd.DataFrame) -> None:
-    assert C.failures(ledger.reset_index()).empty
+    assert claims.failures(ledger.reset_index()).empty
     assert set(ledger.index[ledger["verdict"] == "does not hold"]) == {
         "k3-bayes", "gain-per-cell", "table3-underline"}
-    checked = ledger["how"].isin([C.RUNS, C.TABLES])
+    checked = ledger["how"].isin([evidence.RUNS, evidence.TABLES])
     unchecked = ledger[~checked]
     assert (unchecked["verdict"] == "not checked").all()
     assert unchecked["note"].str.len().gt(10).all()  # each says why (or gives the command)
-    gpu = ledger[ledger["how"] == C.GPU]
+    gpu = ledger[ledger["how"] == evidence.GPU]
     assert gpu["note"].str.contains("tef reproduce").all()
 
 
@@ -226,16 +227,16 @@ def test_k3_example_by_hand(ledger: pd.DataFrame) -> None:
 # --------------------------------------------------------------------------------------------------
 def test_a_changed_table_fails_the_ledger() -> None:
     tables = _changed_tables("qwen2.5-7b", "zh", "Culture", 30.0)
-    frame = C.evaluate_ledger(tables=tables)
-    failing = set(C.failures(frame)["id"])
+    frame = claims.evaluate_ledger(tables=tables)
+    failing = set(claims.failures(frame)["id"])
     assert {"gain-accuracy", "best-or-tied", "max-shortfall", "table4-tef-rows"} <= failing
-    with pytest.raises(C.LedgerError, match="best-or-tied"):
-        C.assert_ledger(frame)
+    with pytest.raises(evidence.LedgerError, match="best-or-tied"):
+        claims.assert_ledger(frame)
 
 
 def test_a_check_that_raises_fails() -> None:
     tables = {k: v for k, v in paper.load_tables().items() if k != "table2"}
-    frame = C.evaluate_ledger(tables=tables).set_index("id")
+    frame = claims.evaluate_ledger(tables=tables).set_index("id")
     assert frame.loc["ttft-two-ms", "verdict"] == "FAILS"
     assert frame.loc["ttft-two-ms", "note"].startswith("KeyError")
     assert frame.loc["best-or-tied", "verdict"] == "holds"
@@ -243,24 +244,24 @@ def test_a_check_that_raises_fails() -> None:
 
 def test_a_broken_library_fails_the_propositions(monkeypatch: pytest.MonkeyPatch) -> None:
     right = information.additive_log_odds
-    monkeypatch.setattr(C, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
-    frame = C.evaluate_ledger([c for c in C.LEDGER if c.id.startswith("prop2")]).set_index("id")
+    monkeypatch.setattr(method, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
+    frame = claims.evaluate_ledger([c for c in claims.LEDGER if c.id.startswith("prop2")]).set_index("id")
     assert frame.loc["prop2", "verdict"] == "holds"
     assert frame.loc["prop2-prior", "verdict"] == "FAILS"
 
 
 def test_full_release_counts_are_checked_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
     ids = ("mind-posts", "release-labels", "release-pairs", "release-excluded")
-    picked = [c for c in C.LEDGER if c.id in ids]
-    monkeypatch.setattr(C.Evidence, "dataset", property(lambda self: C.FULL))
-    published = C.evaluate_ledger(picked).set_index("id")
+    picked = [c for c in claims.LEDGER if c.id in ids]
+    monkeypatch.setattr(evidence.Evidence, "dataset", property(lambda self: evidence.FULL))
+    published = claims.evaluate_ledger(picked).set_index("id")
     assert (published["verdict"] == "FAILS").all()  # the sample's counts are not the published ones
-    cards = C.Evidence().cards
-    fake = {lang: dict(C.FULL_RELEASE[lang]) | {k: cards[lang][k] for k in
+    cards = evidence.Evidence().cards
+    fake = {lang: dict(datacard.FULL_RELEASE[lang]) | {k: cards[lang][k] for k in
                                                   ("posts", "labels", "pairs", "excluded_pairs")}
             for lang in ("zh", "en")}
-    monkeypatch.setattr(C, "FULL_RELEASE", fake)
-    matching = C.evaluate_ledger(picked).set_index("id")
+    monkeypatch.setattr(datacard, "FULL_RELEASE", fake)
+    matching = claims.evaluate_ledger(picked).set_index("id")
     assert (matching["verdict"] == "holds").all()
 
 
@@ -268,9 +269,9 @@ def test_custom_data_leaves_the_data_card_unchecked(tmp_path: Path) -> None:
     for lang in ("zh", "en"):
         lines = (sample_dir() / f"mind_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
         (tmp_path / f"mind_{lang}.jsonl").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
-    frame = C.evaluate_ledger([c for c in C.LEDGER if c.section == C.SECTIONS[2]], data_dir=tmp_path)
+    frame = claims.evaluate_ledger([c for c in claims.LEDGER if c.section == evidence.SECTIONS[2]], data_dir=tmp_path)
     assert frame.attrs["dataset"] == "custom data"
-    checked = frame[frame["how"] == C.RUNS]
+    checked = frame[frame["how"] == evidence.RUNS]
     assert (checked["verdict"] == "not checked").all()
     assert checked["note"].str.startswith("the claim is about MIND").all()
     assert checked.set_index("id").loc["mind-posts", "value"] == "40 zh / 40 en"
@@ -280,36 +281,36 @@ def test_custom_data_leaves_the_data_card_unchecked(tmp_path: Path) -> None:
 # display
 # --------------------------------------------------------------------------------------------------
 def test_text_fits_100_columns_and_groups_by_section(ledger: pd.DataFrame) -> None:
-    text = C.format_ledger(ledger.reset_index())
+    text = claims.format_ledger(ledger.reset_index())
     lines = text.splitlines()
     assert max(map(len, lines)) <= 100
-    assert [line[3:] for line in lines if line.startswith("-- ")] == list(C.SECTIONS)
-    assert lines[-1].endswith("0 fail") and lines[-1].startswith(f"{len(C.LEDGER)} claims")
+    assert [line[3:] for line in lines if line.startswith("-- ")] == list(evidence.SECTIONS)
+    assert lines[-1].endswith("0 fail") and lines[-1].startswith(f"{len(claims.LEDGER)} claims")
 
 
 def test_other_formats(ledger: pd.DataFrame) -> None:
     frame = ledger.reset_index()
     from io import StringIO
 
-    back = pd.read_csv(StringIO(C.format_ledger(frame, "csv")))
-    assert list(back["id"]) == [c.id for c in C.LEDGER]
-    records = json.loads(C.format_ledger(frame, "json"))
-    assert records[0]["id"] == C.LEDGER[0].id and records[0]["holds"] is True
-    assert C.format_ledger(frame, "markdown").startswith("| id")
+    back = pd.read_csv(StringIO(claims.format_ledger(frame, "csv")))
+    assert list(back["id"]) == [c.id for c in claims.LEDGER]
+    records = json.loads(claims.format_ledger(frame, "json"))
+    assert records[0]["id"] == claims.LEDGER[0].id and records[0]["holds"] is True
+    assert claims.format_ledger(frame, "markdown").startswith("| id")
     with pytest.raises(ValueError, match="unknown format"):
-        C.format_ledger(frame, "yaml")
+        claims.format_ledger(frame, "yaml")
 
 
 def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
-    page = C.ledger_html(ledger.reset_index())
+    page = book_ledger.ledger_html(ledger.reset_index())
     for cid in ledger.index:
-        assert page.count(f'id="{C.claim_anchor(cid)}"') == 1
+        assert page.count(f'id="{book_ledger.claim_anchor(cid)}"') == 1
     assert 'href="05_main_results.html"' in page
-    assert "<script" not in page and "&lt;" not in C.ledger_html(ledger.reset_index().head(1))
-    link = C.claim_link("ablation-drop", "22.9 <and> 23.8")
+    assert "<script" not in page and "&lt;" not in book_ledger.ledger_html(ledger.reset_index().head(1))
+    link = book_ledger.claim_link("ablation-drop", "22.9 <and> 23.8")
     assert link == '<a href="11_claims_ledger.html#claims-ablation-drop">22.9 &lt;and&gt; 23.8</a>'
     with pytest.raises(ValueError, match="no claim"):
-        C.claim_link("ablation-dropped")
+        book_ledger.claim_link("ablation-dropped")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -178,6 +178,24 @@ def test_book_and_download_dispatch(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert code == 0 and seen["dl"] == (Path("/tmp/x"), ["en"], False) and "sha256=" + "ab" * 32 in out
 
 
+def test_book_and_reproduce_run_the_book_tools_in_a_subprocess(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+    import subprocess
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "call", lambda argv: seen.append(argv[1:]) or 0)
+    assert cli.main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 0
+    assert seen == [["-m", "tefbook", "reproduce", "qwen2.5-7b", "--dry-run"]]
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tefbook" else real(name, *a))
+    for command in (["book"], ["reproduce", "qwen2.5-7b"]):
+        assert cli.main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "pip install -e ./book" in err, err
+    assert len(seen) == 1  # nothing was run without the book tools
+
+
 def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     from tefcore.mind.load import evaluation_pairs, load_posts

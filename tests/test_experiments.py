@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.experiments on hand-made and seeded synthetic cache frames."""
+"""Tests of companion.results on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
 
-from tefcore.chapters import experiments as ex
+from chapters import ch05, ch06, ch07
+from companion import commands as cmds
+from companion import results as ex
+from companion import tables as pres
 from tefcore import metrics
-from tefcore.chapters import presentation as pres
 from tefcore.evaluate import ABSTAIN, predict_pairs, score_table
 
 
@@ -129,7 +131,7 @@ def test_paired_comparison_of_a_rule_with_itself_is_zero():
 
 # ---------------------------------------------------------------------------------------------------
 def test_side_by_side_layout_with_the_paper():
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     pred = ex.predict_runs(synthetic_cache(8).assign(model="e5-zeroshot", prompt="original"))
     table = ex.score_runs(pred)
@@ -163,7 +165,7 @@ def test_side_by_side_layout_with_the_paper():
 def test_side_by_side_gives_the_paper_one_average_per_quantity():
     """Table 4's Qwen2.5-7B zh TEF accuracy prints 71.3; Table 3 prints no Average: both chapters show
     the mean of the six printed dimensions, 71.25, which rounds half up to Table 4's 71.3."""
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     pred = ex.predict_runs(synthetic_cache(9).assign(model="local", prompt="original"))
     w3 = ex.side_by_side(ex.score_runs(pred), load_table("table3"), rules=["tef"], paper_models=["qwen2.5-7b"])
@@ -189,33 +191,33 @@ def test_below_floor_and_its_words(hand_frame):
     avg = table[table["dimension"] == "Average"].set_index("rule")["accuracy"]
     floor = major[major["dimension"] == "Average"]["accuracy"].iloc[0]
     assert set(below["rule"]) == {r for r in ("direct", "tef") if avg[r] < floor}
-    text = ex.floor_markdown(table, major, {"m": "ours: M"})
+    text = ch05.floor_markdown(table, major, {"m": "ours: M"})
     if len(below):
         assert f"{len(below)} of the 2 Average accuracies" in text and "ours: M, English" in text
     high = major.assign(accuracy=0.0)
     assert ex.below_floor(table, high).empty
-    assert ex.floor_markdown(table, high).startswith("Every Average accuracy of ours clears")
+    assert ch05.floor_markdown(table, high).startswith("Every Average accuracy of ours clears")
 
 
 def test_gain_facts_count_the_cells_by_their_interval():
     vs = pd.DataFrame({"model": ["a", "a", "b"], "lang": ["en", "zh", "en"], "metric": "accuracy",
                        "difference": [2.0, -1.0, 0.5], "low": [0.5, -2.0, -0.5], "high": [3.0, -0.1, 1.5],
                        "tef": [60.0, 50.0, 55.0], "baseline": [58.0, 51.0, 54.5], "b": "soft_vote"})
-    facts = ex.gain_facts(vs, {"a": "ours: A"})
+    facts = ch05.gain_facts(vs, {"a": "ours: A"})
     assert (facts["cells"], facts["n_above"], facts["n_below"], facts["n_crossing"]) == (3, 1, 1, 1)
     assert (facts["gain_min"], facts["gain_max"]) == (-1.0, 2.0)
     assert facts["above"] == "ours: A, English" and facts["below"] == "ours: A, Chinese"
-    lines = ex.gain_markdown(vs, {"a": "ours: A"}).splitlines()
+    lines = ch05.gain_markdown(vs, {"a": "ours: A"}).splitlines()
     assert lines[0] == "* ours: A, English: TEF 60.0 against SV 58.0, difference +2.0 [+0.5, +3.0] points: TEF ahead."
     assert lines[2].endswith("no difference the interval can tell.")
 
 
 def test_policy_table_differs_only_where_answers_are_invalid(hand_frame):
     runs = hand_frame.assign(model="m", prompt="p")
-    assert ex.has_invalid(runs)
+    assert ch05.has_invalid(runs)
     clean = runs.assign(direct=0.7, sentences=[[0.9], [0.2], [0.3], [0.6], [0.1]])
-    assert not ex.has_invalid(clean)
-    table = ex.policy_table(runs, ["direct", "tef"])
+    assert not ch05.has_invalid(clean)
+    table = ch05.policy_table(runs, ["direct", "tef"])
     assert table.index.names == ["run", "lang", "policy"]
     assert list(table.index.get_level_values("policy")) == ["drop", "reference"]
     # post d (change) has no readable sentence: TEF abstains under "drop" (a miss); under "reference" both
@@ -228,7 +230,7 @@ def test_policy_table_differs_only_where_answers_are_invalid(hand_frame):
 def test_prompt_robustness_means_over_languages():
     frames = [synthetic_cache(10 + i).assign(model="A", prompt=p) for i, p in enumerate(["original", "verbose"])]
     pred = ex.predict_runs(pd.concat(frames, ignore_index=True))
-    pr = ex.prompt_robustness(pred, n_boot=200).set_index("prompt")
+    pr = ch07.prompt_robustness(pred, n_boot=200).set_index("prompt")
     table = ex.score_runs(pred)
     avg = table[table["dimension"] == "Average"]
     for prompt in ("original", "verbose"):
@@ -271,9 +273,9 @@ def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
 # ---------------------------------------------------------------------------------------------------
 def test_paper_prompt_facts_say_the_margin_grows():
     """Table 1: Qwen2.5-7B's margin 8.7 -> 9.0 -> 9.4; the range 1.2-9.4; it grows for all five models."""
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
-    facts = ex.paper_prompt_facts(load_table("table1"))
+    facts = ch07.paper_prompt_facts(load_table("table1"))
     assert (facts["margin_min"], facts["margin_max"]) == ("1.2", "9.4")
     assert (facts["n_grows"], facts["n_shrinks"], facts["n_models"]) == ("5", "0", "5")
     assert facts["margins"].startswith("Qwen2.5-7B 8.7 → 9.0 → 9.4; LLaMA3-8B 6.2 → 6.4 → 7.1")
@@ -281,19 +283,19 @@ def test_paper_prompt_facts_say_the_margin_grows():
 
 
 def test_paper_ablation_facts_compute_the_23_points():
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
-    facts = ex.paper_ablation_facts(load_table("table3"), load_table("table4"))
+    facts = ch06.paper_ablation_facts(load_table("table3"), load_table("table4"))
     assert (facts["drop_entropy"], facts["drop_log_odds"]) == ("22.9", "23.8")
     assert facts["largest_at"].count("DeepSeek-V3.2 English Environment") == 2
     assert facts["deepseek_below"] == "4 of 4" and facts["qwen_kept"].endswith(" %")
 
 
 def test_paper_gain_table_matches_the_paper_module():
-    from tefcore.chapters import paper
+    from tefcore.paper import tables as paper
 
     t3 = paper.load_table("table3")
-    table = ex.paper_gain_table(t3)
+    table = ch05.paper_gain_table(t3)
     assert list(table.index[:2]) == [("paper: Qwen2.5-7B", "zh"), ("paper: Qwen2.5-7B", "en")] and len(table) == 10
     gains = paper.strongest_baseline_gain(t3, level="model_lang")["gain"]
     assert table.loc[("paper: DeepSeek-V3.2", "zh"), "accuracy"] == pytest.approx(gains[("deepseek-v3.2", "zh", "accuracy")])
@@ -304,22 +306,22 @@ def test_paper_gain_table_matches_the_paper_module():
 # chapter 6 and chapter 7 tables
 # ---------------------------------------------------------------------------------------------------
 def test_ablation_comparisons_and_margins_over_soft_vote():
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     pred = ex.predict_runs(synthetic_cache(15).assign(model="A", prompt="p"),
                            rules=["soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"])
-    cmp = ex.ablation_comparisons(pred, n_boot=50)
+    cmp = ch06.ablation_comparisons(pred, n_boot=50)
     assert len(cmp) == 2 * 2 * 2  # ablations x metrics x languages
     table = ex.score_runs(pred)
     avg = table[table["dimension"] == "Average"].set_index(["lang", "rule"])["accuracy"]
     row = cmp[(cmp["b"] == "tef_without_entropy") & (cmp["metric"] == "accuracy") & (cmp["lang"] == "en")].iloc[0]
     assert row["difference"] == pytest.approx(avg[("en", "tef")] - avg[("en", "tef_without_entropy")])
-    shown = ex.comparison_table(cmp, {"A": "ours: A"}, 50)
+    shown = ch06.comparison_table(cmp, {"A": "ours: A"}, 50)
     assert shown.index.names == ["run", "lang", "removed", "metric"]
     assert list(shown.index[:2]) == [("ours: A", "en", "entropy weighting", "accuracy"),
                                      ("ours: A", "en", "entropy weighting", "macro-F1")]
     t3 = load_table("table3")
-    margins = ex.soft_vote_margins(table, t3, load_table("table4"), {"A": "ours: A"})
+    margins = ch06.soft_vote_margins(table, t3, load_table("table4"), {"A": "ours: A"})
     assert margins.loc[("ours: A", "zh"), "TEF"] == pytest.approx(avg[("zh", "tef")] - avg[("zh", "soft_vote")])
     qwen = t3[(t3["model"] == "qwen2.5-7b") & (t3["lang"] == "zh") & (t3["metric"] == "accuracy")]
     sv = qwen[(qwen["method"] == "soft_vote") & (qwen["dimension"] != "Average")]["value"]
@@ -328,7 +330,7 @@ def test_ablation_comparisons_and_margins_over_soft_vote():
 
 
 def _two_prompt_runs():
-    from tefcore.chapters.runs import Runs
+    from companion.runs import Runs
 
     frames = [synthetic_cache(16).assign(model="L", prompt="original"),
               synthetic_cache(17, langs=("en",)).assign(model="L", prompt="minimal")]
@@ -341,35 +343,35 @@ def _two_prompt_runs():
 def test_prompt_tables_show_every_requested_variant_and_say_not_run():
     runs = _two_prompt_runs()
     prompts = ["original", "verbose", "minimal"]
-    coverage = ex.prompt_coverage(runs, ["L"], prompts, ["zh", "en"])
+    coverage = ch07.prompt_coverage(runs, ["L"], prompts, ["zh", "en"])
     assert coverage.loc[("L", "minimal"), "zh"] == ex.NOT_RUN and coverage.loc[("L", "minimal"), "en"] == 120
     assert coverage["complete"].tolist() == [True, False, False]
-    complete = ex.complete_runs(runs, ["zh", "en"])
+    complete = ch07.complete_runs(runs, ["zh", "en"])
     assert set(complete["prompt"]) == {"original"}
     pred = ex.predict_runs(complete)
-    rob = ex.prompt_robustness(pred, n_boot=50)
-    table = ex.prompt_table(rob, ["L"], prompts, {"L": "ours: L"}, 50)
+    rob = ch07.prompt_robustness(pred, n_boot=50)
+    table = ch07.prompt_table(rob, ["L"], prompts, {"L": "ours: L"}, 50)
     assert list(table.index) == [("ours: L", p) for p in prompts]
     assert (table.loc[("ours: L", "verbose")] == ex.NOT_RUN).all()
     assert table.loc[("ours: L", "original"), "TEF drop"] == "+0.0"
-    per_lang = ex.prompt_by_language(ex.predict_runs(runs), ["L"], prompts, ["zh", "en"], {"L": "ours: L"}, n_boot=30)
+    per_lang = ch07.prompt_by_language(ex.predict_runs(runs), ["L"], prompts, ["zh", "en"], {"L": "ours: L"}, n_boot=30)
     assert len(per_lang) == 6 and per_lang.loc[("ours: L", "minimal", "zh"), "TEF"] == ex.NOT_RUN
     assert per_lang.loc[("ours: L", "minimal", "en"), "TEF"] != ex.NOT_RUN
-    text = ex.prompt_markdown(rob, coverage, ["L"], prompts, {"L": "ours: L"})
+    text = ch07.prompt_markdown(rob, coverage, ["L"], prompts, {"L": "ours: L"})
     assert text.startswith("* ours: L: run in every language with original; not run: verbose, minimal.")
     # a drop whose reference variant is missing reads "not run", never 0.0
     rob_missing = rob.assign(drop_tef=float("nan"))
-    assert ex.prompt_table(rob_missing, ["L"], ["original"])["TEF drop"].iloc[0] == ex.NOT_RUN
+    assert ch07.prompt_table(rob_missing, ["L"], ["original"])["TEF drop"].iloc[0] == ex.NOT_RUN
 
 
 def test_effects_table_names_what_is_compared():
-    from tefcore.chapters.judges import judge_versus_rule
+    from chapters.ch05 import judge_versus_rule
 
     frames = [synthetic_cache(18, 20).assign(model=m, prompt="p") for m in ("raw", "tuned")]
     frames[1]["sentences"] = frames[0]["sentences"].map(lambda s: [min(1.0, x * 1.1) for x in s])
     pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=["direct", "majority_vote", "soft_vote", "tef"])
     effects = judge_versus_rule(pred, ["raw", "tuned"], n_boot=30, metrics_=["accuracy"])
-    shown = ex.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"}, 30)
+    shown = ch05.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"}, 30)
     assert list(shown.index) == [("en", "accuracy", "E (raw vectors)"), ("en", "accuracy", "E (tuned)"),
                                  ("zh", "accuracy", "E (raw vectors)"), ("zh", "accuracy", "E (tuned)")]
     assert list(shown.columns) == ["Direct vs reference", "MV vs reference", "SV vs reference", "TEF vs reference",
@@ -378,17 +380,17 @@ def test_effects_table_names_what_is_compared():
     judge = effects[(effects["effect"] == "judge") & (effects["lang"] == "en") & (effects["rule"] == "tef")].iloc[0]
     want = pres.format_interval(judge["difference"], judge["low"], judge["high"], signed=True)
     assert shown.loc[("en", "accuracy", "E (tuned)"), "TEF vs reference"].startswith(want + " p")
-    text = ex.effect_markdown(effects)
+    text = ch05.effect_markdown(effects)
     assert text.count("\n") == 1 and "`tuned` against `raw`" in text
 
 
-def test_reproduce_markdown_is_the_generated_command_with_project_paths(tmp_path, monkeypatch):
-    from tefcore.chapters.commands import command_for_chapter
-    from tefcore.chapters.runs import project_root
+def test_reproduce_block_is_the_generated_command_with_project_paths(tmp_path, monkeypatch):
+    from tefbook.commands import command_for_chapter
+    from tefbook.toc import project_root
 
     monkeypatch.setenv("TEF_PROJECT_ROOT", str(Path(__file__).resolve().parents[1]))  # as the book sets it
     monkeypatch.chdir(tmp_path)  # a chapter's kernel runs elsewhere than the project folder
-    text = ex.reproduce_markdown("06")
+    text = cmds.reproduce_block("06")
     assert text.startswith("```bash\ntef reproduce qwen2.5-7b --prompts original --langs en,zh --data-dir "
                            "data/mind-full --reading reference --chapters 06\n")
     assert "--out data/caches --reading reference" in text and str(tmp_path) not in text
@@ -397,22 +399,22 @@ def test_reproduce_markdown_is_the_generated_command_with_project_paths(tmp_path
 
 
 def test_table1_side_by_side_lays_out_ours_and_the_papers():
-    from tefcore.chapters.paper import load_table
+    from tefcore.paper.tables import load_table
 
     runs = _two_prompt_runs()
-    rob = ex.prompt_robustness(ex.predict_runs(ex.complete_runs(runs, ["zh", "en"])), n_boot=30)
+    rob = ch07.prompt_robustness(ex.predict_runs(ch07.complete_runs(runs, ["zh", "en"])), n_boot=30)
     t1 = load_table("table1")
-    cells, numbers = ex.table1_side_by_side(rob, t1, {"L": ["original", "verbose", "minimal"], "E": ["original"]},
+    cells, numbers = ch07.table1_side_by_side(rob, t1, {"L": ["original", "verbose", "minimal"], "E": ["original"]},
                                             {"L": "ours: L"})
     assert list(cells.columns) == ["original", "verbose", "minimal"]
-    assert list(cells.index[:3]) == [("ours: L", "strongest baseline"), ("ours: L", "TEF"), ("ours: L", ex.MARGIN_ROW)]
+    assert list(cells.index[:3]) == [("ours: L", "strongest baseline"), ("ours: L", "TEF"), ("ours: L", ch07.MARGIN_ROW)]
     assert cells.loc[("ours: L", "TEF"), "original"] == pytest.approx(rob.set_index("prompt").loc["original", "tef"])
     assert cells.loc[("ours: L", "TEF"), "verbose"] == ex.NOT_RUN and np.isnan(numbers.loc[("ours: L", "TEF"), "verbose"])
     assert cells.loc[("ours: E", "TEF"), "minimal"] == "—" and cells.loc[("ours: E", "TEF"), "original"] == ex.NOT_RUN
     qwen = cells.loc["paper: Qwen2.5-7B"]
-    assert list(qwen.loc[ex.MARGIN_ROW].map(pres.format_cell)) == ["8.7", "9.0", "9.4"]
+    assert list(qwen.loc[ch07.MARGIN_ROW].map(pres.format_cell)) == ["8.7", "9.0", "9.4"]
     assert qwen.loc["TEF", "original"] == 70.2 and qwen.loc["strongest baseline", "original"] == 61.5
-    styler = pres.bold_best(cells, values=numbers, by="run", skip=(ex.MARGIN_ROW,))
+    styler = pres.bold_best(cells, values=numbers, by="run", skip=(ch07.MARGIN_ROW,))
     css = styler.to_html().split("</style>")[0]
     bold = {(int(r), int(c)) for r, c in re.findall(r"_row(\d+)_col(\d+)", css)}
     row = list(cells.index).index(("paper: Qwen2.5-7B", "TEF"))

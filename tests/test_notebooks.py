@@ -4,7 +4,7 @@ Every chapter is a jupytext percent ``.py`` file with a kernelspec in its header
 tagged ``parameters``; no parameter is named like a credential (papermill writes parameters
 into the published notebook); executed ``.ipynb`` files are never committed; the chapters and
 ``_toc.yml`` agree; a chapter that draws plotly or altair figures calls
-``tefcore.chapters.figures.setup_notebook()``; no chapter reaches files through ``../`` paths (the
+``companion.figures.setup_notebook()``; no chapter reaches files through ``../`` paths (the
 kernel's working directory is ``_build/executed/notebooks`` in the build and in nbval).
 """
 
@@ -20,8 +20,8 @@ import pytest
 from jupytext.formats import guess_format
 
 from tefbook.parameters import parameter_defaults
-from tefcore.judges.redact import is_secret_name
 from tefbook.toc import load_toc, toc_chapters
+from tefcore.judges.redact import is_secret_name
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -68,7 +68,7 @@ def test_figures_use_book_renderers(source: Path) -> None:
     if re.search(r"^\s*(import|from)\s+(plotly|altair)\b", code, flags=re.M):
         assert "setup_notebook(" in code, (
             f"{source.name}: imports plotly/altair but never calls "
-            "tefcore.chapters.figures.setup_notebook(); its figures would be blank in the book"
+            "companion.figures.setup_notebook(); its figures would be blank in the book"
         )
 
 
@@ -117,7 +117,7 @@ def test_chapter_reads_as_a_lecture(source: Path) -> None:
     share = code_share(source.read_text(encoding="utf-8"))
     assert share <= MAX_CODE_SHARE, (
         f"{source.name}: {100 * share:.0f} % of its lines are code (at most {100 * MAX_CODE_SHARE:.0f} %); "
-        "move plumbing into tefcore.chapters and keep the code that is the lesson"
+        "move plumbing into companion (or a module of the chapter) and keep the code that is the lesson"
     )
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefcore.chapters import paper
-from tefcore.chapters.paper import (
+from tefcore.paper import tables as paper
+from tefcore.paper.tables import (
     ROUNDING_TOLERANCE,
     ablation_drops,
     ablation_versus_soft_vote,

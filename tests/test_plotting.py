@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.figures: the book's plotly and altair renderers."""
+"""Tests of companion.figures: the book's plotly and altair renderers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from tefcore.chapters import figures as plotting
-from tefcore.chapters.figures import (
+from companion import figures as plotting
+from companion.figures import (
     RENDERER_NAME,
     altair_renderer,
     current_setup,
@@ -107,8 +107,8 @@ def test_setup_notebook_enables_both_and_prints_nothing() -> None:
 @pytest.mark.slow
 def test_plotly_static_rendition_through_kaleido() -> None:
     """kaleido needs Chromium; about 3.5 s per figure."""
-    from tefbook.errors import BookError
     from tefbook.chromium import find_chromium
+    from tefbook.errors import BookError
 
     try:
         find_chromium()

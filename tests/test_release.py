@@ -7,16 +7,16 @@ import math
 import pytest
 from mind_fixtures import posts
 
+from chapters.ch08 import query_table
 from tefcore.mind.load import evaluation_pairs
-from tefcore.chapters.efficiency import query_table
 from tefcore.mind.release import (
-    data_card,
-    pair_counts,
     FULL_RELEASE,
     check_full_release,
+    data_card,
     full_release_card,
     full_release_pairs,
     is_full_release,
+    pair_counts,
     post_table,
 )
 from tefcore.mind.schema import TABLE_ORDER

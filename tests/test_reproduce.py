@@ -30,16 +30,16 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tefcore.chapters.parameters import (
+from tefbook.commands import RESULT_CHAPTERS, chapter_file, command_for_chapter, plan, reproduce_command
+from tefbook.parameters import (
     UnknownParameter,
     assigned_names,
     check_parameters,
     declared_parameters,
     unknown_parameters,
 )
+from tefbook.reproduce import run_step
 from tefcore.mind.load import resolve_data_dir
-from tefcore.chapters.commands import RESULT_CHAPTERS, chapter_file, command_for_chapter, plan, reproduce_command
-from tefcore.reproduce import run_step
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_VLLM = REPO / "tests" / "fixtures" / "fake_vllm"
@@ -56,14 +56,14 @@ def _book_argv(report: str) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 # the dry run
 # --------------------------------------------------------------------------------------------------
-def test_dry_run_prints_and_checks_every_step(capsys: pytest.CaptureFixture[str],
+def test_dry_run_prints_and_checks_every_step(capfd: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from tefcore.cli import main
 
     monkeypatch.delenv("QWEN25_7B_PATH", raising=False)
     monkeypatch.chdir(REPO)
     assert main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     data = os.path.relpath(resolve_data_dir(), REPO) if resolve_data_dir().is_relative_to(REPO) else str(resolve_data_dir())
     extract = next(x for x in out.splitlines() if x.startswith("tef extract "))
     assert shlex.split(extract) == ["tef", "extract", "--model", "qwen2.5-7b", "--lang", "en", "zh", "--prompt",
@@ -112,24 +112,24 @@ def test_api_models_leave_chapter_8_out_and_start_no_server() -> None:
     assert any("chapter 08 is left out" in n for n in planned.notes)
 
 
-def test_problems_are_reported_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_problems_are_reported_not_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     from tefcore.cli import main
 
     planned = plan("qwen2.5-7b", data_dir=tmp_path / "nowhere", root=REPO)
     assert not planned.ok and any("no mind_en.jsonl" in p for p in planned.problems)
     assert main(["reproduce", "qwen2.5-7b", "--data-dir", str(tmp_path / "nowhere"), "--dry-run"]) == 2
-    assert "problem: no mind_en.jsonl" in capsys.readouterr().out
+    assert "problem: no mind_en.jsonl" in capfd.readouterr().out
     with pytest.raises(ValueError, match="the plan cannot run"):
-        from tefcore.reproduce import run_plan
+        from tefbook.reproduce import run_plan
 
         run_plan(planned)
 
 
-def test_bad_arguments_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_are_one_line_errors(capfd: pytest.CaptureFixture[str]) -> None:
     from tefcore.cli import main
 
     assert main(["reproduce", "gpt-5", "--dry-run"]) == 2
-    assert "unknown model 'gpt-5'" in capsys.readouterr().err
+    assert "unknown model 'gpt-5'" in capfd.readouterr().err
     with pytest.raises(ValueError, match="unknown prompt variant"):
         plan("qwen2.5-7b", ("long",))
     with pytest.raises(ValueError, match="not a result chapter"):
@@ -197,7 +197,7 @@ ONE_LINE = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")),
 @given(st.one_of(ONE_LINE, st.integers(), st.floats(allow_nan=False), st.booleans(), st.none()))
 def test_book_parameter_values_read_back(value: Any) -> None:
     """Whatever the value, ``tef book`` reads back what the plan meant (``-p`` values are YAML)."""
-    from tefcore.chapters.commands import Step, _yaml
+    from tefbook.commands import Step, _yaml
 
     step = Step("book", ("tef", "book", "-p", f"05.x={_yaml(value)}"))
     assert step.parameters() == {"05": {"x": value}}
@@ -236,7 +236,7 @@ alpha = 1
 beta = "b"
 
 # %%
-from tefcore.chapters.parameters import check_parameters
+from tefbook.parameters import check_parameters
 
 check_parameters("tiny")
 print("alpha is", alpha)
@@ -372,8 +372,8 @@ def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str
 
 @pytest.mark.slow
 def test_the_run_is_labelled_from_its_provenance(fake_run: dict[str, Any]) -> None:
-    from tefcore.chapters.provenance import run_label, run_labels
-    from tefcore.chapters.runs import load_runs
+    from companion.provenance import run_label, run_labels
+    from companion.runs import load_runs
     from tefcore.judges.cache import read_cache
 
     frame, provenance = read_cache(fake_run["out"] / "qwen2.5-7b" / "original")
@@ -422,9 +422,9 @@ def test_stand_in_engine_answers_like_vllm() -> None:
 # the commands book/running.md shows are the generated ones
 # --------------------------------------------------------------------------------------------------
 def _generated_blocks(page: str) -> list[str]:
-    """The fenced blocks that follow a ``<!-- generated by tefcore.chapters.commands...`` comment."""
+    """The fenced blocks that follow a ``<!-- generated by tefbook.commands...`` comment."""
     blocks = []
-    for part in page.split("<!-- generated by tefcore.chapters.commands")[1:]:
+    for part in page.split("<!-- generated by tefbook.commands")[1:]:
         fence = part.index("```bash\n") + len("```bash\n")
         blocks.append(part[fence:part.index("\n```", fence)])
     return blocks
@@ -439,3 +439,14 @@ def test_running_md_shows_the_generated_commands(monkeypatch: pytest.MonkeyPatch
     models = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
     assert lines == "\n".join(reproduce_command(m, variants) for m in models)
     assert script == plan("qwen2.5-7b", variants, data_dir="data/mind", root=REPO).script()
+
+
+def test_the_ledger_names_the_command_tef_reproduce_plans() -> None:
+    """tefcore.paper cannot import the book tools; its GPU rows print the same line they would."""
+    from tefcore.mind.release import FULL_RELEASE_DIR
+    from tefcore.paper.results import reproduce_line
+
+    for model, prompts in (("qwen2.5-7b", "original"), ("llama3-8b", "original,verbose,minimal")):
+        assert reproduce_line(model, prompts) == reproduce_command(
+            model, tuple(prompts.split(",")), ("en", "zh"), data_dir=FULL_RELEASE_DIR, reading="reference")
+

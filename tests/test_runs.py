@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.runs: notebook parameters, reading the caches of several runs, grouping them."""
+"""Tests of companion.runs: notebook parameters, reading the caches of several runs, grouping them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from cache_frames import synthetic_cache
 
-from tefcore.chapters import runs as rn
+from companion import runs as rn
+from tefbook import toc
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -21,12 +22,12 @@ def test_repo_path_resolves_against_the_project(tmp_path, monkeypatch):
     project = tmp_path / "book"
     (project / "_build" / "executed").mkdir(parents=True)
     (project / "_toc.yml").write_text("format: jb-book\n")
-    monkeypatch.delenv(rn.PROJECT_ENV, raising=False)
+    monkeypatch.delenv(toc.PROJECT_ENV, raising=False)
     monkeypatch.chdir(project / "_build" / "executed")
     assert rn.repo_path("data/caches") == project / "data" / "caches"
     monkeypatch.chdir(tmp_path)
     assert rn.repo_path("data/caches") == tmp_path / "data" / "caches"
-    monkeypatch.setenv(rn.PROJECT_ENV, str(project))
+    monkeypatch.setenv(toc.PROJECT_ENV, str(project))
     assert rn.repo_path("data/caches") == project / "data" / "caches"
     assert rn.repo_path(tmp_path / "x") == tmp_path / "x"
 

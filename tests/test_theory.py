@@ -1,4 +1,4 @@
-"""Tests of tefcore.chapters.theory (chapters 1, 2 and 10) and of presentation.bold_best."""
+"""Tests of chapters.theory (chapters 1, 2 and 10) and of companion.tables.bold_best."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from scipy.special import entr, logit
 from scipy.stats import norm
 
+from chapters import theory
+from companion import tables as pres
 from tefcore import information
 from tefcore import simulate as sim
-from tefcore.chapters import presentation as pres
-from tefcore.chapters import theory
-from tefcore.chapters.claims import LEDGER, evaluate_ledger
 from tefcore.fusion import clipped_log_odds, entropy_weight
+from tefcore.paper.ledger import LEDGER, evaluate_ledger
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def test_bold_best_is_stable_and_checks_alignment():
 
 
 # ---------------------------------------------------------------------------------------------------
-# tefcore.chapters.theory
+# chapters.theory
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -240,7 +240,7 @@ def test_judge_map_counts_and_leans():
 
 
 def test_probe_setting_and_judge_names_come_from_the_provenance():
-    from tefcore.chapters.runs import Runs
+    from companion.runs import Runs
 
     prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": False, "C": 1.0,
                           "lang": "en", "n_pairs": 3},

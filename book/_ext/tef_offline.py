@@ -68,7 +68,7 @@ def _package_dir(module: str, extra: str) -> Path:
     if spec is None or spec.origin is None:
         raise ExtensionError(
             f"tef_offline: the Python module {module!r} is missing; install {extra!r} "
-            "(it is in the 'book' extra: pip install -e '.[book]')"
+            "(the book's tools install it: pip install -e ./book)"
         )
     return Path(spec.origin).parent
 
@@ -114,7 +114,7 @@ def vega_bundle_js() -> str:
     try:
         import vl_convert
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ExtensionError("tef_offline: vl-convert-python is missing (pip install -e '.[book]')") from exc
+        raise ExtensionError("tef_offline: vl-convert-python is missing (pip install -e ./book)") from exc
     bundle = vl_convert.javascript_bundle()
     versions = json.dumps(vega_versions(), sort_keys=True)
     return (

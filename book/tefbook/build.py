@@ -67,10 +67,9 @@ from tefbook.parameters import (
     set_parameters,
 )
 from tefbook.repository import apply_to_config, repository_from_env, repository_parameters
-from tefcore.chapters.runs import PROJECT_ENV
-from tefcore.mind.load import DATA_DIR_ENV
 from tefbook.toc import (
     CHAPTER_DIR,
+    PROJECT_ENV,
     SOURCE_SUFFIXES,
     Chapter,
     filter_toc,
@@ -79,6 +78,7 @@ from tefbook.toc import (
     select_chapters,
     toc_chapters,
 )
+from tefcore.mind.load import DATA_DIR_ENV
 
 __all__ = [
     "BuildReport",
@@ -344,7 +344,9 @@ def stage_tree(root: Path, stage: Path, toc: Mapping[str, Any], executed: Mappin
         + yaml.safe_dump(dict(toc), sort_keys=False, allow_unicode=True),
         encoding="utf-8",
     )
-    shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # the pages of book/, not its Python packages (the book tools and the chapter support)
+    shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns(
+        "__pycache__", "*.pyc", "*.egg-info", "pyproject.toml", "tefbook", "companion", "chapters", "build"))
     if (root / CHAPTER_DIR).is_dir():
         # Images and other files the chapters' Markdown refers to, never their sources.
         shutil.copytree(root / CHAPTER_DIR, stage / CHAPTER_DIR, ignore=_ignore_sources)
@@ -363,7 +365,7 @@ def _jupyter_book() -> list[str]:
     found = shutil.which("jupyter-book")
     if found:
         return [found]
-    raise BookError("jupyter-book is not installed (pip install -e '.[book]')")
+    raise BookError("jupyter-book is not installed (pip install -e ./book)")
 
 
 def run_jupyter_book(stage: Path, output_root: Path, builder: str = "html", *, strict: bool = True) -> Path:

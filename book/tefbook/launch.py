@@ -104,7 +104,8 @@ def write_launch_tree(root: Path, out: Path, repository: str, revision: str) -> 
     url = repository_url(repository)
     (out / "requirements.txt").write_text(
         f"# Installed by Binder for the notebooks of this branch (written by tefbook.launch).\n"
-        f"tefcore @ git+{url}@{revision}\n" + "".join(f"{r}\n" for r in LAUNCH_REQUIREMENTS),
+        f"tefcore @ git+{url}@{revision}\ntef-companion-book @ git+{url}@{revision}#subdirectory=book\n"
+        + "".join(f"{r}\n" for r in LAUNCH_REQUIREMENTS),
         encoding="utf-8")
     names = "\n".join(f"- `{p.relative_to(out).as_posix()}`" for p in written)
     (out / "README.md").write_text(

@@ -1,6 +1,10 @@
-"""The parameters of the book's chapters: their defaults, the profiles and the overrides.
+"""The parameters of the book's chapters: the one reader of a parameters cell, the check a chapter runs
+in its kernel, the defaults, the profiles and the overrides.
 
-Each chapter has one code cell tagged ``parameters``. :func:`chapter_parameters` merges the values
+Each chapter has one code cell tagged ``parameters``; :func:`assigned_names` reads it (with :mod:`ast`)
+for every purpose: the book build (:func:`parameter_defaults`), the plans of ``tef reproduce``
+(:func:`declared_parameters`) and the chapter itself (:func:`check_parameters`, which refuses, inside the
+kernel, a parameter that papermill injected but the chapter does not declare). :func:`chapter_parameters` merges the values
 of a named profile (:data:`PROFILES`), ``--param-overrides`` (:func:`load_overrides`) and
 ``-p CHAPTER.NAME=VALUE`` (:func:`parse_param`), and :func:`set_parameters` writes them into that
 cell, in place of the defaults: the executed chapter has one parameters cell, showing the values
@@ -15,6 +19,7 @@ working directory of the build command, before any kernel starts (kernels run el
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -25,10 +30,16 @@ import yaml
 
 from tefbook.errors import BookError
 from tefbook.toc import Chapter, resolve_chapter
-from tefcore.chapters.parameters import assigned_names
 from tefcore.judges.redact import is_secret_name
 
 __all__ = [
+    "INJECTED_MARKER",
+    "UnknownParameter",
+    "assigned_names",
+    "check_parameters",
+    "declared_parameters",
+    "unknown_parameter_message",
+    "unknown_parameters",
     "PATH_PARAMETERS",
     "PATH_SUFFIXES",
     "PROFILES",
@@ -55,6 +66,176 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
 PATH_PARAMETERS: frozenset[str] = frozenset({"out"})
 #: Name endings of parameters that name a file or folder (``data_dir``, ``cache_dir``, ``reference_caches``).
 PATH_SUFFIXES: tuple[str, ...] = ("_dir", "_path", "_file", "cache", "caches")
+
+
+# --------------------------------------------------------------------------- reading a parameters cell
+
+
+INJECTED_MARKER = "# Parameters"
+"""How the cell that papermill injects begins (``# Parameters`` followed by the assignments)."""
+
+
+class UnknownParameter(ValueError):
+    """A chapter was given a parameter its parameters cell does not declare."""
+
+
+def assigned_names(source: str) -> dict[str, Any]:
+    """Names assigned at the top level of a cell, with their literal values (else their source text).
+
+    Parameters
+    ----------
+    source : str
+        Python source of one cell.
+
+    Returns
+    -------
+    dict
+        Name -> value, in order of assignment.
+
+    Raises
+    ------
+    SyntaxError
+        When ``source`` is not valid Python.
+
+    Examples
+    --------
+    >>> assigned_names('models = "local"  # judges\\nlimit: int = 12\\nout = base / "x"')
+    {'models': 'local', 'limit': 12, 'out': 'base / "x"'}
+    """
+    tree = ast.parse(source)
+    names: dict[str, Any] = {}
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            try:
+                names[target.id] = None if value is None else ast.literal_eval(value)
+            except ValueError:
+                names[target.id] = ast.get_source_segment(source, value) if value is not None else None
+    return names
+
+
+def declared_parameters(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parameters (names and default values) of a chapter file's ``parameters`` cell.
+
+    Parameters
+    ----------
+    path : path-like
+        A jupytext chapter (``notebooks/05_main_results.py``) or a notebook.
+
+    Returns
+    -------
+    dict
+        Name -> default value (literals), in the cell's order.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist.
+    ValueError
+        When it has no code cell tagged ``parameters``.
+    """
+    import jupytext
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"chapter {file} not found")
+    notebook = jupytext.read(file)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            return assigned_names(cell.source)
+    raise ValueError(f"{file}: no code cell is tagged 'parameters'")
+
+
+def unknown_parameter_message(chapter: str, unknown: Sequence[str], declared: Sequence[str]) -> str:
+    """The one message for a parameter a chapter does not have (the book build and the kernel say it alike).
+
+    Examples
+    --------
+    >>> unknown_parameter_message("04_extraction", ["model"], ["models", "langs"])
+    "04_extraction has no parameter 'model' (did you mean 'models'?); its parameters are: models, langs"
+    """
+    hints = [f"{name!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(name, declared, 1))
+             else repr(name) for name in unknown]
+    return f"{chapter} has no parameter {', '.join(hints)}; its parameters are: {', '.join(declared) or 'none'}"
+
+
+def unknown_parameters(history: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Compare the parameters papermill injected with those the chapter declares.
+
+    Parameters
+    ----------
+    history : sequence of str
+        The sources of the cells executed so far, in order (IPython's ``In``).
+
+    Returns
+    -------
+    (list of str, list of str)
+        The injected names the chapter does not declare, and the declared names. Both empty when
+        nothing was injected (the chapter runs with its defaults).
+
+    Examples
+    --------
+    >>> unknown_parameters(["", 'models = "local"\\nlimit = 12', '# Parameters\\nmodel = "x"\\n', "import os"])
+    (['model'], ['models', 'limit'])
+    """
+    for at in range(len(history) - 1, 0, -1):
+        if str(history[at]).lstrip().startswith(INJECTED_MARKER):
+            injected = assigned_names(str(history[at]))
+            declared = list(assigned_names(str(history[at - 1])))
+            return [name for name in injected if name not in declared], declared
+    return [], []
+
+
+def _kernel_history() -> list[str]:
+    """The executed cell sources of the running IPython kernel (empty outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return []
+    shell = get_ipython()
+    return list(shell.user_ns.get("In", [])) if shell is not None else []
+
+
+def check_parameters(chapter: str = "this chapter", history: Sequence[str] | None = None) -> None:
+    """Fail when the chapter was run with a parameter its ``parameters`` cell does not declare.
+
+    Call it at the top of the chapter's first code cell after the parameters cell. It reads the cell
+    that papermill injected (the executed cell that starts with :data:`INJECTED_MARKER`) and the
+    cell before it (the chapter's own parameters), both with :mod:`ast`.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name, for the message (``"04_extraction"``).
+    history : sequence of str, optional
+        Executed cell sources (default: the kernel's ``In``).
+
+    Raises
+    ------
+    UnknownParameter
+        Naming the unknown parameter(s) and every declared one (:func:`unknown_parameter_message`).
+
+    Examples
+    --------
+    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nn = 2\\n"])  # a declared name: nothing happens
+    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nm = 2\\n"])
+    Traceback (most recent call last):
+    ...
+    tefbook.parameters.UnknownParameter: ch has no parameter 'm'; its parameters are: n
+    """
+    unknown, declared = unknown_parameters(_kernel_history() if history is None else history)
+    if unknown:
+        raise UnknownParameter(unknown_parameter_message(chapter, unknown, declared))
+
+
+# --------------------------------------------------------------------------- chapters, profiles, overrides
 
 
 def read_chapter(source: Path) -> Any:

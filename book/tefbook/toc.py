@@ -9,6 +9,7 @@ built from.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +21,13 @@ from tefbook.errors import BookError
 
 __all__ = [
     "CHAPTER_DIR",
+    "PROJECT_ENV",
     "SOURCE_SUFFIXES",
     "Chapter",
     "filter_toc",
     "find_root",
     "load_toc",
+    "project_root",
     "resolve_chapter",
     "select_chapters",
     "toc_chapters",
@@ -58,6 +61,20 @@ class Chapter:
     def name(self) -> str:
         """File stem, e.g. ``05_main_results``."""
         return Path(self.docname).name
+
+
+PROJECT_ENV = "TEF_PROJECT_ROOT"
+"""Environment variable naming the book's project folder (set by the book build for every chapter)."""
+
+
+def project_root() -> Path:
+    """The book's project folder: ``$TEF_PROJECT_ROOT``, else the nearest folder at or above the
+    working directory that holds ``_toc.yml``, else the working directory."""
+    env = os.environ.get(PROJECT_ENV, "").strip()
+    if env:
+        return Path(env).expanduser().absolute()
+    here = Path.cwd()
+    return next((d for d in (here, *here.parents) if (d / "_toc.yml").is_file()), here)
 
 
 def find_root(start: Path | None = None) -> Path:

@@ -31,11 +31,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
-
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tefcore.mind.schema import LANGS, SIDES, check_lang, side_of
-from tefcore.tasks.schema import Choices
+
+if TYPE_CHECKING:  # importing tefcore.tasks here would run its __init__, which imports this module
+    from tefcore.tasks.schema import Choices
 
 __all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
            "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir"]

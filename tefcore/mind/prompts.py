@@ -27,9 +27,12 @@ from __future__ import annotations
 import hashlib
 import re
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from tefcore.mind.schema import SIDES, check_lang, dimension_names, get_dimension
-from tefcore.tasks.schema import Choices
+
+if TYPE_CHECKING:  # at import time, tefcore.tasks (its __init__ imports tasks.load) would import this module
+    from tefcore.tasks.schema import Choices
 
 __all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
            "template", "template_hash"]
@@ -166,6 +169,8 @@ def choices(dimension: str, lang: str) -> Choices:
     >>> c.dimension, c.sides, c.letters, c.descriptions[0]
     ('经济', ('change', 'stability'), ('C', 'S'), '市场自由（经济模式）；机会平等（分配正义）')
     """
+    from tefcore.tasks.schema import Choices
+
     dim = get_dimension(dimension)
     _check(lang, "original")
     return Choices(dim.zh if lang == "zh" else dim.name, SIDES,

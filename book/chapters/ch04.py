@@ -1,21 +1,4 @@
-r"""Chapter 4's plumbing: run judges into caches, look at what they read, and compare with the committed caches.
-
-:func:`run_judges` runs :func:`tefcore.judges.run.run_extraction` (the loop of ``tef extract``) for
-every judge and language of the chapter and tabulates the runs. :func:`sentence_frame` lays the
-sentence lists of the caches out one sentence per row (through
-:func:`tefcore.evaluate.flatten_sentences`), with the TEF weight
-
-.. math:: w(p) = 1 - \frac{H(p)}{\log 2},
-
-from which :func:`source_table`, :func:`mass_table`, :func:`letter_bias` and the figures are drawn.
-
-:func:`reference_agreement` compares a run with the committed caches, but only caches of the **same
-provenance** (:func:`tefcore.judges.cache.provenance_id`: model file, chat rendering, prompt template,
-reading, segmentation, and for the e5 judges the data they were fitted or tempered on). Two caches of
-different provenance are different experiments: the comparison names the fields that differ and
-compares nothing. Of the judges compared, the deterministic ones (the local LLM) must give the
-committed numbers exactly (:func:`assert_reproduced`).
-"""
+"""Chapter 4 (extraction): what only that chapter uses."""
 
 from __future__ import annotations
 
@@ -28,31 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tefcore.chapters.presentation import LANG_LABELS, judge_label
-from tefcore.chapters.runs import Runs
+from companion.labels import LANG_LABELS, judge_label
+from companion.runs import Runs
 from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import entropy_weight
 from tefcore.judges.cache import TIME_KEYS
 from tefcore.mind.load import EvaluationPair
-from tefcore.mind.release import FULL_RELEASE_DIR
-
-__all__ = [
-    "DETERMINISTIC",
-    "VERSION_FIELDS",
-    "Agreement",
-    "assert_reproduced",
-    "bias_markdown",
-    "letter_bias",
-    "mass_figure",
-    "mass_table",
-    "paper_commands",
-    "probability_figure",
-    "provenance_differences",
-    "reference_agreement",
-    "run_judges",
-    "sentence_frame",
-    "source_table",
-]
 
 VERSION_FIELDS: tuple[str, ...] = ("tefcore_version",)
 """Provenance fields that record this library's version. A cache whose provenance differs from a run's
@@ -60,17 +24,18 @@ only there is compared all the same: the library must not change a judge's numbe
 deterministic judge that gives other numbers under another library version fails the check (an engine's
 version, such as llama.cpp's, is not ignored: a new engine may compute differently)."""
 
+
 DETERMINISTIC: tuple[str, ...] = ("local",)
 """Judges whose numbers depend only on their provenance and the pair: same file, same prompt, same
 rendering give the same numbers, bit for bit (the JSON cache keeps every float exactly)."""
 
+
 _SAYS_CHANGE, _GOLD_CHANGE = "Direct answers 'change' %", "gold 'change' %"
+
+
 _RUN_FIELDS = frozenset({"model", "prompt", "lang", "path", "n_pairs", "provenance_id", "recorded_lang"})
 
 
-# --------------------------------------------------------------------------------------------------
-# running the judges
-# --------------------------------------------------------------------------------------------------
 def run_judges(models: Sequence[str], pairs: Mapping[str, Sequence[EvaluationPair]], out_dir: str | os.PathLike[str],
                prompt: str = "original", scratch: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """Extract every judge's probabilities for the given pairs into ``<out_dir>/<model>/<prompt>/<lang>.jsonl``.
@@ -124,9 +89,6 @@ def run_judges(models: Sequence[str], pairs: Mapping[str, Sequence[EvaluationPai
     return pd.DataFrame(rows).set_index(["judge", "language"])
 
 
-# --------------------------------------------------------------------------------------------------
-# one sentence per row
-# --------------------------------------------------------------------------------------------------
 def sentence_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The sentences of cache rows, one per row: ``model, lang, pair, p, source, mass, weight``.
 
@@ -176,9 +138,9 @@ def source_table(frame: pd.DataFrame, labels: Mapping[str, str] | None = None) -
     Parameters
     ----------
     frame : pandas.DataFrame
-        Cache rows of several judges (:attr:`tefcore.chapters.runs.Runs.frame`).
+        Cache rows of several judges (:attr:`companion.runs.Runs.frame`).
     labels : mapping of str to str, optional
-        Row label of each judge (e.g. :func:`tefcore.chapters.provenance.run_labels`); default the
+        Row label of each judge (e.g. :func:`companion.provenance.run_labels`); default the
         book's judge names.
 
     Returns
@@ -228,7 +190,7 @@ def mass_figure(frame: pd.DataFrame, models: Sequence[str], labels: Mapping[str,
 def probability_figure(frame: pd.DataFrame) -> Any:
     """Per judge, histograms of every sentence's P(change) (left) and TEF weight (right), per language.
 
-    The panels are titled with the book's short judge names (:func:`tefcore.chapters.presentation.judge_label`).
+    The panels are titled with the book's short judge names (:func:`companion.labels.judge_label`).
     """
     from plotly.subplots import make_subplots
 
@@ -308,9 +270,6 @@ def bias_markdown(frame: pd.DataFrame, model: str = "local", labels: Mapping[str
     return f"{name}: " + "; ".join(parts) + "." if parts else ""
 
 
-# --------------------------------------------------------------------------------------------------
-# the committed caches: compare only what has the same provenance
-# --------------------------------------------------------------------------------------------------
 def provenance_differences(ours: Mapping[str, Any], theirs: Mapping[str, Any], limit: int = 4,
                            ignore: Sequence[str] = ()) -> list[str]:
     """The provenance fields on which two caches differ (rows of :attr:`Runs.provenance`), as ``name: a ≠ b``.
@@ -406,7 +365,7 @@ def reference_agreement(runs: Runs, reference: Runs, deterministic: Sequence[str
     Parameters
     ----------
     runs, reference : Runs
-        The chapter's run and the committed caches (:func:`tefcore.chapters.runs.load_runs`).
+        The chapter's run and the committed caches (:func:`companion.runs.load_runs`).
     deterministic : sequence of str
         Judges whose numbers must be equal under the same provenance (:func:`assert_reproduced`).
     """
@@ -467,29 +426,3 @@ def assert_reproduced(agreement: Agreement, tol: float = 1e-9) -> list[str]:
                                  f"{same_n} of {n} pairs with the same sentence count)")
         out.append(f"{r['judge']}, {r['language']}: identical to the committed cache on all {n} compared pairs.")
     return out
-
-
-# --------------------------------------------------------------------------------------------------
-# the paper's setting on a GPU box
-# --------------------------------------------------------------------------------------------------
-def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, langs: Sequence[str] = ("en", "zh"),
-                   chapters: Sequence[str] = ()) -> str:
-    """The commands that reproduce a paper model's results on the full release, as a Markdown code block.
-
-    Without ``chapters``: the ``tef reproduce`` line (extraction and every result chapter,
-    :func:`tefcore.chapters.commands.reproduce_command`) and its extraction step alone
-    (:func:`tefcore.chapters.commands.plan`), which writes the caches chapter 4 writes on a CPU. With
-    ``chapters`` (one, e.g. ``("08",)``): :func:`tefcore.chapters.commands.command_for_chapter`, the
-    ``tef reproduce`` line for that chapter and every step it runs.
-
-    ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it.
-    """
-    from tefcore.chapters.commands import command_for_chapter, plan, reproduce_command
-
-    if chapters:
-        (chapter,) = chapters
-        text = command_for_chapter(chapter, model, ("original",), langs=tuple(langs), data_dir=data_dir)
-    else:
-        extract = plan(model, ("original",), tuple(langs), data_dir=data_dir, chapters=()).step("extract")
-        text = reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir) + "\n" + extract.command()
-    return f"```bash\n{text}\n```"

@@ -44,9 +44,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tefcore.fusion import fuse_many
 from tefcore.judges.base import ScoreRequest
 from tefcore.mind.load import EvaluationPair
-from tefcore.fusion import fuse_many
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import TABLE_ORDER
 
@@ -480,7 +480,7 @@ def paper_workload(table2: pd.DataFrame, direct_queries: float, sentence_queries
     Parameters
     ----------
     table2 : pandas.DataFrame
-        :func:`tefcore.chapters.paper.load_table` ``("table2")``: ``model, method, quantity, unit, value``.
+        :func:`tefcore.paper.tables.load_table` ``("table2")``: ``model, method, quantity, unit, value``.
     direct_queries : float
         Direct queries of the twelve subsets (one per evaluation pair).
     sentence_queries : float
@@ -612,8 +612,8 @@ ESTIMATE_LABEL = "book's estimate from the paper's Table 2"
 
 
 def _paper_source(model: str) -> str:
-    from tefcore.chapters.paper import MODEL_LABELS
-    from tefcore.chapters.provenance import PAPER_LABEL
+    from companion.provenance import PAPER_LABEL
+    from tefcore.paper.tables import MODEL_LABELS
 
     return f"{PAPER_LABEL}: {MODEL_LABELS.get(model, model)}"
 
@@ -628,7 +628,7 @@ def paper_table(table2: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from tefcore.chapters.paper import load_table
+    >>> from tefcore.paper.tables import load_table
     >>> float(paper_table(load_table("table2")).loc[("paper: Qwen2.5-7B", "TEF"), "TTFT (ms)"])
     15.8
     """
@@ -647,15 +647,15 @@ def paper_ratios(table2: pd.DataFrame) -> pd.DataFrame:
 
     Columns: whether TEF and voting have the same token count, voting's tokens and the cost of voting and
     of TEF over Direct's, and TEF's TTFT minus voting's (ms)
-    (:func:`tefcore.chapters.paper.efficiency_summary` under readable names).
+    (:func:`tefcore.paper.tables.efficiency_summary` under readable names).
 
     Examples
     --------
-    >>> from tefcore.chapters.paper import load_table
+    >>> from tefcore.paper.tables import load_table
     >>> paper_ratios(load_table("table2")).loc["Qwen2.5-7B", "TTFT: TEF − voting (ms)"].round(1)
     np.float64(1.4)
     """
-    from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary
+    from tefcore.paper.tables import MODEL_LABELS, efficiency_summary
 
     out = efficiency_summary(table2).rename(index=MODEL_LABELS)
     out = out.rename(columns={"tokens_equal": "same tokens (TEF, voting)", "token_ratio": "tokens: voting / Direct",
@@ -689,7 +689,7 @@ def paper_reading(workload: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Index ``(source, method)``; columns ``queries``, ``tokens per query``, ``busy hours``, ``$ per hour``.
     """
-    from tefcore.chapters.paper import MODEL_LABELS
+    from tefcore.paper.tables import MODEL_LABELS
 
     out = workload.assign(source=f"{ESTIMATE_LABEL}: " + workload["model"].map(MODEL_LABELS),
                           method=workload["method"].map(METHOD_LABELS))
@@ -704,12 +704,12 @@ def reading_markdown(workload: pd.DataFrame) -> str:
 
     Examples
     --------
-    >>> from tefcore.chapters.paper import load_table
+    >>> from tefcore.paper.tables import load_table
     >>> text = reading_markdown(paper_workload(load_table("table2"), *full_release_queries()))
     >>> "Qwen2.5-7B: 33.4 per Direct query and 37.5 per sentence query" in text
     True
     """
-    from tefcore.chapters.paper import MODEL_LABELS
+    from tefcore.paper.tables import MODEL_LABELS
 
     per = workload.pivot_table(index="model", columns="method", values="tokens_per_query", sort=False)
     tokens = "; ".join(f"{MODEL_LABELS.get(m, m)}: {r['direct']:.1f} per Direct query and {r['voting']:.1f} per "
@@ -734,7 +734,7 @@ def side_by_side(table2: pd.DataFrame, ours: pd.DataFrame, label: str) -> pd.Dat
     ours : pandas.DataFrame
         :func:`method_costs` of our run.
     label : str
-        The label of our rows (:func:`tefcore.chapters.provenance.run_label`).
+        The label of our rows (:func:`companion.provenance.run_label`).
 
     Returns
     -------
@@ -801,7 +801,7 @@ def prompt_overhead(spec: Any, langs: Sequence[str], variant: str = "original", 
 
 def overhead_markdown(overhead: pd.DataFrame, spec: Any) -> str:
     """The prompt overhead in words (:func:`prompt_overhead`)."""
-    from tefcore.chapters.presentation import LANG_LABELS
+    from companion.labels import LANG_LABELS
 
     parts = ", ".join(f"{LANG_LABELS.get(lang, lang)} {int(r['prompt tokens'])} tokens" for lang, r in overhead.iterrows())
     system = overhead["system turn"]
@@ -890,7 +890,7 @@ def timing_sample(queries: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
 
 def ttft_markdown(timing: Timing) -> str:
     """The measured times to first token in words: per kind, and per language (in the mode of the costs)."""
-    from tefcore.chapters.presentation import LANG_LABELS
+    from companion.labels import LANG_LABELS
 
     timed = timing.timed[timing.timed["mode"] == timing.mode]
     kind = timed.groupby("kind")["seconds"].mean() * 1e3
@@ -912,7 +912,7 @@ def fusion_markdown(fusion: pd.DataFrame, timing: Timing) -> str:
 
 def token_ratio_markdown(estimate: pd.DataFrame, table2: pd.DataFrame, name: str) -> str:
     """Sentence-level over Direct tokens: ours (:func:`full_release_estimate`) beside the paper's per model."""
-    from tefcore.chapters.paper import MODEL_LABELS, efficiency_summary
+    from tefcore.paper.tables import MODEL_LABELS, efficiency_summary
 
     ours = estimate[estimate["lang"] == "all"].set_index("kind")["full_tokens_m"]
     paper = efficiency_summary(table2)["token_ratio"]
@@ -955,7 +955,7 @@ def ttft_figure(timed: pd.DataFrame) -> Any:
     """Box plots of the time to first token per kind, language and mode (log scale)."""
     import plotly.graph_objects as go
 
-    from tefcore.chapters.presentation import LANG_LABELS
+    from companion.labels import LANG_LABELS
 
     fig = go.Figure()
     for (mode, kind, lang), g in timed.groupby(["mode", "kind", "lang"], sort=True):

@@ -1,9 +1,9 @@
 """``tef reproduce MODEL``: one command from a model to the result chapters that show it.
 
-:func:`tefcore.chapters.commands.plan` builds and checks the steps (extraction, ``vllm serve`` for a
+:func:`tefbook.commands.plan` builds and checks the steps (extraction, ``vllm serve`` for a
 vLLM model, the result chapters 5-9 rebuilt with the model added); this module runs them, each as a
-subprocess in the project folder, and is the ``tef reproduce`` command line. ``--dry-run`` prints the
-steps and their checks and loads no model.
+subprocess in the project folder, and is the ``tef reproduce`` command line (``tef reproduce ...`` runs
+``python -m tefbook reproduce ...``). ``--dry-run`` prints the steps and their checks and loads no model.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.error
 import urllib.request
@@ -20,9 +21,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tefcore.chapters.commands import RESULT_CHAPTERS, Plan, Step, option_value, plan
+from tefbook.commands import RESULT_CHAPTERS, Plan, Step, option_value, plan
 
-__all__ = ["add_arguments", "cmd_reproduce", "run_plan", "run_step"]
+__all__ = ["add_arguments", "build_parser", "cmd_reproduce", "main", "run_plan", "run_step"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -142,3 +143,34 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for note in planned.notes:
         print(f"tef reproduce: note: {note}")
     return run_plan(planned)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``tef reproduce`` (``python -m tefbook reproduce``)."""
+    parser = argparse.ArgumentParser(
+        prog="tef reproduce",
+        description=textwrap.fill(
+            "Run the paper's setting for one model: `tef extract` over every pair of the data (reference prompt "
+            "rendering, the reading named), writing <out>/<model>/<prompt>/<lang>.jsonl where the chapters read "
+            "them; for a vLLM model `vllm serve` for chapter 8's timings; then `tef book` of chapters 05-09 with "
+            "the model added. Every step is checked first (chapter parameters, paths, each output being the next "
+            "step's input); --dry-run prints the commands and the checks and loads no model.", 88),
+        epilog="example:\n  tef reproduce qwen2.5-7b --prompts original,verbose,minimal --dry-run",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tefbook reproduce ...``: run :func:`cmd_reproduce`; a bad value is one line and exit code 2,
+    Ctrl-C exit code 130."""
+    args = build_parser().parse_args(argv)
+    try:
+        return cmd_reproduce(args)
+    except KeyboardInterrupt:
+        print("tef reproduce: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError, ImportError) as exc:
+        print(f"tef reproduce: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2

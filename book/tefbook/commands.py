@@ -1,7 +1,7 @@
 """The commands that reproduce a paper result for a model: extraction, ``vllm serve``, the result chapters.
 
 A plan is a list of ordinary commands that can also be run by hand (:func:`plan` builds them,
-:meth:`Plan.script` prints them as a shell script); ``tef reproduce`` (:mod:`tefcore.reproduce`) runs
+:meth:`Plan.script` prints them as a shell script); ``tef reproduce`` (:mod:`tefbook.reproduce`) runs
 them. The steps:
 1. **extraction**: ``tef extract --model MODEL`` over every evaluation pair of the chosen data and
    languages, for each prompt variant, in the paper's setting (reference prompt rendering: the chat
@@ -15,7 +15,7 @@ them. The steps:
 
 The plan is checked before anything runs (:attr:`Plan.problems`): the model and the reading, the data
 files, that each ``-p`` names a parameter the chapter declares (read from the chapter file with
-:func:`tefcore.chapters.parameters.declared_parameters`, without the book tool), that every cache a
+:func:`tefbook.parameters.declared_parameters`, without the book tool), that every cache a
 chapter will read for the model is a file the extraction writes, and that chapter 8 reads the same data
 and the server the plan starts. A cache that already exists is resumed: when it was written under
 another tensor-parallel size than the one this box would choose, the extraction command pins the
@@ -408,7 +408,7 @@ def _chapter_reads(ctx: _Context, params: Mapping[str, Any]) -> list[Path]:
 
 def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
     """``tef book`` of the chosen chapters with the model added, checked against the chapters' cells."""
-    from tefcore.chapters.parameters import declared_parameters, unknown_parameter_message
+    from tefbook.parameters import declared_parameters, unknown_parameter_message
 
     argv: list[str] = ["tef", "book", "--chapters", *chapters]
     reads: list[Path] = []
@@ -493,7 +493,7 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     port : int
         Port of ``vllm serve``.
     root : path-like, optional
-        The project folder (default: :func:`tefcore.chapters.runs.project_root`).
+        The project folder (default: :func:`tefbook.toc.project_root`).
 
     Returns
     -------
@@ -504,7 +504,7 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     ValueError
         On an unknown model, prompt variant, language, reading or chapter (nothing to plan).
     """
-    from tefcore.chapters.runs import project_root
+    from tefbook.toc import project_root
     from tefcore.judges.registry import SERVE_DEFAULTS, resolve_model
     from tefcore.judges.vllm import EXACT_MODES, visible_gpus
     from tefcore.mind.load import resolve_data_dir

@@ -1,36 +1,17 @@
-r"""The MIND data card of chapter 3: which data a page ran on, its counts beside the published ones,
-the public events, and what the release can and cannot confirm of the paper's description.
-
-:func:`load_card` reads a MIND directory once (:class:`DataCard`); the tables and figures of the
-chapter are functions of it. The published counts of the full release
-(:data:`tefcore.mind.release.FULL_RELEASE`, protocol §2) stand beside every count of the data at hand;
-:func:`full_release_markdown` asserts them (:func:`tefcore.mind.release.check_full_release`) when the
-directory holds the full release, and says how far a sample drifts from them otherwise.
-:func:`confirm_markdown` turns the data-card rows of the claims ledger
-(:data:`tefcore.chapters.claims.LEDGER`) into the list of what the release confirms, what only the
-full release can confirm, and what no release file can.
-
-The share of change-oriented targets in a dimension is the accuracy of a judge that always answers
-"change",
-
-.. math:: \text{change share} = \frac{n_{\text{change}}}{n_{\text{change}} + n_{\text{stability}}},
-
-so :func:`dimension_table` also gives every later chapter its constant-answer baseline.
-"""
+"""Chapter 3 (the MIND data card): what only that chapter uses."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from tefcore.chapters.presentation import LANG_LABELS
-from tefcore.chapters.runs import project_root
+from chapters.prose import ORDER
+from companion.labels import LANG_LABELS
 from tefcore.mind.load import EvaluationPair, Post, evaluation_pairs, load_posts
 from tefcore.mind.release import (
     DATA_KINDS,
@@ -47,39 +28,15 @@ from tefcore.mind.release import (
 )
 from tefcore.mind.schema import EVENT_CODES, SIDES, TABLE_ORDER
 
-__all__ = [
-    "CARD_QUANTITIES",
-    "CHAPTER",
-    "DIMENSION_COLORS",
-    "DataCard",
-    "card_table",
-    "confirm_markdown",
-    "confirm_rows",
-    "data_markdown",
-    "dimension_table",
-    "dimensions_per_post",
-    "event_dimension_table",
-    "event_markdown",
-    "event_table",
-    "floor_markdown",
-    "full_release_markdown",
-    "length_figure",
-    "length_table",
-    "load_card",
-    "orientation_figure",
-    "orientation_table",
-    "release_claims",
-    "segmentation_table",
-    "sentences_figure",
-    "share_figure",
-    "shown_path",
-]
+_AT_HAND, _FULL = "data at hand", "full release"
+
+
+CONFIRMED, ARITHMETIC, NEEDS_FULL, CANNOT_CONFIRM, CONTRADICTED = (
+    "confirmed", "consistent", "needs the full release", "cannot be confirmed from the release", "contradicted")
+
 
 CHAPTER = "03_mind_statistics"
 """The chapter whose ledger rows make the data card's list of claims."""
-
-ORDER: tuple[str, str] = ("zh", "en")
-"""The paper's order of the languages (its Fig. 3: (a) Chinese, (b) English)."""
 
 
 CARD_QUANTITIES: dict[str, str] = {
@@ -90,16 +47,12 @@ CARD_QUANTITIES: dict[str, str] = {
 }
 """Rows of :func:`card_table`: data-card key -> what the table calls it."""
 
+
 DIMENSION_COLORS: dict[str, str] = dict(zip(
     TABLE_ORDER, ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b07aa1"]))
 """One colour per dimension, shared by the chapter's figures."""
 
-_AT_HAND, _FULL = "data at hand", "full release"
 
-
-# --------------------------------------------------------------------------------------------------
-# the data at hand
-# --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DataCard:
     """The posts of a MIND directory, read once, with what the chapter derives from them.
@@ -169,53 +122,6 @@ def load_card(data_dir: str | os.PathLike[str] | None = None) -> DataCard:
     return DataCard(description, {lang: load_posts(lang, description.directory) for lang in langs})
 
 
-def shown_path(directory: str | os.PathLike[str]) -> str:
-    """A data directory as a page shows it: relative to the project folder when inside it.
-
-    Examples
-    --------
-    >>> shown_path(project_root() / "data" / "mind")
-    'data/mind'
-    """
-    path = Path(directory).resolve()
-    try:
-        return path.relative_to(project_root().resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def data_markdown(description: DataDescription) -> str:
-    """One paragraph saying which data a page ran on: the kind, counts per language and the files' hashes.
-
-    Parameters
-    ----------
-    description : DataDescription
-        :func:`tefcore.mind.release.describe_data` of the page's data directory.
-
-    Examples
-    --------
-    >>> text = data_markdown(describe_data())
-    >>> text.startswith("This page ran on **the embedded MIND sample**")
-    True
-    """
-    kind = {DATA_KINDS[0]: "the embedded MIND sample", DATA_KINDS[1]: "the full MIND release"}.get(
-        description.kind, "custom MIND-format data")
-    parts = []
-    for lang in [x for x in ORDER if x in description.posts]:
-        share = description.posts[lang] / FULL_RELEASE[lang]["posts"]
-        of_full = "" if description.kind == DATA_KINDS[1] else f", {share:.1%} of the full release's posts"
-        parts.append(f"{LANG_LABELS[lang]} {description.posts[lang]:,} posts and "
-                     f"{description.pairs[lang]:,} evaluation pairs{of_full} "
-                     f"(`mind_{lang}.jsonl`, SHA-256 `{description.sha256[lang][:12]}…`)")
-    text = f"This page ran on **{kind}** (`{shown_path(description.directory)}`): " + "; ".join(parts) + "."
-    if description.kind != DATA_KINDS[1]:
-        text += " It is not the full release, whose counts are the published ones quoted beside ours."
-    return text
-
-
-# --------------------------------------------------------------------------------------------------
-# counts beside the published ones
-# --------------------------------------------------------------------------------------------------
 def card_table(card: DataCard, formatted: bool = True) -> pd.DataFrame:
     """The data card of the data at hand next to the published card of the full release.
 
@@ -320,9 +226,6 @@ def share_figure(card: DataCard) -> Any:
     return fig
 
 
-# --------------------------------------------------------------------------------------------------
-# public events
-# --------------------------------------------------------------------------------------------------
 def _event_order(codes: pd.Series) -> list[str]:
     known = [c for c in EVENT_CODES if c in set(codes)]
     return known + sorted(set(codes) - set(EVENT_CODES))
@@ -414,10 +317,10 @@ def floor_markdown(card: DataCard) -> str:
     """The constant-answer baselines and the smallest cells of the data at hand, in words.
 
     The majority-class rate of a dimension is the accuracy of always answering its more frequent side
-    (:func:`tefcore.chapters.experiments.majority_rate`); its unweighted mean over dimensions is the
+    (:func:`companion.results.majority_rate`); its unweighted mean over dimensions is the
     floor that a judge's Average accuracy has to clear.
     """
-    from tefcore.chapters.experiments import majority_rate
+    from companion.results import majority_rate
 
     rates = majority_rate(card.pair_frame)
     table = dimension_table(card)[_AT_HAND]
@@ -439,11 +342,6 @@ def floor_markdown(card: DataCard) -> str:
     return "\n".join(out)
 
 
-# --------------------------------------------------------------------------------------------------
-# what the release can and cannot confirm
-# --------------------------------------------------------------------------------------------------
-CONFIRMED, ARITHMETIC, NEEDS_FULL, CANNOT_CONFIRM, CONTRADICTED = (
-    "confirmed", "consistent", "needs the full release", "cannot be confirmed from the release", "contradicted")
 _GROUP_TITLES: dict[str, str] = {
     CONFIRMED: "What the data at hand confirm",
     ARITHMETIC: "What the paper's own numbers confirm",
@@ -459,15 +357,15 @@ def release_claims(data_dir: str | os.PathLike[str] | None = None) -> pd.DataFra
     Returns
     -------
     pandas.DataFrame
-        :func:`tefcore.chapters.claims.evaluate_ledger` of the claims whose chapter is :data:`CHAPTER`.
+        :func:`tefcore.paper.ledger.evaluate_ledger` of the claims whose chapter is :data:`CHAPTER`.
     """
-    from tefcore.chapters.claims import LEDGER, evaluate_ledger
+    from tefcore.paper.ledger import LEDGER, evaluate_ledger
 
     return evaluate_ledger([c for c in LEDGER if c.chapter == CHAPTER], data_dir=data_dir)
 
 
 def confirm_rows(ledger: pd.DataFrame) -> pd.DataFrame:
-    """Sort evaluated ledger rows (:func:`tefcore.chapters.claims.evaluate_ledger`) by what the release says.
+    """Sort evaluated ledger rows (:func:`tefcore.paper.ledger.evaluate_ledger`) by what the release says.
 
     Parameters
     ----------
@@ -491,7 +389,7 @@ def confirm_rows(ledger: pd.DataFrame) -> pd.DataFrame:
     'consistent'
 
     """
-    from tefcore.chapters.claims import CANNOT, TABLES
+    from tefcore.paper.evidence import CANNOT, TABLES
 
     def status(how: str, verdict: str) -> str:
         if how == CANNOT:
@@ -516,9 +414,9 @@ def confirm_markdown(ledger: pd.DataFrame, link: bool = True) -> str:
     ledger : pandas.DataFrame
         Evaluated ledger rows (``id, words, number, value, note, how, verdict``).
     link : bool
-        Link each claim to its ledger row (:func:`tefcore.chapters.claims.claim_link`).
+        Link each claim to its ledger row (:func:`companion.ledger.claim_link`).
     """
-    from tefcore.chapters.claims import claim_link
+    from companion.ledger import claim_link
 
     rows = confirm_rows(ledger)
     out = []
@@ -535,9 +433,6 @@ def confirm_markdown(ledger: pd.DataFrame, link: bool = True) -> str:
     return "\n".join(out).strip()
 
 
-# --------------------------------------------------------------------------------------------------
-# labels per orientation (the paper's statistics figure)
-# --------------------------------------------------------------------------------------------------
 def _labels(card: DataCard) -> pd.DataFrame:
     return pd.concat([label_counts(card.posts[lang]).assign(lang=lang) for lang in card.langs], ignore_index=True)
 
@@ -591,9 +486,6 @@ def orientation_figure(card: DataCard) -> Any:
     return fig
 
 
-# --------------------------------------------------------------------------------------------------
-# posts: dimensions, lengths, sentences
-# --------------------------------------------------------------------------------------------------
 def dimensions_per_post(card: DataCard) -> pd.DataFrame:
     """Posts per number of labelled dimensions (rows), per language (columns).
 

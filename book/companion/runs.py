@@ -13,14 +13,13 @@ for a chapter, which needs at least one cache. What a chapter says about its run
 and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
-:mod:`tefcore.chapters.experiments` and :mod:`tefcore.chapters.calibration` share to work on the runs of a frame
+:mod:`companion.results` and :mod:`companion.calibration` share to work on the runs of a frame
 one (model, prompt) at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tefbook.toc import project_root
+
 __all__ = [
-    "PROJECT_ENV",
     "PROVENANCE_COLUMNS",
     "READINGS",
     "SETTING_FIELDS",
@@ -40,7 +40,6 @@ __all__ = [
     "frame_of",
     "load_runs",
     "parse_list",
-    "project_root",
     "provenance_view",
     "reads_answers",
     "repo_path",
@@ -85,20 +84,6 @@ def parse_list(value: str | Iterable[str] | None) -> list[str]:
         if name and name not in out:
             out.append(name)
     return out
-
-
-PROJECT_ENV = "TEF_PROJECT_ROOT"
-"""Environment variable naming the book's project folder (set by the book build for every chapter)."""
-
-
-def project_root() -> Path:
-    """The book's project folder: ``$TEF_PROJECT_ROOT``, else the nearest folder at or above the
-    working directory that holds ``_toc.yml``, else the working directory."""
-    env = os.environ.get(PROJECT_ENV, "").strip()
-    if env:
-        return Path(env).expanduser().absolute()
-    here = Path.cwd()
-    return next((d for d in (here, *here.parents) if (d / "_toc.yml").is_file()), here)
 
 
 def repo_path(path: str | Path) -> Path:
@@ -400,7 +385,7 @@ def reads_answers(model: str) -> bool:
 # what a chapter says about its runs
 # --------------------------------------------------------------------------------------------------
 def row_labels(runs: Runs) -> dict[str, str]:
-    """The label of each judge's rows: :func:`tefcore.chapters.provenance.run_labels`, read from the caches.
+    """The label of each judge's rows: :func:`companion.provenance.run_labels`, read from the caches.
 
     Two judges of the registry can run the same model under other settings (the cross-fitted e5 judge
     with and without standardization, with a fixed or a tuned ``C``): the setting its provenance records
@@ -413,7 +398,7 @@ def row_labels(runs: Runs) -> dict[str, str]:
     dict of str to str
         Registry name -> label, e.g. ``"ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"``.
     """
-    from tefcore.chapters.provenance import run_labels
+    from companion.provenance import run_labels
 
     labels = run_labels(runs)  # a cross-fitted probe's setting is part of its judge's name
     counts = pd.Series(list(labels.values())).value_counts()
@@ -427,7 +412,7 @@ def _count_phrase(per_lang: Mapping[str, int], langs: Sequence[str]) -> str:
 def data_statement(runs: Runs) -> str:
     """Which data a chapter's caches were scored on, as a Markdown paragraph with counts.
 
-    For each judge: the data kind of its pairs (:func:`tefcore.chapters.provenance.data_kind`: the
+    For each judge: the data kind of its pairs (:func:`companion.provenance.data_kind`: the
     embedded MIND sample, the full MIND release or custom data) and the number of posts and evaluation
     pairs per language; on the sample, how many of its pairs that is (an extraction under way holds
     fewer) and the SHA-256 of its files (:func:`tefcore.mind.release.describe_data`). Judges on the same
@@ -438,7 +423,7 @@ def data_statement(runs: Runs) -> str:
     str
         Markdown; empty when the runs hold no pairs.
     """
-    from tefcore.chapters.provenance import data_kind
+    from companion.provenance import data_kind
     from tefcore.mind.release import DATA_KINDS, describe_data
 
     if runs.frame.empty:

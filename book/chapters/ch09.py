@@ -1,57 +1,22 @@
-r"""Calibration of the rules' confidences (paper Fig. 4) and the temperature sweep of a judge's posteriors.
-
-:func:`calibration_summary` reports, per run, language and rule, the expected calibration error
-(with a bootstrap interval over pairs resampled within dimensions), the overconfidence gap, the
-Brier score and the log-loss; :func:`reliability_by_rule` gives the bins of a reliability diagram
-(:func:`tefcore.metrics.reliability_table`) per run, language and rule. :func:`calibration_verdicts`
-says which rule is best calibrated for each run and language, and :func:`verdict_sentence` says it in
-words.
-
-TEF's confidence is the softmax of its two side scores at a temperature :math:`T`; the paper defines
-no confidence for any rule, and :math:`T = 5` (:data:`tefcore.fusion.TEMPERATURE`) is the constant of
-the reference release. :func:`tef_temperature_calibration` measures TEF's calibration over a range of
-:math:`T` (its decisions do not depend on :math:`T`, only its confidence does).
-
-:func:`retemper` sharpens or flattens probabilities, :math:`p' = \sigma(\operatorname{logit}(p)/t)`,
-and :func:`temperature_sweep` re-runs the rules on a judge's re-tempered posteriors to follow TEF's
-gain over the strongest baseline (:func:`tefcore.chapters.experiments.versus_best_baseline`) as the judge
-becomes more or less decisive.
-"""
+"""Chapter 9 (calibration): what only that chapter uses."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
-from scipy.special import expit, logit
 
+from companion.labels import LANG_LABELS, short_label
+from companion.plots import judge_language_lines
+from companion.runs import Runs, frame_of, run_keys
 from tefcore import metrics
-from tefcore.chapters.experiments import predict_runs, versus_best_baseline
-from tefcore.chapters.runs import Runs, frame_of, run_keys
-from tefcore.evaluate import (ABSTAIN, BASELINES, check_metric, flatten_sentences, iter_groups, predict_pairs,
-                              sort_table)
-from tefcore.fusion import TEMPERATURE, entropy_weight, fuse_many
-
-__all__ = [
-    "calibration_summary",
-    "calibration_table",
-    "calibration_verdicts",
-    "reliability_by_rule",
-    "retemper",
-    "tef_temperature_calibration",
-    "temperature_markdown",
-    "temperature_sweep",
-    "verdict_sentence",
-]
+from tefcore.evaluate import ABSTAIN, flatten_sentences, iter_groups, predict_pairs, sort_table
+from tefcore.fusion import RULE_LABELS, TEMPERATURE, fuse_many
 
 
-# --------------------------------------------------------------------------------------------------
-# calibration (paper Fig. 4)
-# --------------------------------------------------------------------------------------------------
 def _ece_rows(conf: np.ndarray, correct: np.ndarray, idx: np.ndarray, n_bins: int) -> np.ndarray:
     r"""ECE of every bootstrap row at once: :math:`\sum_b |\sum_{j\in b} (c_j - a_j)| / n`."""
     n_boot, n = idx.shape
@@ -167,8 +132,7 @@ def calibration_verdicts(cal: pd.DataFrame, labels: dict[str, str] | None = None
         rule has the lowest ECE), ``clearly lowest`` (alone, and its interval lies below every other
         rule's estimate), ``TEF's ECE``, ``smallest |gap|``, ``gap``, ``TEF's gap``.
     """
-    from tefcore.chapters.experiments import row_label
-    from tefcore.chapters.presentation import RULE_LABELS
+    from companion.labels import row_label
 
     rows = []
     for key, g in iter_groups(cal, [*run_keys(cal), "lang"]):
@@ -273,123 +237,11 @@ def tef_temperature_calibration(
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------------------------------
-# temperature sweep
-# --------------------------------------------------------------------------------------------------
-def retemper(p: npt.ArrayLike, t: float) -> np.ndarray:
-    r"""Sharpen (``t < 1``) or flatten (``t > 1``) probabilities: :math:`p' = \sigma(\operatorname{logit}(p)/t)`.
-
-    NaN (an unreadable answer) stays NaN; 0 and 1 stay put; 0.5 is the fixed point, so every rule that
-    only looks at the side of 0.5 (Direct, Majority Vote) is unchanged.
-
-    Parameters
-    ----------
-    p : array_like
-        Probabilities in [0, 1] or NaN.
-    t : float
-        A positive, finite temperature.
-    """
-    if not (t > 0 and math.isfinite(t)):
-        raise ValueError(f"temperature must be a positive finite number, got {t!r}")
-    arr = np.asarray(p, dtype=np.float64)
-    bad = ~np.isnan(arr) & ((arr < 0) | (arr > 1))
-    if bad.any():
-        raise ValueError(f"probabilities must lie in [0, 1] (or be NaN); found {arr[bad][0]!r}")
-    with np.errstate(divide="ignore"):
-        return expit(logit(arr) / t)
-
-
-def _retemper_frame(df: pd.DataFrame, t: float) -> pd.DataFrame:
-    """A copy of a cache frame with every probability re-tempered (one flat array, no loop over posts)."""
-    flat, doc = flatten_sentences(df["sentences"])
-    lengths = np.bincount(doc, minlength=len(df))
-    new = retemper(flat, t)
-    out = df.copy()
-    out["direct"] = retemper(df["direct"].to_numpy(dtype=np.float64), t)
-    out["sentences"] = np.split(new, np.cumsum(lengths)[:-1])
-    return out
-
-
-def temperature_sweep(
-    df: Runs | pd.DataFrame,
-    factors: Sequence[float],
-    *,
-    metric: str = "accuracy",
-    baselines: Sequence[str] = BASELINES,
-    n_boot: int = 500,
-    level: float = 0.95,
-    random_state: int = 0,
-    invalid: str = "drop",
-) -> pd.DataFrame:
-    r"""TEF's gain over the strongest baseline when a judge's posteriors are re-tempered.
-
-    Every probability, whole-post (Direct) and per sentence, becomes
-    :math:`\sigma(\operatorname{logit}(p)/t)` for each ``t`` in ``factors``; then the rules are re-run
-    and TEF is compared with the best of ``baselines`` (picked per ``t`` and language on the Average)
-    by a paired bootstrap over pairs resampled within dimensions.
-
-    What to expect: Direct and Majority Vote do not move (0.5 is the fixed point); TEF without
-    entropy weighting only rescales its sum (same decisions unless the log-odds clip at :math:`M`
-    binds). As :math:`t \to 0` every sentence becomes decisive (:math:`w \to 1`,
-    :math:`|\ell| \to M`) and TEF turns into Majority Vote; as :math:`t \to \infty`,
-    :math:`w(p) \approx \ell^2 / (8 \log 2)`, so TEF follows the sign of :math:`\sum_i \ell_i^3`,
-    while Soft Vote follows :math:`\sum_i \ell_i`.
-
-    Parameters
-    ----------
-    df : Runs or DataFrame
-        Cache rows of one or more runs (``model``/``prompt`` columns group them).
-    factors : sequence of float
-        Temperatures; 1 is the judge as it is.
-    metric : {"accuracy", "macro_f1"}
-    baselines : sequence of str
-    n_boot, level, random_state
-        Paired-bootstrap settings.
-    invalid : {"drop", "reference"}
-
-    Returns
-    -------
-    DataFrame
-        ``model, prompt, lang, t, best_baseline, baseline, tef, gain, low, high, p_bootstrap,
-        mean_weight, decisive_share`` (``decisive_share``: percent of sentences with weight at least
-        0.5).
-    """
-    frame = frame_of(df)
-    check_metric(metric)
-    factors = [float(t) for t in factors]
-    if not factors:
-        raise ValueError("temperature_sweep needs at least one factor")
-    if "model" not in frame.columns:
-        frame = frame.assign(model="")
-    keys = [*run_keys(frame), "lang"]
-    rows = []
-    for t in factors:
-        hot = _retemper_frame(frame, t)
-        pred = predict_runs(hot, rules=[*baselines, "tef"], invalid=invalid)
-        res = versus_best_baseline(pred, metrics_=(metric,), baselines=baselines, n_boot=n_boot,
-                                   random_state=random_state)
-        flat_rows = []
-        for key, g in iter_groups(hot, keys):
-            flat = flatten_sentences(g["sentences"])[0]
-            w = entropy_weight(flat[~np.isnan(flat)])
-            flat_rows.append({**key, "mean_weight": float(w.mean()) if w.size else math.nan,
-                              "decisive_share": 100 * float(np.mean(w >= 0.5)) if w.size else math.nan})
-        res = res.rename(columns={"b": "best_baseline", "difference": "gain"}).assign(t=t)
-        rows.append(res.merge(pd.DataFrame(flat_rows), on=keys))
-    out = pd.concat(rows, ignore_index=True)
-    cols = [*run_keys(out), "lang", "t", "best_baseline", "baseline", "tef", "gain", "low", "high",
-            "p_bootstrap", "mean_weight", "decisive_share"]
-    rank = out.groupby(keys, sort=False).ngroup().to_numpy()
-    order = np.lexsort((out["t"].to_numpy(), rank))  # groups in order of appearance, t ascending
-    return out[cols].iloc[order].reset_index(drop=True)
-
-
-# --------------------------------------------------------------------------------------------------
-# what the chapter shows
-# --------------------------------------------------------------------------------------------------
 _CAL_COLUMNS: dict[str, str] = {"n": "n", "n_abstain": "abstain", "accuracy": "accuracy", "confidence": "confidence",
                                 "ece": "ECE", "ece_equal_mass": "ECE (equal mass)", "gap": "gap", "brier": "Brier",
                                 "nll": "log-loss"}
+
+
 _LOWER = ("ECE", "ECE (equal mass)", "Brier", "log-loss")
 
 
@@ -397,7 +249,7 @@ def calibration_table(cal: pd.DataFrame, labels: dict[str, str] | None = None) -
     """:func:`calibration_summary` as the chapter shows it, the best rule of each judge and language in bold.
 
     ECE and the gap carry their bootstrap intervals; the lowest ECE, Brier score and log-loss, the gap
-    closest to zero and the highest accuracy are bold (:func:`tefcore.chapters.presentation.bold_best`);
+    closest to zero and the highest accuracy are bold (:func:`companion.tables.bold_best`);
     counts and the mean confidence are never ranked.
 
     Returns
@@ -405,8 +257,8 @@ def calibration_table(cal: pd.DataFrame, labels: dict[str, str] | None = None) -
     pandas.io.formats.style.Styler
         Rows ``(run, lang, method)``.
     """
-    from tefcore.chapters.experiments import row_label
-    from tefcore.chapters.presentation import RULE_LABELS, bold_best, format_cell, format_interval
+    from companion.labels import row_label
+    from companion.tables import bold_best, format_cell, format_interval
 
     cal = sort_table(cal, ["model", "lang", "rule"], {"model": list(pd.unique(cal["model"])),
                                                      "lang": list(pd.unique(cal["lang"]))})
@@ -426,8 +278,8 @@ def calibration_table(cal: pd.DataFrame, labels: dict[str, str] | None = None) -
 def temperature_markdown(sweep: pd.DataFrame, labels: dict[str, str] | None = None) -> str:
     """Per run and language: TEF's ECE at the reference release's T, and the T of the grid with the lowest
     ECE (chosen on the same pairs, so an optimistic figure), as Markdown bullets."""
-    from tefcore.chapters.experiments import row_label
-    from tefcore.chapters.presentation import LANG_LABELS, format_cell
+    from companion.labels import LANG_LABELS, row_label
+    from companion.tables import format_cell
 
     lines = []
     for key, g in iter_groups(sweep, [*run_keys(sweep), "lang"]):
@@ -438,3 +290,62 @@ def temperature_markdown(sweep: pd.DataFrame, labels: dict[str, str] | None = No
                      f"lowest on the grid {format_cell(best['ece'], 3)} at T = {best['T']:g} "
                      f"(gap there {format_cell(best['gap'], 3, signed=True)}).")
     return "\n".join(lines)
+
+
+def reliability_figure(rel: pd.DataFrame, title: str, langs: Sequence[str], rules: Sequence[str]) -> Any:
+    """A reliability diagram per language: each bin's mean confidence against its accuracy, per rule.
+
+    Parameters
+    ----------
+    rel : DataFrame
+        :func:`chapters.ch09.reliability_by_rule` rows of one run.
+    title : str
+        The run's label.
+    """
+    import plotly.express as px
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(langs), subplot_titles=[LANG_LABELS.get(x, x) for x in langs],
+                        shared_yaxes=True)
+    palette = px.colors.qualitative.D3
+    biggest = max(1, int(rel["count"].max())) if len(rel) else 1
+    for i, lang in enumerate(langs):
+        fig.add_trace(go.Scatter(x=[0.5, 1], y=[0.5, 1], mode="lines", line={"color": "grey", "dash": "dash"},
+                                 name="perfect calibration", showlegend=i == 0), row=1, col=i + 1)
+        for k, rule in enumerate(rules):
+            s = rel[(rel["lang"] == lang) & (rel["rule"] == rule)]
+            fig.add_trace(go.Scatter(
+                x=s["mean_predicted"], y=s["observed"], mode="lines+markers", name=RULE_LABELS[rule],
+                legendgroup=rule, showlegend=i == 0, line={"color": palette[k % len(palette)]},
+                marker={"size": (6 + 30 * (s["count"] / biggest) ** 0.5).to_numpy()},
+                customdata=s[["count", "bin_lower", "bin_upper"]].to_numpy(),
+                hovertemplate="bin [%{customdata[1]:.1f}, %{customdata[2]:.1f}]<br>confidence %{x:.3f}<br>"
+                              "accuracy %{y:.3f}<br>posts %{customdata[0]}"), row=1, col=i + 1)
+    fig.update_xaxes(range=[0.48, 1.02], title_text="mean confidence in bin")
+    fig.update_yaxes(range=[0, 1.02], title_text="accuracy in bin", col=1)
+    fig.update_layout(height=430, title=f"Reliability: {short_label(title)}")
+    return fig
+
+
+def temperature_figure(frame: pd.DataFrame, labels: Mapping[str, str], langs: Sequence[str],
+                       reference: float) -> Any:
+    """TEF's ECE and overconfidence gap against its softmax temperature T, the reference release's T marked.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        :func:`chapters.ch09.tef_temperature_calibration` output.
+    reference : float
+        The reference release's T (a dashed vertical line).
+    """
+    fig = judge_language_lines(frame, "T", langs, labels,
+                                [("ece", "ECE", None), ("gap", "confidence - accuracy", None)], vertical_spacing=0.1)
+    for i in range(len(langs)):
+        fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=2, col=i + 1)
+    fig.add_vline(x=float(reference), line={"color": "black", "dash": "dash", "width": 1}, row="all", col="all")
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text="T (log scale)", row=2)
+    fig.update_layout(height=560, legend={"orientation": "h", "y": -0.18},
+                      title=f"TEF's calibration against its temperature T (dashed: T = {reference:g})")
+    return fig

@@ -6,7 +6,7 @@ The chapters show the lines that *are* the lesson (a weight, a sum of log-odds, 
 :func:`tefcore.fusion.fuse_many` or :func:`tefcore.simulate.fusion_study`); this module holds the rest,
 so that each figure or table is one call. The definitions are those of :mod:`tefcore.fusion`,
 :mod:`tefcore.information` and :mod:`tefcore.simulate`; the checks that the claims ledger also runs
-use the ledger's own posts (:mod:`tefcore.chapters.claims`), so a number printed by a chapter and by
+use the ledger's own posts (:mod:`tefcore.paper.ledger`), so a number printed by a chapter and by
 the ledger is one number.
 
 Chapter 1
@@ -42,9 +42,10 @@ from scipy.stats import norm
 
 from tefcore import information
 from tefcore import simulate as sim
-from tefcore.chapters.presentation import RULE_LABELS, judge_label
+from companion.labels import judge_label
 from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
+from tefcore.fusion import RULE_LABELS
 
 __all__ = [
     "CURVE_LABELS",
@@ -706,22 +707,22 @@ _SHORT: dict[str, str] = {"llama_cpp": "", "e5-zeroshot": "e5 zero-shot", "e5-cr
 
 
 def judge_names(runs: Any) -> dict[str, str]:
-    """A short name per judge of a :class:`tefcore.chapters.runs.Runs`, read from its caches' provenance.
+    """A short name per judge of a :class:`companion.runs.Runs`, read from its caches' provenance.
 
     The model and, for the cross-fitted e5 judge, how its probe was set
-    (:func:`tefcore.chapters.provenance.probe_setting`): two
+    (:func:`companion.provenance.probe_setting`): two
     registry names whose caches hold the same setting get the same name, and a cache re-extracted
     under another setting gets a new one.
 
     Examples
     --------
-    >>> from tefcore.chapters.runs import Runs
+    >>> from companion.runs import Runs
     >>> prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": True, "C": "inner-cv"},
     ...                      {"model": "local", "backend": "llama_cpp", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}])
     >>> judge_names(Runs(pd.DataFrame({"model": ["e5-crossfit", "local"]}), prov))
     {'e5-crossfit': 'e5 cross-fit (standardized, C by inner CV)', 'local': 'SmolLM2-135M'}
     """
-    from tefcore.chapters.provenance import judge_name, probe_setting
+    from companion.provenance import judge_name, probe_setting
 
     names = {}
     for model in runs.models:
@@ -735,9 +736,9 @@ def judge_names(runs: Any) -> dict[str, str]:
 
 def judge_sources(runs: Any) -> pd.DataFrame:
     """Which judge produced which numbers: per judge, its short name (:func:`judge_names`), the label
-    read from its caches' provenance (:func:`tefcore.chapters.provenance.run_labels`: judge, engine,
+    read from its caches' provenance (:func:`companion.provenance.run_labels`: judge, engine,
     hardware, data) and its pairs per language (counts)."""
-    from tefcore.chapters.provenance import run_labels
+    from companion.provenance import run_labels
 
     names, labels = judge_names(runs), run_labels(runs)
     pairs = runs.provenance.pivot_table(index="model", columns="lang", values="n_pairs", aggfunc="sum")
@@ -817,7 +818,7 @@ def map_verdict(placed: pd.DataFrame, nearest: pd.DataFrame, sweep: pd.DataFrame
     placed, nearest : DataFrame
         :func:`judge_map` and :func:`nearest_cells`, indexed by ``judge, lang``.
     sweep : DataFrame
-        :func:`tefcore.chapters.calibration.temperature_sweep` with a ``judge`` column of the same names.
+        :func:`companion.calibration.temperature_sweep` with a ``judge`` column of the same names.
     floor : mapping of str to float
         The majority-class rate (Average accuracy, percent) per language.
     judge : str
@@ -825,7 +826,7 @@ def map_verdict(placed: pd.DataFrame, nearest: pd.DataFrame, sweep: pd.DataFrame
     lean : float
         The lean ``b`` of the map's leaning judge.
     """
-    from tefcore.chapters.presentation import format_interval
+    from companion.tables import format_interval
 
     threshold = 100 * decisive_threshold(decisive_weight)
     parts, sits, beats = [], 0, 0
@@ -883,9 +884,9 @@ def judge_map(frame: pd.DataFrame, labels: Mapping[str, str] | None = None, deci
     Parameters
     ----------
     frame : DataFrame
-        Cache rows of several judges (``model, lang, side, sentences``; :func:`tefcore.chapters.runs.load_runs`).
+        Cache rows of several judges (``model, lang, side, sentences``; :func:`companion.runs.load_runs`).
     labels : mapping, optional
-        Judge name shown per registry name (default :func:`tefcore.chapters.presentation.judge_label`).
+        Judge name shown per registry name (default :func:`companion.labels.judge_label`).
     decisive_weight : float
         The weight from which a sentence counts as decisive.
 
@@ -964,9 +965,9 @@ def nearest_cells(placed: pd.DataFrame, maps: Mapping[str, pd.DataFrame]) -> pd.
 
 def majority_floor(frame: pd.DataFrame) -> pd.Series:
     """The majority-class rate per language: the Average over dimensions of the accuracy of always
-    answering a dimension's more frequent side (:func:`tefcore.chapters.experiments.majority_rate`),
+    answering a dimension's more frequent side (:func:`companion.results.majority_rate`),
     percent."""
-    from tefcore.chapters.experiments import majority_rate
+    from companion.results import majority_rate
 
     rates = majority_rate(frame)
     return rates[rates["dimension"] == "Average"].set_index("lang")["accuracy"].rename("majority rate")
@@ -974,10 +975,10 @@ def majority_floor(frame: pd.DataFrame) -> pd.Series:
 
 def sweep_table(sweep: pd.DataFrame, floor: Mapping[str, float], t: float = 1.0) -> pd.DataFrame:
     """The judges as they are (re-tempering factor ``t``, default 1) in
-    :func:`tefcore.chapters.calibration.temperature_sweep`: per judge (its ``judge`` column) and
+    :func:`companion.calibration.temperature_sweep`: per judge (its ``judge`` column) and
     language, the strongest baseline and its Average accuracy, TEF's, TEF's gain with its 95 % interval,
     the majority-class rate (``floor``, percent per language) and whether TEF falls below it."""
-    from tefcore.chapters.presentation import format_interval
+    from companion.tables import format_interval
 
     at = sweep[sweep["t"] == t]
     out = pd.DataFrame({
@@ -1018,14 +1019,15 @@ def sweep_figure(sweep: pd.DataFrame) -> Any:
 # --------------------------------------------------------------------------------------------------
 def ledger_rows(chapter: str) -> str:
     """The claims ledger's rows that a chapter examines, as a Markdown list: a link to each row, the
-    paper's words, our value and the verdict (the checks run now, :func:`tefcore.chapters.claims.evaluate_ledger`).
+    paper's words, our value and the verdict (the checks run now, :func:`tefcore.paper.ledger.evaluate_ledger`).
 
     Parameters
     ----------
     chapter : str
         The chapter's stem, e.g. ``"01_derivation"``.
     """
-    from tefcore.chapters.claims import LEDGER, claim_link, evaluate_ledger
+    from tefcore.paper.ledger import LEDGER, evaluate_ledger
+    from companion.ledger import claim_link
 
     claims = [c for c in LEDGER if c.chapter == chapter]
     if not claims:

@@ -19,12 +19,12 @@ names (``qwen2.5-7b`` ...), languages ``zh``/``en``, dimensions their English na
 ``underline`` or ``none``).
 
 The functions below recompute each aggregate the paper states about its tables, from the CSV files
-alone. The claims ledger (:mod:`tefcore.chapters.claims`) holds the paper's stated numbers and checks
+alone. The claims ledger (:mod:`tefcore.paper.ledger`) holds the paper's stated numbers and checks
 them with these functions.
 
 Examples
 --------
->>> from tefcore.chapters.paper import load_table, average_gain
+>>> from tefcore.paper.tables import load_table, average_gain
 >>> t3 = load_table("table3")
 >>> {k: round(v, 3) for k, v in average_gain(t3, level="model_lang").items()}
 {'accuracy': 4.465, 'macro_f1': 4.618}
@@ -39,7 +39,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tefcore.chapters.presentation import JUDGE_LABELS
 from tefcore.evaluate import AVERAGE, BASELINES, METRICS, dimension_average, strongest_baseline
 
 __all__ = [
@@ -88,8 +87,8 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
 MODELS: tuple[str, ...] = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
 """The paper's five judges, in its table order (registry names)."""
 
-MODEL_LABELS: dict[str, str] = {m: JUDGE_LABELS[m] for m in MODELS}
-"""Model names as the paper prints them (the book's :data:`~tefcore.chapters.presentation.JUDGE_LABELS`)."""
+MODEL_LABELS: dict[str, str] = dict(zip(MODELS, ("Qwen2.5-7B", "LLaMA3-8B", "Qwen3-14B", "DeepSeek-V3.2", "GPT-4o-mini")))
+"""Model names as the paper prints them."""
 
 GAIN_LEVELS: tuple[str, ...] = ("cell", "model_lang", "model")
 """Where the strongest baseline is chosen (see :func:`strongest_baseline_gain`)."""
@@ -112,11 +111,11 @@ def paper_dir(data_dir: str | Path | None = None) -> Path:
     ----------
     data_dir : str or Path, optional
         An explicit directory; default the paper's tables shipped with the package (``data/paper`` of
-        the repository, installed as :mod:`tefcore.chapters.paper_tables`).
+        the repository, installed as :mod:`tefcore.paper.published`).
     """
     if data_dir is not None:
         return Path(data_dir)
-    return Path(str(resources.files("tefcore.chapters.paper_tables")))
+    return Path(str(resources.files("tefcore.paper.published")))
 
 
 def load_table(name: str, data_dir: str | Path | None = None) -> pd.DataFrame:

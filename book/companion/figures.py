@@ -216,7 +216,7 @@ def setup_notebook(static: bool | None = None) -> None:
 
     Call it once in a chapter's first code cell::
 
-        from tefcore.chapters.figures import setup_notebook
+        from companion.figures import setup_notebook
         setup_notebook()
 
     Parameters

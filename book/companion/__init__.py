@@ -1,0 +1,12 @@
+"""companion: what several chapters of the book share, one module per concept; no module knows a chapter.
+
+:mod:`~companion.runs` (the caches of several judges and prompts, loaded and grouped),
+:mod:`~companion.provenance` (a run's label read from its cache header), :mod:`~companion.labels`
+(names of rules, judges, languages, rows), :mod:`~companion.results` (predictions, score tables and
+intervals of the runs, beside the paper's numbers), :mod:`~companion.calibration` (retempered
+probabilities and the rules' response), :mod:`~companion.tables` (numbers and tables as the book prints
+them), :mod:`~companion.figures` (figure set-up: offline plotly and altair), :mod:`~companion.plots`
+(figure types several chapters draw), :mod:`~companion.ledger` (links to the claims ledger's rows) and
+:mod:`~companion.commands` (the GPU commands a page shows). It imports :mod:`tefcore` and
+:mod:`tefbook`; neither imports it.
+"""

@@ -1,0 +1,502 @@
+"""Predictions and score tables of the runs a result chapter reads, beside the paper's numbers.
+
+The chapters read the probability caches of one or more judges (:func:`companion.runs.load_runs`),
+turn them into per-pair predictions with :func:`tefcore.evaluate.predict_pairs` and summarise them per
+run (judge and prompt). The definitions (the "Average", the strongest baseline, paired comparisons)
+are those of :mod:`tefcore.evaluate`; this module applies them to the runs of a chapter and lays the
+results out.
+
+:func:`open_runs`
+    A result chapter's opening: load, label from provenance, say which data and judges.
+:func:`predict_runs`, :func:`score_runs`, :func:`majority_rate`
+    Predictions and per-dimension accuracy/macro-F1 of every rule, per judge and prompt, and the
+    majority-class floor of the same pairs.
+:func:`average_intervals`, :func:`versus_best_baseline`, :func:`compare_runs`
+    Bootstrap intervals of the "Average" (the unweighted mean over dimensions), and paired tests.
+:func:`side_by_side`, :func:`below_floor`
+    Our numbers and the paper's (Tables 3 and 4) in the paper's wide layout, each row labelled with
+    where it comes from, with the pairs per dimension and the majority-class rate beside them.
+:func:`posterior_summary`
+    How decisive a judge's sentence posteriors are.
+
+Intervals are percentile bootstrap intervals over evaluation pairs, resampled within dimensions
+(:func:`tefcore.metrics.bootstrap_ci` with ``average_over_strata=True``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from companion.labels import LANG_LABELS, judge_label, paper_label, row_label
+from companion.runs import Runs, chapter_runs, data_statement, frame_of, row_labels, run_keys
+from companion.tables import bold_best, format_interval, paper_columns
+from tefcore import evaluate, metrics
+from tefcore.evaluate import (
+    BASELINES,
+    METRIC_LABELS,
+    check_metric,
+    dimension_average,
+    flatten_sentences,
+    iter_groups,
+    predict_pairs,
+    score_table,
+    sort_table,
+    strongest_baseline,
+)
+from tefcore.fusion import CLASSES, RULE_LABELS, RULE_NAMES, entropy_weight
+from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
+
+
+def open_runs(models: str | Sequence[str], prompts: str | Sequence[str], langs: str | Sequence[str],
+              cache_dir: str, reading: str = "summed", show: bool = True) -> tuple[Runs, dict[str, str]]:
+    """A result chapter's opening: load its runs, label them from their provenance and say what they are.
+
+    Loads the caches (:func:`companion.runs.chapter_runs`), labels each judge's rows
+    (:func:`companion.runs.row_labels`) and, with ``show``, displays which data the caches hold
+    (:func:`companion.runs.data_statement`), the notes on missing or mismatched caches and the
+    table of judges.
+
+    Returns
+    -------
+    runs : Runs
+    labels : dict of str to str
+        Registry name -> row label.
+    """
+    from companion.tables import say, show_judges
+
+    runs = chapter_runs(models, prompts, langs, cache_dir, reading=reading)
+    labels = row_labels(runs)
+    if show:
+        say(data_statement(runs), runs.notes_markdown)
+        show_judges(models, labels)
+    return runs, labels
+
+
+COUNT_ROW = "pairs (n)"
+"""Row of a side-by-side table that counts the evaluation pairs of each dimension."""
+
+
+FLOOR_ROW = "majority class"
+"""Row of a side-by-side table with the majority-class rate of the same pairs (the floor)."""
+
+
+REFERENCE_ROWS: tuple[str, ...] = (COUNT_ROW, FLOOR_ROW)
+"""Rows that are shown beside the rules but never ranked (:func:`companion.tables.bold_best`)."""
+
+
+REFERENCE_RUN = "ours: the pairs scored"
+"""The run label of the counts and the majority-class rate."""
+
+
+NOT_RUN = "not run"
+"""What a table says where a run's caches are missing (never 0.0)."""
+
+
+_ORDERS: dict[str, Sequence[str]] = {"dimension": TABLE_ORDER}
+"""Rows of our tables: dimensions in the paper's column order."""
+
+
+METRIC_NAMES: dict[str, str] = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
+
+
+def predict_runs(
+    runs: Runs | pd.DataFrame, rules: Sequence[str] | None = None, invalid: str = "drop"
+) -> pd.DataFrame:
+    """:func:`tefcore.evaluate.predict_pairs` for every (model, prompt) of a set of runs.
+
+    Returns
+    -------
+    DataFrame
+        The columns of ``predict_pairs`` with ``model`` and ``prompt`` in front (when present).
+    """
+    frame = frame_of(runs)
+    keys = run_keys(frame)
+    out = []
+    for key, g in iter_groups(frame, keys):
+        pred = predict_pairs(g.reset_index(drop=True), rules=rules, invalid=invalid)
+        for i, (k, v) in enumerate(key.items()):
+            pred.insert(i, k, v)
+        out.append(pred)
+    if not out:
+        raise ValueError("predict_runs: the runs hold no pairs")
+    return pd.concat(out, ignore_index=True)
+
+
+def score_runs(pred: pd.DataFrame) -> pd.DataFrame:
+    """:func:`tefcore.evaluate.score_table` grouped by model, prompt (when present), language, rule, dimension."""
+    return score_table(pred, by=[*run_keys(pred), "lang", "rule", "dimension"], orders=_ORDERS)
+
+
+def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
+    """Accuracy and macro-F1 of always answering the more frequent side, per language and dimension.
+
+    The pairs are every distinct (post, language, dimension) of the runs: the gold side does not depend
+    on the judge, and a partial cache (an extraction still running) then does not shrink the reference.
+
+    Returns
+    -------
+    DataFrame
+        ``lang, dimension, n, majority_side, accuracy, macro_f1`` with an ``Average`` row per language
+        (unweighted mean over dimensions, like the tables).
+    """
+    df = frame_of(frame).drop_duplicates(["post_id", "lang", "dimension"])
+    if df.empty:
+        return pd.DataFrame(columns=["lang", "dimension", "n", "majority_side", "accuracy", "macro_f1"])
+    counts = pd.crosstab([df["lang"], df["dimension"]], df["side"])
+    for side in CLASSES:
+        if side not in counts.columns:
+            counts[side] = 0
+    n = counts["change"] + counts["stability"]
+    major = np.where(counts["change"] >= counts["stability"], "change", "stability")
+    share = np.maximum(counts["change"], counts["stability"]) / n
+    out = pd.DataFrame({"n": n, "majority_side": major, "accuracy": 100 * share,
+                        # F1 of the majority side is 2s/(1+s); the other side scores 0
+                        "macro_f1": 100 * share / (1 + share)}).reset_index()
+    out = pd.concat([out, dimension_average(out, ["lang"], counts=["n"])], ignore_index=True)
+    return sort_table(out, ["lang", "dimension"], _ORDERS)
+
+
+def average_intervals(
+    pred: pd.DataFrame,
+    *,
+    metrics_: Sequence[str] = ("accuracy", "macro_f1"),
+    rules: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    random_state: int = 0,
+    extra_keys: Sequence[str] = (),
+) -> pd.DataFrame:
+    """Bootstrap intervals of the Average (unweighted mean over dimensions) per run, language and rule.
+
+    Pairs are resampled within dimensions; each replicate's statistic is the mean over dimensions of
+    the per-dimension metric, as in the tables (:func:`tefcore.metrics.bootstrap_ci`).
+
+    Parameters
+    ----------
+    pred : DataFrame
+        :func:`predict_runs` output.
+    metrics_ : sequence of {"accuracy", "macro_f1"}
+    rules : sequence of str, optional
+        Default: every rule present.
+    n_boot, level, random_state
+        Bootstrap settings (same seed for every group, so rules are resampled alike).
+    extra_keys : sequence of str
+        Further grouping columns (e.g. ``"policy"`` when predictions of two invalid-answer policies
+        are stacked).
+
+    Returns
+    -------
+    DataFrame
+        ``model, prompt, lang, rule, metric, estimate, low, high, n``.
+    """
+    keys = [*run_keys(pred), *extra_keys, "lang", "rule"]
+    data = pred if rules is None else pred[pred["rule"].isin(list(rules))]
+    rows = []
+    for key, g in iter_groups(data, keys):
+        for metric in metrics_:
+            ci = metrics.bootstrap_ci(check_metric(metric), g["side"].to_numpy(), g["prediction"].to_numpy(),
+                                      n_boot=n_boot, level=level, strata=g["dimension"].to_numpy(),
+                                      average_over_strata=True, random_state=random_state)
+            rows.append({**key, "metric": metric, "estimate": ci.estimate, "low": ci.low, "high": ci.high,
+                         "n": len(g)})
+    return sort_table(pd.DataFrame(rows), keys) if rows else pd.DataFrame(rows)
+
+
+def labelled_intervals(cis: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """:func:`average_intervals` output with ``run``, ``judge``, ``method`` and a formatted ``cell`` column.
+
+    ``cell`` reads ``estimate [low, high]`` (:func:`companion.tables.format_interval`);
+    ``run`` is the label of the judge's rows (:func:`row_label`), ``judge`` the book's short name of the
+    judge and ``method`` the paper's name of the rule.
+    """
+    out = cis.copy()
+    out["run"] = out["model"].map(lambda m: row_label(m, labels))
+    out["judge"] = out["model"].map(judge_label)
+    out["method"] = out["rule"].map(RULE_LABELS)
+    out["cell"] = [format_interval(e, lo, hi) for e, lo, hi in zip(out["estimate"], out["low"], out["high"])]
+    return out
+
+
+def interval_table(cis: pd.DataFrame, rules: Sequence[str],
+                   metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> Any:
+    """The Averages with their intervals in the paper's layout, the best rule of each run in bold.
+
+    Parameters
+    ----------
+    cis : DataFrame
+        :func:`labelled_intervals` output.
+    rules : sequence of str
+        Rules, in the order of the rows (absent ones are skipped).
+    metric_names : sequence of str
+        Metrics, in the order of the columns.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows ``(run, lang, method)``, one column per metric with ``estimate [low, high]``; the best
+        estimate of each (run, language) in bold (:func:`companion.tables.bold_best`).
+    """
+    keep = cis[cis["rule"].isin(list(rules)) & cis["metric"].isin(list(metric_names))]
+    order = {"rule": list(rules), "metric": list(metric_names)}
+    keep = sort_table(keep, ["run", "lang", "rule", "metric"], {**order, "run": list(pd.unique(keep["run"])),
+                                                                 "lang": list(pd.unique(keep["lang"]))})
+    text = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="cell", aggfunc="first",
+                            sort=False)
+    values = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="estimate",
+                              aggfunc="first", sort=False)
+    cols = [m for m in metric_names if m in text.columns]
+    text, values = text[cols], values[cols].reindex(text.index)
+    text.columns = values.columns = pd.Index([METRIC_NAMES.get(m, m) for m in cols], name=None)
+    return bold_best(text, values=values, by=["run", "lang"])
+
+
+def compare_runs(pred: pd.DataFrame, a: str, b: str | Mapping[tuple[Any, ...], str], **options: Any) -> pd.DataFrame:
+    """:func:`tefcore.evaluate.paired_comparisons` per run (model, prompt) and language.
+
+    Parameters
+    ----------
+    pred : DataFrame
+        :func:`predict_runs` output.
+    a, b
+        The rule under test and the rule compared with (or a mapping from ``(model, prompt, lang)``
+        to it).
+    **options
+        Further options of :func:`tefcore.evaluate.paired_comparisons` (``metric``, ``n_boot``,
+        ``strata``, ``by`` ...).
+    """
+    return evaluate.paired_comparisons(pred, a, b, **{"by": [*run_keys(pred), "lang"], **options})
+
+
+def versus_best_baseline(
+    pred: pd.DataFrame,
+    *,
+    metrics_: Sequence[str] = ("accuracy", "macro_f1"),
+    baselines: Sequence[str] = BASELINES,
+    n_boot: int = 1000,
+    random_state: int = 0,
+) -> pd.DataFrame:
+    """TEF against the strongest baseline per (model, prompt, language) and metric.
+
+    The strongest baseline is the best of ``baselines`` on the Average of the same metric, picked on
+    the same pairs it is then compared on (this choice favours the baseline, so it makes TEF's gain,
+    if any, smaller rather than larger).
+
+    Returns
+    -------
+    DataFrame
+        :func:`compare_runs` rows (``a = "tef"``, ``b`` = the strongest baseline) plus
+        ``tef`` and ``baseline`` (the two Averages).
+    """
+    table = score_runs(pred[pred["rule"].isin([*baselines, "tef"])])
+    avg = table[table["dimension"] == evaluate.AVERAGE]
+    keys = [*run_keys(pred), "lang"]
+    out = []
+    for metric in metrics_:
+        best = strongest_baseline(avg, keys, value=metric, baselines=baselines)
+        mapping = {tuple(r[k] for k in keys): r["strongest_baseline"] for r in best.reset_index().to_dict("records")}
+        cmp = compare_runs(pred, "tef", mapping, metric=metric, n_boot=n_boot, random_state=random_state)
+        best = best.reset_index().rename(columns={"strongest_baseline": "b"})
+        out.append(cmp.merge(best[[*keys, "tef"]], on=keys).merge(best[[*keys, "b", "baseline"]], on=[*keys, "b"]))
+    return pd.concat(out, ignore_index=True)
+
+
+def in_run_order(frame: pd.DataFrame, then: Sequence[str]) -> pd.DataFrame:
+    """Rows by judge and language in order of first appearance, then by ``then`` (also in that order)."""
+    keys = [*run_keys(frame), "lang", *then]
+    return sort_table(frame, keys, {k: list(pd.unique(frame[k])) for k in keys})
+
+
+def _paper_long(paper_table: pd.DataFrame, rules: Sequence[str], paper_models: Sequence[str] | None,
+                metrics_: Sequence[str]) -> pd.DataFrame:
+    """The paper's six dimensions and their mean (the one definition of the Average), long form."""
+    p = paper_table[paper_table["method"].isin(list(rules)) & paper_table["metric"].isin(list(metrics_))]
+    if paper_models is not None:
+        p = p[p["model"].isin(list(paper_models))]
+    dims = p[p["dimension"] != evaluate.AVERAGE].rename(columns={"method": "rule"})
+    dims = dims[["model", "lang", "rule", "dimension", "metric", "value"]]
+    mean = dimension_average(dims, ["model", "lang", "rule", "metric"], ["value"])
+    out = pd.concat([dims, mean], ignore_index=True)
+    return out.assign(run=out["model"].map(paper_label), order=2)
+
+
+def _reference_long(reference: pd.DataFrame, metrics_: Sequence[str]) -> pd.DataFrame:
+    """The counts and the majority-class rate of :func:`majority_rate`, long form."""
+    parts = [reference.assign(rule=FLOOR_ROW, metric=m, value=reference[m]) for m in metrics_]
+    parts += [reference.assign(rule=COUNT_ROW, metric=m, value=reference["n"]) for m in metrics_]
+    out = pd.concat(parts, ignore_index=True)[["lang", "rule", "dimension", "metric", "value"]]
+    return out.assign(run=REFERENCE_RUN, order=0)
+
+
+def side_by_side(
+    ours: pd.DataFrame,
+    paper_table: pd.DataFrame | None = None,
+    *,
+    labels: Mapping[str, str] | None = None,
+    reference: pd.DataFrame | None = None,
+    rules: Sequence[str] | None = None,
+    paper_models: Sequence[str] | None = None,
+    langs: Sequence[str] = ("zh", "en"),
+    metrics_: Sequence[str] = ("accuracy", "macro_f1"),
+) -> pd.DataFrame:
+    """Our per-dimension numbers and the paper's in one wide table, in the paper's layout.
+
+    Parameters
+    ----------
+    ours : DataFrame
+        :func:`score_runs` output (columns ``model, lang, rule, dimension, accuracy, macro_f1``; a
+        ``prompt`` column, if present, should hold one value).
+    paper_table : DataFrame, optional
+        The paper's Table 3 or Table 4 in tidy form (:func:`tefcore.paper.tables.load_table`). Its
+        Average is the mean of its six printed dimensions, for both tables (Table 4's printed
+        Average is that mean rounded half up, :func:`tefcore.paper.tables.table4_average_check`),
+        so that one quantity has one value in every chapter.
+    labels : mapping, optional
+        The label of each judge's rows (:func:`companion.runs.row_labels`); default
+        :func:`row_label`.
+    reference : DataFrame, optional
+        :func:`majority_rate` of the same pairs: shown first in each language as the rows
+        :data:`COUNT_ROW` (pairs per dimension) and :data:`FLOOR_ROW` (the majority-class rate), under
+        the run :data:`REFERENCE_RUN`.
+    rules : sequence of str, optional
+        Rules to show (default: those in ``ours``), in this order.
+    paper_models : sequence of str, optional
+        The paper's models to show (default: all in ``paper_table``).
+    langs : sequence of str
+        Languages, in the order of the rows (the paper shows Chinese first).
+    metrics_ : sequence of str
+
+    Returns
+    -------
+    DataFrame
+        Index ``(language, run, method)``: ``run`` is the label of our judge's rows or
+        ``"paper: <model>"`` (:func:`paper_label`); columns ``(Cul. ... Env., Average) x (Acc, F1)``.
+        Numbers as computed (the chapters round them when they print them); the counts are integers.
+    """
+    rules = list(rules) if rules is not None else [r for r in RULE_NAMES if r in set(ours["rule"])]
+    o = ours[ours["rule"].isin(rules)]
+    long = [pd.concat([o[["model", "lang", "rule", "dimension", m]].rename(columns={m: "value"}).assign(metric=m)
+                       for m in metrics_], ignore_index=True)]
+    long[0] = long[0].assign(run=long[0]["model"].map(lambda m: row_label(m, labels)), order=1)
+    if reference is not None and len(reference):
+        long.append(_reference_long(reference, metrics_))
+    if paper_table is not None and len(paper_table):
+        long.append(_paper_long(paper_table, rules, paper_models, metrics_))
+    tidy = pd.concat(long, ignore_index=True)
+    tidy = tidy[tidy["lang"].isin(list(langs))]
+    tidy["language"] = tidy["lang"].map(lambda x: LANG_LABELS.get(x, x))
+    tidy["method"] = tidy["rule"].map(lambda r: RULE_LABELS.get(r, r))
+    tidy["dim"] = tidy["dimension"].map(lambda d: ABBREVIATIONS.get(d, d))
+    tidy["m"] = tidy["metric"].map(METRIC_LABELS)
+    runs = list(pd.unique(tidy.sort_values("order", kind="stable")["run"]))
+    methods = [*REFERENCE_ROWS, *(RULE_LABELS.get(r, r) for r in rules)]
+    tidy = sort_table(tidy, ["language", "run", "method"], {
+        "language": [LANG_LABELS.get(x, x) for x in langs], "run": runs, "method": methods})
+    wide = tidy.pivot_table(index=["language", "run", "method"], columns=["dim", "m"], values="value",
+                            aggfunc="first", sort=False)
+    wide = wide[paper_columns(wide.columns, [METRIC_LABELS[m] for m in metrics_])].astype(object)
+    wide.columns.names = [None, None]
+    counts = wide.index.get_level_values("method") == COUNT_ROW
+    wide.loc[counts] = wide.loc[counts].map(lambda v: int(v) if pd.notna(v) else v)
+    return wide
+
+
+def below_floor(table: pd.DataFrame, reference: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
+    """Our Averages that fall below the majority-class rate of the same pairs.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`score_runs` output.
+    reference : DataFrame
+        :func:`majority_rate` of the same pairs.
+    metric : {"accuracy", "macro_f1"}
+
+    Returns
+    -------
+    DataFrame
+        ``model, [prompt,] lang, rule, <metric>, floor`` for every Average under the floor.
+    """
+    floor = reference[reference["dimension"] == evaluate.AVERAGE].set_index("lang")[metric]
+    avg = table[table["dimension"] == evaluate.AVERAGE]
+    avg = avg.assign(floor=avg["lang"].map(floor))
+    return avg.loc[avg[metric] < avg["floor"], [*run_keys(avg), "lang", "rule", metric, "floor"]] \
+        .reset_index(drop=True)
+
+
+def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.DataFrame:
+    r"""How decisive a judge's sentence posteriors are, per model, prompt and language.
+
+    With :math:`w(p) = 1 - H(p)/\log 2` the TEF weight of a sentence, reports the number of readable
+    sentences, the mean and spread of P(change) (standard deviation, 5th and 95th percentiles), the mean and
+    median weight, the share of decisive sentences (:math:`w \ge` ``decisive``; :math:`w = 0.5` is
+    :math:`p \approx 0.89` or :math:`0.11`), the median :math:`|\ell(p)|`, the share of posts whose
+    readable sentences all lean to the same side (``unanimous_posts``, percent: there Majority Vote,
+    Soft Vote and TEF cannot disagree) and the spread of the whole-post (Direct) probabilities.
+    """
+    df = frame_of(runs)
+    keys = [*run_keys(df), "lang"]
+    rows = []
+    for key, g in iter_groups(df, keys):
+        flat, doc = flatten_sentences(g["sentences"])
+        ok = ~np.isnan(flat)
+        p = flat[ok]
+        d = g["direct"].to_numpy(dtype=np.float64)
+        d = d[~np.isnan(d)]
+        if p.size == 0:
+            rows.append({**key, "sentences": 0})
+            continue
+        doc = doc[ok]
+        n_read = np.bincount(doc, minlength=len(g))
+        n_change = np.bincount(doc, weights=p >= 0.5, minlength=len(g))
+        read = n_read > 0
+        unanimous = (n_change[read] == 0) | (n_change[read] == n_read[read])
+        w = entropy_weight(p)
+        with np.errstate(divide="ignore"):
+            ell = np.abs(np.log(p) - np.log1p(-p))
+        rows.append({**key, "sentences": int(p.size), "p_mean": float(p.mean()), "p_std": float(p.std()),
+                     "p_q05": float(np.quantile(p, 0.05)), "p_q95": float(np.quantile(p, 0.95)),
+                     "mean_weight": float(w.mean()), "median_weight": float(np.median(w)),
+                     "decisive_share": 100 * float(np.mean(w >= decisive)),
+                     "median_abs_log_odds": float(np.median(np.minimum(ell, 10.0))),
+                     "unanimous_posts": 100 * float(unanimous.mean()),
+                     "direct_std": float(d.std()) if d.size else math.nan})
+    return pd.DataFrame(rows)
+
+
+def invalid_accounting(runs: Runs | pd.DataFrame) -> pd.DataFrame:
+    """How many answers could not be read, per model, prompt and language.
+
+    Returns
+    -------
+    DataFrame
+        ``pairs``, ``sentences``, ``invalid_direct`` (unreadable whole-post answers: Direct abstains),
+        ``invalid_sentences`` (left out of the fusion under ``invalid="drop"``),
+        ``pairs_without_readable_sentence`` (every sentence rule abstains), the share of invalid
+        sentences in percent, and one ``source: X`` column per answer source found in
+        ``sentence_sources`` (how each sentence probability was read).
+    """
+    df = frame_of(runs)
+    keys = [*run_keys(df), "lang"]
+    flat, row = flatten_sentences(df["sentences"])
+    lengths = np.bincount(row, minlength=len(df))
+    n_bad = np.bincount(row, weights=np.isnan(flat), minlength=len(df))
+    work = df[keys].copy()
+    work["pairs"] = 1
+    work["sentences"] = lengths
+    work["invalid_direct"] = df["direct"].isna().to_numpy().astype(int)
+    work["invalid_sentences"] = n_bad.astype(int)
+    work["pairs_without_readable_sentence"] = (n_bad == lengths).astype(int)
+    out = work.groupby(keys, sort=False).sum().reset_index()
+    out["invalid_sentence_share"] = 100 * out["invalid_sentences"] / out["sentences"].clip(lower=1)
+    if "sentence_sources" in df.columns:
+        src = pd.DataFrame({**{k: np.repeat(df[k].to_numpy(), lengths) for k in keys},
+                            "source": flatten_sentences(df["sentence_sources"], dtype=object)[0]})
+        counts = src.groupby(keys, sort=False)["source"].value_counts().unstack(fill_value=0)
+        counts.columns = [f"source: {c}" for c in counts.columns]
+        out = out.merge(counts.reset_index(), on=keys, how="left")
+    return out
