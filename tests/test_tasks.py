@@ -150,6 +150,30 @@ def test_an_llm_judge_reads_one_letter_per_side(tmp_path: Path, monkeypatch: pyt
     assert math.isclose(record["direct_mass"], float(np.exp(lp).sum()))
 
 
+@pytest.mark.slow
+def test_the_cross_fitted_judge_learns_a_two_side_task_with_gold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    study(tmp_path / "partial")  # p3 has no gold
+    code, _, err = run(["extract", "--task", "partial/task.yaml", "--model", "e5-crossfit", "--out", "out"], capsys)
+    assert code == 2 and err.startswith("tef: error: e5-crossfit learns from gold sides and text 'p3' has none")
+    assert not (tmp_path / "out").exists()
+    three_side_task(tmp_path / "three")
+    code, _, err = run(["extract", "--task", "three/task.yaml", "--model", "e5-crossfit", "--out", "out"], capsys)
+    assert code == 2 and "e5-crossfit fits a probe of two sides and 'Transport' has 3" in err
+    rows = "".join(f'{i},"{t}",{s}\n' for i, t, s in [("a", "Build more flats now.", "supply"),
+                                                    ("b", "Keep the old streets as they are.", "preservation"),
+                                                    ("c", "More homes near the station, please.", "supply"),
+                                                    ("d", "No towers in our quiet town.", "preservation")])
+    study(tmp_path / "full", posts="id,text,Housing\n" + rows)
+    code, out, _ = run(["extract", "--task", "full/task.yaml", "--model", "e5-crossfit", "--out", "out",
+                        "--no-progress"], capsys)
+    assert code == 0 and "4/4 pairs" in out
+    _, prov = read_cache(tmp_path / "out" / "e5-crossfit" / "original" / "en.jsonl")
+    assert "the first side of each dimension (Housing: 'supply')" in prov["labels"]
+    assert prov["subsets"]["en/Housing"]["n_posts"] == 4 and prov["subsets"]["en/Housing"]["n_change"] == 2
+
+
 def test_k_letters_are_renormalised_and_missing_ones_share_the_rest() -> None:
     letters = ("A", "B", "C")
     full = score_from_logprobs({"A": math.log(0.5), " B": math.log(0.2), "C.": math.log(0.1)}, letters=letters)
@@ -161,6 +185,41 @@ def test_k_letters_are_renormalised_and_missing_ones_share_the_rest() -> None:
     assert ref.source == "generated_text" and ref.probs == (0.0, 1.0, 0.0)
     two = score_from_logprobs({"A": math.log(0.3), "B": math.log(0.1)}, letters=("A", "B"))
     assert two.probs == () and math.isclose(two.p_change, 0.75)  # two sides: MIND's record
+
+
+def test_vllm_asks_for_and_reads_a_task_s_letters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vLLM judge (stand-in engine): a task's request gets sampling parameters with its letters' token ids
+    (the exact read), and the answer is renormalised over the three letters."""
+    import test_vllm as tv
+
+    from tefcore.judges.base import ScoreRequest
+
+    monkeypatch.setattr(tv, "VOCAB", [*tv.VOCAB, "A", " B", "B"])  # ids 12, 13, 14; "C" is 2, " C" 3, "C." 7
+    judge, llm = tv.backend(monkeypatch)
+    choices = Choices("Tone", ("calm", "angry", "sad"), ("1", "2", "3"))
+    llm.answers = [tv.output({12: math.log(0.5), 13: math.log(0.2), 14: math.log(0.1), 2: math.log(0.1)}, "A")]
+    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices)])
+    assert score.source == "logprobs" and np.allclose(score.probs, np.array([0.5, 0.3, 0.1]) / 0.9)
+    [params] = llm.calls[-1][1]
+    assert params.logprob_token_ids == [2, 3, 7, 12, 13, 14] and params.logprobs == 6
+
+
+def test_an_api_judge_reads_a_task_s_letters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An OpenAI-compatible judge: the top-k of the answer position read over the task's letters."""
+    from types import SimpleNamespace
+
+    from tefcore.judges.base import ScoreRequest
+    from tefcore.judges.openai import OpenAIBackend
+
+    monkeypatch.setenv("TEF_TEST_KEY", "not-a-key")
+    judge = OpenAIBackend("m", "http://127.0.0.1:9/v1", "TEF_TEST_KEY", max_concurrency=1)
+    top = [{"token": t, "logprob": math.log(p)} for t, p in (("B", 0.6), (" A", 0.2), ("C", 0.1), ("Sure", 0.05))]
+    answer = {"model": "m", "choices": [{"message": {"content": "B"}, "logprobs": {"content": [
+        {"token": "B", "logprob": math.log(0.6), "top_logprobs": top}]}}]}
+    judge._client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=lambda **kw: answer)))
+    choices = Choices("Tone", ("calm", "angry", "sad"), ("1", "2", "3"))
+    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices)])
+    assert score.source == "logprobs" and np.allclose(score.probs, [2 / 9, 6 / 9, 1 / 9])
 
 
 # --- MIND as one task among others: its numbers do not move ------------------------------------------
