@@ -281,6 +281,19 @@ def test_mind_requests_carrying_mind_s_choices_score_the_same(tmp_path: Path) ->
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("module", ["tefcore.mind", "tefcore.mind.load", "tefcore.mind.prompts", "tefcore.tasks",
+                                    "tefcore.tasks.schema", "tefcore.tasks.load", "tefcore.judges.base",
+                                    "tefcore.judges.e5", "tefcore.evaluate", "tefcore.cli"])
+def test_each_room_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    """tasks imports mind, and mind names a task's sides only for type checking (or inside a function): no
+    package-level cycle, whichever module a program imports first."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 # --- bad input: one line each, nothing written --------------------------------------------------------
 BAD = {
     "gold side not in the schema": (
