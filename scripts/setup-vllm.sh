@@ -44,7 +44,7 @@ else
   echo "setup-vllm: installed $VENV in $(elapsed "$start") s ($(du -sh "$VENV" | cut -f1))"
 fi
 
-WEIGHTS="$CACHE/smollm2-135m-instruct-float32"
+WEIGHTS="$CACHE/SmolLM2-135M-Instruct"
 if [[ -f $WEIGHTS/tef-conversion.json ]]; then
   echo "setup-vllm: weights cached in $WEIGHTS"
 else

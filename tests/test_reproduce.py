@@ -62,8 +62,10 @@ def test_dry_run_prints_and_checks_every_step(capfd: pytest.CaptureFixture[str],
 
     monkeypatch.delenv("QWEN25_7B_PATH", raising=False)
     monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PYTHONPATH", str(FAKE_VLLM))  # the dry run imports vLLM: the stand-in here
     assert main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 0
     out = capfd.readouterr().out
+    assert "note: vLLM 0.0.0+fake (distribution unknown) imports here: platform unknown (unknown)" in out
     data = os.path.relpath(resolve_data_dir(), REPO) if resolve_data_dir().is_relative_to(REPO) else str(resolve_data_dir())
     extract = next(x for x in out.splitlines() if x.startswith("tef extract "))
     assert shlex.split(extract) == ["tef", "extract", "--model", "qwen2.5-7b", "--lang", "en", "zh", "--prompt",
@@ -88,10 +90,42 @@ def test_dry_run_prints_and_checks_every_step(capfd: pytest.CaptureFixture[str],
 
 
 def test_dry_run_through_the_console_script() -> None:
+    env = {**os.environ, "PYTHONPATH": str(FAKE_VLLM)}
     result = subprocess.run([sys.executable, "-m", "tefcore.cli", "reproduce", "qwen2.5-7b", "--dry-run"],
-                            cwd=REPO, capture_output=True, text=True, timeout=300)
+                            cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     assert "tef extract --model qwen2.5-7b" in result.stdout and "tef book --chapters 05 06 07 08 09" in result.stdout
+
+
+def test_dry_run_without_vllm_does_not_pass(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where vLLM cannot be imported, the dry run of a vLLM model prints the steps, says why step 1 would
+    stop, and exits 2 (it used to say "checks passed"); an API model needs no engine here."""
+    from tefcore.cli import main
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.chdir(REPO)
+    assert main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 2
+    out = capsys.readouterr().out
+    assert "tef extract --model qwen2.5-7b" in out and "checks passed" not in out
+    assert ("problem: vLLM cannot be imported here (ModuleNotFoundError: No module named 'vllm'): step 1 would "
+            "stop at once") in out
+    assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 0
+    assert "checks passed" in capsys.readouterr().out
+
+
+def test_limit_reaches_the_extraction() -> None:
+    planned = plan("qwen2.5-7b", limit=3, root=REPO)
+    argv = planned.step("extract").argv
+    assert argv[argv.index("--limit") + 1] == "3" and "the first 3 pairs" in planned.step("extract").note
+    assert "--limit" not in plan("qwen2.5-7b", root=REPO).step("extract").argv
+    with pytest.raises(ValueError, match="--limit must be >= 0"):
+        plan("qwen2.5-7b", limit=-1, root=REPO)
+
+
+def test_missing_model_folder_is_a_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QWEN25_7B_PATH", str(tmp_path / "absent"))
+    planned = plan("qwen2.5-7b", root=REPO)
+    assert f"model folder {tmp_path / 'absent'} not found" in " ".join(planned.problems)
 
 
 def test_the_plans_steps_link_up(tmp_path: Path) -> None:

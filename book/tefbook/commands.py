@@ -121,6 +121,8 @@ class Plan:
         Why the plan cannot run as it is; empty when every check passed.
     root : Path
         The project folder the commands run in.
+    checked : tuple of str
+        Further checks that passed (the engine imported, and the platform it reports).
     """
 
     model: str
@@ -128,6 +130,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     root: Path = field(default_factory=Path.cwd)
+    checked: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -162,7 +165,8 @@ class Plan:
             out += [f"problem: {p}" for p in self.problems]
         else:
             out.append("checks passed: every -p names a declared parameter, the data files exist, and every "
-                       "cache the chapters read for this model is written by the extraction")
+                       "cache the chapters read for this model is written by the extraction"
+                       + "".join(f"; {c}" for c in self.checked))
         return "\n".join(out)
 
 
@@ -248,6 +252,8 @@ class _Context:
     reading: str
     root: Path
     serve_url: str | None
+    limit: int | None = None
+    engine: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -273,13 +279,14 @@ def _extract_step(ctx: _Context, exact_labels: str | None) -> Step:
 
     argv = ("tef", "extract", "--model", ctx.spec.name, "--lang", *ctx.langs, "--prompt", *ctx.prompts,
             "--data-dir", _shown(ctx.data_dir, ctx.root), "--out", _shown(ctx.out, ctx.root),
-            "--reading", ctx.reading)
+            "--reading", ctx.reading, *(("--limit", str(ctx.limit)) if ctx.limit else ()))
     env = dict(_resume_pins(ctx))
     if exact_labels is not None:
         env.update(_variable_for(ctx, "exact_labels", exact_labels))
     reads = tuple((ctx.data_dir / mind_filename(lang)).resolve() for lang in ctx.langs)
     writes = tuple(_cache_files(ctx, ctx.out, ctx.prompts, ctx.reading))
-    note = (f"extraction: every pair of {', '.join(ctx.langs)} in {_shown(ctx.data_dir, ctx.root)}, prompts "
+    scope = f"the first {ctx.limit} pairs" if ctx.limit else "every pair"
+    note = (f"extraction: {scope} of {', '.join(ctx.langs)} in {_shown(ctx.data_dir, ctx.root)}, prompts "
             f"{', '.join(ctx.prompts)}, reading {ctx.reading}, reference rendering -> "
             f"{_shown(ctx.out, ctx.root)}/{ctx.spec.name}/<prompt>/<lang>.jsonl")
     return Step("extract", argv, tuple(sorted(env.items())), reads, writes, note=note)
@@ -351,17 +358,18 @@ def _resume_pins(ctx: _Context) -> dict[str, str]:
 
 def _serve_step(ctx: _Context, port: int) -> Step:
     """``vllm serve`` of the model, with the offline backend's settings."""
-    from tefcore.judges.registry import serve_command
+    from tefcore.judges.registry import serve_command, serve_environment
     from tefcore.judges.vllm import TP_AUTO, attention_heads, choose_tensor_parallel, visible_gpus
 
     size = ctx.spec.options.get("tensor_parallel_size", 1)
     if size == TP_AUTO:
         visible = max(visible_gpus(), 1)
         size = choose_tensor_parallel(visible, attention_heads(str(ctx.spec.options["model"])) if visible > 1 else None)
-    argv = tuple(serve_command(ctx.spec, int(size), port=port))
+    distribution = (ctx.engine or {}).get("distribution")
+    argv = tuple(serve_command(ctx.spec, int(size), port=port, distribution=distribution))
     note = (f"vllm serve in the background for chapter 8's timings (tef reproduce waits for "
             f"{ctx.serve_url}/models, and stops the server after the chapters)")
-    return Step("serve", argv, background=True, note=note)
+    return Step("serve", argv, tuple(sorted(serve_environment(ctx.spec).items())), background=True, note=note)
 
 
 def _chapter_parameters(ctx: _Context, declared: Mapping[str, Any]) -> dict[str, Any]:
@@ -432,8 +440,35 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
         reads += own
         argv += [a for name, value in params.items() for a in ("-p", f"{number}.{name}={_yaml(value)}")]
     note = f"the result chapters {', '.join(chapters)} with {ctx.spec.name} added, built into _build/html"
-    return Step("book", tuple(argv), reads=tuple(dict.fromkeys(reads)),
+    hardware = (ctx.engine or {}).get("class")
+    env = (("VLLM_SERVER_HARDWARE", hardware),) if ctx.serve_url and hardware in ("CPU", "GPU") else ()
+    return Step("book", tuple(argv), env, reads=tuple(dict.fromkeys(reads)),
                 writes=((ctx.root / "_build" / "html").resolve(),), note=note)
+
+
+def _check_engine(ctx: _Context) -> str | None:
+    """vLLM imports here (in a fresh interpreter), and which platform it reports; a problem otherwise."""
+    from tefcore.judges.vllm import MissingVLLM, probe_engine
+
+    try:
+        ctx.engine = probe_engine()
+    except MissingVLLM as exc:
+        ctx.problems.append(f"{exc}: step 1 would stop at once; install it (pip install 'tefcore[vllm]' on a GPU "
+                            "box, bash scripts/setup-vllm.sh for vLLM's CPU build)")
+        return None
+    engine = ctx.engine
+    said = (f"vLLM {engine['version']} ({engine['distribution'] or 'distribution unknown'}) imports here: "
+            f"platform {engine['platform']} ({engine['class']})")
+    ctx.notes.append(said)
+    return said
+
+
+def _check_model_folder(ctx: _Context) -> None:
+    """A vLLM model given as a local path must exist (a Hugging Face id is fetched by vLLM itself)."""
+    model = str(ctx.spec.options.get("model", ""))
+    if ctx.spec.backend == "vllm" and model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().exists():
+        ctx.problems.append(f"model folder {model} not found ({ctx.spec.name}'s registry entry; for "
+                            "smollm2-vllm, bash scripts/setup-vllm.sh writes it and prints SMOLLM2_HF_PATH)")
 
 
 def _select_chapters(ctx: _Context, chapters: Sequence[str]) -> list[str]:
@@ -467,7 +502,8 @@ def _check_inputs(ctx: _Context) -> None:
 def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str] = ("en", "zh"), *,
          data_dir: str | os.PathLike[str] | None = None, reading: str = "summed",
          out: str | os.PathLike[str] = "data/caches", chapters: Sequence[str] = RESULT_CHAPTERS,
-         exact_labels: str | None = None, port: int = 8000, root: str | os.PathLike[str] | None = None) -> Plan:
+         exact_labels: str | None = None, port: int = 8000, root: str | os.PathLike[str] | None = None,
+         limit: int | None = None, check_engine: bool = False) -> Plan:
     """The steps that add ``model`` to the result chapters, checked (see the module notes).
 
     Parameters
@@ -494,6 +530,12 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
         Port of ``vllm serve``.
     root : path-like, optional
         The project folder (default: :func:`tefbook.toc.project_root`).
+    limit : int, optional
+        Only the first ``limit`` pairs per language (``tef extract --limit``); None: every pair.
+    check_engine : bool
+        For a vLLM model, import vLLM in a fresh interpreter (:func:`tefcore.judges.vllm.probe_engine`):
+        a failed import is a problem, and the platform it reports picks the server's launcher and the
+        hardware class recorded for it (``tef reproduce`` checks; the commands the chapters print do not).
 
     Returns
     -------
@@ -526,10 +568,14 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     out_dir = Path(out) if Path(out).is_absolute() else base / out
     if data_dir is not None and str(data_dir) and not Path(data_dir).expanduser().is_absolute():
         data_dir = base / data_dir
+    if limit is not None and limit < 0:
+        raise ValueError(f"--limit must be >= 0, got {limit}")
     ctx = _Context(spec, list(dict.fromkeys(prompts)), list(dict.fromkeys(langs)), resolve_data_dir(data_dir),
-                   out_dir.resolve(), reading, base.resolve(), serve_url)
+                   out_dir.resolve(), reading, base.resolve(), serve_url, limit or None)
     _check_inputs(ctx)
-    if spec.backend == "vllm" and not visible_gpus():
+    _check_model_folder(ctx)
+    checked = _check_engine(ctx) if check_engine and spec.backend == "vllm" else None
+    if spec.backend == "vllm" and not visible_gpus() and (ctx.engine or {}).get("class") != "CPU":
         ctx.notes.append("no GPU is visible here: the commands are for a box with one (a tensor-parallel size "
                          "of `auto` is shown for one GPU and chosen from the visible GPUs when the step runs)")
     extract = _extract_step(ctx, exact_labels)
@@ -539,7 +585,8 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
         steps.append(_serve_step(ctx, port))
     if chosen:
         steps.append(_book_step(ctx, chosen, extract))
-    return Plan(spec.name, tuple(steps), tuple(ctx.notes), tuple(dict.fromkeys(ctx.problems)), ctx.root)
+    return Plan(spec.name, tuple(steps), tuple(ctx.notes), tuple(dict.fromkeys(ctx.problems)), ctx.root,
+                (checked,) if checked else ())
 
 
 def _check_choices(what: str, values: Sequence[str], allowed: Sequence[str]) -> None:

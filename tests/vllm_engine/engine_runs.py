@@ -34,7 +34,7 @@ N_PAIRS = int(os.environ.get("TEF_VLLM_PAIRS", "4"))
 """Pairs per language (the first ones of the embedded MIND sample)."""
 CACHE_DIR = Path(os.environ.get("TEF_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or
                                                           Path.home() / ".cache") / "tef-companion")
-WEIGHTS = Path(os.environ.get("SMOLLM2_HF_PATH") or CACHE_DIR / "smollm2-135m-instruct-float32")
+WEIGHTS = Path(os.environ.get("SMOLLM2_HF_PATH") or CACHE_DIR / "SmolLM2-135M-Instruct")
 MAIN_PYTHON = ROOT / ".venv" / "bin" / "python"
 TIMES: dict[str, float] = {}
 """Wall-clock seconds of the shared runs, printed at the end of the session."""
