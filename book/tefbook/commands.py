@@ -440,9 +440,13 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
         reads += own
         argv += [a for name, value in params.items() for a in ("-p", f"{number}.{name}={_yaml(value)}")]
     note = f"the result chapters {', '.join(chapters)} with {ctx.spec.name} added, built into _build/html"
+    env: dict[str, str] = {}
+    if ctx.serve_url and not os.environ.get("VLLM_API_KEY"):
+        env["VLLM_API_KEY"] = "none"  # the server the plan starts has no authentication; chapter 8's client needs a value
     hardware = (ctx.engine or {}).get("class")
-    env = (("VLLM_SERVER_HARDWARE", hardware),) if ctx.serve_url and hardware in ("CPU", "GPU") else ()
-    return Step("book", tuple(argv), env, reads=tuple(dict.fromkeys(reads)),
+    if ctx.serve_url and hardware in ("CPU", "GPU"):
+        env["VLLM_SERVER_HARDWARE"] = hardware
+    return Step("book", tuple(argv), tuple(sorted(env.items())), reads=tuple(dict.fromkeys(reads)),
                 writes=((ctx.root / "_build" / "html").resolve(),), note=note)
 
 
