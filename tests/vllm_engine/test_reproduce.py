@@ -68,7 +68,7 @@ def test_reproduce_end_to_end(scratch: Path) -> None:
     ran = [line.split("tef reproduce: running: ", 1)[1] for line in result.out.splitlines()
            if line.startswith("tef reproduce: running: ")]
     assert ran == [c.removesuffix(" &") for c in planned], (ran, planned)  # it runs what it prints
-    assert any("vllm.entrypoints.openai.api_server" in c for c in ran) and ran[-1].startswith("tef book")
+    assert any("vllm.entrypoints.openai.api_server" in c for c in ran) and " tef book --chapters " in ran[-1]
     for lang in LANGS:
         rows, prov = read_prompts(out / MODEL / "original" / f"{lang}.jsonl")
         assert len({(r["post_id"], r["dimension"], r["side"]) for r in rows}) == N_PAIRS
