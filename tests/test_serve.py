@@ -76,3 +76,25 @@ def test_not_ready_in_time_is_stopped(tmp_path: Path) -> None:
     assert "did not answer" in message and "within 2 s (waited 2 s)" in message
     assert message.endswith("still loading") and "\n" not in message
     assert server.pid is None  # stopped, and nothing is left running
+
+
+def test_a_server_asking_for_a_key_is_up(tmp_path: Path) -> None:
+    """vLLM takes VLLM_API_KEY from its environment and answers 401 without it: the readiness check sends
+    that key, and a 401 still means the server is up (an endless wait before)."""
+    code = ("import http.server, os, sys\n"
+            "class H(http.server.BaseHTTPRequestHandler):\n"
+            "    def do_GET(self):\n"
+            "        ok = self.headers.get('Authorization') == 'Bearer ' + os.environ['VLLM_API_KEY']\n"
+            "        self.send_response(200 if ok else 401); self.end_headers()\n"
+            "    def log_message(self, *a): pass\n"
+            "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n")
+    port = free_port()
+    argv = [sys.executable, "-c", code, str(port)]
+    with Server(argv, f"http://127.0.0.1:{port}/v1", env={"VLLM_API_KEY": "k1"}, timeout=20) as server:
+        request = server._ready_request()
+        assert request.get_header("Authorization") == "Bearer k1"
+        with urllib.request.urlopen(request) as answer:
+            assert answer.status == 200
+    other = free_port()
+    with Server([*argv[:-1], str(other)], f"http://127.0.0.1:{other}/v1", env={"VLLM_API_KEY": ""}, timeout=20):
+        assert port_in_use("127.0.0.1", other)  # no key here: the server answers 401, which counts as up

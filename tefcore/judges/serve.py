@@ -9,7 +9,8 @@ errors (:class:`ServerError`) and leaves no server running behind it:
   loading the model, and a request could reach the wrong one);
 - the server exits before it answers (its exit code and the last lines of its log);
 - it does not answer ``<url>/models`` within the time allowed (how long it waited, and the last lines
-  of its log); it is then stopped.
+  of its log); it is then stopped. A server that asks for a key (vLLM takes ``VLLM_API_KEY`` from its
+  environment) is asked with that key, and counts as up when it refuses one (401, 403).
 
 The server runs in its own process group, so stopping it (SIGTERM, then SIGKILL after a grace period)
 also ends the engine processes vLLM spawns; its output goes to a log file, never to the caller's
@@ -140,15 +141,23 @@ class Server:
                                   f"{self.waited:.0f} s, before it answered at {self.url}; last lines of "
                                   f"{self.log}: {_tail(self.log, self.tail)}")
             try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=5) as answer:
+                with urllib.request.urlopen(self._ready_request(), timeout=5) as answer:
                     if answer.status == 200:
                         return
+            except urllib.error.HTTPError as refused:
+                if refused.code in (401, 403):
+                    return  # up, and asking for a key (vLLM reads VLLM_API_KEY): the client sends its own
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(1.0)
         raise ServerError(f"the server did not answer at {self.url}/models within {self.timeout:.0f} s "
                           f"(waited {self.waited:.0f} s); it was stopped. Last lines of {self.log}: "
                           f"{_tail(self.log, self.tail)}")
+
+    def _ready_request(self) -> urllib.request.Request:
+        """``GET <url>/models``, with the key the server was given (``VLLM_API_KEY``) when there is one."""
+        key = self.env.get("VLLM_API_KEY", "").strip()
+        return urllib.request.Request(f"{self.url}/models", headers={"Authorization": f"Bearer {key}"} if key else {})
 
     def stop(self, grace: float = 30.0) -> int | None:
         """Stop the server and its children (its process group); return its exit code."""

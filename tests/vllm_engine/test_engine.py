@@ -180,18 +180,17 @@ def test_server_logprobs_hold_both_letters(server: Any) -> None:
     assert all(a.logprob >= b.logprob for a, b in zip(top, top[1:]))
 
 
-def test_streaming_time_to_first_token(server: Any) -> None:
+def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chapter 8's timing route: streaming requests to the server, measured on the client."""
     from tefcore.judges import make_backend
     from tefcore.judges.registry import served_spec
     from tefcore.judges.run import build_requests
     from tefcore.mind.load import evaluation_pairs, load_posts
 
-    spec = served_spec("smollm2-vllm", base_url=server.url, env=child_env())
-    import os
-
-    os.environ.setdefault("VLLM_API_KEY", "not-needed")
+    spec = served_spec("smollm2-vllm", base_url=server.url, env=child_env(VLLM_SERVER_HARDWARE="CPU"))
+    monkeypatch.setenv("VLLM_API_KEY", "not-needed")  # this process only: a server started later would need it
     judge = make_backend(spec)
+    assert judge.provenance()["hardware"] == {"class": "CPU"} and judge.provenance()["server"] == "vllm serve"
     requests = [r for lang in LANGS for r in build_requests(evaluation_pairs(load_posts(lang))[0], "original",
                                                                "reference")]
     seconds = np.asarray(judge.measure_ttft(requests))
