@@ -99,7 +99,7 @@ def test_dry_run_through_the_console_script() -> None:
     assert "tef extract --model qwen2.5-7b" in result.stdout and "tef book --chapters 05 06 07 08 09" in result.stdout
 
 
-def test_dry_run_without_vllm_does_not_pass(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_without_vllm_does_not_pass(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Where vLLM cannot be imported, the dry run of a vLLM model prints the steps, says why step 1 would
     stop, and exits 2 (it used to say "checks passed"); an API model needs no engine here."""
     from tefcore.cli import main
@@ -107,12 +107,12 @@ def test_dry_run_without_vllm_does_not_pass(capsys: pytest.CaptureFixture[str], 
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.chdir(REPO)
     assert main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 2
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "tef extract --model qwen2.5-7b" in out and "checks passed" not in out
     assert ("problem: vLLM cannot be imported here (ModuleNotFoundError: No module named 'vllm'): step 1 would "
             "stop at once") in out
     assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 0
-    assert "checks passed" in capsys.readouterr().out
+    assert "checks passed" in capfd.readouterr().out
 
 
 def test_limit_reaches_the_extraction() -> None:

@@ -52,7 +52,7 @@ def test_port_in_use_stops_before_the_extraction(scratch: Path) -> None:
         port = taken.getsockname()[1]
         result = reproduce("--out", str(scratch / "busy"), "--port", str(port))
     assert result.code == 2
-    assert result.err.strip().splitlines()[-1:] == [f"tef reproduce: error: port {port} on 127.0.0.1 is already in use: stop "
+    assert result.err.strip().splitlines() == [f"tef reproduce: error: port {port} on 127.0.0.1 is already in use: stop "
                                                "what listens there or choose another port (--port)"]
     assert not list((scratch / "busy").rglob("*.jsonl"))  # nothing was extracted
 
