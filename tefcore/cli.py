@@ -147,21 +147,25 @@ def build_parser() -> argparse.ArgumentParser:
              "Reads the model registry (tefcore/judges/models.yaml); writes nothing, prints each judge's name, "
              "backend and display name.", "tef models")
 
-    from tefcore.paper.evidence import FORMATS as CLAIM_FORMATS
+    from tefcore.paper.ledger import FORMATS as CLAIM_FORMATS
 
     cl = _command(
         sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
         "Check every claim of the paper the ledger lists. Reads the paper's tables (shipped with tefcore, or "
-        "--paper-dir) and the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample); writes "
-        "nothing, prints the ledger (grouped by the paper's sections: the paper's number, ours, how it was "
-        "checked, the verdict) and exits 1 when a checked claim does not give its recorded verdict.",
-        "tef claims --format markdown > claims.md",
+        "--paper-dir), the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample) and the caches "
+        "of the paper's models under --cache-dir (after `tef reproduce`, the rows about that model are checked "
+        "on them); writes nothing, prints the verdicts per kind of evidence and the ledger (grouped by the "
+        "paper's sections: the paper's number, ours, the kind of evidence, the verdict) and exits 1 when a "
+        "checked claim does not give its recorded verdict.",
+        "tef claims --cache-dir data/caches --format markdown > claims.md",
     )
     cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
     cl.add_argument("--paper-dir", type=_user_path, default=None,
                     help="folder with the paper's table*.csv (default: the tables shipped with tefcore)")
     cl.add_argument("--data-dir", type=_user_path, default=None,
                     help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    cl.add_argument("--cache-dir", type=_user_path, default=None,
+                    help="root of caches <model>/<prompt>/<lang>.jsonl (default: data/caches when it exists)")
     sub.add_parser("reproduce", help="extract a model's caches and rebuild the result chapters (5-9) with it "
                    "(`tef reproduce --help`)", add_help=False)
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
@@ -582,8 +586,11 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims ledger; exit code 1 when a checked claim fails."""
     from tefcore.paper.ledger import evaluate_ledger, failures, format_ledger
 
-    ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir)
+    cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
+    ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir, cache_dir=cache_dir)
     print(format_ledger(ledger, args.format))
+    if "data_problem" in ledger.attrs:
+        print(f"tef: warning: the data-card rows are not checked: {ledger.attrs['data_problem']}", file=sys.stderr)
     bad = failures(ledger)
     if len(bad):
         print(f"tef: {len(bad)} claim(s) fail: {', '.join(bad['id'])}", file=sys.stderr)

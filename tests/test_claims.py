@@ -22,7 +22,7 @@ import pytest
 from companion import ledger as book_ledger
 from tefcore import cli, information
 from tefcore.mind.load import sample_dir
-from tefcore.paper import datacard, evidence, method
+from tefcore.paper import checks, evidence
 from tefcore.paper import ledger as claims
 from tefcore.paper import tables as paper
 
@@ -76,7 +76,7 @@ def test_every_row_names_a_chapter_that_exists() -> None:
 
 def test_rows_cover_every_section_and_kind_of_check() -> None:
     assert {c.section for c in claims.LEDGER} == set(evidence.SECTIONS)
-    assert {c.how for c in claims.LEDGER} == set(evidence.HOW)
+    assert {c.kind for c in claims.LEDGER} == set(evidence.KINDS) - {"run"}  # "run" only with caches at hand
     for must in ("gain-accuracy", "gain-macro-f1", "gain-per-cell", "best-or-tied", "max-shortfall",
                  "ablation-drop", "table1-original", "table3-underline", "general-k", "k3-bayes",
                  "prop1", "prop2", "mind-posts", "gains-dimensions"):
@@ -84,24 +84,31 @@ def test_rows_cover_every_section_and_kind_of_check() -> None:
 
 
 def test_claim_validation() -> None:
-    check = claims.LEDGER[0].check
-    with pytest.raises(ValueError, match="how must be one of"):
-        evidence.Claim("x", evidence.SECTIONS[0], "w", "words", "1", "01_derivation", "by eye", check)
+    with pytest.raises(ValueError, match="unknown kind"):
+        evidence.Claim("x", "method", "w", "words", "1", "01_derivation", "by eye")
     with pytest.raises(ValueError, match="lower-case"):
-        evidence.Claim("Bad Id", evidence.SECTIONS[0], "w", "words", "1", "01_derivation", evidence.TABLES, check)
-    with pytest.raises(ValueError, match="unknown section"):
-        evidence.Claim("x", "Elsewhere", "w", "words", "1", "01_derivation", evidence.TABLES, check)
+        evidence.Claim("Bad Id", "method", "w", "words", "1", "01_derivation", "tables")
+    with pytest.raises(ValueError, match="unknown kind 'tables' or section 'Elsewhere'"):
+        evidence.Claim("x", "Elsewhere", "w", "words", "1", "01_derivation", "tables")
+
+
+def test_every_claim_has_its_check_and_every_check_its_claim() -> None:
+    ids = {c.id for c in claims.LEDGER}
+    assert set(evidence.CHECKS) <= ids
+    unchecked = {c.id for c in claims.LEDGER if c.id not in evidence.CHECKS}
+    assert all(c.kind in ("gpu", "cannot") for c in claims.LEDGER if c.id in unchecked)
+    assert all(c.model or c.reason for c in claims.LEDGER if c.kind in ("gpu", "cannot"))
 
 
 def test_verdicts_of_the_shipped_tables(ledger: pd.DataFrame) -> None:
     assert claims.failures(ledger.reset_index()).empty
     assert set(ledger.index[ledger["verdict"] == "does not hold"]) == {
-        "k3-bayes", "gain-per-cell", "table3-underline"}
-    checked = ledger["how"].isin([evidence.RUNS, evidence.TABLES])
-    unchecked = ledger[~checked]
+        "k3-bayes", "gain-per-cell", "table3-underline", "table3-floors", "table3-noise", "table3-confusion",
+        "table3-same-posteriors", "table2-tokens"}
+    unchecked = ledger[ledger["kind"].isin([evidence.KINDS["gpu"], evidence.KINDS["cannot"]])]
     assert (unchecked["verdict"] == "not checked").all()
     assert unchecked["note"].str.len().gt(10).all()  # each says why (or gives the command)
-    gpu = ledger[ledger["how"] == evidence.GPU]
+    gpu = ledger[ledger["kind"] == evidence.KINDS["gpu"]]
     assert gpu["note"].str.contains("tef reproduce").all()
 
 
@@ -244,7 +251,7 @@ def test_a_check_that_raises_fails() -> None:
 
 def test_a_broken_library_fails_the_propositions(monkeypatch: pytest.MonkeyPatch) -> None:
     right = information.additive_log_odds
-    monkeypatch.setattr(method, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
+    monkeypatch.setattr(checks, "additive_log_odds", lambda p, doc, prior=0.5: right(p, doc))
     frame = claims.evaluate_ledger([c for c in claims.LEDGER if c.id.startswith("prop2")]).set_index("id")
     assert frame.loc["prop2", "verdict"] == "holds"
     assert frame.loc["prop2-prior", "verdict"] == "FAILS"
@@ -257,10 +264,10 @@ def test_full_release_counts_are_checked_when_present(monkeypatch: pytest.Monkey
     published = claims.evaluate_ledger(picked).set_index("id")
     assert (published["verdict"] == "FAILS").all()  # the sample's counts are not the published ones
     cards = evidence.Evidence().cards
-    fake = {lang: dict(datacard.FULL_RELEASE[lang]) | {k: cards[lang][k] for k in
+    fake = {lang: dict(checks.FULL_RELEASE[lang]) | {k: cards[lang][k] for k in
                                                   ("posts", "labels", "pairs", "excluded_pairs")}
             for lang in ("zh", "en")}
-    monkeypatch.setattr(datacard, "FULL_RELEASE", fake)
+    monkeypatch.setattr(checks, "FULL_RELEASE", fake)
     matching = claims.evaluate_ledger(picked).set_index("id")
     assert (matching["verdict"] == "holds").all()
 
@@ -269,9 +276,9 @@ def test_custom_data_leaves_the_data_card_unchecked(tmp_path: Path) -> None:
     for lang in ("zh", "en"):
         lines = (sample_dir() / f"mind_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
         (tmp_path / f"mind_{lang}.jsonl").write_text("\n".join(lines[:40]) + "\n", encoding="utf-8")
-    frame = claims.evaluate_ledger([c for c in claims.LEDGER if c.section == evidence.SECTIONS[2]], data_dir=tmp_path)
+    frame = claims.evaluate_ledger([c for c in claims.LEDGER if c.section == "data"], data_dir=tmp_path)
     assert frame.attrs["dataset"] == "custom data"
-    checked = frame[frame["how"] == evidence.RUNS]
+    checked = frame[frame["kind"] == evidence.KINDS["data"]]
     assert (checked["verdict"] == "not checked").all()
     assert checked["note"].str.startswith("the claim is about MIND").all()
     assert checked.set_index("id").loc["mind-posts", "value"] == "40 zh / 40 en"
@@ -284,8 +291,10 @@ def test_text_fits_100_columns_and_groups_by_section(ledger: pd.DataFrame) -> No
     text = claims.format_ledger(ledger.reset_index())
     lines = text.splitlines()
     assert max(map(len, lines)) <= 100
-    assert [line[3:] for line in lines if line.startswith("-- ")] == list(evidence.SECTIONS)
-    assert lines[-1].endswith("0 fail") and lines[-1].startswith(f"{len(claims.LEDGER)} claims")
+    assert [line[3:] for line in lines if line.startswith("-- ")] == list(evidence.SECTIONS.values())
+    assert lines[-1].startswith(f"{len(claims.LEDGER)} claims") and "0 fail;" in lines[-1]
+    assert lines[0] == "Verdicts per kind of evidence" and lines[2].startswith("evidence")
+    assert [line.split("  ")[0] for line in lines[3:10]] == [*evidence.KINDS.values(), "all"]
 
 
 def test_other_formats(ledger: pd.DataFrame) -> None:
@@ -296,7 +305,8 @@ def test_other_formats(ledger: pd.DataFrame) -> None:
     assert list(back["id"]) == [c.id for c in claims.LEDGER]
     records = json.loads(claims.format_ledger(frame, "json"))
     assert records[0]["id"] == claims.LEDGER[0].id and records[0]["holds"] is True
-    assert claims.format_ledger(frame, "markdown").startswith("| id")
+    assert claims.format_ledger(frame, "markdown").startswith("| evidence")
+    assert "| id " in claims.format_ledger(frame, "markdown")
     with pytest.raises(ValueError, match="unknown format"):
         claims.format_ledger(frame, "yaml")
 
@@ -349,3 +359,15 @@ def test_tef_claims_bad_format_is_a_usage_error(capsys: pytest.CaptureFixture[st
         cli.main(["claims", "--format", "yaml"])
     assert stop.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_tef_claims_without_a_language_file_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(sample_dir() / "mind_en.jsonl", tmp_path / "mind_en.jsonl")
+    assert cli.main(["claims", "--data-dir", str(tmp_path)]) == 0  # nothing fails: the data rows are unchecked
+    out, err = capsys.readouterr()
+    assert f"data: no mind_zh.jsonl in {tmp_path}" in out and "error" not in out
+    assert err.strip() == f"tef: warning: the data-card rows are not checked: no mind_zh.jsonl in {tmp_path}"
+    frame = claims.evaluate_ledger(data_dir=tmp_path).set_index("id")
+    data_rows = frame[frame["kind"] == evidence.KINDS["data"]]
+    assert (data_rows["verdict"] == "not checked").all()
+    assert data_rows["note"].str.contains("no mind_zh.jsonl").all()

@@ -188,9 +188,9 @@ def test_on_a_sample_the_published_counts_are_not_asserted(small: ch03.DataCard)
 
 # --- what the release can and cannot confirm --------------------------------------------------------
 def test_confirm_rows_sorts_by_what_the_release_can_say() -> None:
-    rows = pd.DataFrame({"how": ["reproduced on our runs", "cannot be checked from the release",
-                                 "reproduced on our runs", "reproduced on our runs",
-                                 "recomputed from the paper's own tables"],
+    rows = pd.DataFrame({"kind": ["counted from the MIND files", "not checkable from the release",
+                                  "counted from the MIND files", "counted from the MIND files",
+                                  "recomputed from the paper's tables"],
                          "verdict": ["holds", "not checked", "not checked", "FAILS", "holds"]})
     assert ch03.confirm_rows(rows)["status"].tolist() == [
         "confirmed", "cannot be confirmed from the release", "needs the full release", "contradicted", "consistent"]

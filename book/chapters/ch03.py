@@ -370,7 +370,7 @@ def confirm_rows(ledger: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     ledger : pandas.DataFrame
-        Rows with ``how, verdict`` (and the ledger's other columns).
+        Rows with ``kind, verdict`` (and the ledger's other columns).
 
     Returns
     -------
@@ -381,26 +381,26 @@ def confirm_rows(ledger: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> rows = pd.DataFrame({"how": ["reproduced on our runs", "cannot be checked from the release",
-    ...                              "reproduced on our runs"], "verdict": ["holds", "not checked", "not checked"]})
+    >>> rows = pd.DataFrame({"kind": ["counted from the MIND files", "not checkable from the release",
+    ...                               "counted from the MIND files"], "verdict": ["holds", "not checked", "not checked"]})
     >>> confirm_rows(rows)["status"].tolist()
     ['confirmed', 'cannot be confirmed from the release', 'needs the full release']
-    >>> confirm_rows(pd.DataFrame({"how": ["recomputed from the paper's own tables"], "verdict": ["holds"]}))["status"][0]
+    >>> confirm_rows(pd.DataFrame({"kind": ["recomputed from the paper's tables"], "verdict": ["holds"]}))["status"][0]
     'consistent'
 
     """
-    from tefcore.paper.evidence import CANNOT, TABLES
+    from tefcore.paper.evidence import KINDS
 
-    def status(how: str, verdict: str) -> str:
-        if how == CANNOT:
+    def status(kind: str, verdict: str) -> str:
+        if kind == KINDS["cannot"]:
             return CANNOT_CONFIRM
         if verdict == "holds":
-            return ARITHMETIC if how == TABLES else CONFIRMED
+            return ARITHMETIC if kind == KINDS["tables"] else CONFIRMED
         if verdict == "not checked":
             return NEEDS_FULL
         return CONTRADICTED
 
-    return ledger.assign(status=[status(h, v) for h, v in zip(ledger["how"], ledger["verdict"])])
+    return ledger.assign(status=[status(h, v) for h, v in zip(ledger["kind"], ledger["verdict"])])
 
 
 def confirm_markdown(ledger: pd.DataFrame, link: bool = True) -> str:

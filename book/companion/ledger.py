@@ -50,7 +50,7 @@ def _html_row(row: Mapping[str, object], chapter_href: Callable[[str], str]) -> 
         f'<td><a href="#{claim_anchor(str(row["id"]))}"><code>{e["id"]}</code></a></td>'
         f'<td>{e["words"]}<br><small>{e["where"]}</small></td><td>{e["number"]}</td>'
         f'<td>{e["value"]}<br><small>{e["note"]}</small></td>'
-        f'<td><b>{e["verdict"]}</b><br><small>{e["how"]}</small></td>'
+        f'<td><b>{e["verdict"]}</b><br><small>{e["kind"]}</small></td>'
         f'<td><a href="{html.escape(chapter_href(chapter))}">ch.&nbsp;{int(chapter[:2])}</a></td></tr>'
     )
 
@@ -66,6 +66,6 @@ def ledger_html(ledger: pd.DataFrame, chapter_href: Callable[[str], str] | None 
         Link of a chapter stem; default ``"<stem>.html"`` (the chapters' pages sit beside each other).
     """
     href = chapter_href or (lambda stem: f"{stem}.html")
-    head = "".join(f"<th>{h}</th>" for h in ("id", "the paper says", "paper", "ours", "verdict", "chapter"))
+    head = "".join(f"<th>{h}</th>" for h in ("id", "the paper says", "stated", "ours", "verdict", "chapter"))
     body = "".join(_html_row(r, href) for r in ledger.to_dict("records"))
     return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -1,7 +1,20 @@
-"""The objects of the claims ledger: a claim, the evidence its check reads, the verdict it returns.
+"""The objects of the claims ledger: a claim, what its check reads, the verdict, and the kind of evidence.
 
-How a claim is checked (:data:`HOW`) and the ledger's sections (:data:`SECTIONS`) are defined here;
-the checks are in :mod:`tefcore.paper.checks`, the claims themselves in :mod:`tefcore.paper.ledger`.
+Each claim names the kind of evidence its verdict rests on (:data:`KINDS`), so that "holds" is never
+read as "reproduced":
+
+* ``run``, *reproduced by our run*: computed on caches of the paper's model that a run of ours made
+  (the row names the run from its provenance: weights, engine, hardware, data);
+* ``data``, *counted from the MIND files*: the data card, on the MIND data at hand;
+* ``tables``, *recomputed from the paper's tables*: arithmetic on the printed Tables 1-4, with the
+  pair counts of the release's files where a check needs an ``n``;
+* ``formula``, *formula or simulation check*: the library's rules against the paper's formulas
+  written out again, and the propositions on simulated detectors;
+* ``gpu``, *GPU command, not run here*: needs the paper's model; the row gives the command, and turns
+  into ``run`` when that command's caches are present;
+* ``cannot``, *not checkable from the release*: the row says why.
+
+A check is a function ``check(evidence) -> Verdict`` registered for a claim's id with :func:`check`.
 """
 
 from __future__ import annotations
@@ -14,92 +27,120 @@ from pathlib import Path
 
 import pandas as pd
 
-from tefcore.mind.load import Post, load_posts
-from tefcore.mind.release import (
-    DATA_KINDS,
-    data_card,
-    describe_data,
-    is_full_release,
-)
+from tefcore.mind.load import MindFormatError, Post, load_posts, mind_filename, resolve_data_dir
+from tefcore.mind.release import DATA_KINDS, data_card, describe_data, is_full_release
+from tefcore.paper import runs as paper_runs
 from tefcore.paper import tables as paper
 
-RUNS = "reproduced on our runs"
-TABLES = "recomputed from the paper's own tables"
-GPU = "GPU command"
-CANNOT = "cannot be checked from the release"
-HOW: tuple[str, ...] = (RUNS, TABLES, GPU, CANNOT)
-"""How a claim is checked."""
+KINDS: dict[str, str] = {
+    "run": "reproduced by our run",
+    "data": "counted from the MIND files",
+    "tables": "recomputed from the paper's tables",
+    "formula": "formula or simulation check",
+    "gpu": "GPU command, not run here",
+    "cannot": "not checkable from the release",
+}
+"""The kinds of evidence behind a verdict: key -> what the ledger prints."""
 
-HOW_SHORT: dict[str, str] = {RUNS: "runs", TABLES: "tables", GPU: "GPU", CANNOT: "n/a"}
-"""Short labels of :data:`HOW` for compact tables."""
-
-SECTIONS: tuple[str, ...] = (
-    "Method (Sec. 3)",
-    "Propositions 1 and 2 (Sec. 3)",
-    "The MIND data card (Sec. 4)",
-    "Headline numbers (Abstract, Sec. 1, Sec. 5)",
-    "Table 3: main results",
-    "Table 4: ablation",
-    "Table 1: prompt robustness",
-    "Table 2: efficiency",
-    "Fig. 4: calibration",
-)
-"""Ledger sections, in the order of the ledger page."""
-
-FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
+SECTIONS: dict[str, str] = {
+    "method": "Method (Sec. 3)",
+    "propositions": "Propositions 1 and 2 (Sec. 3)",
+    "data": "The MIND data card (Sec. 4)",
+    "headline": "Headline numbers (Abstract, Sec. 1, Sec. 5)",
+    "table3": "Table 3: main results",
+    "table4": "Table 4: ablation",
+    "table1": "Table 1: prompt robustness",
+    "table2": "Table 2: efficiency",
+    "figure4": "Fig. 4: calibration",
+}
+"""Ledger sections in page order: key -> title."""
 
 HOLDS, NOT_HOLD, NOT_CHECKED, FAILS = "holds", "does not hold", "not checked", "FAILS"
+VERDICTS: tuple[str, ...] = (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)
 SAMPLE, FULL, CUSTOM = DATA_KINDS
 SLACK = 1e-9  # floating-point slack on comparisons of printed one-decimal numbers
 _ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
 
-# --------------------------------------------------------------------------------------------------
-# the objects
-# --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of one check.
-
-    Attributes
-    ----------
-    value : str
-        Our value, as printed in the ledger.
-    holds : bool or None
-        Whether the claim holds; ``None`` when it is not checked here.
-    note : str
-        How it was computed, or why it is not checked.
-    """
+    """The outcome of one check: our value, whether the claim holds (``None``: not checked here), how it was
+    computed or why not, and the kind of evidence when it is not the claim's own (a ``gpu`` row checked
+    on a cache is ``run``)."""
 
     value: str
     holds: bool | None
     note: str = ""
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable claim of the paper, as ``tefcore/paper/claims.yaml`` lists it.
+
+    Attributes
+    ----------
+    id, section, where, words, number, chapter
+        Identifier (the ledger page's anchor), section key of :data:`SECTIONS`, where the paper says it,
+        its words, its number (``"—"`` when none), the chapter that examines it.
+    kind : str
+        Key of :data:`KINDS`.
+    expected : bool
+        The verdict recorded for a checked claim: ``False`` for statements that do not hold.
+    model, prompts, needs, reason : str
+        ``gpu`` and ``cannot`` rows: the paper model (registry name), its prompt variants, what it needs,
+        why it cannot be checked.
+    """
+
+    id: str
+    section: str
+    where: str
+    words: str
+    number: str
+    chapter: str
+    kind: str
+    expected: bool = True
+    model: str = ""
+    prompts: str = "original"
+    needs: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not _ID.fullmatch(self.id):
+            raise ValueError(f"claim id {self.id!r} must be lower-case words joined by '-' or '.'")
+        if self.kind not in KINDS or self.section not in SECTIONS:
+            raise ValueError(f"claim {self.id}: unknown kind {self.kind!r} or section {self.section!r}")
+
+
+class LedgerError(AssertionError):
+    """Raised by :func:`tefcore.paper.ledger.assert_ledger` when a checked claim does not give its verdict."""
+
+
+class DataUnavailable(LookupError):
+    """The MIND data at hand cannot answer a data-card claim (a language's file is missing or unreadable)."""
 
 
 class Evidence:
-    """What the checks read, loaded once and on demand: the paper's tables and the MIND data at hand.
+    """What the checks read, loaded once and on demand: the paper's tables, the MIND data at hand and the
+    caches of the paper's models.
 
     Parameters
     ----------
     tables : mapping of str to DataFrame, optional
-        The paper's tables as :func:`tefcore.paper.tables.load_tables` returns them; read from
-        ``paper_dir`` when omitted.
+        The paper's tables (:func:`tefcore.paper.tables.load_tables`); read from ``paper_dir`` when omitted.
     paper_dir : str or Path, optional
-        Directory of the paper's CSV tables (default: the tables shipped with the package).
+        Directory of the paper's CSV tables (default: those shipped with the package).
     data_dir : str or Path, optional
         MIND data directory (default: ``$MIND_DATA_DIR``, else the embedded sample).
+    cache_dir : str or Path, optional
+        Root of probability caches (``<cache_dir>/<model>/<prompt>/<lang>.jsonl``, as ``tef reproduce``
+        writes them); rows about a paper model are checked on its caches when they are there.
     """
 
-    def __init__(
-        self,
-        tables: Mapping[str, pd.DataFrame] | None = None,
-        *,
-        paper_dir: str | Path | None = None,
-        data_dir: str | Path | None = None,
-    ) -> None:
+    def __init__(self, tables: Mapping[str, pd.DataFrame] | None = None, *, paper_dir: str | Path | None = None,
+                 data_dir: str | Path | None = None, cache_dir: str | Path | None = None) -> None:
         self._given = dict(tables) if tables is not None else None
-        self.paper_dir = paper_dir or None
-        self.data_dir = data_dir or None
+        self.paper_dir, self.data_dir, self.cache_dir = paper_dir or None, data_dir or None, cache_dir or None
 
     @cached_property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -112,8 +153,22 @@ class Evidence:
 
     @cached_property
     def posts(self) -> dict[str, list[Post]]:
-        """The posts of the data at hand, per language."""
-        return {lang: load_posts(lang, self.data_dir) for lang in ("zh", "en")}
+        """The posts of the data at hand, per language.
+
+        Raises
+        ------
+        DataUnavailable
+            When a language's file is missing or unreadable (the data card needs both).
+        """
+        posts = {}
+        for lang in ("zh", "en"):
+            try:
+                posts[lang] = load_posts(lang, self.data_dir)
+            except FileNotFoundError:
+                raise DataUnavailable(f"no {mind_filename(lang)} in {resolve_data_dir(self.data_dir)}") from None
+            except MindFormatError as exc:
+                raise DataUnavailable(f"{mind_filename(lang)} cannot be read: {exc}") from None
+        return posts
 
     @cached_property
     def cards(self) -> dict[str, dict]:
@@ -122,71 +177,38 @@ class Evidence:
 
     @cached_property
     def dataset(self) -> str:
-        """``"full MIND release"``, ``"MIND sample"`` or ``"custom data"``.
-
-        The full release is recognised by its number of posts alone, so that its other published
-        counts remain claims to check; otherwise :func:`tefcore.mind.release.describe_data` decides.
-        """
+        """``"full MIND release"`` (recognised by its number of posts alone, so that its other published
+        counts remain claims to check), ``"MIND sample"`` or ``"custom data"``."""
         if is_full_release({lang: len(p) for lang, p in self.posts.items()}):
             return FULL
         return describe_data(self.data_dir).kind
 
-
-@dataclass(frozen=True)
-class Claim:
-    """One checkable claim of the paper.
-
-    Attributes
-    ----------
-    id : str
-        Stable identifier (lower case, ``-`` and ``.``); the ledger page's anchor is
-        :func:`claim_anchor` of it.
-    section : str
-        One of :data:`SECTIONS`.
-    where : str
-        Where the paper says it.
-    words : str
-        The paper's words (quoted or closely paraphrased).
-    number : str
-        The paper's number, or ``"—"``.
-    chapter : str
-        Stem of the chapter that examines it (``"05_main_results"``).
-    how : str
-        One of :data:`HOW`.
-    check : callable
-        ``check(evidence) -> Verdict``.
-    expected : bool
-        The verdict the ledger records for a checked claim: ``False`` for the statements that do not
-        hold on the paper's own tables.
-    """
-
-    id: str
-    section: str
-    where: str
-    words: str
-    number: str
-    chapter: str
-    how: str
-    check: Callable[[Evidence], Verdict]
-    expected: bool = True
-
-    def __post_init__(self) -> None:
-        if not _ID.fullmatch(self.id):
-            raise ValueError(f"claim id {self.id!r} must be lower-case words joined by '-' or '.'")
-        if self.how not in HOW:
-            raise ValueError(f"claim {self.id}: how must be one of {HOW}, got {self.how!r}")
-        if self.section not in SECTIONS:
-            raise ValueError(f"claim {self.id}: unknown section {self.section!r}")
+    def run(self, model: str, prompt: str = "original") -> paper_runs.PaperRun | None:
+        """The caches of a paper model and prompt under ``cache_dir`` (both languages), or ``None``."""
+        key = (model, prompt)
+        found = self.__dict__.setdefault("_runs", {})
+        if key not in found:
+            found[key] = paper_runs.load_run(self.cache_dir, model, prompt) if self.cache_dir else None
+        return found[key]
 
 
-class LedgerError(AssertionError):
-    """Raised by :func:`assert_ledger` when a checked claim does not give the recorded verdict."""
+CHECKS: dict[str, Callable[[Evidence], Verdict]] = {}
+"""Claim id -> its check (filled by :func:`check`)."""
 
 
-# --------------------------------------------------------------------------------------------------
-# small helpers of the checks
-# --------------------------------------------------------------------------------------------------
+def check(*ids: str) -> Callable[[Callable[[Evidence], Verdict]], Callable[[Evidence], Verdict]]:
+    """Register a function as the check of the claims ``ids``."""
+    def register(fn: Callable[[Evidence], Verdict]) -> Callable[[Evidence], Verdict]:
+        for claim_id in ids:
+            if claim_id in CHECKS:
+                raise ValueError(f"claim {claim_id!r} has two checks")
+            CHECKS[claim_id] = fn
+        return fn
+    return register
+
+
 def fmt(x: float, digits: int = 1) -> str:
+    """A number as the ledger prints it."""
     return f"{x:.{digits}f}"
 
 
@@ -195,21 +217,8 @@ def close_to(a: float, b: float) -> bool:
     return abs(a - b) <= paper.ROUNDING_TOLERANCE + SLACK
 
 
-def gpu_check(command: str, what: str) -> Callable[[Evidence], Verdict]:
-    def check(ev: Evidence) -> Verdict:
-        return Verdict("—", None, f"needs {what}: {command}")
-
-    return check
-
-
-def cannot_check(reason: str) -> Callable[[Evidence], Verdict]:
-    def check(ev: Evidence) -> Verdict:
-        return Verdict("—", None, reason)
-
-    return check
-
-
 def per_lang(values: Mapping[str, object]) -> str:
+    """``"<zh> zh / <en> en"``."""
     return " / ".join(f"{values[lang]} {lang}" for lang in ("zh", "en"))
 
 
@@ -219,5 +228,3 @@ def on_data(ev: Evidence, value: str, holds: bool, *, sample_confirms: bool) -> 
         return Verdict(value, holds, f"on the {ev.dataset}")
     why = "the claim is about MIND" if ev.dataset == CUSTOM else "needs the full release (tef download)"
     return Verdict(value, None, f"{why}; the value is that of the {ev.dataset}")
-
-

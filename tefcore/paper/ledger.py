@@ -1,120 +1,133 @@
-r"""The claims ledger: every checkable claim of the paper, one row each, as data.
+r"""The claims ledger: every checkable claim of the paper, one row each, with the kind of evidence its verdict
+rests on.
 
-:data:`LEDGER` is a list of small :class:`Claim` objects. Each holds the paper's words and number,
-where the paper says it, the chapter of the book that examines it, how it is checked (:data:`HOW`) and
-a short check function that returns a :class:`Verdict`: our value, whether the claim holds (``None``
-when it is not checked here) and a note saying how, or why not.
+The claims are data (``claims.yaml``, package data of :mod:`tefcore.paper`): the paper's words and number,
+where it says them, the chapter that examines them, the kind of evidence (:data:`~tefcore.paper.evidence.KINDS`)
+and the verdict recorded. Their checks are small functions (:mod:`tefcore.paper.checks`,
+:mod:`tefcore.paper.results`) that return our value, whether the claim holds and how it was computed.
+A ``gpu`` or ``cannot`` row without a cache at hand says what it needs, with the ``tef reproduce`` line
+that makes one; with the caches of that model present (``cache_dir``), it is checked on them and becomes
+``run``, naming the run from its provenance.
 
-How a claim is checked:
-
-* ``"reproduced on our runs"``: computed by this library on the MIND data at hand, on simulated
-  detectors or on the fusion rules themselves;
-* ``"recomputed from the paper's own tables"``: arithmetic on the paper's Tables 1-4
-  (:mod:`tefcore.paper.tables`);
-* ``"GPU command"``: needs the paper's models; the note gives the command;
-* ``"cannot be checked from the release"``: the note says why.
-
-Claims about the full MIND release are checked when the data directory holds it
-(``MIND_DATA_DIR``, see :func:`tefcore.mind.load.resolve_data_dir`); on the embedded sample the
-ledger shows the sample's value and says that the full release is needed.
-
-Each claim also records the verdict the ledger expects (``expected``): a few statements of the paper
-do not hold on its own tables, and the ledger says so. A checked claim *fails* when its check gives
-another verdict than the one recorded, or raises; :func:`assert_ledger` then raises, which fails the
-book's ledger page and makes ``tef claims`` exit non-zero.
+A checked claim *fails* when its check gives another verdict than the one recorded, or raises (a row
+checked on a run of ours has nothing recorded: it holds or it does not);
+:func:`assert_ledger` then raises, which fails the book's ledger page and makes ``tef claims`` exit 1.
+Claims about the MIND data are checked on the data at hand; a data directory that cannot answer (a
+language's file missing) leaves them unchecked, saying why.
 
 Examples
 --------
->>> from tefcore.paper.ledger import LEDGER, evaluate_ledger
->>> len(LEDGER) >= 40
-True
+>>> from tefcore.paper.ledger import LEDGER, evaluate_ledger, summary_counts
 >>> row = evaluate_ledger([c for c in LEDGER if c.id == "gain-accuracy"]).iloc[0]
->>> row["value"], row["verdict"]
-('4.465', 'holds')
+>>> row["value"], row["verdict"], row["kind"]
+('4.465', 'holds', "recomputed from the paper's tables")
 """
 
 from __future__ import annotations
 
 import json
+import shlex
+import textwrap
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
-from tefcore.paper.datacard import DATA_CLAIMS
-from tefcore.paper.evidence import (
-    FAILS,
-    FORMATS,
-    HOLDS,
-    HOW_SHORT,
-    NOT_CHECKED,
-    NOT_HOLD,
-    Claim,
-    Evidence,
-    LedgerError,
-    Verdict,
-)
-from tefcore.paper.method import METHOD_CLAIMS
-from tefcore.paper.results import RESULT_CLAIMS
+from tefcore.mind.release import FULL_RELEASE_DIR
+from tefcore.paper import checks, results  # noqa: F401 (they register the checks)
+from tefcore.paper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, Claim,
+                                    DataUnavailable, Evidence, LedgerError, Verdict)
 
-LEDGER: list[Claim] = [*METHOD_CLAIMS, *DATA_CLAIMS, *RESULT_CLAIMS]
+__all__ = ["FORMATS", "LEDGER", "assert_ledger", "evaluate_ledger", "failures", "format_ledger", "reproduce_line",
+           "summary_counts"]
 
-# --------------------------------------------------------------------------------------------------
-# evaluation and display
-# --------------------------------------------------------------------------------------------------
-def _verdict_label(holds: bool | None, expected: bool) -> str:
+FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
+"""Output formats of :func:`format_ledger` (``tef claims --format``)."""
+
+LEDGER: list[Claim] = [Claim(**entry) for entry in yaml.safe_load(
+    resources.files("tefcore.paper").joinpath("claims.yaml").read_text(encoding="utf-8"))]
+"""Every checkable claim of the paper, in ledger order."""
+
+
+def reproduce_line(model: str, prompts: str = "original") -> str:
+    """The ``tef reproduce`` line on the full release with the reference release's reading of the answer
+    token, as the paper's numbers were made (``tefbook.commands.reproduce_command`` prints the same line;
+    a test holds the two equal).
+
+    Examples
+    --------
+    >>> reproduce_line("qwen2.5-7b")
+    'tef reproduce qwen2.5-7b --prompts original --langs en,zh --data-dir data/mind-full --reading reference'
+    """
+    return shlex.join(["tef", "reproduce", model, "--prompts", prompts, "--langs", "en,zh", "--data-dir",
+                       FULL_RELEASE_DIR, "--reading", "reference"])
+
+
+def _unchecked(claim: Claim) -> Verdict:
+    """The verdict of a ``gpu`` or ``cannot`` row without a cache at hand."""
+    command = f": {reproduce_line(claim.model, claim.prompts)}" if claim.model else ""
+    if claim.kind == "gpu":
+        return Verdict("—", None, f"needs {claim.needs}{command}")
+    return Verdict("—", None, claim.reason + (f"; with the key set{command}" if claim.model else ""))
+
+
+def _run(claim: Claim, ev: Evidence) -> Verdict:
+    fn = CHECKS.get(claim.id)
+    try:
+        verdict = fn(ev) if fn is not None else None
+    except DataUnavailable as exc:
+        return Verdict("—", None, f"not checked: {exc}")
+    except Exception as exc:  # a check that raises fails, with the reason in the ledger
+        return Verdict("error", not claim.expected, f"{type(exc).__name__}: {exc}")
+    return _unchecked(claim) if verdict is None else verdict
+
+
+def _verdict_label(holds: bool | None, expected: bool, kind: str) -> str:
+    """The verdict printed; a row checked on a run of ours has no recorded verdict to fail against."""
     if holds is None:
         return NOT_CHECKED
-    if holds != expected:
+    if holds != expected and kind != "run":
         return FAILS
     return HOLDS if holds else NOT_HOLD
 
 
-def _run(claim: Claim, ev: Evidence) -> Verdict:
-    try:
-        return claim.check(ev)
-    except Exception as exc:  # a check that raises fails, with the reason in the ledger
-        return Verdict("error", not claim.expected, f"{type(exc).__name__}: {exc}")
-
-
-def evaluate_ledger(
-    claims: Sequence[Claim] | None = None,
-    *,
-    tables: Mapping[str, pd.DataFrame] | None = None,
-    paper_dir: str | Path | None = None,
-    data_dir: str | Path | None = None,
-) -> pd.DataFrame:
+def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[str, pd.DataFrame] | None = None,
+                    paper_dir: str | Path | None = None, data_dir: str | Path | None = None,
+                    cache_dir: str | Path | None = None) -> pd.DataFrame:
     """Run every check of the ledger.
 
     Parameters
     ----------
     claims : sequence of Claim, optional
         Default :data:`LEDGER`.
-    tables, paper_dir, data_dir
-        See :class:`Evidence`.
+    tables, paper_dir, data_dir, cache_dir
+        See :class:`~tefcore.paper.evidence.Evidence`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per claim, in ledger order: ``id, section, where, words, number, chapter, how, value,
-        holds, expected, verdict, note``. ``verdict`` is ``"holds"``, ``"does not hold"`` (recorded
-        so), ``"not checked"`` or ``"FAILS"``. When a check read the MIND data,
-        ``frame.attrs["dataset"]`` says which: ``"MIND sample"``, ``"full MIND release"`` or
-        ``"custom data"``.
+        One row per claim, in ledger order: ``id, section, where, words, number, chapter, kind, value,
+        holds, expected, verdict, note``; ``section`` and ``kind`` as the ledger prints them. ``verdict``
+        is ``"holds"``, ``"does not hold"`` (recorded so), ``"not checked"`` or ``"FAILS"``. When a
+        check read the MIND data, ``frame.attrs["dataset"]`` says which, and ``frame.attrs["data_problem"]``
+        why it could not be read.
     """
-    ev = Evidence(tables, paper_dir=paper_dir, data_dir=data_dir)
+    ev = Evidence(tables, paper_dir=paper_dir, data_dir=data_dir, cache_dir=cache_dir)
     rows = []
     for claim in LEDGER if claims is None else claims:
         v = _run(claim, ev)
-        rows.append({
-            "id": claim.id, "section": claim.section, "where": claim.where, "words": claim.words,
-            "number": claim.number, "chapter": claim.chapter, "how": claim.how, "value": v.value,
-            "holds": v.holds, "expected": claim.expected,
-            "verdict": _verdict_label(v.holds, claim.expected), "note": v.note,
-        })
+        rows.append({"id": claim.id, "section": SECTIONS[claim.section], "where": claim.where, "words": claim.words,
+                     "number": claim.number, "chapter": claim.chapter, "kind": KINDS[v.kind or claim.kind],
+                     "value": v.value, "holds": v.holds, "expected": claim.expected,
+                     "verdict": _verdict_label(v.holds, claim.expected, v.kind or claim.kind), "note": v.note})
     frame = pd.DataFrame(rows)
-    if "posts" in ev.__dict__:  # the data were read: say which
-        frame.attrs["dataset"] = ev.dataset
+    try:
+        if "posts" in ev.__dict__ or claims is None:
+            frame.attrs["dataset"] = ev.dataset
+    except DataUnavailable as exc:
+        frame.attrs["data_problem"] = str(exc)
     return frame
 
 
@@ -124,55 +137,62 @@ def failures(ledger: pd.DataFrame) -> pd.DataFrame:
 
 
 def assert_ledger(ledger: pd.DataFrame) -> None:
-    """Raise :class:`LedgerError` naming every failing claim (nothing when all give their verdict)."""
+    """Raise :class:`~tefcore.paper.evidence.LedgerError` naming every failing claim."""
     bad = failures(ledger)
     if len(bad):
         listed = "; ".join(f"{r.id}: ours {r.value} ({r.note})" for r in bad.itertuples())
         raise LedgerError(f"{len(bad)} claim(s) of the ledger fail: {listed}")
 
 
-def summary_counts(ledger: pd.DataFrame) -> dict[str, int]:
-    """Number of claims per verdict, plus ``"claims"`` (all rows)."""
-    counts = ledger["verdict"].value_counts()
-    return {"claims": len(ledger)} | {v: int(counts.get(v, 0)) for v in (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)}
+def summary_counts(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Claims per kind of evidence (rows, in :data:`~tefcore.paper.evidence.KINDS` order) and verdict (columns),
+    with totals.
+
+    Examples
+    --------
+    >>> counts = summary_counts(evaluate_ledger())
+    >>> int(counts.loc["reproduced by our run", "all"]), int(counts.loc["all", "FAILS"])
+    (0, 0)
+    """
+    table = pd.crosstab(ledger["kind"], ledger["verdict"]).reindex(index=list(KINDS.values()),
+                                                                 columns=list(VERDICTS), fill_value=0)
+    table.loc["all"] = table.sum()
+    table["all"] = table.sum(axis=1)
+    table.index.name, table.columns.name = "evidence", None
+    return table
 
 
 _TEXT_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("id", "claim", 22), ("number", "paper", 15), ("value", "ours", 33), ("how", "how", 6),
-    ("verdict", "verdict", 13),
-)
+    ("id", "claim", 22), ("number", "stated", 14), ("value", "ours", 31), ("kind", "kind", 8), ("verdict", "verdict", 13))
+_SHORT = dict(zip(KINDS.values(), ("run", "data", "tables", "formula", "GPU", "n/a")))
 
 
-def _cell(text: str, width: int) -> str:
+def _cell(text: object, width: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _text(ledger: pd.DataFrame) -> str:
-    header = " ".join(f"{title:<{w}}" for _, title, w in _TEXT_COLUMNS).rstrip()
-    lines = [header]
+    counts = summary_counts(ledger)
+    lines = ["Verdicts per kind of evidence", counts.to_string(), ""]
+    if "data_problem" in ledger.attrs:
+        lines += [*textwrap.wrap(f"data: {ledger.attrs['data_problem']} (the data-card rows are not checked)", 99), ""]
+    lines.append(" ".join(f"{title:<{w}}" for _, title, w in _TEXT_COLUMNS).rstrip())
     for section, rows in ledger.groupby("section", sort=False):
         lines.append(f"-- {section}")
         for row in rows.to_dict("records"):
-            row["how"] = HOW_SHORT[row["how"]]
+            row["kind"] = _SHORT[row["kind"]]
             lines.append(" ".join(f"{_cell(row[k], w):<{w}}" for k, _, w in _TEXT_COLUMNS).rstrip())
-    counts = summary_counts(ledger)
-    lines.append(f"{counts['claims']} claims: {counts[HOLDS]} hold, {counts[NOT_HOLD]} do not hold (as "
-                 f"recorded), {counts[NOT_CHECKED]} not checked here, {counts[FAILS]} fail")
+    total = counts.loc["all"]
+    lines.append(f"{total['all']} claims: {total[HOLDS]} hold, {total[NOT_HOLD]} do not hold (as recorded), "
+                 f"{total[NOT_CHECKED]} not checked, {total[FAILS]} fail; "
+                 f"{counts.loc[KINDS['run'], 'all']} reproduced by our run")
     return "\n".join(lines)
 
 
 def format_ledger(ledger: pd.DataFrame, fmt: str = "text") -> str:
-    """The evaluated ledger as text (compact, under 100 columns), csv, markdown or json.
-
-    Parameters
-    ----------
-    ledger : pandas.DataFrame
-        From :func:`evaluate_ledger`.
-    fmt : {"text", "csv", "markdown", "json"}
-        ``text`` shows id, the paper's number, ours, how and the verdict, grouped by section; the
-        others hold every column.
-    """
+    """The evaluated ledger as text (the counts per kind of evidence, then the rows, under 100 columns), csv,
+    markdown or json (every column)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if fmt == "text":
@@ -181,6 +201,5 @@ def format_ledger(ledger: pd.DataFrame, fmt: str = "text") -> str:
         return ledger.to_csv(index=False)
     if fmt == "json":
         return json.dumps(json.loads(ledger.to_json(orient="records")), ensure_ascii=False, indent=1)
-    return ledger.astype({"holds": str, "expected": str}).to_markdown(index=False)
-
-
+    return summary_counts(ledger).to_markdown() + "\n\n" + ledger.astype(
+        {"holds": str, "expected": str}).to_markdown(index=False)

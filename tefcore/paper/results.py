@@ -1,51 +1,34 @@
-"""The claims about the paper's results (Tables 1-4, Fig. 4 and the text about them), each with its check."""
+"""The checks of the paper's results: its text against its Tables 1-4, the tables read as a reviewer reads
+them (floors, noise, consistency, tokens), and the rows about one model's numbers checked on its caches.
+
+Each function is registered for its claim of ``claims.yaml`` (:func:`tefcore.paper.evidence.check`). A row
+about a paper model's results returns ``None`` when no cache of that model is at hand (the ledger then
+prints the command that makes one), and is checked on the caches, kind ``run``, when they are.
+"""
 
 from __future__ import annotations
 
-import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
-from tefcore.fusion import TEMPERATURE
-from tefcore.mind.release import FULL_RELEASE_DIR
+from tefcore.evaluate import ABSTAIN, predict_pairs
+from tefcore.fusion import RULE_LABELS
+from tefcore.metrics import expected_calibration_error, overconfidence_gap
+from tefcore.mind.load import evaluation_pairs
+from tefcore.mind.prompts import build_prompt
+from tefcore.mind.release import FULL_RELEASE
+from tefcore.paper import review
 from tefcore.paper import tables as paper
-from tefcore.paper.evidence import (
-    CANNOT,
-    GPU,
-    SECTIONS,
-    SLACK,
-    TABLES,
-    Claim,
-    Evidence,
-    Verdict,
-    cannot_check,
-    close_to,
-    fmt,
-    gpu_check,
-)
-
-_M, _P, _D, _H = SECTIONS[0], SECTIONS[1], SECTIONS[2], SECTIONS[3]
-_T3, _T4, _T1, _T2, _F4 = SECTIONS[4], SECTIONS[5], SECTIONS[6], SECTIONS[7], SECTIONS[8]
-_CH1, _CH2, _CH3, _CH4 = "01_derivation", "02_propositions", "03_mind_statistics", "04_extraction"
-_CH5, _CH6, _CH7, _CH8, _CH9 = (
-    "05_main_results", "06_ablation", "07_prompt_robustness", "08_efficiency", "09_calibration")
-_RELEASE = "MIND release (published counts)"
-
-
-def reproduce_line(model: str, prompts: str = "original") -> str:
-    """The ``tef reproduce`` line on the full release with the reference release's reading of the
-    answer token, as the paper's numbers were made (the line ``tefbook.commands.reproduce_command``
-    prints; a test holds the two equal)."""
-    return shlex.join(["tef", "reproduce", model, "--prompts", prompts, "--langs", "en,zh", "--data-dir",
-                       FULL_RELEASE_DIR, "--reading", "reference"])
-
+from tefcore.paper.evidence import SLACK, Evidence, Verdict, check, close_to, fmt
+from tefcore.paper.runs import against_paper
 
 # --------------------------------------------------------------------------------------------------
 # headline numbers (Table 3)
 # --------------------------------------------------------------------------------------------------
 def _gain(metric: str, stated: float) -> Callable[[Evidence], Verdict]:
-    def check(ev: Evidence) -> Verdict:
+    def verdict(ev: Evidence) -> Verdict:
         got = paper.average_gain(ev.table(3), level="model_lang")[metric]
         return Verdict(
             fmt(got, 3),
@@ -54,9 +37,14 @@ def _gain(metric: str, stated: float) -> Callable[[Evidence], Verdict]:
             "dimensions, the ten gains then averaged",
         )
 
-    return check
+    return verdict
 
 
+check("gain-accuracy")(_gain("accuracy", 4.5))
+check("gain-macro-f1")(_gain("macro_f1", 4.6))
+
+
+@check("gain-per-cell")
 def _gain_per_cell(ev: Evidence) -> Verdict:
     cell = paper.average_gain(ev.table(3), level="cell")
     model = paper.average_gain(ev.table(3), level="model")
@@ -68,11 +56,13 @@ def _gain_per_cell(ev: Evidence) -> Verdict:
     )
 
 
+@check("gain-table1")
 def _gain_table1(ev: Evidence) -> Verdict:
     margin = float(paper.prompt_robustness_summary(ev.table(1))["margin_original"].mean())
     return Verdict(fmt(margin, 2), close_to(margin, 4.5), "mean of Ours − Strongest baseline, Original column")
 
 
+@check("best-every-model")
 def _best_every_model(ev: Evidence) -> Verdict:
     ml = paper.strongest_baseline_gain(ev.table(3), level="model_lang")
     n = int((ml["gain"] > 0).sum())
@@ -84,6 +74,7 @@ def _best_every_model(ev: Evidence) -> Verdict:
     )
 
 
+@check("best-or-tied")
 def _best_or_tied(ev: Evidence) -> Verdict:
     won, total = paper.best_or_tied(ev.table(3))
     lost = paper.shortfalls(ev.table(3))
@@ -94,6 +85,7 @@ def _best_or_tied(ev: Evidence) -> Verdict:
     )
 
 
+@check("max-shortfall")
 def _shortfall(ev: Evidence) -> Verdict:
     lost = paper.shortfalls(ev.table(3))
     worst = float(lost["shortfall"].max()) if len(lost) else 0.0
@@ -101,6 +93,7 @@ def _shortfall(ev: Evidence) -> Verdict:
     return Verdict(fmt(worst), worst <= 2.6 + SLACK, f"largest shortfall: {where}")
 
 
+@check("voting-vs-direct")
 def _voting_direct(ev: Evidence) -> Verdict:
     vd = paper.voting_versus_direct(ev.table(3))
     mv, sv = (vd.loc[r].to_dict() for r in ("majority_vote", "soft_vote"))
@@ -114,6 +107,7 @@ def _voting_direct(ev: Evidence) -> Verdict:
     )
 
 
+@check("gains-models")
 def _gains_models(ev: Evidence) -> Verdict:
     by_model = paper.gain_by_group(ev.table(3), ["model"])
     top = list(by_model.index[:2])
@@ -125,6 +119,7 @@ def _gains_models(ev: Evidence) -> Verdict:
     )
 
 
+@check("gains-dimensions")
 def _gains_dimensions(ev: Evidence) -> Verdict:
     by = paper.gain_by_group(ev.table(3), ["lang", "dimension"])
     zh, en = list(by.xs("zh", level="lang").index[:2]), list(by.xs("en", level="lang").index[:1])
@@ -136,6 +131,7 @@ def _gains_dimensions(ev: Evidence) -> Verdict:
     )
 
 
+@check("direct-strong")
 def _direct_strong(ev: Evidence) -> Verdict:
     gains = paper.strongest_baseline_gain(ev.table(3), level="cell").xs("accuracy", level="metric")
     direct = paper.main_results_wide(ev.table(3)).xs("accuracy", level="metric")["direct"]
@@ -157,12 +153,14 @@ def _marked_cells(ev: Evidence, ranking: str) -> set[tuple[str, ...]]:
     return set(map(tuple, check[["model", "lang", "dimension", "metric"]].to_numpy()))
 
 
+@check("table3-bold")
 def _bold(ev: Evidence) -> Verdict:
     dense = paper.typesetting_check(ev.table(3), ranking="dense")
     wrong = int(((dense["typeset"] == "bold") | (dense["expected"] == "bold")).sum())
     return Verdict(f"{120 - wrong} of 120 cells", wrong == 0, "bold against the ranking of each cell's numbers")
 
 
+@check("table3-underline")
 def _underline(ev: Evidence) -> Verdict:
     dense, comp = _marked_cells(ev, "dense"), _marked_cells(ev, "competition")
     neither = sorted(dense & comp)
@@ -177,6 +175,7 @@ def _underline(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 # Table 4
 # --------------------------------------------------------------------------------------------------
+@check("table4-averages")
 def _t4_averages(ev: Evidence) -> Verdict:
     avg = paper.table4_average_check(ev.table(4))
     qwen = avg.loc[("qwen2.5-7b", "zh", "tef", "accuracy")]
@@ -189,6 +188,7 @@ def _t4_averages(ev: Evidence) -> Verdict:
     )
 
 
+@check("table4-tef-rows")
 def _t4_equals_t3(ev: Evidence) -> Verdict:
     keys = ["model", "lang", "dimension", "method", "metric"]
     ours = ev.table(4)[(ev.table(4)["method"] == "tef") & (ev.table(4)["dimension"] != "Average")]
@@ -201,6 +201,7 @@ def _t4_equals_t3(ev: Evidence) -> Verdict:
     )
 
 
+@check("ablation-drop")
 def _largest_drop(ev: Evidence) -> Verdict:
     drops = paper.ablation_drops(ev.table(4)).xs("accuracy", level="metric")
     at = ("deepseek-v3.2", "en", "Environment")
@@ -214,6 +215,7 @@ def _largest_drop(ev: Evidence) -> Verdict:
     )
 
 
+@check("ablation-deepseek")
 def _deepseek_below_sv(ev: Evidence) -> Verdict:
     ds = paper.ablation_versus_soft_vote(ev.table(3), ev.table(4)).loc["deepseek-v3.2"]
     cols = ["margin_tef_without_entropy", "margin_tef_without_log_odds"]
@@ -229,6 +231,7 @@ def _deepseek_below_sv(ev: Evidence) -> Verdict:
     )
 
 
+@check("ablation-qwen")
 def _qwen_retains(ev: Evidence) -> Verdict:
     qw = paper.ablation_versus_soft_vote(ev.table(3), ev.table(4)).loc["qwen2.5-7b"]
     kept = qw[["retained_tef_without_entropy", "retained_tef_without_log_odds"]].to_numpy()
@@ -240,6 +243,7 @@ def _qwen_retains(ev: Evidence) -> Verdict:
     )
 
 
+@check("ablation-below-tef")
 def _ablations_below_tef(ev: Evidence) -> Verdict:
     drops = paper.ablation_drops(ev.table(4))[["drop_without_entropy", "drop_without_log_odds"]].to_numpy()
     ok = int((drops >= -SLACK).sum())
@@ -249,6 +253,7 @@ def _ablations_below_tef(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 # Table 1
 # --------------------------------------------------------------------------------------------------
+@check("table1-original")
 def _t1_from_t3(ev: Evidence) -> Verdict:
     rec = paper.table1_from_table3(ev.table(3))
     orig = ev.table(1)[ev.table(1)["prompt"] == "original"].pivot(index="model", columns="method", values="value")
@@ -270,6 +275,7 @@ def _prompt_margins(ev: Evidence) -> pd.DataFrame:
     return pr[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
 
 
+@check("prompt-best")
 def _prompt_best(ev: Evidence) -> Verdict:
     m = _prompt_margins(ev).to_numpy()
     return Verdict(
@@ -279,6 +285,7 @@ def _prompt_best(ev: Evidence) -> Verdict:
     )
 
 
+@check("prompt-least")
 def _prompt_least(ev: Evidence) -> Verdict:
     pr = paper.prompt_robustness_summary(ev.table(1))
     less = [pr[f"drop_tef_{p}"] <= pr[f"drop_strongest_baseline_{p}"] + SLACK for p in ("verbose", "minimal")]
@@ -294,6 +301,7 @@ def _prompt_least(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 # Table 2
 # --------------------------------------------------------------------------------------------------
+@check("tokens-identical")
 def _same_tokens(ev: Evidence) -> Verdict:
     eff = paper.efficiency_summary(ev.table(2))
     return Verdict(
@@ -303,6 +311,7 @@ def _same_tokens(ev: Evidence) -> Verdict:
     )
 
 
+@check("ttft-two-ms")
 def _ttft(ev: Evidence) -> Verdict:
     dt = paper.efficiency_summary(ev.table(2))["ttft_tef_minus_voting"]
     return Verdict(
@@ -313,6 +322,7 @@ def _ttft(ev: Evidence) -> Verdict:
     )
 
 
+@check("cost-three-times")
 def _cost(ev: Evidence) -> Verdict:
     eff = paper.efficiency_summary(ev.table(2))
     cr = eff[["cost_ratio_voting", "cost_ratio_tef"]].to_numpy()
@@ -324,6 +334,7 @@ def _cost(ev: Evidence) -> Verdict:
     )
 
 
+@check("overhead-pays")
 def _overhead_pays(ev: Evidence) -> Verdict:
     wide = paper.main_results_wide(ev.table(3))
     better = {m: int((wide[m] - wide["direct"] > SLACK).sum()) for m in ("majority_vote", "soft_vote", "tef")}
@@ -338,94 +349,172 @@ def _overhead_pays(ev: Evidence) -> Verdict:
 
 
 # --------------------------------------------------------------------------------------------------
+# the tables read as a reviewer reads them (tefcore.paper.review)
+# --------------------------------------------------------------------------------------------------
+def _cell_name(row: pd.Series) -> str:
+    return f"{paper.MODEL_LABELS[row['model']]} {row['lang']} {row['dimension']}"
 
 
-RESULT_CLAIMS: list[Claim] = [
-    # --- headline numbers -----------------------------------------------------------------------------
-    Claim("gain-accuracy", _H, "Abstract, Sec. 1, Sec. 5", "TEF outperforms the strongest baseline among "
-          "Direct, Majority Vote and Soft Vote by an average of 4.5 accuracy points", "4.5", _CH5, TABLES,
-          _gain("accuracy", 4.5)),
-    Claim("gain-macro-f1", _H, "Abstract, Sec. 1, Sec. 5", "… and 4.6 macro-F1 points across five LLMs and "
-          "two languages", "4.6", _CH5, TABLES, _gain("macro_f1", 4.6)),
-    Claim("gain-per-cell", _H, "Abstract, Sec. 5", "the same average gain with the strongest baseline "
-          "chosen per dimension", "4.5 / 4.6", _CH5, TABLES, _gain_per_cell, expected=False),
-    Claim("gain-table1", _H, "Abstract, Table 1", "the accuracy gain, from Table 1's Original column",
-          "4.5", _CH7, TABLES, _gain_table1),
-    Claim("best-every-model", _H, "Sec. 5 (Main Results), Sec. 6", "TEF has the highest accuracy and "
-          "macro-F1 for every model in both languages", "20 of 20", _CH5, TABLES, _best_every_model),
-    Claim("best-or-tied", _H, "Sec. 5 (Main Results)", "TEF is the best or tied for best in 116 of 120 "
-          "comparisons", "116 of 120", _CH5, TABLES, _best_or_tied),
-    Claim("max-shortfall", _H, "Sec. 5 (Main Results)", "never trails the strongest baseline by more than "
-          "2.6 points", "2.6", _CH5, TABLES, _shortfall),
-    Claim("voting-vs-direct", _H, "Sec. 5 (Main Results)", "equal-weight voting, whether hard or soft, does "
-          "not consistently improve on Direct", "—", _CH5, TABLES, _voting_direct),
-    Claim("gains-models", _H, "Sec. 5 (Main Results)", "the gains of TEF concentrate … on the smaller "
-          "open-source models", "—", _CH5, TABLES, _gains_models),
-    Claim("gains-dimensions", _H, "Sec. 5 (Main Results)", "… on culture and politics in Chinese, and on "
-          "environment in English", "—", _CH5, TABLES, _gains_dimensions),
-    Claim("direct-strong", _H, "Sec. 5 (Main Results)", "on dimensions where Direct is already strong TEF "
-          "matches it", "—", _CH5, TABLES, _direct_strong),
-    # --- Table 3 -------------------------------------------------------------------------------------
-    Claim("table3-bold", _T3, "Table 3 caption", "the best method is in bold", "120 cells", _CH5, TABLES,
-          _bold),
-    Claim("table3-underline", _T3, "Table 3 caption", "the second best is underlined", "120 cells", _CH5,
-          TABLES, _underline, expected=False),
-    Claim("table3-open-models", _T3, "Table 3, Sec. 5", "accuracy and macro-F1 of Qwen2.5-7B, LLaMA3-8B "
-          "and Qwen3-14B on MIND", "288 numbers", _CH5, GPU,
-          gpu_check(reproduce_line("qwen2.5-7b") + " (then llama3-8b, qwen3-14b)", "the open models on a GPU")),
-    Claim("table3-api-models", _T3, "Table 3, Sec. 5", "accuracy and macro-F1 of DeepSeek-V3.2 and "
-          "GPT-4o-mini on MIND", "192 numbers", _CH5, CANNOT,
-          cannot_check("the API models may have changed since the paper; with DEEPSEEK_API_KEY / OPENAI_API_KEY "
-                  "set: " + reproduce_line("deepseek-v3.2"))),
-    Claim("answer-logprobs", _T3, "Sec. 5 (Settings), Table 3", "we read the answer-token "
-          "log-probabilities without sampling", "—", _CH4, GPU,
-          gpu_check(reproduce_line("qwen2.5-7b"), "a paper model on a GPU (the CPU judges of chapter 4 read them "
-               "the same way)")),
-    # --- Table 4 -------------------------------------------------------------------------------------
-    Claim("table4-averages", _T4, "Table 4 (Average columns)", "Average = the mean of the six dimensions",
-          "24 averages", _CH6, TABLES, _t4_averages),
-    Claim("table4-tef-rows", _T4, "Tables 3 and 4", "Ours in Table 4 is the full TEF of Table 3",
-          "48 numbers", _CH6, TABLES, _t4_equals_t3),
-    Claim("ablation-drop", _T4, "Sec. 5 (Ablation Study)", "the largest accuracy drop: DeepSeek-V3.2 "
-          "English environment, 22.9 without entropy weighting or 23.8 without the log-odds transform",
-          "22.9 / 23.8", _CH6, TABLES, _largest_drop),
-    Claim("ablation-deepseek", _T4, "Sec. 5 (Ablation Study)", "on DeepSeek-V3.2 both variants fall below "
-          "Soft Vote in both languages on average", "4 of 4", _CH6, TABLES, _deepseek_below_sv),
-    Claim("ablation-qwen", _T4, "Sec. 5 (Ablation Study)", "on Qwen2.5-7B both variants retain most of "
-          "TEF's average gain over Soft Vote", "most", _CH6, TABLES, _qwen_retains),
-    Claim("ablation-below-tef", _T4, "Table 4 caption", "Ours is the full TEF (bold)", "96 cells", _CH6,
-          TABLES, _ablations_below_tef),
-    Claim("ablation-models", _T4, "Table 4", "the ablation numbers of Qwen2.5-7B and DeepSeek-V3.2",
-          "168 numbers", _CH6, GPU, gpu_check(reproduce_line("qwen2.5-7b"), "Qwen2.5-7B on a GPU (DeepSeek-V3.2 "
-                                          "through its API)")),
-    # --- Table 1 -------------------------------------------------------------------------------------
-    Claim("table1-original", _T1, "Tables 1 and 3", "Table 1's Original column is Table 3's accuracy "
-          "averaged over dimensions and languages", "10 numbers", _CH7, TABLES, _t1_from_t3),
-    Claim("prompt-best", _T1, "Sec. 5 (Robustness), Sec. 6", "TEF remains best under every prompt",
-          "15 of 15", _CH7, TABLES, _prompt_best),
-    Claim("prompt-least", _T1, "Sec. 5 (Robustness)", "TEF degrades the least under either perturbation",
-          "10 of 10", _CH7, TABLES, _prompt_least),
-    Claim("prompt-models", _T1, "Table 1", "verbose and minimal prompts on the five models", "30 numbers",
-          _CH7, GPU, gpu_check(reproduce_line("qwen2.5-7b", "original,verbose,minimal"), "the models on a GPU")),
-    # --- Table 2 -------------------------------------------------------------------------------------
-    Claim("tokens-identical", _T2, "Sec. 5 (Efficiency)", "TEF uses the same single-token queries as the "
-          "voting methods, so its token count is identical", "identical", _CH8, TABLES, _same_tokens),
-    Claim("ttft-two-ms", _T2, "Sec. 5 (Efficiency)", "its time to first token differs by only about two "
-          "milliseconds", "≈ 2 ms", _CH8, TABLES, _ttft),
-    Claim("cost-three-times", _T2, "Sec. 5 (Efficiency)", "relative to Direct, sentence-level methods cost "
-          "roughly three times as much", "≈ 3×", _CH8, TABLES, _cost),
-    Claim("overhead-pays", _T2, "Sec. 5 (Efficiency)", "TEF is the only one that consistently turns this "
-          "overhead into a performance gain", "—", _CH8, TABLES, _overhead_pays),
-    Claim("efficiency-gpu", _T2, "Table 2", "tokens, TTFT and cost on RTX 3090 GPUs", "18 numbers", _CH8, GPU,
-          gpu_check(reproduce_line("qwen2.5-7b"), "Qwen2.5-7B and LLaMA3-8B served by vLLM on a GPU")),
-    # --- Fig. 4 --------------------------------------------------------------------------------------
-    Claim("calibration-tef", _F4, "Fig. 4, Sec. 5 (Calibration)", "TEF achieves the lowest expected "
-          "calibration error and overconfidence gap on Qwen2.5-7B in both languages", "—", _CH9, GPU,
-          gpu_check(reproduce_line("qwen2.5-7b"), "Qwen2.5-7B on a GPU; the figure prints no numbers")),
-    Claim("calibration-baselines", _F4, "Sec. 5 (Calibration)", "Direct and both voting rules are "
-          "overconfident on Qwen2.5-7B", "—", _CH9, GPU,
-          gpu_check(reproduce_line("qwen2.5-7b"), "Qwen2.5-7B on a GPU")),
-    Claim("calibration-confidence", _F4, "Fig. 4", "a confidence per method (TEF's included)", "—", _CH9,
-          CANNOT, cannot_check(f"the paper defines no confidence for any rule; the companion uses the reference "
-                          f"release's softmax of the two TEF scores at T = {TEMPERATURE:g}")),
-]
+@check("table3-floors")
+def _floors(ev: Evidence) -> Verdict:
+    f = review.floors(ev.table(3))
+    below = f[f["below"]].groupby("method").size()
+    return Verdict(
+        f"{int(below.sum())} of {len(f)} below",
+        not below.sum(),
+        "printed accuracy against the majority-class floor of its cell (always answering the larger side; "
+        "pairs per side counted from the release's files, not printed by the paper); below per method: "
+        + ", ".join(f"{RULE_LABELS[m]} {int(below.get(m, 0))}" for m in paper.BASELINES + ("tef",))
+        + f"; {int((f['high'] < f['floor']).sum())} of them lie below even with their sampling noise",
+    )
+
+
+@check("table3-noise")
+def _noise(ev: Evidence) -> Verdict:
+    nz = review.noise(ev.table(3))
+    return Verdict(
+        f"{int(nz['inside'].sum())} of {int(nz['win'].sum())} wins inside",
+        not nz["inside"].any(),
+        "accuracy cells where TEF beats the strongest of Direct, MV and SV, and those where that baseline "
+        f"lies inside TEF's 95 % Wilson interval on the cell's pairs (n = {int(nz['n'].min())} to "
+        f"{int(nz['n'].max()):,}, counted from the release's files); a paired test would be sharper but needs "
+        "the per-post predictions, which the paper does not release",
+    )
+
+
+@check("table3-confusion")
+def _confusion(ev: Evidence) -> Verdict:
+    c = review.confusion_check(ev.table(3))
+    bad = c[~c["consistent"]]
+    worst = bad.dropna(subset=["reachable"]).sort_values("gap").iloc[-1]
+    return Verdict(
+        f"{len(bad)} of {len(c)} fit no matrix",
+        bad.empty,
+        "printed (accuracy, macro-F1) pairs that no confusion matrix on the cell's pairs of the release gives "
+        f"within rounding, in {bad.groupby(['model', 'lang', 'dimension']).ngroups} cells; "
+        f"{int(bad['reachable'].isna().sum())} accuracies are no k/n at all for that n (e.g. "
+        f"{_no_k(bad)}); largest F1 gap: {_cell_name(worst)} {RULE_LABELS[worst['method']]}, accuracy "
+        f"{fmt(worst['accuracy'])} allows macro-F1 {fmt(worst['reachable'], 2)}, printed {fmt(worst['macro_f1'])}. "
+        "A question for the paper: were these computed on other pairs (unreadable answers dropped, the "
+        "release's two-sided pairs kept)?",
+    )
+
+
+def _no_k(bad: pd.DataFrame) -> str:
+    row = bad[bad["reachable"].isna()].iloc[0]
+    n = int(review.cell_counts().loc[(row["lang"], row["dimension"]), "n"])
+    return f"{_cell_name(row)} {RULE_LABELS[row['method']]} {fmt(row['accuracy'])} on {n} pairs"
+
+
+@check("table3-same-posteriors")
+def _same_posteriors(ev: Evidence) -> Verdict:
+    s = review.sentence_rules(ev.table(3), ev.table(4))
+    q = s[s["question"]].sort_values("required", ascending=False)
+    rules = [r for r in review.SENTENCE_RULES if r in s.columns]
+    cases = "; ".join(
+        f"{_cell_name(r)}: {RULE_LABELS[r[rules].astype(float).idxmin()]} {fmt(r['lowest'])} vs "
+        f"{RULE_LABELS[r[rules].astype(float).idxmax()]} {fmt(r['highest'])}, floor {fmt(r['floor'])}, needs "
+        f">= {fmt(r['required'])} % of posts with disagreeing sentences" for _, r in q.iterrows())
+    return Verdict(
+        f"{len(q)} questions",
+        q.empty,
+        "sentence rules decide alike on a post whose sentences all lie on one side, so the spread of a cell's "
+        "sentence-rule accuracies needs at least that share of posts with disagreeing sentences; questions "
+        "(one sentence rule below the majority floor, another above it, both beyond their noise): " + cases,
+    )
+
+
+@check("table2-tokens")
+def _tokens(ev: Evidence) -> Verdict:
+    t2 = ev.table(2)
+    tokens = t2[t2["quantity"] == "tokens"].pivot(index="model", columns="method", values="value") * 1e6
+    direct = sum(int(FULL_RELEASE[lang]["pairs"]) for lang in ("zh", "en"))
+    sentence = sum(FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"] for lang in ("zh", "en"))
+    pairs = evaluation_pairs(ev.posts["en"])
+    words = np.mean([review.prompt_words(build_prompt(p.text, p.dimension, "en")) for p in pairs])
+    bare = min(review.prompt_words(build_prompt(".", d, "en")) for d in {p.dimension for p in pairs})
+    needed = FULL_RELEASE["en"]["pairs"] * words
+    estimate = "" if ev.dataset == "full MIND release" else f" (mean of the {ev.dataset}: an estimate)"
+    return Verdict(
+        " / ".join(f"{tokens.loc[m, 'direct'] / direct:.0f}" for m in tokens.index) + " tokens per Direct query",
+        bool((tokens["direct"] >= needed).all()),
+        f"Table 2's totals over the release's {direct:,} Direct and about {sentence:,.0f} sentence queries give "
+        + ", ".join(f"{paper.MODEL_LABELS[m]} {tokens.loc[m, 'direct'] / direct:.1f} and "
+                    f"{tokens.loc[m, 'voting'] / sentence:.1f}" for m in tokens.index)
+        + f" tokens per query; the bare English prompt alone has {bare} words, each at least one token of "
+        f"Qwen2.5's or LLaMA 3's tokenizer, and an English Direct prompt {words:.0f} words{estimate}: the "
+        f"{int(FULL_RELEASE['en']['pairs']):,} English Direct queries alone need at least {needed / 1e6:.2f} M "
+        "tokens, more than Table 2's total for both languages",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# one model's numbers, checked on its caches when a run of ours made them
+# --------------------------------------------------------------------------------------------------
+def _on_run(model: str, table: int, methods: Sequence[str]) -> Callable[[Evidence], Verdict | None]:
+    def verdict(ev: Evidence) -> Verdict | None:
+        run = ev.run(model)
+        if run is None:
+            return None
+        cmp = against_paper(run.scores(), ev.table(table), model, methods)
+        acc = cmp[cmp["metric"] == "accuracy"]
+        return Verdict(
+            f"{int(acc['inside'].sum())} of {len(acc)} within noise",
+            bool(acc["inside"].all()) and len(acc) > 0,
+            f"checked on {run.label}: the paper's accuracies inside the 95 % Wilson interval of ours; largest "
+            f"|difference| {fmt(cmp['difference'].abs().max())} points (macro-F1 "
+            f"{fmt(cmp.loc[cmp['metric'] == 'macro_f1', 'difference'].abs().max())})",
+            kind="run",
+        )
+    return verdict
+
+
+for _model in paper.MODELS:
+    check(f"table3-{_model}")(_on_run(_model, 3, paper.BASELINES + ("tef",)))
+for _model in ("qwen2.5-7b", "deepseek-v3.2"):
+    check(f"table4-{_model}")(_on_run(_model, 4, ("tef_without_entropy", "tef_without_log_odds")))
+
+
+def _calibration(ev: Evidence) -> tuple[pd.DataFrame, str] | None:
+    """ECE and overconfidence gap (percent) of Direct, MV, SV and TEF per language on a Qwen2.5-7B run."""
+    run = ev.run("qwen2.5-7b")
+    if run is None:
+        return None
+    pred = predict_pairs(run.frame, rules=paper.BASELINES + ("tef",))
+    pred = pred[pred["prediction"] != ABSTAIN]
+    rows = [(lang, rule, 100 * expected_calibration_error(g["confidence"], g["correct"]),
+             100 * overconfidence_gap(g["confidence"], g["correct"])) for (lang, rule), g in pred.groupby(["lang", "rule"])]
+    return pd.DataFrame(rows, columns=["lang", "rule", "ece", "gap"]), run.label
+
+
+@check("calibration-tef")
+def _calibration_tef(ev: Evidence) -> Verdict | None:
+    found = _calibration(ev)
+    if found is None:
+        return None
+    cal, label = found
+    lowest = {m: cal.loc[cal.groupby("lang")[m].idxmin(), "rule"].tolist() for m in ("ece", "gap")}
+    return Verdict(
+        "lowest ECE: " + ", ".join(f"{lang} {RULE_LABELS[r]}" for lang, r in zip(sorted(set(cal['lang'])), lowest["ece"])),
+        all(r == "tef" for m in lowest for r in lowest[m]),
+        f"checked on {label}: ECE (10 equal-width bins) and confidence minus accuracy per rule and language, "
+        "confidence as the book defines it (the paper defines none): "
+        + "; ".join(f"{r.lang} {RULE_LABELS[r.rule]} {fmt(r.ece)} / {fmt(r.gap)}" for r in cal.itertuples()),
+        kind="run",
+    )
+
+
+@check("calibration-baselines")
+def _calibration_baselines(ev: Evidence) -> Verdict | None:
+    found = _calibration(ev)
+    if found is None:
+        return None
+    cal, label = found
+    base = cal[cal["rule"].isin(paper.BASELINES)]
+    return Verdict(
+        f"{int((base['gap'] > 0).sum())} of {len(base)} overconfident",
+        bool((base["gap"] > 0).all()),
+        f"checked on {label}: confidence minus accuracy of Direct, MV and SV per language: "
+        + "; ".join(f"{r.lang} {RULE_LABELS[r.rule]} {fmt(r.gap)}" for r in base.itertuples()),
+        kind="run",
+    )

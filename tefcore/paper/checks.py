@@ -1,24 +1,29 @@
-"""The claims of the paper's method and propositions (Sec. 3), each with its check."""
+"""The checks of the paper's method, propositions and data card: formula and simulation checks, and counts
+of the MIND files.
+
+Each function is registered for its claim of ``claims.yaml`` (:func:`tefcore.paper.evidence.check`). The
+method's rules are computed twice, by :mod:`tefcore.fusion` and by the paper's formulas written out again
+with SciPy; the propositions are checked on simulated detectors whose exact posteriors are known
+(:mod:`tefcore.simulate`); the data card is counted on the MIND data at hand.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import entr, logit
 
 from tefcore import simulate as sim
-from tefcore.fusion import CLIP, EPS, clipped_log_odds, fuse_many, entropy_weight
+from tefcore.fusion import CLIP, EPS, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import additive_log_odds
-from tefcore.paper.evidence import RUNS, SECTIONS, Claim, Evidence, Verdict
+from tefcore.mind.load import evaluation_pairs
+from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, pair_counts
+from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
+from tefcore.paper.evidence import Evidence, Verdict, check, on_data, per_lang
 
-_M, _P, _D, _H = SECTIONS[0], SECTIONS[1], SECTIONS[2], SECTIONS[3]
-_T3, _T4, _T1, _T2, _F4 = SECTIONS[4], SECTIONS[5], SECTIONS[6], SECTIONS[7], SECTIONS[8]
-_CH1, _CH2, _CH3, _CH4 = "01_derivation", "02_propositions", "03_mind_statistics", "04_extraction"
-_CH5, _CH6, _CH7, _CH8, _CH9 = (
-    "05_main_results", "06_ablation", "07_prompt_robustness", "08_efficiency", "09_calibration")
-_RELEASE = "MIND release (published counts)"
 
 
 def _starts(doc: np.ndarray) -> np.ndarray:
@@ -37,6 +42,7 @@ def _hand_score(p: np.ndarray, doc: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # method (Sec. 3)
 # --------------------------------------------------------------------------------------------------
+@check("clipped-log-odds")
 def _clipped_log_odds(ev: Evidence) -> Verdict:
     p = np.array([0.0, 1e-9, 1e-6, 1e-3, 0.3, 0.5, 0.7, 1 - 1e-9, 1.0])
     ours = clipped_log_odds(p)
@@ -50,6 +56,7 @@ def _clipped_log_odds(ev: Evidence) -> Verdict:
     )
 
 
+@check("entropy-weight")
 def _entropy_weight(ev: Evidence) -> Verdict:
     p2 = np.linspace(0.0, 1.0, 101)
     p3, _ = sim.random_posts(3)
@@ -66,6 +73,7 @@ def _entropy_weight(ev: Evidence) -> Verdict:
     )
 
 
+@check("tempering")
 def _tempering(ev: Evidence) -> Verdict:
     p = np.array([0.4, 0.6, 0.99, 0.999])
     w = entropy_weight(p)
@@ -78,6 +86,7 @@ def _tempering(ev: Evidence) -> Verdict:
     )
 
 
+@check("tef-score")
 def _tef_score(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2)
     b = fuse_many(p, doc, rule="tef")
@@ -91,6 +100,7 @@ def _tef_score(ev: Evidence) -> Verdict:
     )
 
 
+@check("argmax")
 def _argmax_rule(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2, seed=1)
     hand = _hand_score(p, doc)
@@ -106,6 +116,7 @@ def _argmax_rule(ev: Evidence) -> Verdict:
     )
 
 
+@check("mv-sv")
 def _mv_sv(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2, seed=2)
     starts, n = _starts(doc), np.bincount(doc)
@@ -124,6 +135,7 @@ def _mv_sv(ev: Evidence) -> Verdict:
     )
 
 
+@check("general-k")
 def _general_k(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(3)
     b = fuse_many(p, doc, rule="tef")
@@ -147,6 +159,7 @@ def _bayes_class(p: np.ndarray, doc: np.ndarray) -> np.ndarray:
     return np.add.reduceat(np.log(p), _starts(doc)).argmax(axis=1)
 
 
+@check("k3-bayes")
 def _k3_bayes(ev: Evidence) -> Verdict:
     pair = np.zeros(2, dtype=np.int64)
     eq3 = int(fuse_many(K3_EXAMPLE, pair, rule="tef_without_entropy").index[0])
@@ -166,6 +179,7 @@ def _k3_bayes(ev: Evidence) -> Verdict:
     )
 
 
+@check("ablation-rules")
 def _ablation_rules(ev: Evidence) -> Verdict:
     p, doc = sim.random_posts(2, seed=4)
     starts = _starts(doc)
@@ -184,6 +198,7 @@ def _ablation_rules(ev: Evidence) -> Verdict:
     )
 
 
+@check("voting-surrogates")
 def _voting_surrogates(ev: Evidence) -> Verdict:
     ratio_sv = (0.999 - 0.5) / (0.95 - 0.5)  # Soft Vote's contribution p - 1/2
     ratio_lo = float(clipped_log_odds(0.999) / clipped_log_odds(0.95))
@@ -200,6 +215,7 @@ def _voting_surrogates(ev: Evidence) -> Verdict:
 # --------------------------------------------------------------------------------------------------
 # propositions
 # --------------------------------------------------------------------------------------------------
+@check("prop1")
 def _prop1(ev: Evidence) -> Verdict:
     mu = np.linspace(0.25, 6.0, 24)
     infos = [sim.gaussian_information(mu, prior=pi) for pi in (0.5, 0.3)]
@@ -213,6 +229,7 @@ def _prop1(ev: Evidence) -> Verdict:
     )
 
 
+@check("prop1-same-label")
 def _same_label(ev: Evidence) -> Verdict:
     p = np.array([0.55, 0.95])
     c = entropy_weight(p) * clipped_log_odds(p)
@@ -223,6 +240,7 @@ def _same_label(ev: Evidence) -> Verdict:
     )
 
 
+@check("prop2")
 def _prop2_equal(ev: Evidence) -> Verdict:
     p, doc, exact = sim.gaussian_shift_posts(0.5)
     gap = float(np.abs(additive_log_odds(p, doc) - exact).max())
@@ -235,6 +253,7 @@ def _prop2_equal(ev: Evidence) -> Verdict:
     )
 
 
+@check("prop2-prior")
 def _prop2_prior(ev: Evidence) -> Verdict:
     prior = 0.3
     p, doc, exact = sim.gaussian_shift_posts(prior, seed=6)
@@ -249,6 +268,7 @@ def _prop2_prior(ev: Evidence) -> Verdict:
     )
 
 
+@check("bayes-rule")
 def _bayes_rule(ev: Evidence) -> Verdict:
     c = sim.simulate_documents(20000, n_decisive=1, n_uncertain=4, rng=0)
     acc = {r: float(np.mean(fuse_many(c.p, c.doc_index, rule=r).prediction == c.y))
@@ -272,6 +292,7 @@ def _first_flip(strong: float, weak: float, counts: range | list[int], rule: str
     return int(n[flipped[0]]) if flipped.size else None
 
 
+@check("soft-censoring")
 def _soft_censoring(ev: Evidence) -> Verdict:
     strong, weak = 0.95, 0.45
     evidence = entropy_weight([strong, weak]) * clipped_log_odds([strong, weak])
@@ -288,44 +309,87 @@ def _soft_censoring(ev: Evidence) -> Verdict:
     )
 
 
-METHOD_CLAIMS: list[Claim] = [
-    # --- method -----------------------------------------------------------------------------------
-    Claim("clipped-log-odds", _M, "Sec. 3, Alg. 1", "probabilities are clipped to [ε, 1−ε] before the "
-          "logit, and log-odds values are clipped to [−M, M]", "ε = 10⁻⁶, M = 10", _CH1, RUNS,
-          _clipped_log_odds),
-    Claim("entropy-weight", _M, "Sec. 3 (Reliability Weighting)", "w_i = 1 − H(p_i)/log K ∈ [0, 1]",
-          "[0, 1]", _CH1, RUNS, _entropy_weight),
-    Claim("tempering", _M, "Abstract, Sec. 1", "the fused score nearly vanishes for uncertain sentences "
-          "while preserving the Bayes-optimal weight of decisive evidence", "—", _CH1, RUNS, _tempering),
-    Claim("tef-score", _M, "Sec. 3, Eq. 3", "Score(c) = Σ_i w_i log p_i^(c) / (1 − p_i^(c))", "—", _CH1,
-          RUNS, _tef_score),
-    Claim("argmax", _M, "Sec. 3, Alg. 1", "the final measurement outcome is argmax_c Score(c)", "—", _CH1,
-          RUNS, _argmax_rule),
-    Claim("mv-sv", _M, "Sec. 3, Eq. 2", "Majority Vote: the mode of the hard labels; Soft Vote: the argmax "
-          "of the mean probability vector", "—", _CH1, RUNS, _mv_sv),
-    Claim("general-k", _M, "Sec. 3, Eq. 3, Alg. 1", "categories c_1 … c_K, p_i ∈ Δ^(K−1), one-vs-rest "
-          "log-odds per category", "any K", _CH1, RUNS, _general_k),
-    Claim("k3-bayes", _M, "Sec. 3 (after Prop. 2)", "TEF uses the one-vs-rest transform g(p) = log p/(1−p) "
-          "to implement this additive evidence scale", "—", _CH1, RUNS, _k3_bayes, expected=False),
-    Claim("ablation-rules", _M, "Table 4 caption", "w/o Entropy keeps only the log-odds sum; w/o Log-Odds "
-          "averages entropy-weighted probabilities", "—", _CH6, RUNS, _ablation_rules),
-    Claim("voting-surrogates", _M, "Sec. 1", "majority voting keeps only the sign of each sentence "
-          "judgment, and soft voting uses a bounded surrogate that underweights highly decisive "
-          "sentences", "—", _CH1, RUNS, _voting_surrogates),
-    # --- propositions -------------------------------------------------------------------------------
-    Claim("prop1", _P, "Sec. 3, Prop. 1", "I(Y; p_i) ≥ I(Y; ŷ_i): hard voting can discard reliability "
-          "information", "≥ 0", _CH2, RUNS, _prop1),
-    Claim("prop1-same-label", _P, "Sec. 3 (after Prop. 1)", "two segments with the same hard label can "
-          "contribute different amounts", "—", _CH1, RUNS, _same_label),
-    Claim("prop2", _P, "Sec. 3, Prop. 2", "for a binary contrast with equal priors, calibrated "
-          "conditionally independent segment posteriors add on the log-odds scale", "Σ ℓ(p_i)", _CH2,
-          RUNS, _prop2_equal),
-    Claim("prop2-prior", _P, "Sec. 3, Prop. 2 (its equal priors)", "the identity is stated for equal "
-          "priors; with prior π the sum carries N − 1 extra prior terms", "—", _CH2, RUNS, _prop2_prior),
-    Claim("bayes-rule", _P, "Sec. 1", "under conditional independence and calibrated sentence posteriors, "
-          "the Bayes-optimal document-level rule sums sentence log-likelihood ratios", "—", _CH2, RUNS,
-          _bayes_rule),
-    Claim("soft-censoring", _P, "Sec. 3 (after Prop. 2)", "uncertain sentences do not accumulate by sheer "
-          "number, while decisive sentences can determine the outcome even when they are few", "—", _CH1,
-          RUNS, _soft_censoring),
-]
+
+
+# --------------------------------------------------------------------------------------------------
+# the MIND data card
+# --------------------------------------------------------------------------------------------------
+@check("mind-posts-sum")
+def _posts_sum(ev: Evidence) -> Verdict:
+    zh, en = FULL_RELEASE["zh"]["posts"], FULL_RELEASE["en"]["posts"]
+    return Verdict(
+        f"{int(zh):,} + {int(en):,} = {int(zh + en):,}",
+        int(zh + en) == 8358,
+        "the paper's two language counts (also the published counts of the release) add up",
+    )
+
+
+def _card_check(key: str, digits: int | None) -> Callable[[Evidence], Verdict]:
+    """Check one statistic of the data card per language against the published full release."""
+
+    def check(ev: Evidence) -> Verdict:
+        got = {lang: ev.cards[lang][key] for lang in ("zh", "en")}
+        shown = {lang: f"{v:,.{digits}f}" if digits is not None else f"{v:,}" for lang, v in got.items()}
+        same = all(
+            (round(float(got[lang]), digits) if digits is not None else got[lang]) == FULL_RELEASE[lang][key]
+            for lang in ("zh", "en")
+        )
+        return on_data(ev, per_lang(shown), same, sample_confirms=False)
+
+    return check
+
+
+@check("release-pairs-by-dim")
+def _pairs_by_dimension(ev: Evidence) -> Verdict:
+    same = 0
+    for lang in ("zh", "en"):
+        counts = pair_counts(evaluation_pairs(ev.posts[lang]))
+        for dim in TABLE_ORDER:
+            same += sum(int(counts.loc[dim, side]) == FULL_RELEASE_PAIRS[lang][dim][i]
+                        for i, side in enumerate(SIDES))
+    return on_data(ev, f"{same} of 24 counts equal", same == 24, sample_confirms=False)
+
+
+@check("mind-dimensions")
+def _six_dimensions(ev: Evidence) -> Verdict:
+    seen = {lang: {lab.dimension for p in posts for lab in p.labels} for lang, posts in ev.posts.items()}
+    holds = len(DIMENSIONS) == 6 and all(s == set(TABLE_ORDER) for s in seen.values())
+    return on_data(ev, per_lang({lang: f"{len(s)}" for lang, s in seen.items()}), holds, sample_confirms=True)
+
+
+@check("mind-languages")
+def _two_languages(ev: Evidence) -> Verdict:
+    langs = {p.lang for posts in ev.posts.values() for p in posts}
+    return on_data(ev, ", ".join(sorted(langs)), langs == set(LANGS) == {"zh", "en"}, sample_confirms=True)
+
+
+@check("mind-events")
+def _events(ev: Evidence) -> Verdict:
+    counts = {lang: Counter(p.event for p in posts) for lang, posts in ev.posts.items()}
+    holds = all(c["RU"] > 0 and c["GPT"] > 0 for c in counts.values())
+    value = "RU " + per_lang({k: c["RU"] for k, c in counts.items()}) + "; GPT " + per_lang(
+        {k: c["GPT"] for k, c in counts.items()})
+    verdict = on_data(ev, value, holds, sample_confirms=True)
+    codes = sorted(set().union(*counts.values()))
+    return Verdict(verdict.value, verdict.holds, f"{verdict.note}; event codes present: {', '.join(codes)}")
+
+
+@check("mind-subsets")
+def _twelve_subsets(ev: Evidence) -> Verdict:
+    subsets = {(pair.lang, pair.dimension) for posts in ev.posts.values() for pair in evaluation_pairs(posts)}
+    return on_data(ev, f"{len(subsets)} subsets", len(subsets) == 12, sample_confirms=True)
+
+
+@check("mind-deduplicated")
+def _deduplicated(ev: Evidence) -> Verdict:
+    dup = {lang: sum(n - 1 for n in Counter(p.text.strip() for p in posts).values())
+           for lang, posts in ev.posts.items()}
+    return on_data(ev, per_lang(dup) + " duplicates", not any(dup.values()), sample_confirms=False)
+
+
+
+
+for _id, _key, _digits in (("mind-posts", "posts", None), ("release-labels", "labels", None), ("release-pairs", "pairs", None),
+                           ("release-excluded", "excluded_pairs", None), ("release-length", "mean_length", 1),
+                           ("release-sentences", "mean_sentences", 2)):
+    check(_id)(_card_check(_key, _digits))

@@ -1,0 +1,105 @@
+"""The paper's tables read as a reviewer reads them (tefcore.paper.review), each number reached a second way:
+from the CSV files with the csv module, Wilson intervals from scipy's binomial test, confusion matrices by
+brute force."""
+
+from __future__ import annotations
+
+import csv
+import math
+from itertools import product
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from tefcore.mind.release import FULL_RELEASE_PAIRS
+from tefcore.paper import review
+from tefcore.paper import tables as paper
+
+
+def _accuracies(table: str = "table3") -> list[dict[str, str]]:
+    with open(paper.paper_dir() / paper.TABLE_FILES[table], newline="", encoding="utf-8") as fh:
+        return [r for r in csv.DictReader(fh) if r["metric"] == "accuracy" and r["dimension"] != "Average"]
+
+
+def test_floors_by_hand() -> None:
+    below = 0
+    for r in _accuracies():
+        change, stability = FULL_RELEASE_PAIRS[r["lang"]][r["dimension"]]
+        below += float(r["value"]) + 0.05 < 100 * max(change, stability) / (change + stability)
+    f = review.floors(paper.load_table("table3"))
+    assert (int(f["below"].sum()), len(f)) == (below, 240) == (103, 240)
+    assert review.cell_counts()["n"].sum() == sum(c + s for dims in FULL_RELEASE_PAIRS.values() for c, s in dims.values())
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (7, 10), (1441, 1999), (137, 137), (52, 137)])
+def test_wilson_interval_is_scipys(k: int, n: int) -> None:
+    low, high = review.wilson_interval(100 * k / n, n)
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert (float(low), float(high)) == pytest.approx((100 * ci.low, 100 * ci.high), abs=1e-9)
+
+
+def test_noise_by_hand() -> None:
+    cells: dict[tuple[str, str, str], dict[str, float]] = {}
+    for r in _accuracies():
+        cells.setdefault((r["model"], r["lang"], r["dimension"]), {})[r["method"]] = float(r["value"])
+    wins = inside = 0
+    z = 1.959963984540054
+    for (model, lang, dim), v in cells.items():
+        n = sum(FULL_RELEASE_PAIRS[lang][dim])
+        base = max(v["direct"], v["majority_vote"], v["soft_vote"])
+        p = v["tef"] / 100
+        low = (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+        wins += v["tef"] > base
+        inside += v["tef"] > base and base / 100 >= low
+    nz = review.noise(paper.load_table("table3"))
+    assert (int(nz["win"].sum()), int(nz["inside"].sum())) == (wins, inside) == (50, 26)
+
+
+def test_reachable_f1_by_brute_force() -> None:
+    n_c, n_s = 7, 5
+    for tp, tn in product(range(n_c + 1), range(n_s + 1)):
+        fp, fn = n_s - tn, n_c - tp
+        f1 = 50 * ((2 * tp / (2 * tp + fp + fn) if tp else 0) + (2 * tn / (2 * tn + fp + fn) if tn else 0))
+        acc = round(100 * (tp + tn) / (n_c + n_s), 1)
+        assert review.reachable_f1(acc, round(f1, 1), n_c, n_s) == pytest.approx(round(f1, 1), abs=0.05)
+    assert math.isnan(review.reachable_f1(50.0, 50.0, 2, 1))  # no k of 3 pairs gives 50 %
+
+
+def test_confusion_check_flags_an_impossible_accuracy() -> None:
+    c = review.confusion_check(paper.load_table("table3"))
+    assert len(c) == 240 and not c["consistent"].all()
+    env = c[(c["lang"] == "en") & (c["dimension"] == "Environment")]
+    n = sum(FULL_RELEASE_PAIRS["en"]["Environment"])
+    for acc, reachable in zip(env["accuracy"], env["reachable"], strict=True):
+        representable = any(abs(100 * k / n - acc) <= 0.05 + 1e-9 for k in range(n + 1))
+        assert math.isnan(reachable) != representable
+
+
+def test_sentence_rules_questions() -> None:
+    s = review.sentence_rules(paper.load_table("table3"), paper.load_table("table4")).set_index(
+        ["model", "lang", "dimension"])
+    qwen = s.loc[("qwen2.5-7b", "zh", "Culture")]
+    assert qwen["question"] and qwen["lowest"] == 43.5 and qwen["highest"] == 72.1
+    assert qwen["required"] == pytest.approx(28.6)
+    assert not {"direct"} & set(s.columns)  # Direct reads the whole post: not a sentence rule
+    # a cell is a question exactly when a rule's interval lies under the floor and another's above it
+    row = s.loc[("qwen2.5-7b", "zh", "Culture")]
+    low, high = review.wilson_interval(np.array([row["soft_vote"], row["tef"]]), row["n"])
+    assert high[0] < row["floor"] < low[1]
+
+
+def test_prompt_words_are_letter_runs() -> None:
+    assert review.prompt_words("don't stop: 3 words, 2 digits") == 5  # don, t, stop, words, digits
+    assert review.prompt_words("") == 0
+
+
+def test_an_accuracy_changed_below_its_floor_is_counted() -> None:
+    t3 = paper.load_table("table3")
+    before = int(review.floors(t3)["below"].sum())
+    mask = (t3["model"] == "deepseek-v3.2") & (t3["lang"] == "zh") & (t3["dimension"] == "Culture") & (
+        t3["method"] == "tef") & (t3["metric"] == "accuracy")
+    changed = t3.assign(value=np.where(mask, 10.0, t3["value"]))
+    assert int(review.floors(changed)["below"].sum()) == before + 1
+    assert isinstance(review.floors(changed), pd.DataFrame)
