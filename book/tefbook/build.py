@@ -12,7 +12,8 @@ The scheme (documented for readers in ``book/running.md``):
 1. every chapter of ``_toc.yml`` that lives in ``notebooks/`` (a jupytext percent ``.py`` or a
    MyST ``.md`` notebook) is read with jupytext and executed by papermill, with its default
    parameters and the overrides of the chosen profile, ``--param-overrides`` and ``-p``,
-   into ``_build/executed/notebooks/NN_name.ipynb`` (the kernel's working directory is that
+   into ``_build/executed/notebooks/NN_name.ipynb`` (``--build-dir`` names another folder than
+   ``_build``; the kernel's working directory is that
    folder, as it is for nbval, which re-executes these files in CI);
 2. ``_config.yml``, a copy of ``_toc.yml`` reduced to the chosen chapters, ``book/`` and the
    executed notebooks are staged in ``_build/site_src/`` (no ``.py`` beside its ``.ipynb``,
@@ -65,6 +66,7 @@ from tefbook.parameters import (
     parse_param,
     read_chapter,
     set_parameters,
+    unknown_parameter_message,
 )
 from tefbook.repository import apply_to_config, repository_from_env, repository_parameters
 from tefbook.toc import (
@@ -173,10 +175,7 @@ def _check_chapter_parameters(chapter: Chapter, notebook: Any, parameters: Mappi
         check_parameter_name(name, f"{chapter.source} (parameters cell)")
     unknown = sorted(set(parameters) - set(defaults))
     if unknown:
-        raise BookError(
-            f"{chapter.name} has no parameter {', '.join(map(repr, unknown))}; "
-            f"its parameters are: {', '.join(defaults) or 'none'}"
-        )
+        raise BookError(unknown_parameter_message(chapter.name, unknown, list(defaults)))
 
 
 def _kernel_manager_class(folder: Path) -> type:
@@ -204,6 +203,30 @@ def _kernel_manager_class(folder: Path) -> type:
                 await super()._async_interrupt_kernel()
 
     return QuietIPCKernelManager
+
+
+def _quiet_engine() -> type:
+    """papermill's nbclient engine with the quiet IPC kernel manager (:func:`_kernel_manager_class`)."""
+    from papermill.engines import NBClientEngine
+
+    class QuietEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+            if os.name != "posix":  # no Unix sockets: papermill's own TCP kernel
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            with tempfile.TemporaryDirectory(prefix="tefbook-kernel-") as sockets:
+                kwargs.setdefault("kernel_manager_class", _kernel_manager_class(Path(sockets)))
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    return QuietEngine
+
+
+def __getattr__(name: str) -> Any:
+    """``tefbook.build.PapermillEngine``: the engine ``papermill --engine tefbook`` runs (an entry point of
+    the book's distribution), built on first use so that importing this module needs no papermill."""
+    if name == "PapermillEngine":
+        return _quiet_engine()
+    raise AttributeError(name)
 
 
 def _run_papermill(notebook: Any, output: Path, kernel: str, cwd: Path, timeout: float | None) -> None:
@@ -400,19 +423,29 @@ def run_jupyter_book(stage: Path, output_root: Path, builder: str = "html", *, s
     return output_root / "_build" / builder
 
 
-def build_pdf(stage: Path, output_root: Path, root_docname: str, *, strict: bool = True) -> Path:
-    """Build the single-page HTML of the staged tree and print it to PDF.
+def _built(stage: Path, build_dir: Path, builder: str, strict: bool) -> Path:
+    """Run Jupyter Book into ``build_dir/jupyter-book`` and move its output to ``build_dir/<builder>``."""
+    target = build_dir / builder
+    if target.exists():  # stale pages of an earlier (larger) selection must not be published or tested
+        shutil.rmtree(target)
+    shutil.move(str(run_jupyter_book(stage, build_dir / "jupyter-book", builder, strict=strict)), target)
+    return target
+
+
+def build_pdf(stage: Path, build_dir: Path, root_docname: str, *, strict: bool = True) -> Path:
+    """Build the single-page HTML of the staged tree into ``build_dir/singlehtml`` and print it to
+    ``build_dir/pdf/tef-companion.pdf``.
 
     The root page lives in ``book/``; Jupyter Book's ``index.html`` only redirects to it, and
     printing it from its own folder breaks the relative ``_static`` links, so the page is
     copied to ``index.html`` first (its links are written relative to the output root).
     """
-    single = run_jupyter_book(stage, output_root, "singlehtml", strict=strict)
+    single = _built(stage, build_dir, "singlehtml", strict)
     page = single / f"{root_docname}.html"
     if not page.is_file():
         raise BookError(f"singlehtml build has no {page}")
     shutil.copy2(page, single / "index.html")
-    pdf = print_pdf(single, "index.html", output_root / "_build" / "pdf" / PDF_NAME)
+    pdf = print_pdf(single, "index.html", build_dir / "pdf" / PDF_NAME)
     guard_outputs([single, pdf], "the PDF build")
     return pdf
 
@@ -433,6 +466,7 @@ def build_book(
     strict: bool = True,
     timeout: float | None = None,
     static_figures: bool | None = None,
+    build_dir: Path | None = None,
 ) -> BuildReport:
     """Execute the chosen chapters and build the book (the work of :func:`main`).
 
@@ -456,6 +490,10 @@ def build_book(
         Per-cell time limit of papermill.
     static_figures : bool or None
         Store static SVGs next to interactive figures; ``None`` means "when ``pdf``".
+    build_dir : Path, optional
+        Folder of everything a build writes: ``executed/notebooks``, ``site_src``, ``html``, ``pdf`` and
+        ``book-report.json`` (default ``root/_build``; ``make test`` uses ``_build/ci``, so that it never
+        replaces the book that ``tef book`` built).
 
     Returns
     -------
@@ -463,6 +501,7 @@ def build_book(
         Chapters, parameters, timings and output paths (also written as JSON).
     """
     root = root.resolve()
+    out = (build_dir if build_dir is not None else root / "_build").resolve()
     toc = load_toc(root)
     chapters = toc_chapters(root, toc)
     selected, skipped = select_chapters(chapters, selectors)
@@ -477,24 +516,27 @@ def build_book(
     repository = repository_from_env()  # the book's repository: links, launch buttons, the lab's install
     declared = {c.name: list(parameter_defaults(read_chapter(c.source))) for c in selected if c.source}
     report.parameters = repository_parameters(declared, report.parameters, repository)
+    if not skip_execute:  # every -p name is checked before the first chapter runs
+        for chapter in selected:
+            _check_chapter_parameters(chapter, read_chapter(chapter.source), report.parameters[chapter.name])
     static = pdf if static_figures is None else static_figures
-    executed = _executed_chapters(root, selected, report, skip_execute, static, timeout)
-    stage = root / "_build" / "site_src"
+    executed = _executed_chapters(root, out, selected, report, skip_execute, static, timeout)
+    stage = out / "site_src"
     if html or pdf:
         stage_tree(root, stage, filter_toc(toc, set(executed)), executed, repository)
         report.outputs["staged"] = str(stage)
     if html:
-        _build_html(root, stage, report, strict)
+        _build_html(out, stage, report, strict)
     if pdf:
-        _build_pdf(root, stage, str(toc["root"]), report, strict)
-    _write_report(root, report)
+        _build_pdf(out, stage, str(toc["root"]), report, strict)
+    _write_report(out, report)
     return report
 
 
-def _executed_chapters(root: Path, selected: Sequence[Chapter], report: BuildReport, skip_execute: bool,
+def _executed_chapters(root: Path, out: Path, selected: Sequence[Chapter], report: BuildReport, skip_execute: bool,
                        static: bool, timeout: float | None) -> dict[str, Path]:
     """Execute the selected chapters (or check their earlier executions); docname -> executed notebook."""
-    executed_dir = root / "_build" / "executed" / CHAPTER_DIR
+    executed_dir = out / "executed" / CHAPTER_DIR
     executed: dict[str, Path] = {}
     for index, chapter in enumerate(selected, start=1):
         target = executed_dir / f"{chapter.name}.ipynb"
@@ -503,32 +545,28 @@ def _executed_chapters(root: Path, selected: Sequence[Chapter], report: BuildRep
                 raise BookError(f"--skip-execute: {target} does not exist; execute it first")
             guard_outputs([target], str(target))
         else:
-            _execute_one(root, chapter, f"[{index}/{len(selected)}]", report, static, timeout)
+            _execute_one(root, executed_dir, chapter, f"[{index}/{len(selected)}]", report, static, timeout)
         executed[chapter.docname] = target
     report.outputs["executed"] = str(executed_dir)
     return executed
 
 
-def _execute_one(root: Path, chapter: Chapter, step: str, report: BuildReport, static: bool,
+def _execute_one(root: Path, executed_dir: Path, chapter: Chapter, step: str, report: BuildReport, static: bool,
                  timeout: float | None) -> None:
     """Execute one chapter with its parameters, logging and recording the time it took."""
     parameters = report.parameters[chapter.name]
     shown = ", ".join(f"{k}={v!r}" for k, v in parameters.items())
     log.info("%s executing %s%s", step, chapter.name, f" ({shown})" if shown else "")
     started = time.perf_counter()
-    execute_chapter(chapter, parameters, root / "_build" / "executed" / CHAPTER_DIR, static_figures=static,
-                    timeout=timeout, project_root=root)
+    execute_chapter(chapter, parameters, executed_dir, static_figures=static, timeout=timeout, project_root=root)
     report.execute_seconds[chapter.name] = round(time.perf_counter() - started, 2)
     log.info("%s %s executed in %.1f s", step, chapter.name, report.execute_seconds[chapter.name])
 
 
-def _build_html(root: Path, stage: Path, report: BuildReport, strict: bool) -> None:
-    """Build ``_build/html`` from the staged tree (stale pages of an earlier build removed first)."""
-    html_dir = root / "_build" / "html"
-    if html_dir.exists():  # stale pages of an earlier (larger) selection must not be published or tested
-        shutil.rmtree(html_dir)
+def _build_html(out: Path, stage: Path, report: BuildReport, strict: bool) -> None:
+    """Build ``out/html`` from the staged tree (stale pages of an earlier build removed first)."""
     started = time.perf_counter()
-    run_jupyter_book(stage, root, "html", strict=strict)
+    html_dir = _built(stage, out, "html", strict)
     report.build_seconds["html"] = round(time.perf_counter() - started, 2)
     (html_dir / ".nojekyll").touch()
     guard_outputs([html_dir], f"the built book {html_dir}")
@@ -536,22 +574,18 @@ def _build_html(root: Path, stage: Path, report: BuildReport, strict: bool) -> N
     log.info("HTML built in %.1f s: %s", report.build_seconds["html"], html_dir / "index.html")
 
 
-def _build_pdf(root: Path, stage: Path, root_docname: str, report: BuildReport, strict: bool) -> None:
-    """Build ``_build/pdf/tef-companion.pdf`` (see :func:`build_pdf`)."""
-    single = root / "_build" / "singlehtml"
-    if single.exists():
-        shutil.rmtree(single)
+def _build_pdf(out: Path, stage: Path, root_docname: str, report: BuildReport, strict: bool) -> None:
+    """Build ``out/pdf/tef-companion.pdf`` (see :func:`build_pdf`)."""
     started = time.perf_counter()
-    pdf_path = build_pdf(stage, root, root_docname, strict=strict)
+    pdf_path = build_pdf(stage, out, root_docname, strict=strict)
     report.build_seconds["pdf"] = round(time.perf_counter() - started, 2)
     report.outputs["pdf"] = str(pdf_path)
     log.info("PDF built in %.1f s: %s", report.build_seconds["pdf"], pdf_path)
 
 
-def _write_report(root: Path, report: BuildReport) -> None:
-    """Write ``_build/book-report.json``."""
-    build_dir = root / "_build"
-    build_dir.mkdir(exist_ok=True)
+def _write_report(build_dir: Path, report: BuildReport) -> None:
+    """Write ``book-report.json`` into the build folder."""
+    build_dir.mkdir(parents=True, exist_ok=True)
     (build_dir / "book-report.json").write_text(json.dumps(report.__dict__, indent=2, default=str))
 
 
@@ -628,6 +662,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="store static SVGs beside interactive figures (default: with --pdf)",
     )
     parser.add_argument("--timeout", type=float, default=None, help="per-cell time limit in seconds")
+    parser.add_argument(
+        "--build-dir",
+        type=Path,
+        default=None,
+        help="folder for the executed chapters, the HTML, the PDF and the report (default: _build under the "
+        "book root; make test uses _build/ci and leaves the book of tef book in place)",
+    )
     parser.add_argument("--no-strict", action="store_true", help="do not turn Sphinx warnings into errors")
     parser.add_argument(
         "--root",
@@ -667,6 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             strict=not args.no_strict,
             timeout=args.timeout,
             static_figures=args.static_figures,
+            build_dir=args.build_dir.absolute() if args.build_dir is not None else None,
         )
     except BookError as exc:
         print(f"tef book: error: {exc}", file=sys.stderr)
