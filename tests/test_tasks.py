@@ -252,9 +252,11 @@ def test_mind_caches_score_the_same_through_the_task_path() -> None:
     """Every committed cache: the score table with MIND's sides given per dimension, as a task gives them,
     equals the MIND table exactly."""
     from tefcore.fusion import CLASSES
+    from tefcore.judges.cache import COLUMNS
 
     for cache in sorted((Path(__file__).parents[1] / "data" / "caches").rglob("*.jsonl")):
         frame, _ = read_cache(cache)
+        assert list(frame.columns) == list(COLUMNS)  # a MIND cache reads as before: no K-side columns
         sides = {d: list(CLASSES) for d in frame["dimension"].unique()}
         mind = score_table(predict_pairs(frame))
         task = score_table(predict_pairs(frame, classes=sides), classes=sides)
