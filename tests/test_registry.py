@@ -8,19 +8,9 @@ from typing import Any
 import pytest
 
 import tefcore.judges as backends
-from tefcore.judges.registry import (
-    BACKENDS,
-    ModelSpec,
-    expand,
-    expand_value,
-    load_registry,
-    model_names,
-    option_variable,
-    resolve_model,
-    serve_command,
-    serve_environment,
-    served_spec,
-)
+from tefbook.serve import option_variable, serve_command, serve_environment
+from tefcore.judges.registry import (BACKENDS, ModelSpec, expand, expand_value, load_registry, model_names, resolve_model,
+                                     served_spec)
 
 
 # -- expansion ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The server process helper (tefcore.judges.serve): ready, port taken, early exit, not ready in time.
+"""The server process helper (tefbook.serve): ready, port taken, early exit, not ready in time.
 
 A stand-in server here is Python's own ``http.server`` serving a folder with ``v1/models`` in it; the
 real vLLM server is started by the real-engine tier (tests/vllm_engine).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tefcore.judges.serve import Server, ServerError, port_in_use
+from tefbook.serve import Server, ServerError, port_in_use
 
 
 def free_port() -> int:

@@ -494,7 +494,8 @@ def test_missing_model_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def test_probe_engine_says_what_the_first_step_meets(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe imports vLLM in a fresh interpreter: here none is installed (one-line reason), and the
     stand-in package, put on the path, reports its version and no platform."""
-    from tefcore.judges.vllm import MissingVLLM, probe_engine
+    from tefbook.serve import probe_engine
+    from tefcore.judges.vllm import MissingVLLM
 
     monkeypatch.delenv("PYTHONPATH", raising=False)
     with pytest.raises(MissingVLLM, match=r"^vLLM cannot be imported here \(ModuleNotFoundError: No module named 'vllm'\)$"):

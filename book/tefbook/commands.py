@@ -294,7 +294,7 @@ def _extract_step(ctx: _Context, exact_labels: str | None) -> Step:
 
 def _variable_for(ctx: _Context, option: str, value: str) -> dict[str, str]:
     """``{VAR: value}`` for the registry variable of an option, or a problem when it has none."""
-    from tefcore.judges.registry import option_variable
+    from tefbook.serve import option_variable
 
     name = option_variable(ctx.spec.name, option)
     if name is None:
@@ -358,7 +358,7 @@ def _resume_pins(ctx: _Context) -> dict[str, str]:
 
 def _serve_step(ctx: _Context, port: int) -> Step:
     """``vllm serve`` of the model, with the offline backend's settings."""
-    from tefcore.judges.registry import serve_command, serve_environment
+    from tefbook.serve import serve_command, serve_environment
     from tefcore.judges.vllm import TP_AUTO, attention_heads, choose_tensor_parallel, visible_gpus
 
     size = ctx.spec.options.get("tensor_parallel_size", 1)
@@ -452,7 +452,8 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
 
 def _check_engine(ctx: _Context) -> str | None:
     """vLLM imports here (in a fresh interpreter), and which platform it reports; a problem otherwise."""
-    from tefcore.judges.vllm import MissingVLLM, probe_engine
+    from tefbook.serve import probe_engine
+    from tefcore.judges.vllm import MissingVLLM
 
     try:
         ctx.engine = probe_engine()
@@ -537,7 +538,7 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     limit : int, optional
         Only the first ``limit`` pairs per language (``tef extract --limit``); None: every pair.
     check_engine : bool
-        For a vLLM model, import vLLM in a fresh interpreter (:func:`tefcore.judges.vllm.probe_engine`):
+        For a vLLM model, import vLLM in a fresh interpreter (:func:`tefbook.serve.probe_engine`):
         a failed import is a problem, and the platform it reports picks the server's launcher and the
         hardware class recorded for it (``tef reproduce`` checks; the commands the chapters print do not).
 

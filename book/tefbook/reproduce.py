@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tefbook.commands import RESULT_CHAPTERS, Plan, Step, option_value, plan
-from tefcore.judges.serve import Server, ServerError, port_in_use
+from tefbook.serve import Server, ServerError, port_in_use
 
 __all__ = ["add_arguments", "build_parser", "cmd_reproduce", "main", "run_plan", "run_step"]
 
@@ -36,7 +36,7 @@ def _executable(argv: Sequence[str]) -> list[str]:
 
 
 def _server(step: Step, root: Path, timeout: float) -> Server:
-    """The background step as a :class:`~tefcore.judges.serve.Server` (not started)."""
+    """The background step as a :class:`~tefbook.serve.Server` (not started)."""
     url = f"http://{option_value(step.argv, '--host')}:{option_value(step.argv, '--port')}/v1"
     return Server(_executable(step.argv), url, env=dict(step.env), timeout=timeout, cwd=root)
 
@@ -46,14 +46,14 @@ def run_plan(planned: Plan, serve_timeout: float = 1800.0) -> int:
 
     Each step is printed as ``tef reproduce: running: COMMAND`` (the command of the dry run's script)
     before it runs. The server of a vLLM model is started before the book step and stopped after it,
-    whatever happens (:class:`tefcore.judges.serve.Server`); its port is checked before the first step,
+    whatever happens (:class:`tefbook.serve.Server`); its port is checked before the first step,
     so a taken port stops the run before the extraction.
 
     Raises
     ------
     ValueError
         When the plan has problems (nothing is run).
-    tefcore.judges.serve.ServerError
+    tefbook.serve.ServerError
         When the port is taken (before anything runs), or the server exits or does not answer in time
         (it is stopped; the message says how long it waited and shows its last log lines).
     """

