@@ -9,8 +9,7 @@ posteriors, not a generative model; :mod:`tefcore.simulate` draws posteriors wit
   (:func:`tefcore.simulate.gaussian_information` gives the exact values of the simulated detectors);
 * Proposition 2, calibrated and conditionally independent sentences add their log-odds:
   :func:`additive_log_odds` and :func:`calibration_slope`;
-* the rules on one scale: :func:`contributions` (what one sentence adds to each rule's decision) and
-  :func:`evidence_profile` (how many decisive and uncertain sentences a post has, by TEF weight).
+* the rules on one scale: :func:`contributions` (what one sentence adds to each rule's decision).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from tefcore.fusion import clipped_log_odds, entropy_weight
 from tefcore.metrics import is_change
 
 __all__ = ["CONTRIBUTION_RULES", "Information", "additive_log_odds", "binary_entropy", "calibration_slope",
-           "contributions", "evidence_profile", "mutual_information"]
+           "contributions", "mutual_information"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -275,56 +274,3 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
     )
 
 
-def evidence_profile(
-    p: npt.ArrayLike, doc_index: npt.ArrayLike, *, decisive_weight: float = 0.5
-) -> pd.DataFrame:
-    r"""Count decisive and uncertain sentences per document from their TEF weights.
-
-    A sentence is *decisive* when its weight :math:`w(p_i) = 1 - h(p_i)/\log 2` reaches
-    ``decisive_weight`` (0.5 means :math:`p_i \le 0.110` or :math:`p_i \ge 0.890`), *uncertain*
-    otherwise. This places real judges' posts on the map of :func:`fusion_study`.
-
-    Parameters
-    ----------
-    p : array_like of float, shape (n_sentences,)
-        Sentence posteriors in [0, 1] (drop invalid ones first).
-    doc_index : array_like, shape (n_sentences,)
-        Document of each sentence (any sortable ids).
-    decisive_weight : float
-        Threshold on the weight, in (0, 1].
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by document: ``n_sentences``, ``n_decisive``, ``n_uncertain``, ``decisive_share``,
-        ``mean_weight``, ``max_weight``.
-
-    Examples
-    --------
-    >>> evidence_profile([0.99, 0.5, 0.6, 0.02], ["a", "a", "a", "b"])[["n_decisive", "n_uncertain"]]
-         n_decisive  n_uncertain
-    doc
-    a             1            2
-    b             1            0
-    """
-    if not 0.0 < decisive_weight <= 1.0:
-        raise ValueError(f"decisive_weight must lie in (0, 1], got {decisive_weight!r}")
-    arr = _probabilities(p)
-    w = entropy_weight(arr)
-    frame = pd.DataFrame({"doc": np.asarray(doc_index), "w": w, "decisive": w >= decisive_weight})
-    if frame.shape[0] != arr.shape[0]:  # pragma: no cover - pandas aligns lengths itself
-        raise ValueError("p and doc_index must have the same length")
-    g = frame.groupby("doc", sort=True)
-    out = pd.DataFrame(
-        {
-            "n_sentences": g.size(),
-            "n_decisive": g["decisive"].sum().astype(np.int64),
-            "mean_weight": g["w"].mean(),
-            "max_weight": g["w"].max(),
-        }
-    )
-    out["n_uncertain"] = out["n_sentences"] - out["n_decisive"]
-    out["decisive_share"] = out["n_decisive"] / out["n_sentences"]
-    return out[
-        ["n_sentences", "n_decisive", "n_uncertain", "decisive_share", "mean_weight", "max_weight"]
-    ]

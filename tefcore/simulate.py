@@ -139,11 +139,6 @@ class SimulatedCorpus:
         """The true side of each sentence's document, per sentence."""
         return self.is_change[self.doc_index]
 
-    @property
-    def sentences_per_doc(self) -> IntArray:
-        """Number of sentences of each document."""
-        return np.bincount(self.doc_index, minlength=self.n_docs).astype(np.int64)
-
 
 # --------------------------------------------------------------------------------------------------
 # validation helpers

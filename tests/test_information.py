@@ -13,7 +13,6 @@ from tefcore.information import (
     binary_entropy,
     calibration_slope,
     contributions,
-    evidence_profile,
     mutual_information,
 )
 
@@ -61,19 +60,6 @@ def test_mutual_information_validation() -> None:
         mutual_information([True, False], [0.2, 0.8], bins=1)
     with pytest.raises(ValueError, match="labels"):
         mutual_information(["yes", "no"], [0.2, 0.8])
-
-
-def test_evidence_profile() -> None:
-    p = np.array([0.99, 0.5, 0.45, 0.02, 0.6])
-    prof = evidence_profile(p, [0, 0, 0, 1, 1])
-    assert prof["n_sentences"].tolist() == [3, 2]
-    assert prof["n_decisive"].tolist() == [1, 1]
-    assert prof["n_uncertain"].tolist() == [2, 1]
-    np.testing.assert_allclose(prof["decisive_share"], [1 / 3, 1 / 2])
-    np.testing.assert_allclose(prof["mean_weight"], [entropy_weight(p[:3]).mean(), entropy_weight(p[3:]).mean()])
-    # the threshold 0.5 sits at p = 0.110 / 0.890
-    assert evidence_profile([0.111], [0])["n_decisive"].item() == 0
-    assert evidence_profile([0.889 + 0.002], [0])["n_decisive"].item() == 1
 
 
 def test_contributions_by_hand() -> None:

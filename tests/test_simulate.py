@@ -31,7 +31,7 @@ def test_shapes_and_layout() -> None:
     assert c.y.shape == c.true_log_odds.shape == (50,)
     assert np.all(np.diff(c.doc_index) >= 0) and c.doc_index[0] == 0 and c.doc_index[-1] == 49
     assert set(np.unique(c.y)) <= {"change", "stability"}
-    assert np.all(c.sentences_per_doc == 5)
+    assert np.all(np.bincount(c.doc_index) == 5)
     # two decisive sentences in each document, at random places: every position holds some
     decisive = c.decisive.reshape(50, 5)
     assert np.all(decisive.sum(axis=1) == 2) and np.all(decisive.any(axis=0))
@@ -44,7 +44,7 @@ def test_shapes_and_layout() -> None:
 
 def test_per_document_counts() -> None:
     c = simulate_documents(3, n_decisive=[0, 1, 2], n_uncertain=[1, 0, 3], rng=0)
-    assert c.sentences_per_doc.tolist() == [1, 1, 5]
+    assert np.bincount(c.doc_index).tolist() == [1, 1, 5]
     assert np.bincount(c.doc_index, weights=c.decisive).tolist() == [0, 1, 2]
 
 

@@ -243,11 +243,6 @@ class ChatTemplate:
         self._swap = inserted
 
     @property
-    def removes_default_system(self) -> bool:
-        """True when the template inserts a default system turn and it is being removed."""
-        return self._swap is not None
-
-    @property
     def system_prompt(self) -> str:
         """What the model sees as system prompt, in words (recorded in the provenance)."""
         if not self.inserts_default_system:

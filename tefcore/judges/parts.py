@@ -22,7 +22,7 @@ from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, cache
                                   encode_record, provenance_id, provenance_mismatch, read_cache_file, record_row)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_SUFFIX", "RECORD_KEYS",
-           "committed_parts", "is_parts_dir", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
+           "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
            "parts_schema", "read_parts", "read_parts_cache", "records_table"]
 
 PARTS_SUFFIX = ".parts"
@@ -63,11 +63,6 @@ def parts_path(cache_file: str | os.PathLike[str]) -> Path:
     """
     path = Path(cache_file)
     return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
-
-
-def is_parts_dir(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a parts directory (it holds a ``header.json``)."""
-    return (Path(path) / PARTS_HEADER).is_file()
 
 
 def parts_schema() -> Any:

@@ -10,19 +10,17 @@ Whatever text may leave the process (an exception message, a log record, a prove
 - any secret passed explicitly,
 - ``Bearer <token>`` credentials, ``sk-...`` style keys, URL user-info and secret-looking query values
 
-with :data:`MASK`. :func:`clean_url` strips credentials from a base URL for provenance records, and
-:class:`RedactingFilter` applies :func:`redact` to log records.
+with :data:`MASK`. :func:`clean_url` strips credentials from a base URL for provenance records.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "MIN_ENV_SECRET_LENGTH", "NOT_SECRET_VARIABLES", "RedactingFilter", "clean_url", "is_secret_name",
+__all__ = ["MASK", "MIN_ENV_SECRET_LENGTH", "NOT_SECRET_VARIABLES", "clean_url", "is_secret_name",
            "redact", "secret_values", "secret_variables"]
 
 MASK: str = "***"
@@ -199,26 +197,3 @@ def clean_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
-class RedactingFilter(logging.Filter):
-    """A logging filter that masks secrets in every record it sees.
-
-    Attach it to a handler (``handler.addFilter(RedactingFilter())``) or a logger. The record's message
-    is rendered, redacted, and stored back with no arguments, so no formatter can re-insert a secret.
-
-    Parameters
-    ----------
-    secrets : iterable of str, optional
-        Extra secret values to mask, besides those found in the environment.
-    """
-
-    def __init__(self, secrets: Iterable[str] | None = None) -> None:
-        super().__init__()
-        self._secrets = [s for s in (secrets or ()) if s]
-
-    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - logging API
-        """Redact ``record`` in place; always keep it."""
-        record.msg = redact(record.getMessage(), self._secrets)
-        record.args = None
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text, self._secrets)
-        return True
