@@ -57,6 +57,8 @@ from tefcore.information import contributions
 setup_notebook()
 p_grid = np.linspace(0.0005, 0.9995, grid_points)
 glue("T_ref", float(TEMPERATURE), display=False)
+glue("w_09", float(entropy_weight([0.9])[0]), display=False)
+glue("w_099", float(entropy_weight([0.99])[0]), display=False)
 
 # %% [markdown]
 # ## Notation
@@ -183,8 +185,9 @@ glue("T_ref", float(TEMPERATURE), display=False)
 # $$ (deriv-cubic)
 #
 # A sentence's contribution vanishes to *third* order in its distance from $1/2$, instead of the
-# first order of the plain log-odds sum. Far from the middle $w \to 1$, and the sentence keeps almost
-# its full Bayesian weight. In the implementation probabilities are clipped to
+# first order of the plain log-odds sum. Far from the middle $w \to 1$ and a sentence keeps its
+# Bayesian weight, but only far: at $p = 0.9$ it keeps {glue:text}`w_09:.0%` of its log-odds, at
+# $p = 0.99$ {glue:text}`w_099:.0%`. In the implementation probabilities are clipped to
 # $[\epsilon, 1-\epsilon]$ and log-odds to $[-M, M]$, with the paper's constants $\epsilon = 10^{-6}$
 # and $M = 10$, so no single sentence can contribute more than $M$.
 #

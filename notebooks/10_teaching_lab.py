@@ -83,7 +83,7 @@ lab_decisive = 1
 lab_uncertain = 6
 lab_lean = 0.5
 sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
-# the book's repository (owner/name on GitHub): the next cell installs tefcore and the book's tools from it
+# the book's repository (owner/name on GitHub): the next cell installs tefcore from it
 repository = ""
 
 # %%
@@ -91,12 +91,12 @@ import importlib.util
 import subprocess
 import sys
 
-if importlib.util.find_spec("tefcore") is None or importlib.util.find_spec("chapters") is None:  # on Colab
+if importlib.util.find_spec("tefcore") is None:  # on Colab, or in a fresh Jupyter
     if not repository:
         raise ModuleNotFoundError("tefcore is not installed, and this copy of the lab "
                                   "names no repository: set `repository` to owner/name")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", f"tefcore @ git+https://github.com/{repository}",
-                    f"tef-companion-book @ git+https://github.com/{repository}#subdirectory=book"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                    f"tefcore @ git+https://github.com/{repository}"], check=True)
 
 # %% tags=["hide-input"]
 import os

@@ -137,7 +137,7 @@ def test_launch_tree_holds_the_launchable_chapters_with_the_address(tmp_path: Pa
     assert "jupytext" not in notebook.metadata
     requirements = (tmp_path / "tree" / "requirements.txt").read_text()
     assert f"tefcore @ git+https://github.com/{ADDRESS}@0123abc" in requirements
-    assert f"tef-companion-book @ git+https://github.com/{ADDRESS}@0123abc#subdirectory=book" in requirements
+    assert "tef-companion-book" not in requirements  # the lab needs nothing of the book's tools
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -183,8 +183,7 @@ def test_lab_is_launchable_and_installs_tefcore_where_missing(monkeypatch: pytes
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tefcore" else real(name, *a))
     exec(install, {"repository": ADDRESS})  # noqa: S102
-    assert calls == [[sys.executable, "-m", "pip", "install", "--quiet", f"tefcore @ git+https://github.com/{ADDRESS}",
-                      f"tef-companion-book @ git+https://github.com/{ADDRESS}#subdirectory=book"]]
+    assert calls == [[sys.executable, "-m", "pip", "install", "--quiet", f"tefcore @ git+https://github.com/{ADDRESS}"]]
     with pytest.raises(ModuleNotFoundError, match="set `repository` to owner/name"):
         exec(install, {"repository": ""})  # noqa: S102
 

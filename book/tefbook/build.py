@@ -615,7 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
             "else the embedded sample data/mind) and the committed caches (data/caches). Writes the "
             "executed chapters to _build/executed/notebooks, the HTML book to _build/html (with --pdf "
             "also _build/pdf/tef-companion.pdf) and a summary to _build/book-report.json. Paths given "
-            "in -p, --param-overrides or $MIND_DATA_DIR mean what they mean in the working directory."
+            "in -p, --param-overrides or $MIND_DATA_DIR mean what they mean in the working directory. "
+            "With $TEF_REPOSITORY=owner/name every page links to that GitHub repository and the teaching "
+            "lab gets Binder and Colab buttons; without it the book names no repository."
         ),
         epilog="example:\n  MIND_DATA_DIR=data/mind tef book --chapters 03 -p 03.data_dir=data/mind",
         formatter_class=argparse.RawDescriptionHelpFormatter,

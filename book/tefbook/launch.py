@@ -43,6 +43,7 @@ from tefbook.toc import CHAPTER_DIR, find_root, load_toc, toc_chapters
 __all__ = ["LAUNCH_REQUIREMENTS", "commit_tree", "main", "write_launch_tree"]
 
 #: What a launchable chapter needs besides tefcore (and what Binder's image lacks): the lab's figure.
+#: Nothing of the book's own tools: a launchable chapter imports them only where they exist.
 LAUNCH_REQUIREMENTS: tuple[str, ...] = ("altair>=5.4",)
 
 
@@ -104,8 +105,7 @@ def write_launch_tree(root: Path, out: Path, repository: str, revision: str) -> 
     url = repository_url(repository)
     (out / "requirements.txt").write_text(
         f"# Installed by Binder for the notebooks of this branch (written by tefbook.launch).\n"
-        f"tefcore @ git+{url}@{revision}\ntef-companion-book @ git+{url}@{revision}#subdirectory=book\n"
-        + "".join(f"{r}\n" for r in LAUNCH_REQUIREMENTS),
+        f"tefcore @ git+{url}@{revision}\n" + "".join(f"{r}\n" for r in LAUNCH_REQUIREMENTS),
         encoding="utf-8")
     names = "\n".join(f"- `{p.relative_to(out).as_posix()}`" for p in written)
     (out / "README.md").write_text(
