@@ -333,10 +333,6 @@ def _engine(args: argparse.Namespace) -> Any:
     return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
 
 
-def _resume_hint(argv: Sequence[str]) -> str:
-    return "tef " + shlex.join(argv)
-
-
 def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
     from tefcore.judges.cache import cache_path
@@ -356,7 +352,7 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 r = stop.report
                 print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {r.store or r.path} "
                       f"({r.pairs_written} written by this run, no partial record). To resume, run the same "
-                      f"command again:\n  {_resume_hint(argv)}", file=sys.stderr)
+                      f"command again:\n  tef {shlex.join(argv)}", file=sys.stderr)
                 return EXIT_INTERRUPTED
             print(report.summary())
             for detail, count in report.details.items():

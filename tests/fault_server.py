@@ -491,9 +491,9 @@ def cli_openai_args(base_url: str, data_dir: os.PathLike[str] | str,
     import shutil
     import sys
 
-    from tefcore.judges.registry import model_names
+    from tefcore.judges.registry import load_registry
 
-    if CLI_MODEL not in model_names():
+    if CLI_MODEL not in load_registry():
         return None
     tef = shutil.which("tef", path=str(Path(sys.executable).parent))
     prefix = [tef] if tef else [sys.executable, "-m", "tefcore.cli"]

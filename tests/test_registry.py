@@ -9,7 +9,7 @@ import pytest
 
 import tefcore.judges as backends
 from tefbook.serve import option_variable, serve_command, serve_environment
-from tefcore.judges.registry import (BACKENDS, ModelSpec, expand, expand_value, load_registry, model_names, resolve_model,
+from tefcore.judges.registry import (BACKENDS, ModelSpec, expand, expand_value, load_registry, resolve_model,
                                      served_spec)
 
 
@@ -51,7 +51,7 @@ def test_whole_references_become_numbers() -> None:
 
 # -- look-ups ----------------------------------------------------------------------------------
 def test_registry_names_the_papers_models() -> None:
-    names = model_names()
+    names = tuple(load_registry())
     for name in ("local", "e5-zeroshot", "e5-crossfit", "qwen2.5-7b", "llama3-8b", "qwen3-14b",
                  "deepseek-v3.2", "gpt-4o-mini", "vllm-serve", "qwen2.5-7b-serve", "llama3-8b-serve",
                  "qwen3-14b-serve"):

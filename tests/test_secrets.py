@@ -9,6 +9,7 @@ the book's tests with :func:`secrets_util.assert_no_secret`.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import logging
@@ -111,7 +112,7 @@ def test_key_is_sent_as_bearer_and_nowhere_else(server: FaultServer, key: str,
     assert len(scores) == 6 and all(s.source == "logprobs" for s in scores)
     assert {r.authorization for r in server.records} == {f"Bearer {key}"}  # it WAS sent, as a bearer token
     for what, text in (("provenance", json.dumps(backend.provenance())), ("repr", repr(backend)),
-                       ("stats", json.dumps(backend.stats.as_dict())), ("scores", repr(scores)),
+                       ("stats", json.dumps(dataclasses.asdict(backend.stats))), ("scores", repr(scores)),
                        ("vars", repr({k: v for k, v in vars(backend).items() if k != "_secrets"}))):
         assert_text_clean(text, key, what)
     assert assert_logs_clean(debug_logs, key) > 0  # the client stack did log: the check means something

@@ -123,12 +123,6 @@ def _import_openai() -> Any:
     return openai
 
 
-def _score(entries: Sequence[tuple[str, float]], generated: str | None, reading: str,
-           letters: tuple[str, ...] = ("C", "S")) -> Score:
-    """The shared post-model-call code of every LLM backend."""
-    return score_token_logprobs(entries, generated, reading=reading, letters=letters)
-
-
 def _get(obj: Any, name: str) -> Any:
     """Attribute or key ``name`` of a pydantic model or a dict (servers differ), else None."""
     if obj is None:
@@ -477,7 +471,7 @@ class OpenAIBackend:
             if isinstance(response, (str, bytes)) or choices is None:
                 raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
             entries, generated = read_first_position(choices[0] if choices else None)
-            return _served(_score(entries, generated, self.reading, req.letters), response)
+            return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
 
         return self._with_retries(call, lambda detail: replace(INVALID, detail=detail), where, abort)
 
@@ -515,7 +509,7 @@ class OpenAIBackend:
                 prompt_tokens=_get(usage, "prompt_tokens"),
                 completion_tokens=_get(usage, "completion_tokens"),
                 text=answer,
-                score=_score(entries, answer or None, self.reading, req.letters),
+                score=score_token_logprobs(entries, answer or None, reading=self.reading, letters=req.letters),
             )
 
         def unreadable(detail: str) -> StreamTiming:

@@ -48,7 +48,6 @@ __all__ = [
     "expand_value",
     "is_gguf_path",
     "load_registry",
-    "model_names",
     "resolve_model",
     "served_spec",
 ]
@@ -215,11 +214,6 @@ def load_registry(path: str | os.PathLike[str] | None = None) -> dict[str, dict[
     if not file.is_file():
         raise FileNotFoundError(f"model registry {file} not found")
     return {k: dict(v) for k, v in _load(str(file), file.stat().st_mtime).items()}
-
-
-def model_names(path: str | os.PathLike[str] | None = None) -> tuple[str, ...]:
-    """Names of the registry's models, in file order."""
-    return tuple(load_registry(path))
 
 
 def is_gguf_path(name: str) -> bool:

@@ -121,12 +121,6 @@ class BackendStats:
     rejected: int = 0
     too_long: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
-        """A plain copy (``retried`` as a dict)."""
-        return {"requests": self.requests, "retries": self.retries, "retried": dict(self.retried),
-                "delays": list(self.delays), "unreadable": self.unreadable,
-                "exhausted": self.exhausted, "rejected": self.rejected, "too_long": self.too_long}
-
 
 def is_context_overflow(status: int | str, message: str) -> bool:
     """True when an HTTP error says the prompt does not fit in the model's context.
