@@ -103,9 +103,7 @@ def iter_groups(frame: pd.DataFrame, keys: Sequence[str]) -> Iterator[tuple[dict
         yield dict(zip(keys, key)), g
 
 
-# --------------------------------------------------------------------------------------------------
-# predictions
-# --------------------------------------------------------------------------------------------------
+# --- predictions ----------------------------------------------------------------------------------
 def flatten_sentences(
     sentences: Sequence[Sequence[Any]] | pd.Series, dtype: Any = np.float64
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -304,9 +302,7 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
     return pd.concat([out, scores.add_prefix("score_")], axis=1)
 
 
-# --------------------------------------------------------------------------------------------------
-# tables: order, Average, scores
-# --------------------------------------------------------------------------------------------------
+# --- tables: order, Average, scores ---------------------------------------------------------------
 def _ranks(values: pd.Series, order: Sequence[Any], last: Sequence[Any] = ()) -> pd.Series:
     """Rank of each value: its place in ``order``, then unlisted values by first appearance, ``last`` last."""
     listed = set(order) | set(last)
@@ -481,9 +477,7 @@ def score_table(
     return sort_table(table, by, orders)
 
 
-# --------------------------------------------------------------------------------------------------
-# the strongest baseline and paired comparisons
-# --------------------------------------------------------------------------------------------------
+# --- the strongest baseline and paired comparisons ------------------------------------------------
 def strongest_baseline(
     scores: pd.DataFrame,
     by: Sequence[str],

@@ -39,9 +39,7 @@ def _probabilities(p: npt.ArrayLike) -> FloatArray:
     return arr
 
 
-# --------------------------------------------------------------------------------------------------
-# Proposition 1: information
-# --------------------------------------------------------------------------------------------------
+# --- Proposition 1: information -------------------------------------------------------------------
 def binary_entropy(p: npt.ArrayLike) -> FloatArray:
     r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`.
 
@@ -130,9 +128,7 @@ def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None =
     return float(mutual_info_score(target, codes))
 
 
-# --------------------------------------------------------------------------------------------------
-# Proposition 2: the additive identity
-# --------------------------------------------------------------------------------------------------
+# --- Proposition 2: the additive identity ---------------------------------------------------------
 def additive_log_odds(
     p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
 ) -> FloatArray:
@@ -220,9 +216,7 @@ def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
     return float(model.coef_[0, 0])
 
 
-# --------------------------------------------------------------------------------------------------
-# the rules on one scale
-# --------------------------------------------------------------------------------------------------
+# --- the rules on one scale -----------------------------------------------------------------------
 CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_without_entropy", "tef")
 
 

@@ -124,9 +124,7 @@ def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
     return num == 1.0
 
 
-# --------------------------------------------------------------------------------------------------
-# calibration
-# --------------------------------------------------------------------------------------------------
+# --- calibration ----------------------------------------------------------------------------------
 def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     conf, corr = _paired(confidence, correct, "confidence and correct")
     conf = conf.astype(np.float64)
@@ -316,9 +314,7 @@ def negative_log_likelihood(y_true: ArrayLike, p_change: ArrayLike, eps: float =
     return float(log_loss(t == "change", p, labels=[False, True]))
 
 
-# --------------------------------------------------------------------------------------------------
-# uncertainty: bootstrap intervals and paired tests over evaluation pairs
-# --------------------------------------------------------------------------------------------------
+# --- uncertainty: bootstrap intervals and paired tests over evaluation pairs ----------------------
 @dataclass(frozen=True)
 class Interval:
     """A point estimate with a percentile bootstrap interval."""

@@ -84,9 +84,7 @@ _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(161)
 _GH_WEIGHTS = _GH_WEIGHTS / math.sqrt(2.0 * math.pi)  # expectations under N(0, 1)
 
 
-# --------------------------------------------------------------------------------------------------
-# the corpus
-# --------------------------------------------------------------------------------------------------
+# --- the corpus -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SimulatedCorpus:
     """Documents drawn from the Gaussian shift model (flat, sentence-aligned arrays).
@@ -140,9 +138,7 @@ class SimulatedCorpus:
         return self.is_change[self.doc_index]
 
 
-# --------------------------------------------------------------------------------------------------
-# validation helpers
-# --------------------------------------------------------------------------------------------------
+# --- validation helpers ---------------------------------------------------------------------------
 def _rng(rng: RandomState) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
@@ -188,9 +184,7 @@ def _check_nonnegative(value: float, name: str, *, strict: bool = False) -> None
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
 
 
-# --------------------------------------------------------------------------------------------------
-# the detector
-# --------------------------------------------------------------------------------------------------
+# --- the detector ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Detector:
     r"""A sentence detector of the Gaussian shift model: how much its sentences say and how it reports.
@@ -265,9 +259,7 @@ def _detector(detector: Detector | None, params: dict[str, float]) -> Detector:
     return replace(detector or Detector(), **params)
 
 
-# --------------------------------------------------------------------------------------------------
-# drawing documents
-# --------------------------------------------------------------------------------------------------
+# --- drawing documents ----------------------------------------------------------------------------
 def simulate_documents(
     n_docs: int,
     detector: Detector | None = None,
@@ -417,9 +409,7 @@ def decisive_counts(
     return (base + extra).astype(np.int64)
 
 
-# --------------------------------------------------------------------------------------------------
-# Proposition 1: information
-# --------------------------------------------------------------------------------------------------
+# --- Proposition 1: information -------------------------------------------------------------------
 def gaussian_information(
     strength: float | npt.ArrayLike,
     *,
@@ -498,9 +488,7 @@ def gaussian_information(
     return Information(soft, hard)
 
 
-# --------------------------------------------------------------------------------------------------
-# when does TEF beat MV and SV?
-# --------------------------------------------------------------------------------------------------
+# --- when does TEF beat MV and SV? ----------------------------------------------------------------
 STUDY_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_without_entropy")
 
 
@@ -586,9 +574,7 @@ def fusion_study(
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------------------------------
-# posts for numerical checks of the method (the claims ledger and the theory chapters share them)
-# --------------------------------------------------------------------------------------------------
+# --- posts for numerical checks of the method (the claims ledger and the theory chapters share them) ---
 def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntArray]:
     """``n`` random posts of 1 to 8 sentences, for checks that must hold on any input.
 

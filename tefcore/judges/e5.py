@@ -235,11 +235,7 @@ def check_lang_dimension(lang: str, dimension: str) -> None:
     get_dimension(dimension)
 
 
-# --------------------------------------------------------------------------------------------------
-# zero-shot judge
-# --------------------------------------------------------------------------------------------------
-
-
+# --- zero-shot judge ------------------------------------------------------------------------------
 def side_description(dimension: str, side: str, lang: str, style: str = "positions") -> str:
     """The passage that stands for one side of one dimension in one language.
 

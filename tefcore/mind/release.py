@@ -50,9 +50,7 @@ RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{REL
 _CHUNK = 1 << 16
 
 
-# --------------------------------------------------------------------------------------------------
-# the full release (protocol §2)
-# --------------------------------------------------------------------------------------------------
+# --- the full release (protocol §2) ---------------------------------------------------------------
 FULL_RELEASE: dict[str, dict[str, float]] = {
     "zh": {"posts": 5474, "labels": 11762, "pairs": 10330, "excluded_pairs": 208,
            "mean_length": 138.2, "mean_sentences": 4.35},
@@ -160,9 +158,7 @@ def check_full_release(cards: Mapping[str, Mapping[str, Any]], pairs: pd.DataFra
     return table
 
 
-# --------------------------------------------------------------------------------------------------
-# per-post statistics
-# --------------------------------------------------------------------------------------------------
+# --- per-post statistics --------------------------------------------------------------------------
 def _length(text: str, lang: str) -> int:
     return len(text) if lang == "zh" else len(text.split())
 
