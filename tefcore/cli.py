@@ -48,6 +48,9 @@ FEW_PAIRS = 20
 """``tef evaluate`` marks a score computed on fewer pairs than this: a rate of one or two pairs means little."""
 
 
+_DATA_DIR_HELP = "folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors."""
 
@@ -78,8 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--task", type=_user_path, metavar="TASK", help="a task file (see tef init) instead of MIND")
     ex.add_argument("--lang", nargs="+", choices=LANGS, default=None, help="languages (default: all of the data)")
     ex.add_argument("--prompt", nargs="+", choices=VARIANTS, help="MIND prompt variant(s) (default: original)")
-    ex.add_argument("--data-dir", type=_user_path, default=None,
-                    help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    ex.add_argument("--data-dir", type=_user_path, default=None, help=_DATA_DIR_HELP)
     ex.add_argument("--fit-data", type=_user_path, default=None, metavar="DIR",
                     help="cross-fitted judges (e5-crossfit*): fit the probe on DIR's labelled mind_<lang>.jsonl "
                     "and score --data-dir with it (a text found in both is left out of the fit)")
@@ -105,10 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         "parentheses. --format csv|json|markdown prints the same numbers for other programs.",
         "tef evaluate --cache data/caches/e5-zeroshot/original",
     )
-    ev.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
     ev.add_argument("--rules", nargs="+", choices=RULE_NAMES, default=None)
-    ev.add_argument("--invalid", choices=("drop", "reference"), default="drop",
-                    help="unreadable answers: left out (drop) or 0.5 as in the reference release")
     ev.add_argument("--format", choices=FORMATS, default="text",
                     help="text: compact tables under 100 columns (default); csv, json: one row per language, "
                     "rule and dimension; markdown: the text tables as Markdown")
@@ -118,9 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
                   "(a text on a dimension) and rule: the decision, its confidence, the rule's score of every side "
                   "(general-K rules for K > 2 sides) and the gold side where there is one.",
                   "tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv > decisions.csv")
-    fu.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
     fu.add_argument("--rule", nargs="+", choices=RULE_NAMES, default=["tef"], help="fusion rule(s) (default: tef)")
-    fu.add_argument("--invalid", choices=("drop", "reference"), default="drop", help="as for tef evaluate (1/K)")
+    for reader in (ev, fu):  # both read caches
+        reader.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
+        reader.add_argument("--invalid", choices=("drop", "reference"), default="drop",
+                            help="unreadable answers: left out (drop) or 0.5 as in the reference release "
+                            "(1/K with K sides)")
     fu.add_argument("--format", choices=("text", "csv", "json"), default="text")
     _command(sub, "init", "write an example task to start a study of your own",
              "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv, "
@@ -162,8 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
     cl.add_argument("--paper-dir", type=_user_path, default=None,
                     help="folder with the paper's table*.csv (default: the tables shipped with tefcore)")
-    cl.add_argument("--data-dir", type=_user_path, default=None,
-                    help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    cl.add_argument("--data-dir", type=_user_path, default=None, help=_DATA_DIR_HELP)
     cl.add_argument("--cache-dir", type=_user_path, default=None,
                     help="root of caches <model>/<prompt>/<lang>.jsonl (default: data/caches when it exists)")
     sub.add_parser("reproduce", help="extract a model's caches and rebuild the result chapters (5-9) with it "
@@ -236,18 +237,16 @@ def _context_size(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+def _integer(minimum: int, what: str) -> Callable[[str], int]:
+    """An integer option's type: at least ``minimum`` (``what`` names the bound in the error)."""
+    def integer(text: str) -> int:
+        if int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return int(text)
+    return integer
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
-    return value
+_positive, _non_negative = _integer(1, "a positive integer"), _integer(0, "a non-negative integer")
 
 
 # --- extract ----------------------------------------------------------------------------------
