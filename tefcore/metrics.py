@@ -389,19 +389,12 @@ def _row_statistic(
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 
-def _statistic_over(
-    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray,
-    groups: list[np.ndarray] | None,
-) -> np.ndarray:
-    """Statistic per bootstrap row, or its unweighted mean over strata when ``groups`` is given."""
-    if groups is None:
-        return _row_statistic(statistic, cols, idx)
-    return np.mean([_row_statistic(statistic, cols, idx[:, g]) for g in groups], axis=0)
-
-
-def _prepare(
-    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool
-) -> tuple[list[np.ndarray], np.ndarray | None, list[np.ndarray] | None]:
+def _draw(
+    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool, n_boot: int,
+    random_state: int | np.random.Generator | None,
+) -> tuple[list[np.ndarray], list[np.ndarray] | None, np.ndarray]:
+    """Validated columns (sorted by stratum when averaging over strata), strata groups and the bootstrap
+    index matrix ``(n_boot, n)``."""
     cols = [np.asarray(a) for a in arrays]
     n = cols[0].shape[0] if cols else 0
     if n == 0 or any(c.ndim != 1 or c.shape[0] != n for c in cols):
@@ -418,27 +411,21 @@ def _prepare(
         groups = np.split(np.arange(n), np.cumsum(np.bincount(codes))[:-1])
         cols = [c[order] for c in cols]
         st = st[order]
-    return cols, st, groups
-
-
-def _draw(
-    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool, n_boot: int,
-    random_state: int | np.random.Generator | None,
-) -> tuple[list[np.ndarray], list[np.ndarray] | None, np.ndarray]:
-    """Validated columns, strata groups and the bootstrap index matrix ``(n_boot, n)``."""
-    cols, st, groups = _prepare(arrays, strata, average_over_strata)
-    idx = bootstrap_indices(cols[0].size, n_boot, st, random_state)
-    return cols, groups, idx
+    return cols, groups, bootstrap_indices(n, n_boot, st, random_state)
 
 
 def _boot_and_estimate(
     statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray,
     groups: list[np.ndarray] | None,
 ) -> tuple[np.ndarray, float]:
-    """The statistic on every bootstrap row of ``idx`` and on the whole sample."""
-    whole = np.arange(cols[0].size)[None, :]
-    boots = _statistic_over(statistic, cols, idx, groups)
-    return boots, float(_statistic_over(statistic, cols, whole, groups)[0])
+    """The statistic on every bootstrap row of ``idx`` and on the whole sample; with ``groups``, its
+    unweighted mean over the strata."""
+    def over(rows: np.ndarray) -> np.ndarray:
+        if groups is None:
+            return _row_statistic(statistic, cols, rows)
+        return np.mean([_row_statistic(statistic, cols, rows[:, g]) for g in groups], axis=0)
+
+    return over(idx), float(over(np.arange(cols[0].size)[None, :])[0])
 
 
 def bootstrap_ci(
