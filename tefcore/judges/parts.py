@@ -21,7 +21,7 @@ import pandas as pd
 from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, cache_frame, check_header, check_pairs,
                                   encode_record, provenance_id, provenance_mismatch, read_cache_file, record_row)
 
-__all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_SUFFIX", "RECORD_KEYS",
+__all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "PARTS_SUFFIX", "RECORD_KEYS",
            "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
            "parts_schema", "read_parts", "read_parts_cache", "records_table"]
 
@@ -32,7 +32,8 @@ PARTS_HEADER = "header.json"
 PARTS_DATA = "data"
 PARTS_CHECKPOINT = "checkpoint"
 
-_PENDING = ".pending.parquet"
+PARTS_PENDING = ".pending.parquet"
+"""Ray's checkpoint file of a write not committed yet ends so."""
 
 OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
                                    "sentence_details", "direct_probs", "sentence_probs", "direct_logprobs",
@@ -162,7 +163,7 @@ def committed_parts(parts_dir: str | os.PathLike[str]) -> list[Path]:
     """
     parts = Path(parts_dir)
     checkpoint = parts / PARTS_CHECKPOINT
-    pending = [f.name[:-len(_PENDING)] for f in checkpoint.glob(f"*{_PENDING}")] if checkpoint.is_dir() else []
+    pending = [f.name[:-len(PARTS_PENDING)] for f in checkpoint.glob(f"*{PARTS_PENDING}")] if checkpoint.is_dir() else []
     files = sorted((parts / PARTS_DATA).rglob("*.parquet"))
     return [f for f in files if not any(f.name.startswith(p) for p in pending)]
 

@@ -56,8 +56,8 @@ from typing import Any
 
 from tefcore.judges.base import Backend
 from tefcore.judges.cache import CacheError, pair_record, provenance_id, recorded_provenance
-from tefcore.judges.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, merge_parts, open_parts, pair_id,
-                                  part_record, parts_path, read_parts, records_table)
+from tefcore.judges.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, PARTS_PENDING, merge_parts, open_parts,
+                                  pair_id, part_record, parts_path, read_parts, records_table)
 from tefcore.judges.registry import ModelSpec
 from tefcore.judges.run import Setting, chunks, preferred_batch_size, prepare_judge, run_provenance, score_chunk
 from tefcore.mind.load import EvaluationPair
@@ -610,7 +610,7 @@ def _done_hashes(parts: Path) -> dict[tuple[str, str], str | None]:
 def _resuming(parts: Path) -> bool:
     """True when Ray's checkpoint holds committed ids (its filter will run)."""
     folder = parts / PARTS_CHECKPOINT
-    return folder.is_dir() and any(not f.name.endswith(".pending.parquet") for f in folder.glob("*.parquet"))
+    return folder.is_dir() and any(not f.name.endswith(PARTS_PENDING) for f in folder.glob("*.parquet"))
 
 
 def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session: _RaySession) -> list[Any]:
