@@ -12,16 +12,7 @@ import inspect
 from typing import Any
 
 from tefcore.judges.base import INVALID, SOURCES, Backend, Score, ScoreRequest
-from tefcore.judges.registry import ModelSpec, resolve_model
-
-BACKEND_CLASSES: dict[str, tuple[str, str]] = {
-    "llama_cpp": ("tefcore.judges.local", "LocalBackend"),
-    "vllm": ("tefcore.judges.vllm", "VLLMBackend"),
-    "openai": ("tefcore.judges.openai", "OpenAIBackend"),
-    "e5-zeroshot": ("tefcore.judges.e5", "E5ZeroShotBackend"),
-    "e5-crossfit": ("tefcore.judges.e5_crossfit", "E5CrossFitBackend"),
-}
-"""Registry ``backend`` value -> (module, class)."""
+from tefcore.judges.registry import BACKEND_CLASSES, ModelSpec, resolve_model
 
 __all__ = ["BACKEND_CLASSES", "INVALID", "SOURCES", "Backend", "Score", "ScoreRequest", "backend_class", "make_backend"]
 

@@ -34,13 +34,23 @@ import yaml
 REGISTRY_PATH = Path(str(resources.files("tefcore.judges") / "models.yaml"))
 """The registry shipped with the package."""
 
-BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai", "e5-zeroshot", "e5-crossfit")
+BACKEND_CLASSES: dict[str, tuple[str, str]] = {
+    "llama_cpp": ("tefcore.judges.local", "LocalBackend"),
+    "vllm": ("tefcore.judges.vllm", "VLLMBackend"),
+    "openai": ("tefcore.judges.openai", "OpenAIBackend"),
+    "e5-zeroshot": ("tefcore.judges.e5", "E5ZeroShotBackend"),
+    "e5-crossfit": ("tefcore.judges.e5_crossfit", "E5CrossFitBackend"),
+}
+"""Values of an entry's ``backend`` field -> (module, class) of the judge (:func:`tefcore.judges.backend_class`)."""
+
+BACKENDS: tuple[str, ...] = tuple(BACKEND_CLASSES)
 """Values of an entry's ``backend`` field."""
 
 _LOGPROB_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
 """Backends that read answer-token log-probabilities: :attr:`ModelSpec.reads_logprobs` is the one test."""
 
 __all__ = [
+    "BACKEND_CLASSES",
     "BACKENDS",
     "REGISTRY_PATH",
     "ModelSpec",
