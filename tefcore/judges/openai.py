@@ -380,7 +380,6 @@ class OpenAIBackend:
     def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Nothing to fit for an LLM judge."""
-        return None
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """Score every request, at most ``max_concurrency`` in flight, results in request order.

@@ -47,7 +47,6 @@ _RECORD_FIELDS = ("id", "lang", "event", "text", "labels")
 _LABEL_FIELDS = ("dimension", "subcategory", "orientation", "side")
 _ID = re.compile(r"(?P<lang>[a-z]+)-(?P<kind>single|multi)-(?P<source>\S+)")
 _FILENAME = re.compile(r"mind_(?P<lang>[a-z]+)\.jsonl")
-_CHUNK = 1 << 16
 
 
 # --- records --------------------------------------------------------------------------------
