@@ -147,28 +147,13 @@ def _outside_mass(top: Mapping[str, float]) -> float:
     return math.log(rest) if rest > 0.0 else -math.inf
 
 
-def _summed(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
-    """The ``"summed"`` reading (see the module notes)."""
-    if len(letters) > 2:
-        return _summed_k(top, letters)
-    lc, ls = (_letter_logprob(top, letter, letters) for letter in letters)
-    seen_c, seen_s = lc > -math.inf, ls > -math.inf
-    mass = math.exp(lc) + math.exp(ls)
-    if seen_c and seen_s:
-        return Score(_renormalised(lc, ls), lc, ls, mass, "logprobs")
-    if not (seen_c or seen_s):
-        return Score(math.nan, lc, ls, 0.0, "invalid")
-    bound = _outside_mass(top)
-    if seen_c:
-        p = 1.0 if bound == -math.inf else _renormalised(lc, bound)
-    else:
-        p = 0.0 if bound == -math.inf else _renormalised(bound, ls)
-    return Score(p, lc, ls, mass, "partial")
-
-
-def _k_score(logprobs: list[float], read: list[float], source: str) -> Score:
-    """A K-side score: ``read`` (log-probabilities of every letter, bounds included) renormalised."""
+def _scored(logprobs: list[float], read: list[float], source: str) -> Score:
+    """The score of the letters' log-probabilities: ``read`` (them with unseen letters bounded, or the generated
+    letter's hit) renormalised over the answers; two sides give P(first side), a logistic of their gap."""
     mass = math.fsum(math.exp(lp) for lp in logprobs)
+    if len(logprobs) == 2:
+        p = math.nan if source == "invalid" else _renormalised(*read)
+        return Score(p, logprobs[0], logprobs[1], mass, source)
     if source == "invalid":
         return Score(math.nan, logprobs[0], logprobs[1], mass, source, probs=(math.nan,) * len(read),
                      logprobs=tuple(logprobs))
@@ -176,15 +161,15 @@ def _k_score(logprobs: list[float], read: list[float], source: str) -> Score:
     return Score(probs[0], logprobs[0], logprobs[1], mass, source, probs=probs, logprobs=tuple(logprobs))
 
 
-def _summed_k(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
-    """K > 2 letters: renormalised over the K answers; unseen letters share the mass outside the list."""
+def _summed(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
+    """The ``"summed"`` reading (see the module notes): unseen letters share the mass outside the list."""
     logprobs = [_letter_logprob(top, letter, letters) for letter in letters]
     unseen = sum(lp == -math.inf for lp in logprobs)
     if unseen == len(letters):
-        return _k_score(logprobs, logprobs, "invalid")
+        return _scored(logprobs, logprobs, "invalid")
     share = _outside_mass(top) - math.log(unseen) if unseen else -math.inf
     read = [share if lp == -math.inf else lp for lp in logprobs]
-    return _k_score(logprobs, read, "partial" if unseen else "logprobs")
+    return _scored(logprobs, read, "partial" if unseen else "logprobs")
 
 
 def _first_variant(top: Mapping[str, float], letter: str) -> float:
@@ -199,22 +184,11 @@ def _first_variant(top: Mapping[str, float], letter: str) -> float:
 def _reference(top: Mapping[str, float], generated: str | None, letters: tuple[str, ...]) -> Score:
     """The ``"reference"`` reading (see the module notes)."""
     logprobs = [_first_variant(top, letter) for letter in letters]
+    if all(lp > -math.inf for lp in logprobs):
+        return _scored(logprobs, logprobs, "logprobs")
     text = (generated or "").strip().upper()
-    if len(letters) > 2:
-        if all(lp > -math.inf for lp in logprobs):
-            return _k_score(logprobs, logprobs, "logprobs")
-        hit = [0.0 if text.startswith(letter) else -math.inf for letter in letters]
-        return _k_score(logprobs, hit, "generated_text") if max(hit) == 0.0 else _k_score(logprobs, logprobs,
-                                                                                          "invalid")
-    lc, ls = logprobs
-    mass = math.exp(lc) + math.exp(ls)
-    if lc > -math.inf and ls > -math.inf:
-        return Score(_renormalised(lc, ls), lc, ls, mass, "logprobs")
-    if text.startswith(letters[0]):
-        return Score(1.0, lc, ls, mass, "generated_text")
-    if text.startswith(letters[1]):
-        return Score(0.0, lc, ls, mass, "generated_text")
-    return Score(math.nan, lc, ls, mass, "invalid")
+    hit = [0.0 if text.startswith(letter) else -math.inf for letter in letters]
+    return _scored(logprobs, hit, "generated_text") if max(hit) == 0.0 else _scored(logprobs, logprobs, "invalid")
 
 
 def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, *,
