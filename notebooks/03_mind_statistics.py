@@ -21,175 +21,340 @@
 # (protocol §1). What the experiments classify is not a post but an **evaluation pair**: a post together
 # with one of its dimensions, whose target is the side (change or stability) that all of the post's
 # labels in that dimension agree on. Pairs whose labels fall on both sides have no target and are left
-# out.
+# out (protocol §2).
 #
-# This chapter recomputes the data card from the data directory it is given, so that the numbers of
-# every later chapter can be traced to their denominators. The counts published for the full release
-# (protocol §2) stand beside ours; with the full release the chapter asserts them, and with a sample it
-# shows how far the sample drifts from them. It also sets the paper's description of MIND against what
-# the released files can show: some of it they confirm, some only the full release can, and some no
-# release file can.
+# This chapter counts the data it is given, so that every later number can be traced to its
+# denominator, and sets the paper's description of MIND against what the released files show.
+#
+# **What the paper prints, and what it does not.** About the data the paper prints the number of posts
+# (8,358: 5,474 Chinese and 2,884 English), the six dimensions, the two languages and, in its Fig. 3, a
+# radial chart of labels per orientation without numbers. Every other count of the full release on this
+# page (labels, evaluation pairs, excluded pairs, mean length, sentences per post, pairs per dimension
+# and side) was **counted from the release's files** for the protocol (§2), not taken from the paper, and
+# is labelled so.
 
 # %% tags=["parameters"]
 # Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
 
-# %%
+# %% tags=["hide-input"]
 from tefbook.parameters import check_parameters
 
 check_parameters("03_mind_statistics")  # a misspelt -p name fails here, naming the parameters above
 
-from IPython.display import Markdown, display
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+from myst_nb import glue
 
-from chapters import ch03, prose
+from chapters import ch03
 from companion.figures import setup_notebook
+from companion.labels import LANG_LABELS
+from companion.ledger import chapter_claims, claim_link
 from companion.tables import format_columns
 
 setup_notebook()
-card = ch03.load_card(data_dir)
-
-# %% tags=["hide-input"]
-display(Markdown(prose.data_markdown(card.description)))
+glue("link_agents", Markdown(claim_link("mind-agents")), display=False)
 
 # %% [markdown]
+# ## The data at hand
+#
+# `describe_data` says which data a directory holds (the embedded sample, the full release, or other
+# data in the MIND format) with its counts and the SHA-256 of each file; `load_posts` reads and checks
+# every record, and `evaluation_pairs` applies the rule above.
+
+# %%
+from tefcore.mind.load import evaluation_pairs, excluded_pairs, load_posts
+from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, describe_data, post_table
+
+data = describe_data(data_dir)
+langs = [lang for lang in ("zh", "en") if lang in data.posts]  # the paper's order: Chinese first
+posts = {lang: load_posts(lang, data.directory) for lang in langs}
+pairs = {lang: evaluation_pairs(posts[lang]) for lang in langs}
+data.as_frame().assign(sha256=lambda d: d["sha256"].str[:12]).drop(columns="file").set_index("lang")
+
+# %% tags=["hide-input"]
+glue("data_kind", data.kind, display=False)
+glue("sample", data.kind == "MIND sample", display=False)
+for lang in langs:
+    glue(f"posts_{lang}", data.posts[lang], display=False)
+    glue(f"share_{lang}", 100 * data.posts[lang] / FULL_RELEASE[lang]["posts"], display=False)
+
+# %% [markdown]
+# These are the **{glue:text}`data_kind`**: {glue:text}`posts_zh:,` Chinese posts
+# ({glue:text}`share_zh:.1f` % of the full release's 5,474) and {glue:text}`posts_en:,` English ones
+# ({glue:text}`share_en:.1f` % of 2,884). The embedded sample is a **cluster sample**: evenly spaced
+# windows of each release file, every record lying wholly inside a window kept verbatim and in release
+# order (`data/mind/README.md`). The release files are ordered by annotation file and by event, so a
+# window holds runs of posts about the same event; the sample covers every event and both annotation
+# files, yet its proportions are not those of the full release, as the tables below show.
+#
 # ## Posts, labels and evaluation pairs
 #
-# The table puts the data card of the data at hand next to the counts published for the full release.
-# Lengths are characters for Chinese and white-space separated words for English. "Sentences per post"
-# uses the reference segmentation rule of protocol §3, the one behind the paper's numbers, and, on the
-# last line, this project's improved rule. The improved rule loses no text: it merges short pieces into
-# their neighbours instead of dropping them, and does not cut after abbreviations such as "U.S.". The
-# full release has no published figure for it.
+# One row per post with its length (characters for Chinese, white-space separated words for English),
+# its labels and pairs, and its sentences under the reference segmentation rule of protocol §3 (the
+# rule behind the paper's experiments) and under this project's improved rule, which loses no text (it
+# merges short pieces into their neighbours instead of dropping them and does not cut after "U.S.").
+# The card counts them, language by language.
 
 # %%
-ch03.card_table(card)
+table = pd.concat([post_table(posts[lang]) for lang in langs], ignore_index=True)
+card = pd.DataFrame({lang: {
+    "posts": len(posts[lang]),
+    "labels": sum(len(post.labels) for post in posts[lang]),
+    "evaluation pairs": len(pairs[lang]),
+    "excluded (two-sided) pairs": len(excluded_pairs(posts[lang])),
+    "mean length": table.loc[table["lang"] == lang, "length"].mean(),
+    "sentences per post (reference rule)": table.loc[table["lang"] == lang, "sentences_reference"].mean(),
+    "sentences per post (improved rule)": table.loc[table["lang"] == lang, "sentences_improved"].mean(),
+} for lang in langs})
+counted = pd.DataFrame({lang: {"posts": f["posts"], "labels": f["labels"], "evaluation pairs": f["pairs"],
+                               "excluded (two-sided) pairs": f["excluded_pairs"], "mean length": f["mean_length"],
+                               "sentences per post (reference rule)": f["mean_sentences"]}
+                        for lang, f in FULL_RELEASE.items()}).reindex(card.index)
 
 # %% tags=["hide-input"]
-display(Markdown(ch03.full_release_markdown(card)))
+printed = pd.DataFrame({"zh": {"posts": 5474}, "en": {"posts": 2884}}).reindex(card.index)
+shown = pd.concat({(LANG_LABELS[lang], what): frame[lang] for lang in langs
+                   for what, frame in (("data at hand", card), ("full release, counted", counted),
+                                       ("paper prints", printed))}, axis=1)
+digits = {"mean length": 1, "sentences per post (reference rule)": 2, "sentences per post (improved rule)": 2}
+shown.apply(lambda row: row.map(lambda v: "" if pd.isna(v) else f"{v:,.{digits.get(row.name, 0)}f}"), axis=1)
 
 # %% [markdown]
-# When the data directory is the embedded sample (the default), these are the numbers of a **cluster
-# sample**: evenly spaced windows of each release file, every record lying wholly inside a window kept
-# verbatim and in release order (`data/mind/README.md` gives the details). Because the release files are
-# ordered by annotation file and by event, a window holds runs of posts about the same event. The sample
-# covers every event and both annotation files, yet its per-dimension proportions are not those of the
-# full release, as the next tables show.
+# The middle column of each language holds the counts of the full release's files (protocol §2); the
+# last holds what the paper itself prints, the number of posts and nothing else. On the full release
+# (`tef download --dest data/mind-full`, then `-p 03.data_dir=data/mind-full`) the chapter checks
+# every count of the middle columns and the pairs per dimension and side below, and stops if one
+# differs:
+
+# %%
+full = data.kind == "full MIND release"
+if full:
+    assert card.drop(index="sentences per post (improved rule)").round(2).equals(counted.round(2)), "card differs"
+    for lang in langs:
+        got = pd.crosstab([p.dimension for p in pairs[lang]], [p.side for p in pairs[lang]])
+        assert all(tuple(got.loc[d]) == n for d, n in FULL_RELEASE_PAIRS[lang].items()), f"{lang} pairs differ"
+print("full release: every count checked" if full else f"{data.kind}: the full release's counts are not checked here")
+
+# %% [markdown]
+# ## How long is a "long" post?
 #
-# ## What the release can and cannot confirm
-#
-# The paper describes MIND in a few sentences (Sec. 4 and its Fig. 3): its size, the languages and
-# dimensions, the public events it covers, where and when the posts were collected, how they were
-# annotated, and that LLM agents balanced and edited the corpus. Each of those statements is a row of the
-# claims ledger (chapter 11). The list below checks each one against the data at hand and says which of
-# three kinds it is: confirmed by these files; a published count of the full release, which only the full
-# release can confirm; or a statement about the collection and annotation process that no release
-# file records (there are no dates, sources, annotators or marks of synthetic and edited posts in the
-# records).
+# The paper's title speaks of long-text value measurement, and its introduction of "long social media
+# posts [that] mix background, quotations, and concessions, with only a few stance-bearing sentences".
+# What a fusion rule can do depends on how many sentences it fuses, so the question matters: the
+# sentence-level rules can only differ from one another on a post with several sentences, and TEF's
+# argument (a few decisive sentences among many noncommittal ones) needs many.
+
+# %%
+lengths = table.groupby("lang")["length"].describe(percentiles=[0.1, 0.5, 0.9]).loc[langs]
+lengths["coefficient of variation"] = lengths["std"] / lengths["mean"]
+sentences = table.groupby("lang")["sentences_reference"].describe(percentiles=[0.1, 0.5, 0.9]).loc[langs]
+sentences["posts with at most 3 sentences %"] = table.groupby("lang")["sentences_reference"].apply(
+    lambda n: 100 * float((n <= 3).mean())).loc[langs]
 
 # %% tags=["hide-input"]
-display(Markdown(ch03.confirm_markdown(ch03.release_claims(data_dir))))
+for lang in langs:
+    glue(f"len_median_{lang}", float(lengths.loc[lang, "50%"]), display=False)
+    glue(f"len_min_{lang}", float(lengths.loc[lang, "min"]), display=False)
+    glue(f"len_max_{lang}", float(lengths.loc[lang, "max"]), display=False)
+    glue(f"len_cv_{lang}", float(lengths.loc[lang, "coefficient of variation"]), display=False)
+    glue(f"sent_median_{lang}", float(sentences.loc[lang, "50%"]), display=False)
+    glue(f"sent_max_{lang}", float(sentences.loc[lang, "max"]), display=False)
+    glue(f"sent_few_{lang}", float(sentences.loc[lang, "posts with at most 3 sentences %"]), display=False)
+units = {"zh": "Chinese (characters)", "en": "English (words)"}
+display(format_columns(lengths.rename(index=units).drop(columns="count"), 1, **{"coefficient of variation": 2}),
+        format_columns(sentences.rename(index=LANG_LABELS).drop(columns=["count", "std"]), 1))
 
 # %% [markdown]
-# ## Pairs per dimension
-#
-# The paper's tables list the dimensions in the order Culture, Economy, Society, Politics, Technology,
-# Environment; so does this one. "change %" is the share of change-oriented targets, which is also the
-# accuracy of a judge that always answers "change"; "share %" is the dimension's share of the language's
-# pairs. Each rate stands beside the counts it is computed from.
-
-# %%
-format_columns(ch03.dimension_table(card))
+# The median English post has {glue:text}`len_median_en:.0f` words and {glue:text}`sent_median_en:.0f`
+# sentences under the reference rule, the longest {glue:text}`len_max_en:.0f` words; the median
+# Chinese post has {glue:text}`len_median_zh:.0f` characters and {glue:text}`sent_median_zh:.0f`
+# sentences, the longest {glue:text}`len_max_zh:.0f` characters. These are paragraphs: no post of the
+# data at hand has more than {glue:text}`sent_max_en:.0f` English or {glue:text}`sent_max_zh:.0f`
+# Chinese sentences, and {glue:text}`sent_few_en:.1f` % of the English and {glue:text}`sent_few_zh:.1f` %
+# of the Chinese posts have three or fewer. "Long" holds against a single sentence, which is the
+# comparison the paper draws; it does not hold in the sense of documents of many paragraphs, where a
+# handful of decisive sentences among dozens of others would give TEF the most room. The lengths are
+# also unusually even for social media, whose lengths usually have a long tail: the standard
+# deviation is {glue:text}`len_cv_en:.2f` (English) and {glue:text}`len_cv_zh:.2f` (Chinese) of the
+# mean, and the shortest English post has {glue:text}`len_min_en:.0f` words. The section on Stage III
+# below comes back to this.
 
 # %% tags=["hide-input"]
-ch03.share_figure(card).show()
-
-# %% [markdown]
-# ## Public events
-#
-# Each record carries the code of the public event its post was collected around (protocol §2). The
-# release does not spell the codes out; the posts of RU are about the Russia–Ukraine war and those of GPT
-# about generative AI, the two events the paper names. The paper anchors the keyword search of each value
-# dimension to high-search-volume events, so an event feeds some dimensions much more than others, and
-# events differ in the side their posts take.
-
-# %%
-format_columns(ch03.event_table(card))
-
-# %% tags=["hide-input"]
-display(Markdown(ch03.event_markdown(card)))
-
-# %% [markdown]
-# Pairs per event and dimension show which dimensions each event feeds:
-
-# %%
-ch03.event_dimension_table(card)
-
-# %% [markdown]
-# ## Labels per orientation (the paper's Fig. 3)
-#
-# The paper's statistics figure is a radial bar chart with one bar per orientation: colours mark the
-# dimension and the two bars of a subcategory stand side by side, change-oriented first (solid), then
-# stability-oriented (hatched). Hover over a bar for its names and count. The counts are labels, not
-# evaluation pairs: a post labelled twice in one dimension counts twice. The paper's figure prints no
-# numbers, so it cannot be compared number by number; the figure below is drawn from the data at hand.
-
-# %% tags=["hide-input"]
-ch03.orientation_figure(card).show()
-
-# %% [markdown]
-# The same counts as a table, one row per subcategory, so that they can be read and compared exactly:
-
-# %%
-ch03.orientation_table(card)
-
-# %% [markdown]
-# ## Dimensions per post
-#
-# A post labelled in several dimensions yields several evaluation pairs, and its sentences are scored
-# once per pair, with the prompt of that dimension. The number of dimensions per post therefore
-# multiplies the cost of every method (chapter 8).
-
-# %%
-ch03.dimensions_per_post(card)
-
-# %% [markdown]
-# ## Post lengths
-#
-# Chinese lengths are characters, English lengths are words; the dashed line is each language's mean.
-
-# %% tags=["hide-input"]
-ch03.length_figure(card).show()
-
-# %%
-format_columns(ch03.length_table(card))
+ch03.length_figure(table, langs).show()
 
 # %% [markdown]
 # ## Sentences per post under the two segmentation rules
 #
 # Each sentence is one query to the judge for MV, SV and TEF, so this distribution is the workload of
-# the sentence-level methods. The reference rule (protocol §3) drops every piece shorter than ten
-# characters, so a few characters of some posts never reach the judge ("coverage" below); the
-# improved rule keeps all of them. Counts stand beside their shares.
+# the sentence-level methods. The reference rule drops every piece shorter than ten characters, so a
+# few characters of some posts never reach the judge ("coverage" below: the share of a post's non-space
+# characters that its sentences contain); the improved rule keeps all of them.
 
 # %%
-format_columns(ch03.segmentation_table(card), digits=2)
+by_rule = table.melt(id_vars=["lang"], value_vars=["sentences_reference", "sentences_improved"],
+                     var_name="rule", value_name="sentences")
+coverage = pd.DataFrame({
+    (lang, rule): {"mean sentences": table.loc[table["lang"] == lang, f"sentences_{rule}"].mean(),
+                   "single-sentence posts %": 100 * (table.loc[table["lang"] == lang, f"sentences_{rule}"] == 1).mean(),
+                   "mean coverage %": 100 * table.loc[table["lang"] == lang, f"covered_{rule}"].mean(),
+                   "posts losing text %": 100 * (table.loc[table["lang"] == lang, f"covered_{rule}"] < 1).mean()}
+    for lang in langs for rule in ("reference", "improved")}).T.rename_axis(["lang", "rule"])
+format_columns(coverage.rename(index=LANG_LABELS, level=0), 2)
 
 # %% tags=["hide-input"]
-ch03.sentences_figure(card).show()
+ch03.sentences_figure(by_rule, langs).show()
 
 # %% [markdown]
-# ## What this means for the later chapters
+# ## Pairs per dimension
 #
-# Every accuracy in this book is a per-dimension accuracy over evaluation pairs, and its Average is the
-# unweighted mean over the six dimensions, as in the paper's tables. The tables above give the
-# denominators. Two consequences on the data at hand:
+# The paper's tables list the dimensions in the order Culture, Economy, Society, Politics, Technology,
+# Environment; so does this one. "majority %" is the share of the more frequent side: the accuracy of a
+# judge that always answers it, the **majority-class floor** that chapters 5 to 7 set beside every
+# accuracy. The full release's columns are the counts of its files.
+
+# %%
+from tefcore.mind.schema import TABLE_ORDER
+
+def dimension_counts(sides: pd.DataFrame) -> pd.DataFrame:
+    """change / stability counts per dimension, the pairs, the majority side's share and the dimension's share."""
+    out = sides.reindex(list(TABLE_ORDER)).fillna(0).astype(int)
+    out["pairs"] = out["change"] + out["stability"]
+    out["majority %"] = 100 * out[["change", "stability"]].max(axis=1) / out["pairs"]
+    out["share %"] = 100 * out["pairs"] / out["pairs"].sum()
+    return out
+
+dims = pd.concat({(lang, what): dimension_counts(frame) for lang in langs for what, frame in (
+    ("data at hand", pd.crosstab([p.dimension for p in pairs[lang]], [p.side for p in pairs[lang]])),
+    ("full release, counted", pd.DataFrame(FULL_RELEASE_PAIRS[lang], index=["change", "stability"]).T))})
+dims.index.names = ["lang", "what", "dimension"]
 
 # %% tags=["hide-input"]
-display(Markdown(ch03.floor_markdown(card)))
+floor = {lang: dims.loc[(lang, "data at hand"), "majority %"] for lang in langs}
+for lang in langs:
+    glue(f"floor_{lang}", float(floor[lang].mean()), display=False)
+    glue(f"floor_min_{lang}", float(floor[lang].min()), display=False)
+    glue(f"floor_max_{lang}", float(floor[lang].max()), display=False)
+    glue(f"floor_min_dim_{lang}", floor[lang].idxmin(), display=False)
+    glue(f"floor_max_dim_{lang}", floor[lang].idxmax(), display=False)
+    smallest = dims.loc[(lang, "data at hand"), "pairs"].sort_values(kind="stable")
+    glue(f"small_dim_{lang}", smallest.index[0], display=False)
+    glue(f"small_n_{lang}", int(smallest.iloc[0]), display=False)
+wide = dims.unstack("what").swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+format_columns(wide.rename(index=LANG_LABELS, level=0), 1)
 
 # %% [markdown]
-# A judge whose Average accuracy does not clear the constant answer's has learnt nothing usable about
-# the side; the result chapters state this floor beside every table of ours. Small cells have wide
-# bootstrap intervals, and a per-dimension difference between two rules on a few dozen pairs is within
-# the noise. The sentence-level methods send as many queries per pair as the post has sentences; chapter
-# 8 counts their tokens.
+# On the data at hand, always answering the more frequent side scores {glue:text}`floor_en:.1f` % on
+# the Average over the six English dimensions (from {glue:text}`floor_min_en:.1f` % in
+# {glue:text}`floor_min_dim_en` to {glue:text}`floor_max_en:.1f` % in {glue:text}`floor_max_dim_en`) and
+# {glue:text}`floor_zh:.1f` % over the Chinese ones (from {glue:text}`floor_min_zh:.1f` % in
+# {glue:text}`floor_min_dim_zh` to {glue:text}`floor_max_zh:.1f` % in {glue:text}`floor_max_dim_zh`).
+# A judge whose Average accuracy does not clear this floor has learnt nothing usable about the side.
+# The smallest cells are English {glue:text}`small_dim_en` ({glue:text}`small_n_en` pairs) and Chinese
+# {glue:text}`small_dim_zh` ({glue:text}`small_n_zh`): a difference of a few points between two rules
+# there is within the noise (chapter 5 gives the intervals).
+
+# %% tags=["hide-input"]
+ch03.share_figure(dims, langs).show()
+
+# %% [markdown]
+# ## Public events
+#
+# Each record carries the code of the public event its post was collected around (protocol §2). The
+# release does not spell the codes out; the posts of RU are about the Russia–Ukraine war and those of
+# GPT about generative AI, the two events the paper names. Keyword search was anchored to events per
+# dimension (paper, Stage I), so an event feeds some dimensions much more than others, and events
+# differ in the side their posts take:
+
+# %%
+pair_rows = pd.DataFrame([(lang, p.post_id, p.dimension, p.side) for lang in langs for p in pairs[lang]],
+                         columns=["lang", "post_id", "dimension", "side"])
+pair_rows = pair_rows.merge(table[["post_id", "event"]], on="post_id")
+events = pair_rows.pivot_table(index="event", columns="lang", values="side", aggfunc=[
+    "size", lambda s: 100 * float((s == "change").mean())], fill_value=0)
+events.columns = [(lang, "pairs" if how == "size" else "change %") for how, lang in events.columns]
+events = events[[(lang, what) for lang in langs for what in ("pairs", "change %")]]
+events.columns = pd.MultiIndex.from_tuples([(LANG_LABELS[lang], what) for lang, what in events.columns])
+format_columns(events.sort_values((LANG_LABELS[langs[0]], "pairs"), ascending=False), 1)
+
+# %% [markdown]
+# Pairs per event and dimension:
+
+# %%
+pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows["dimension"]).reindex(
+    columns=list(TABLE_ORDER), fill_value=0)
+
+# %% [markdown]
+# ## Labels per orientation (the paper's Fig. 3)
+#
+# The paper's statistics figure is a radial bar chart with one bar per orientation: colours mark the
+# dimension and the two bars of a subcategory stand side by side. Below, the key names the colour of
+# each dimension; the change-oriented bar of a subcategory is solid and the stability-oriented one
+# hatched. Hover over a bar for its names and count. The counts are labels, not evaluation pairs: a
+# post labelled twice in one dimension counts twice. The paper's figure prints no numbers, so it cannot
+# be compared number by number; the figure is drawn from the data at hand.
+
+# %%
+from tefcore.mind.release import label_counts
+
+labels = pd.concat([label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
+labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False)[
+    [(lang, side) for lang in langs for side in ("change", "stability")]].rename(columns=LANG_LABELS, level=0)
+
+# %% tags=["hide-input"]
+ch03.orientation_figure(labels, langs).show()
+
+# %% [markdown]
+# ## Stage III: posts written or edited by LLM agents
+#
+# The paper's last construction stage (Stage III, "agent-driven data evolution") changes the corpus in
+# two ways: a *balancing agent* generates synthetic posts where a category is underrepresented, and,
+# for "low-confidence or ambiguous samples", a *semantic-edit agent* revises the text "to make the
+# labeled orientation explicit". Only verified samples are kept. This raises questions about what the
+# benchmark measures, which the release cannot answer, because no record says whether its text was
+# collected, generated or edited:
+#
+# * **Whose orientation is the label?** An edited post states the orientation its label names because
+#   an agent made it do so. Agreement with such a label measures, in part, agreement with the agent's
+#   reading of the category, and a judge that is itself an LLM may find agent-written statements easier
+#   than what people post.
+# * **What is being balanced?** "Balancing" adds posts where a *category* is underrepresented, yet the
+#   sides of a dimension are far from balanced in the full release's counts (the table of pairs above:
+#   Chinese Politics 1,806 change against 708 stability pairs, English Environment 106 against 31).
+#   Which categories the agent balanced, and how many posts it wrote, is not said.
+# * **Where are the hard cases?** Ambiguous texts, the ones an annotator found hard, were rewritten
+#   to be explicit. TEF's case is about posts whose few decisive sentences sit among uncertain ones;
+#   an edit that makes the orientation explicit may add exactly such a decisive sentence, or remove the
+#   ambiguity TEF is meant to handle. Either way, results on edited posts need not carry over to posts
+#   as people write them.
+#
+# The even lengths measured above (no very short and no very long post, where social media usually
+# have both) are what one would also expect from generated or edited text, but they prove nothing: a
+# length filter in Stage I would give the same. A reviewer would ask the authors for the share of
+# generated and edited posts, and for the main results on collected posts alone. The claims ledger
+# records these statements as not checkable from the release ({glue:md}`link_agents`).
+
+# %% [markdown]
+# ## Dimensions per post
+#
+# A post labelled in several dimensions yields several evaluation pairs, and its sentences are scored
+# once per pair, with the prompt of that dimension: the number of dimensions per post multiplies the
+# cost of every method (chapter 8).
+
+# %%
+table.pivot_table(index="n_dimensions", columns="lang", values="post_id", aggfunc="count", fill_value=0)[
+    langs].rename(columns=LANG_LABELS).rename_axis(index="dimensions per post", columns=None)
+
+# %% [markdown]
+# ## What the release can and cannot confirm
+#
+# The paper describes MIND in a few sentences (Sec. 4 and its Fig. 3): its size, languages and
+# dimensions, the events, where and when the posts were collected, how they were annotated, and the
+# agents of Stage III. Each statement is a row of the claims ledger (chapter 11), checked on the data at
+# hand; its kind of evidence says whether the files can confirm it, whether only the full release can,
+# or whether no release file can (there are no dates, sources, annotators or marks of synthetic and
+# edited posts in the records).
+
+# %% tags=["hide-input"]
+display(HTML(chapter_claims("03_mind_statistics", data_dir=data_dir)))

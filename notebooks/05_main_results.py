@@ -20,38 +20,32 @@
 # as log-odds weighted by how far each answer is from a coin flip). For five GPU- or API-served
 # LLMs the paper reports that TEF has the best Average accuracy and macro-F1 for every model and
 # language, and that it leads the strongest of the three baselines by 4.5 accuracy and 4.6
-# macro-F1 points on average. Those are the paper's numbers; recomputed from its own Table 3 they
-# are {glue:text}`paper_gain_acc` and {glue:text}`paper_gain_f1` (ledger rows
+# macro-F1 points on average; recomputed from its own Table 3 these are
+# {glue:text}`paper_gain_acc` and {glue:text}`paper_gain_f1` points (paper; ledger rows
 # {glue:md}`link_gain_acc` and {glue:md}`link_gain_f1`).
 #
-# This chapter asks the same question of the judges this book can run on a CPU:
+# This chapter does two things. It puts the same question to the judges this book can run on a
+# CPU, on the MIND sample, with every step from the cached probabilities to the table written out;
+# and it reads the paper's own Table 3 the way a reviewer would, against the floor a constant
+# answer reaches, the noise of a sample of that size and the arithmetic of the rules.
 #
-# * the embedded **SmolLM2-135M** LLM, asked the paper's prompt (chapter 4 explains how its
-#   answer-token probabilities are read). It gives nearly the same answer to every text, a
-#   letter bias rather than a reading: it exercises the pipeline, not the accuracy;
-# * a **zero-shot multilingual-e5-small** detector, which reads no prompt and scores a text by its
-#   similarity to a description of each side;
-# * the **cross-fitted e5 probe**, a logistic regression on e5 embeddings fitted per language and
-#   dimension, with no post ever scored by a model that saw it. It is the CPU detector that
-#   carries signal.
-#
-# None of these is one of the paper's models, so nothing here reproduces the paper's numbers.
-# What the chapter can test is the claim about the *fusion rule*: given the sentence posteriors a
-# judge produces, does TEF turn them into better post-level decisions than Direct, MV and SV? The
-# answer depends on those posteriors, which is why the chapter starts by looking at them.
+# None of our judges is one of the paper's models, so nothing here reproduces the paper's
+# numbers. What our judges can test is the claim about the *fusion rule*: given the sentence
+# posteriors a judge produces, does TEF turn them into better post-level decisions than Direct, MV
+# and SV?
 
 # %% tags=["parameters"]
-models = "local,e5-zeroshot,e5-crossfit"  # judges (registry names), comma-separated
+models = "e5-crossfit,e5-zeroshot,local"  # judges (registry names), comma-separated
 prompt = "original"  # prompt variant of the caches
 langs = "zh,en"  # languages, in the order of the tables
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
+invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
+example_judge = "e5-crossfit"  # the cache whose computation is written out step by step
+example_lang = "zh"
 n_boot = 1000  # bootstrap replicates for intervals and paired tests
-invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
-sensitivity_judges = "e5-crossfit-raw,e5-crossfit-std,e5-crossfit"  # one judge under three settings
-sweep_models = "e5-zeroshot,e5-crossfit"  # judges of the temperature sweep
+settings = "e5-crossfit-raw,e5-crossfit-std,e5-crossfit"  # one judge under three settings
 sweep_factors = "0.1,0.25,0.5,1,2,4,10"  # temperatures t: p -> sigmoid(logit(p) / t)
-sweep_boot = 300  # bootstrap replicates per point of the sweep
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
@@ -59,24 +53,25 @@ from tefbook.parameters import check_parameters
 
 check_parameters("05_main_results")  # a misspelt -p name fails here, naming the parameters above
 
-from IPython.display import Markdown, display
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch05, prose
-from chapters.ch05 import judge_intervals, judge_versus_rule
-from companion import calibration as calib
-from companion import commands as cmds
-from companion import results as res
-from companion import runs as rn
+from chapters import ch05
 from companion import tables as tab
+from companion.commands import reproduce_block
 from companion.figures import setup_notebook
-from companion.ledger import claim_link
+from companion.labels import LANG_LABELS, run_table, short_names
+from companion.ledger import chapter_claims, claim_link
+from companion.runs import chapter_runs, parse_list, repo_path
+from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
-BASE_RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = rn.parse_list(langs)
-t3, t4 = paper.load_table("table3"), paper.load_table("table4")
+RULES = ["direct", "majority_vote", "soft_vote", "tef"]
+lang_list = parse_list(langs)
+t3 = paper.load_table("table3")
 paper_gain = paper.average_gain(t3, level="model_lang")
 glue("paper_gain_acc", tab.format_cell(paper_gain["accuracy"], 3), display=False)
 glue("paper_gain_f1", tab.format_cell(paper_gain["macro_f1"], 3), display=False)
@@ -84,280 +79,385 @@ glue("link_gain_acc", Markdown(claim_link("gain-accuracy")), display=False)
 glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 
 # %% [markdown]
-# ## The data and the judges
+# ## The judges and their caches
 #
-# Every number of ours below comes from the probability caches listed here, one file per judge
-# and language. A row of ours is labelled from what the cache header records, never from a
-# constant: the judge, the engine that ran it, the hardware class and the data its pairs come
-# from. The paper's rows are labelled `paper: <model>`. The full provenance of each file (hashes
-# of the weights and of the prompt template, the reading of the answer token, the probe's
-# settings) is in the collapsed table.
-
-# %% tags=["hide-input"]
-runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
-
-# %% tags=["hide-input", "hide-output"]
-display(rn.provenance_view(runs, labels=labels))
-
-# %% [markdown]
-# ## What the judges' sentence posteriors look like
+# Every number of ours below comes from the probability caches of three CPU judges (chapter 4
+# made them and shows what they hold), one file per judge and language:
 #
-# Chapter 1 derived TEF's weight $w(p) = 1 - H(p)/\log 2$: zero for $p = 0.5$, one for a certain
-# answer. Chapter 2 showed by simulation that TEF gains over voting when a post holds a few
-# decisive, trustworthy sentences among many uncertain ones, and that it gains nothing when every
-# sentence is about equally (un)certain. The table below places the judges on that map: the spread
-# of their sentence probabilities, the mean TEF weight, the share of *decisive* sentences (weight
-# at least 0.5, i.e. $p \geq 0.89$ or $p \leq 0.11$) and the share of *unanimous* posts, whose
-# sentences all lean to the same side. On a unanimous post Majority Vote, Soft Vote and TEF cannot
-# disagree (every term of every score has the same sign), so TEF can only make a difference on the
-# others.
-
-# %% tags=["hide-input", "full-width"]
-post = res.posterior_summary(runs).assign(run=lambda d: d["model"].map(labels)).set_index(["run", "lang"])
-display(tab.format_columns(post.drop(columns=["model", "prompt"]), 3, decisive_share=1, unanimous_posts=1))
-
-# %% [markdown]
-# ## Table 3, ours beside the paper's
+# * the **cross-fitted e5 probe**, a logistic regression on multilingual-e5-small embeddings
+#   fitted per language and dimension, with no post ever scored by a model that saw it;
+# * the **zero-shot e5 judge**, which reads no prompt and scores a text by its similarity to a
+#   description of each side;
+# * the embedded **SmolLM2-135M** LLM, asked the paper's prompt. It gives nearly the same answer
+#   to every text, a letter bias rather than a reading: it exercises the pipeline, not the
+#   accuracy.
 #
-# Every rule is run on the same cached answers. These three lines are the whole experiment: the
-# predictions of each rule for every evaluation pair, their accuracy and macro-F1 per dimension
-# with the unweighted mean over dimensions (the Average), and the rate a constant answer would
-# reach on the same pairs.
+# Each row of ours is named from what its cache header records (judge, engine, hardware, data);
+# the paper's rows are labelled `paper`.
 
 # %%
-pred = res.predict_runs(runs, rules=BASE_RULES, invalid=invalid)
-table = res.score_runs(pred)
-reference = res.majority_rate(runs)
+runs = chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
+names = short_names(runs)  # e.g. "e5 cross-fit, CPU", read from the provenance
+run_table(runs, names)
 
 # %% [markdown]
-# One table per language, in the paper's layout: accuracy (Acc) and macro-F1 (F1) in percent per
-# dimension and their Average, the best rule of each column in bold within each judge, as the paper
-# prints it. The first two rows count the evaluation pairs of each dimension and give the
-# majority-class rate of those pairs. The paper's rows are its published Table 3 for its five
-# models on the full MIND release; compare the rules *within* a block, since the two groups differ
-# in judge and in data.
+# ## From sentence probabilities to a table, by hand
 #
-# Table 3 prints no Average; the book's is the mean of the six printed dimensions, the same
-# definition for every table. Table 4 does print Averages, and each is that mean rounded half up:
-# for Qwen2.5-7B's Chinese TEF accuracy the six values of Table 3 average to
-# {glue:text}`qwen_mean` exactly, Table 4 prints {glue:text}`qwen_printed`, and this chapter and
-# chapter 6 both show {glue:text}`qwen_shown` (ledger row {glue:md}`link_t4_avg`).
+# One cache, {glue:text}`example_name` on the {glue:text}`example_lang_name` pairs, from its
+# probabilities to accuracy and macro-F1. A cache holds, for every evaluation pair, the judge's
+# $P(\text{change})$ for the whole post (`direct`) and for each of its sentences (`sentences`):
 
-# %% tags=["hide-input", "full-width"]
-wide = res.side_by_side(table, t3, labels=labels, reference=reference, rules=BASE_RULES, langs=lang_list)
-tab.show_by(wide, by="run", skip=res.REFERENCE_ROWS)
-qwen = paper.table4_average_check(t4).loc[("qwen2.5-7b", "zh", "tef", "accuracy")]
-glue("qwen_mean", tab.format_cell(qwen["recomputed"], 2), display=False)
-glue("qwen_printed", tab.format_cell(qwen["printed"]), display=False)
-glue("qwen_shown", tab.format_cell(qwen["recomputed"]), display=False)
-glue("link_t4_avg", Markdown(claim_link("table4-averages")), display=False)
+# %%
+from tefcore.judges.cache import cache_path, read_cache
+
+frame, recorded = read_cache(cache_path(repo_path(cache_dir), example_judge, prompt, example_lang))
+frame[["post_id", "dimension", "side", "direct", "sentences"]].head(3)
 
 # %% [markdown]
-# ### The majority-class floor
-#
-# A judge that always answered the more frequent side of each dimension would score the
-# `majority class` row above; its macro-F1 is at most 50, because the absent side scores 0. That
-# is the floor a useful judge must clear on these pairs, and a result below it is worse than a
-# constant answer, whatever the rule:
+# The sentence-level rules work on one flat array of all sentence probabilities with, for each,
+# the index of its pair (`flatten_sentences`); `fuse_many` applies a rule to every pair at once.
+# Direct reads the whole-post probability, one "sentence" per pair:
+
+# %%
+from tefcore.evaluate import flatten_sentences
+from tefcore.fusion import fuse_many
+
+p, pair_of = flatten_sentences(frame["sentences"])
+decided = {"direct": fuse_many(frame["direct"].to_numpy(), rule="direct").prediction}
+for rule in ["majority_vote", "soft_vote", "tef"]:
+    decided[rule] = fuse_many(p, pair_of, rule).prediction
+pd.DataFrame(decided).assign(side=frame["side"]).head(3)
+
+# %% [markdown]
+# Accuracy and macro-F1 per dimension (scikit-learn's; macro-F1 averages the F1 of both sides, a
+# side that is neither true nor predicted scoring 0, protocol §7), and the Average, the unweighted
+# mean over the six dimensions, as in the paper:
+
+# %%
+from sklearn.metrics import accuracy_score, f1_score
+
+SIDES = ["change", "stability"]
+rows = []
+for rule, prediction in decided.items():
+    for dimension, g in frame.groupby("dimension"):
+        truth, guess = g["side"], prediction[g.index]
+        rows.append({"rule": rule, "dimension": dimension,
+                     "accuracy": 100 * accuracy_score(truth, guess),
+                     "macro_f1": 100 * f1_score(truth, guess, average="macro",
+                                                labels=SIDES, zero_division=0)})
+by_hand = pd.DataFrame(rows).pivot(index="rule", columns="dimension")
+by_hand[("accuracy", "Average")] = by_hand["accuracy"].mean(axis=1)
+by_hand[("macro_f1", "Average")] = by_hand["macro_f1"].mean(axis=1)
+by_hand.round(1)
+
+# %% [markdown]
+# The library does the same for every cache of the page in two calls: `predict_pairs` (every
+# rule on every pair, with the policy for unreadable answers) and `score_table` (accuracy and
+# macro-F1 per group, the Average added). The check below holds it to the numbers by hand.
+
+# %%
+from tefcore.evaluate import predict_pairs, score_table
+
+pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid).assign(model=model)
+                  for model, g in runs.frame.groupby("model", sort=False)])
+table = score_table(pred, by=["model", "lang", "rule", "dimension"])
+mine = table[(table["model"] == example_judge) & (table["lang"] == example_lang)]
+for metric in ["accuracy", "macro_f1"]:
+    library = mine.pivot(index="rule", columns="dimension", values=metric)
+    assert np.allclose(library.loc[by_hand.index, by_hand[metric].columns], by_hand[metric])
 
 # %% tags=["hide-input"]
-display(Markdown(ch05.floor_markdown(table, reference, labels)))
+glue("example_name", names[example_judge], display=False)
+glue("example_lang_name", LANG_LABELS[example_lang], display=False)
+n_unreadable = int(pred.drop_duplicates(["model", "lang", "post_id", "dimension"])["n_invalid"].sum())
+glue("n_unreadable", n_unreadable, display=False)
 
 # %% [markdown]
-# The figure shows the same per dimension. The black ticks mark the majority-class rate; bars
-# that end below their tick are dimensions where the judge does worse than always answering the
+# Every answer in these caches could be read as a probability except
+# {glue:text}`n_unreadable` sentence answers (the e5 judges always answer; the local LLM's answer
+# is read from the logits over the whole vocabulary). An unreadable answer, if any, is left out of
+# the fusion under `invalid="drop"`, and a pair with none left is an abstention, counted as wrong.
+#
+# ## The majority-class floor
+#
+# A judge that always answered the more frequent side of each dimension would need no text at all.
+# Its accuracy, the share of that side among the pairs, is the floor a useful judge must clear on
+# these pairs; its macro-F1 is at most 50, since the absent side scores 0.
+
+# %%
+gold = runs.frame.drop_duplicates(["lang", "post_id", "dimension"])
+floor = gold.groupby(["lang", "dimension"])["side"].agg(
+    lambda s: 100 * s.value_counts(normalize=True).max())
+floor_average = floor.groupby("lang").mean()
+average = table[table["dimension"] == "Average"].set_index(["model", "lang", "rule"])["accuracy"]
+best_rule = average.groupby(["model", "lang"]).max()
+clears = best_rule > best_rule.index.get_level_values("lang").map(floor_average)
+pd.DataFrame({"best Average accuracy": best_rule, "floor": best_rule.index.get_level_values("lang").map(
+    floor_average), "clears the floor": clears}).rename(index=names, level=0).round(1)
+
+# %% tags=["hide-input"]
+clear_names = [f"{names[m]} in {LANG_LABELS[lang]}" for (m, lang), ok in clears.items() if ok]
+below_names = [f"{names[m]} in {LANG_LABELS[lang]}" for (m, lang), ok in clears.items() if not ok]
+glue("n_clear", int(clears.sum()), display=False)
+glue("n_cells", len(clears), display=False)
+glue("clear_list", "; ".join(clear_names) or "none", display=False)
+glue("below_list", "; ".join(below_names) or "none", display=False)
+
+# %% [markdown]
+# Of our {glue:text}`n_cells` judge-language cells, {glue:text}`n_clear` clear the floor with at
+# least one rule ({glue:text}`clear_list`). In the others no rule does better than always
+# answering the larger side ({glue:text}`below_list`): whatever these judges read in a post, it
+# does not tell the side, and a comparison of fusion rules on their answers compares ways of
+# rounding noise. The tables lead with the judges that clear the floor and mark the others.
+#
+# ## Table 3, ours beside the paper's
+#
+# One table per language in the paper's layout: accuracy (Acc) and macro-F1 (F1) in percent per
+# dimension and their Average. The first rows give the pairs of each dimension and the floor; then
+# our judges, those that clear the floor first; then the paper's five models on the full MIND
+# release. The best rule of each column is in bold within each judge, as the paper prints it; where
+# every rule ties, nothing is bold. Compare rules *within* a judge: ours and the paper's differ in
+# judge and in data. Table 3 prints no Average; the book's is the mean of the six printed
+# dimensions, the same definition for every table (ledger row {glue:md}`link_t4_avg`).
+
+# %% tags=["hide-input", "full-width"]
+glue("link_t4_avg", Markdown(claim_link("table4-averages")), display=False)
+order = [m for m in runs.models if clears.xs(m, level="model").any()] + \
+        [m for m in runs.models if not clears.xs(m, level="model").any()]
+for lang in lang_list:
+    display(Markdown(f"**{LANG_LABELS[lang]}**"),
+            ch05.results_table(table, t3, floor, names, order, clears, lang, RULES))
+
+# %% [markdown]
+# The figure shows the same per dimension for our judges. The black ticks mark the floor; a bar
+# that ends below its tick is a dimension where the judge does worse than always answering the
 # larger side.
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-ch05.rule_bars_figure(table, reference, labels, BASE_RULES, lang_list).show()
+ch05.rule_bars_figure(table, floor, names, order, RULES, lang_list).show()
 
 # %% [markdown]
-# ## The Average with bootstrap intervals
-#
-# The intervals resample the evaluation pairs within each dimension (each keeps its size) and
-# recompute the Average on every replicate: 95 % percentile intervals. They describe the
-# uncertainty that comes from the sample of posts, for a fixed judge.
-
-# %%
-cis = res.average_intervals(pred, n_boot=n_boot, random_state=seed)
-
-# %% tags=["hide-input"]
-display(res.interval_table(res.labelled_intervals(cis, labels), BASE_RULES))
-
-# %% [markdown]
-# ## TEF against the strongest baseline, paired
+# ## TEF against the strongest baseline, with the noise of the sample
 #
 # For each judge and language the strongest baseline is the best of Direct, MV and SV on the
-# Average (chosen separately for accuracy and macro-F1, on the same pairs: a choice that favours
-# the baseline). The difference TEF − baseline gets a **paired bootstrap** interval (both rules
-# scored on the same resampled pairs, within dimensions) and a two-sided bootstrap p-value;
-# **McNemar's test** asks whether the pairs only TEF gets right (b) and those only the baseline
-# gets right (c) are equally frequent. These are several tests on the same data, so a single
-# p-value near 0.05 is weak evidence either way.
+# Average, picked on the same pairs it is then compared on (a choice that favours the baseline).
+# Two questions are asked of TEF minus that baseline, on the same pairs:
+#
+# * **How large is it, give or take the sample?** The paired bootstrap resamples the pairs within
+#   each dimension, scores both rules on each replicate and gives a 95 % interval of the difference
+#   of their Averages, and a two-sided p-value.
+# * **Do the two rules get different posts right?** McNemar's test counts the pairs only TEF gets
+#   right (b) and those only the baseline gets right (c) and asks whether b and c differ by more
+#   than chance, pooled over the dimensions.
+#
+# The two can disagree, and for a reason: the bootstrap measures the difference of *Averages*,
+# in which each dimension weighs the same whatever its size, so a few pairs of a small dimension
+# can move it; McNemar counts *pairs*, pooled, so the large dimensions dominate it. Both ignore
+# every pair on which the two rules agree, which is most of them.
 
 # %%
-vs = res.versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
+from companion.results import versus_best_baseline
+
+vs = versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
 
 # %% tags=["hide-input", "full-width"]
-display(ch05.versus_table(vs, labels, n_boot))
-facts = ch05.gain_facts(vs, labels)
-paper_gains = ch05.paper_gain_table(t3)
-for key in ("gain_min", "gain_max"):
-    glue(key, tab.format_cell(facts[key], signed=True), display=False)
-for key in ("cells", "n_above", "n_below", "n_crossing", "above", "below", "verdict"):
-    glue(key, str(facts[key]), display=False)
-glue("paper_min", tab.format_cell(paper_gains["accuracy"].min(), signed=True), display=False)
-glue("paper_max", tab.format_cell(paper_gains["accuracy"].max(), signed=True), display=False)
+verdict = np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"], "within noise")
+display(ch05.versus_table(vs.assign(verdict=verdict), names, n_boot))
+acc = vs[vs["metric"] == "accuracy"]
+glue("vs_cells", len(acc), display=False)
+glue("vs_above", int((acc["low"] > 0).sum()), display=False)
+glue("vs_below", int((acc["high"] < 0).sum()), display=False)
+glue("vs_min", float(acc["difference"].min()), display=False)
+glue("vs_max", float(acc["difference"].max()), display=False)
 
 # %% [markdown]
-# In accuracy, TEF minus the strongest baseline ranges from {glue:text}`gain_min` to
-# {glue:text}`gain_max` points over our {glue:text}`cells` judge-language cells. The interval lies
-# above zero in {glue:text}`n_above` of them ({glue:text}`above`), below zero in
-# {glue:text}`n_below` ({glue:text}`below`) and crosses zero in {glue:text}`n_crossing`.
-# {glue:text}`verdict` In the paper's Table 3 the same difference ranges from
-# {glue:text}`paper_min` to {glue:text}`paper_max` points (table below). Cell by cell:
+# In accuracy TEF minus the strongest baseline ranges from {glue:text}`vs_min:+.1f` to
+# {glue:text}`vs_max:+.1f` points over our {glue:text}`vs_cells` judge-language cells. TEF is ahead
+# beyond the noise (its interval above zero) in {glue:text}`vs_above` of them, and behind (below
+# zero) in {glue:text}`vs_below`; in the others the sample cannot tell the two apart ("within
+# noise"). So on these CPU judges and the MIND sample, TEF beats the strongest baseline in
+# {glue:text}`vs_above` of {glue:text}`vs_cells` cells. The last column gives the verdict row by row;
+# each row names the judge it rests on.
+
+# %% [markdown]
+# ## The paper's Table 3, read as a reviewer reads it
+#
+# The paper prints its accuracies without the counts behind them. The release's files give those
+# counts (protocol §2; counted from the files, not printed by the paper), and with them three
+# questions a reviewer would ask of Table 3.
+
+# %% [markdown]
+# ### How far above a constant answer?
+#
+# Every accuracy of Table 3 beside the floor of its cell, the accuracy of always answering the
+# larger side of that language and dimension on the full release:
+
+# %%
+from tefcore.paper import review
+
+floors = review.floors(t3)
+floors.groupby("method")["below"].agg(["sum", "size"]).rename(
+    columns={"sum": "cells below the floor", "size": "cells"})
+
+# %% tags=["hide-input", "full-width"]
+glue("t3_below", int(floors["below"].sum()), display=False)
+glue("t3_cells", len(floors), display=False)
+glue("t3_below_tef", int(floors.loc[floors["method"] == "tef", "below"].sum()), display=False)
+display(ch05.floor_heatmap(floors))
+
+# %% [markdown]
+# {glue:text}`t3_below` of the {glue:text}`t3_cells` printed accuracies lie below the floor of
+# their cell, {glue:text}`t3_below_tef` of them TEF's: on those cells the paper's judges, with
+# whatever rule, do worse than always answering the larger side. Many of the paper's gains are
+# gains among rules that all sit under that floor. This does not make the comparison of rules
+# meaningless, but it changes what "best" means: the best of several rules that a constant answer
+# beats.
+
+# %% [markdown]
+# ### Which wins are larger than the noise?
+#
+# A printed accuracy is a proportion of $n$ pairs, and $n$ is known from the release. The 95 %
+# Wilson interval of TEF's accuracy says how far another sample of posts of the same size could
+# move it. A win of TEF over the strongest baseline of its cell lies *inside the noise* when the
+# baseline's accuracy falls inside that interval. (A paired test would be sharper, since both rules
+# read the same posts, but it needs per-post predictions, which the paper does not release.)
+
+# %%
+noise = review.noise(t3)
+noise.groupby("model", sort=False)[["win", "inside"]].sum().rename(
+    columns={"win": "cells where TEF is ahead", "inside": "of which inside the noise"})
 
 # %% tags=["hide-input"]
-display(Markdown(ch05.gain_markdown(vs, labels)))
-display(tab.format_columns(paper_gains))
+glue("t3_wins", int(noise["win"].sum()), display=False)
+glue("t3_inside", int(noise["inside"].sum()), display=False)
 
 # %% [markdown]
-# ### Reading the result
+# TEF is ahead of the strongest baseline in {glue:text}`t3_wins` cells of Table 3 (accuracy),
+# and {glue:text}`t3_inside` of these wins lie within the sampling noise of TEF's own accuracy.
+# The paper's headline is an average over these cells; the cells themselves are often closer than
+# the table's bold type suggests.
 #
-# The theory of chapters 1 and 2 says what to expect from judges like ours:
+# ### Which gaps need more than the rules can give?
 #
-# * **SmolLM2-135M gives nearly the same answer to every text.** Its sentence probabilities sit in
-#   a narrow band (the spread columns of the first table), on the same side of 0.5 for almost
-#   every sentence. Every rule then returns that side for almost every post, and all of them
-#   score near the share of that side in each dimension: the majority-class rate when the constant
-#   happens to be the majority side, its complement when not. The weights $w(p_i)$ are then nearly
-#   equal for all sentences and say nothing about which sentences to trust. No fusion rule can
-#   recover information the detector does not carry.
-# * **The zero-shot e5 judge carries some signal but is not calibrated.** Its temperature was fixed
-#   so that the median sentence has $|\text{log-odds}| = \log 3$ ($p = 0.75$), but nothing in the
-#   construction ties a sentence's confidence to its chance of being right (chapter 9 measures the
-#   gap on whole posts). The additive identity of chapter 1 needs calibrated, conditionally
-#   independent sentence posteriors; when confidence is not tied to accuracy, weighting by
-#   confidence re-weights noise.
-# * **The cross-fitted e5 probe is trained on whole posts.** Its Direct answer is the kind of input
-#   its regression was fitted on; a single sentence is another kind, and its sentence posteriors
-#   are flatter and lean the same way within most posts (the unanimous share), where the three
-#   sentence rules cannot differ. Every sentence-level rule, TEF included, then competes with a
-#   strong Direct baseline.
-#
-# The paper's gains come from LLMs whose sentence answers are often near 0 or 1 and mostly right
-# when they are: the regime where chapter 2's simulations put TEF ahead.
+# MV, SV and TEF fuse the same sentence posteriors. On a post whose sentences all lean the same
+# way, every one of them decides for that side (each score is a sum or a weighted mean of terms of
+# that sign, chapter 2), so two sentence rules can only disagree on posts whose sentences
+# disagree. The gap between the best and the worst sentence rule of a cell is therefore a lower
+# bound on the share of such posts. A cell is a *question* when one sentence rule lies below the
+# floor and another above it, each beyond its noise: the same posteriors would then make one rule
+# worse than a constant answer and another better, on at least that share of the posts.
+
+# %%
+consistency = review.sentence_rules(t3)
+questions = consistency[consistency["question"]]
+questions[["model", "lang", "dimension", "majority_vote", "soft_vote", "tef", "floor", "required"]].round(1)
+
+# %% tags=["hide-input"]
+glue("t3_questions", len(questions), display=False)
+
+# %% [markdown]
+# {glue:text}`t3_questions` cells of Table 3 ask this question. They are not errors proven: a post
+# set where many sentences disagree would allow them. They are what a reviewer would ask the authors
+# to show, with the share of posts whose sentences disagree in each cell, which the release's caches
+# would answer and the paper does not print.
 
 # %% [markdown]
 # ## How much the judge matters, beside the rule
 #
 # The cross-fitted e5 probe can be set up in several ways, and the setting changes every number
-# above. The registry keeps three settings of the same judge, scored on the same pairs:
-# `e5-crossfit-raw` (the raw embedding vectors, whose coordinates barely vary, with the default
-# regularisation $C = 1$), `e5-crossfit-std` (standardized vectors, $C = 1$) and `e5-crossfit`
-# (standardized vectors, $C$ chosen per language and dimension by cross-validation inside the
-# training folds only). Because the pairs are the same, every comparison is paired: the first
-# table gives each rule's Average under each setting; the second sets the two effects side by side,
-# each a paired difference with its 95 % bootstrap interval and p-value. Under each rule, the
-# columns *vs reference* give how far a setting moves that rule's Average against the first
-# setting; the last column gives how far the rule moves it, TEF against the strongest baseline
-# under the same setting. A setting whose caches are not in the cache folder is named below and
-# left out.
+# above. The registry keeps three settings of it, scored on the same pairs: raw embedding vectors
+# with the default regularisation $C = 1$, standardized vectors with $C = 1$, and standardized
+# vectors with $C$ chosen per language and dimension by cross-validation inside the training
+# folds (the default judge above). For each setting, the Average accuracy of every rule:
 
-# %% tags=["hide-input", "full-width"]
-sens = rn.load_runs(sensitivity_judges, prompt, lang_list, cache_dir)
-if len(sens.models) >= 2:
-    sens_labels, sens_pred = rn.row_labels(sens), res.predict_runs(sens, rules=BASE_RULES, invalid=invalid)
-    sens_cis = judge_intervals(sens_pred, sens.models, n_boot=n_boot, random_state=seed)
-    effects = judge_versus_rule(sens_pred, sens.models, n_boot=n_boot, random_state=seed)
-    tab.say(sens.notes_markdown)
-    display(res.interval_table(res.labelled_intervals(sens_cis, sens_labels), BASE_RULES))
-    display(Markdown(ch05.effect_markdown(effects)), ch05.effects_table(effects, sens_labels, n_boot))
-else:
-    display(Markdown("The judge-sensitivity comparison needs at least two of the settings; found "
-                     f"{', '.join(sens.models) or 'none'}.\n\n{sens.notes_markdown}"))
+# %%
+setting_runs = chapter_runs(settings, prompt, lang_list, cache_dir)
+setting_pred = pd.concat([predict_pairs(g, rules=RULES).assign(model=model)
+                          for model, g in setting_runs.frame.groupby("model", sort=False)])
+setting_table = score_table(setting_pred, by=["model", "lang", "rule", "dimension"])
+by_setting = setting_table[setting_table["dimension"] == "Average"].pivot_table(
+    index=["lang", "model"], columns="rule", values="accuracy", sort=False)[RULES]
+by_setting["TEF − best baseline"] = by_setting["tef"] - by_setting[RULES[:3]].max(axis=1)
+spread = by_setting[RULES].groupby("lang").agg(lambda c: c.max() - c.min())
+by_setting.rename(index=short_names(setting_runs), level="model").rename(columns=RULE_LABELS).round(1)
+
+# %% tags=["hide-input"]
+for lang in lang_list:
+    glue(f"judge_spread_{lang}", float(spread.loc[lang].max()), display=False)
+    rule_spread = float(by_setting.loc[lang, "TEF − best baseline"].abs().max())
+    glue(f"rule_spread_{lang}", rule_spread, display=False)
+    assert float(spread.loc[lang].max()) > rule_spread  # what the next paragraph says
 
 # %% [markdown]
-# ## Unreadable answers and the reference release's policy
-#
-# An LLM's first answer token is not always C or S. The cache records such answers as invalid
-# (never as 0.5). This book's default, `invalid="drop"`, leaves an invalid sentence out of the
-# fusion; a post with no readable sentence, or an unreadable Direct answer, is an abstention and
-# counts as wrong. The reference release instead replaces every invalid answer by 0.5, which
-# Direct and Majority Vote turn into a *change* vote (ties go to change). The e5 judges always
-# answer. The two policies are compared below only when some answer of these caches is
-# unreadable; otherwise they give the same tables and the cell says so.
-
-# %% tags=["hide-input", "full-width"]
-acct = res.invalid_accounting(runs).assign(run=lambda d: d["model"].map(labels))
-display(acct.drop(columns=["model", "prompt"]).set_index(["run", "lang"]))
-if ch05.has_invalid(runs):
-    display(tab.format_columns(ch05.policy_table(runs, BASE_RULES, labels)))
-else:
-    display(Markdown("No answer in these caches is unreadable, so the two policies give identical "
-                     "predictions; the comparison is not shown."))
+# The setting of the judge moves a rule's Average accuracy by up to
+# {glue:text}`judge_spread_zh:.1f` points in Chinese and {glue:text}`judge_spread_en:.1f` in
+# English; the fusion rule, TEF against the strongest baseline under one setting, by at most
+# {glue:text}`rule_spread_zh:.1f` and {glue:text}`rule_spread_en:.1f` points. On these posts the
+# choice of the judge weighs more than the choice of the rule.
 
 # %% [markdown]
 # ## How sharp must a detector be? A temperature sweep on real posts
 #
 # Take a judge's posteriors as they are and make them sharper or flatter with one temperature,
-# $p' = \sigma(\operatorname{logit}(p)/t)$, applied to the whole-post answer and to every sentence
-# answer alike. $t < 1$ pushes every probability towards 0 or 1, $t > 1$ towards 0.5. The
-# temperature does not change which side any answer leans to, so Direct and Majority Vote do not
-# move; Soft Vote and TEF do. Two limits follow from chapter 1's formulas: as $t \to 0$ every
-# weight tends to 1 and every clipped log-odds to $\pm M$, so TEF becomes Majority Vote; as
-# $t \to \infty$, $w(p) \approx \ell^2/(8\log 2)$, so TEF follows the sign of $\sum_i \ell_i^3$
-# (the decisive sentences dominate even more) while Soft Vote follows $\sum_i \ell_i$. The figure
-# shows TEF's gain over the best of Direct, MV and SV (picked again at each $t$) with
-# paired-bootstrap intervals, and, below, the mean TEF weight of a sentence.
+# $p' = \sigma(\operatorname{logit}(p)/t)$, for the whole-post answer and every sentence answer
+# alike. $t < 1$ pushes every probability towards 0 or 1, $t > 1$ towards 0.5. No answer changes
+# side, so Direct and Majority Vote do not move; Soft Vote and TEF do. As $t \to 0$ every weight
+# tends to 1 and every clipped log-odds to $\pm M$, so TEF becomes Majority Vote; as $t \to \infty$,
+# $w(p) \approx \ell^2/(8\log 2)$ and TEF follows the sign of $\sum_i \ell_i^3$. Is there *any*
+# temperature at which TEF beats the best baseline on these posts?
 
-# %% tags=["hide-input"]
-sweep_runs = runs.select(model=rn.parse_list(sweep_models))
-factors = [float(x) for x in rn.parse_list(sweep_factors)]
-sweep = calib.temperature_sweep(sweep_runs, factors, n_boot=sweep_boot, random_state=seed, invalid=invalid) \
-    if len(sweep_runs.frame) else None
-tab.say("" if sweep is not None else f"No cache of {sweep_models}: the sweep is not run.")
+# %%
+from tefcore.judges.e5 import sharpen
+
+factors = [float(t) for t in parse_list(sweep_factors)]
+sweep = []
+for t in factors:
+    tempered = runs.frame.assign(direct=sharpen(runs.frame["direct"].to_numpy(), t),
+                                 sentences=[sharpen(np.asarray(s), t) for s in runs.frame["sentences"]])
+    for model, g in tempered.groupby("model", sort=False):
+        s = score_table(predict_pairs(g, rules=RULES, invalid=invalid))
+        avg = s[s["dimension"] == "Average"].pivot(index="lang", columns="rule", values="accuracy")
+        for lang, a in avg.iterrows():
+            sweep.append({"model": model, "lang": lang, "t": t,
+                          "gain": a["tef"] - a[RULES[:3]].max()})
+sweep = pd.DataFrame(sweep)
+sweep.pivot_table(index=["model", "lang"], columns="t", values="gain", sort=False).rename(
+    index=names, level="model").round(1)
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-if sweep is not None:
-    ch05.sweep_figure(sweep, labels, lang_list, factors).show()
+ch05.sweep_figure(sweep, names, lang_list, factors).show()
 
 # %% [markdown]
-# Re-tempering adds no information and does not change which side any answer leans to, or which
-# of a judge's answers are more confident than others; it only changes how strongly TEF separates
-# the confident answers from the rest. For a calibrated judge $t = 1$ is the point where chapter
-# 1's log-odds identity holds. For our judges, which are not calibrated, the sweep asks a simpler
-# question: is there *any* temperature at which TEF would have beaten the best baseline on these
-# posts? Where the curve stays at or below zero across the whole range, no rescaling of the
-# detector's confidence helps, and the shortfall lies in which sentences the judge is confident
-# about, not in how confident it is. A flat curve belongs to a judge whose posts are mostly
-# unanimous: re-tempering never changes a sign, so on those posts TEF's decision is fixed.
-
-# %% [markdown]
+# Re-tempering adds no information and changes no answer's side or the order of a judge's
+# confidences; it only changes how strongly TEF separates the confident answers from the rest.
+# Where a row stays at or below zero over the whole range, no rescaling of the detector's
+# confidence makes TEF win on these posts, and the shortfall lies in *which* sentences the judge is
+# confident about, not in how confident it is.
+#
+# ## Reading the result
+#
+# The theory of chapters 1 and 2 says what to expect from judges like ours. SmolLM2-135M gives
+# nearly the same answer to every text: every rule returns the same side for almost every post,
+# and no fusion rule can recover information the detector does not carry. The zero-shot e5 judge
+# ties confidence to nothing that makes it right, so weighting by confidence re-weights noise. The
+# cross-fitted probe is fitted on whole posts; its sentence answers are flatter and lean the same
+# way within most posts, where the sentence rules cannot differ, and they compete with a strong
+# Direct answer. The paper's gains come from LLMs whose sentence answers are often near 0 or 1 and
+# mostly right when they are, the regime where chapter 2's simulations put TEF ahead.
+#
 # ## The paper's judges, on a GPU
 #
-# The comparison that would test the paper's claim needs one of its judges. On a machine with a
-# GPU and the full MIND release (chapter 3 says how to fetch it), the command below extracts the
-# answers of Qwen2.5-7B with the reference release's reading of the answer token, writes the
-# caches where this chapter reads them and rebuilds the chapter with the model added; its rows
-# then appear in every table above, labelled from their own provenance. Until then, every number
-# of Qwen2.5-7B and the other GPU/API models on this page is the paper's.
+# On a machine with a GPU and the full MIND release (chapter 3 says how to fetch it), the command
+# below extracts Qwen2.5-7B's answers with the reference release's reading of the answer token,
+# writes the caches where this chapter reads them and rebuilds the chapter with the model added;
+# its rows then appear in every table above, labelled from their own provenance. Until then every
+# number of Qwen2.5-7B and the other GPU and API models on this page is the paper's.
 
 # %% tags=["hide-input"]
-display(Markdown(cmds.reproduce_block("05")))
+display(Markdown(reproduce_block("05")))
 
 # %% [markdown]
-# ## Summary
-#
-# * The paper's Table 3 puts TEF ahead of the strongest baseline for all five of its LLMs. For our
-#   CPU judges the tables above give the measured differences and their intervals; they are the
-#   numbers to quote, always with the label of the judge that produced them.
-# * Chapters 1 and 2 say when TEF should win: decisive sentence answers that are right when they are
-#   decisive, among uncertain ones. The posterior table says how far our judges are from that
-#   regime, the sensitivity section how much the judge's own setting moves the result, and the
-#   temperature sweep what rescaling the judge's confidence does.
-#
-# The rows of the claims ledger that this chapter examines:
+# The rows of the claims ledger this chapter examines, checked as the page was built:
 
 # %% tags=["hide-input"]
-display(Markdown(prose.ledger_markdown("05_main_results")))
+display(HTML(chapter_claims("05_main_results")))

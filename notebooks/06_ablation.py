@@ -25,24 +25,25 @@
 # * **w/o Log-Odds**: the entropy-weighted mean of the probabilities,
 #   $m_w = \sum_i w_i p_i / \sum_i w_i$, compared with 0.5.
 #
-# Table 4 of the paper reports both ablations for Qwen2.5-7B and DeepSeek-V3.2. Its text makes
-# three statements, each recomputed here from the paper's own tables. On Qwen2.5-7B both variants
-# keep most of TEF's gain over Soft Vote: they keep {glue:text}`qwen_kept` of TEF's Average margin
-# (ledger row {glue:md}`link_qwen`). On DeepSeek-V3.2 both fall below Soft Vote on average:
-# {glue:text}`deepseek_below` of their Average accuracies do ({glue:md}`link_deepseek`). And the
-# largest drop is on DeepSeek-V3.2's English Environment dimension, which the paper calls about 23
-# points: TEF minus each ablation there is {glue:text}`drop_entropy` points without entropy weighting
-# and {glue:text}`drop_log_odds` without the log-odds transform ({glue:md}`link_drop`). This chapter
-# runs the same ablation on our CPU judges, with paired tests, beside the paper's rows.
+# Table 4 of the paper reports both for Qwen2.5-7B and DeepSeek-V3.2, and its text makes three
+# statements. Recomputed from its own Tables 3 and 4 (paper's numbers): on Qwen2.5-7B both variants
+# keep most of TEF's gain over Soft Vote, between {glue:text}`qwen_kept_min:.0f` % and
+# {glue:text}`qwen_kept_max:.0f` % of TEF's Average margin ({glue:md}`link_qwen`); on DeepSeek-V3.2
+# {glue:text}`deepseek_below` of the 4 ablation Averages (two variants, two languages, accuracy)
+# fall below Soft Vote ({glue:md}`link_deepseek`); and the largest drop is on DeepSeek-V3.2's
+# English Environment dimension, {glue:text}`drop_entropy:.1f` points without entropy weighting and
+# {glue:text}`drop_log_odds:.1f` without the log-odds transform ({glue:md}`link_drop`). This
+# chapter shows the two ablated rules at work, runs them on our CPU judges with paired tests, and
+# reads Table 4 as a reviewer would.
 
 # %% tags=["parameters"]
-models = "local,e5-zeroshot,e5-crossfit"  # judges (registry names), comma-separated
+models = "e5-crossfit,e5-zeroshot,local"  # judges (registry names), comma-separated
 prompt = "original"  # prompt variant of the caches
 langs = "zh,en"  # languages, in table order
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
+invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
 n_boot = 1000  # bootstrap replicates
-invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
 paper_models = "qwen2.5-7b,deepseek-v3.2"  # the paper's ablated models
 seed = 0  # bootstrap seed
 
@@ -51,133 +52,245 @@ from tefbook.parameters import check_parameters
 
 check_parameters("06_ablation")  # a misspelt -p name fails here, naming the parameters above
 
-from IPython.display import Markdown, display
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch06, prose
-from companion import commands as cmds
-from companion import results as res
-from companion import runs as rn
-from companion import tables as tab
+from chapters import ch06
+from companion.commands import reproduce_block
 from companion.figures import setup_notebook
-from companion.ledger import claim_link
+from companion.labels import short_names
+from companion.ledger import chapter_claims, claim_link
+from companion.results import REFERENCE_ROWS, majority_rate, side_by_side
+from companion.runs import chapter_runs, parse_list
+from companion.tables import show_by
+from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
 ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
-lang_list = rn.parse_list(langs)
+lang_list = parse_list(langs)
 t3, t4 = paper.load_table("table3"), paper.load_table("table4")
-for key, value in ch06.paper_ablation_facts(t3, t4).items():
-    glue(key, value, display=False)
-for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-deepseek"), ("link_drop", "ablation-drop")):
+for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-deepseek"),
+                   ("link_drop", "ablation-drop")):
     glue(key, Markdown(claim_link(claim)), display=False)
 
 # %% [markdown]
-# ## The data and the judges
-#
-# As in chapter 5, the rows of ours are labelled from the provenance of their caches: judge,
-# engine, hardware class and data.
+# ## The paper's statements, recomputed from its tables
+
+# %%
+drops = paper.ablation_drops(t4).xs("accuracy", level="metric")
+versus = paper.ablation_versus_soft_vote(t3, t4)
+kept = 100 * versus.loc["qwen2.5-7b", ["retained_tef_without_entropy", "retained_tef_without_log_odds"]]
+deepseek = versus.loc["deepseek-v3.2"].xs("accuracy", level="metric")
+below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] < 0
+drops.loc[("deepseek-v3.2", "en", "Environment"), ["drop_without_entropy", "drop_without_log_odds"]]
 
 # %% tags=["hide-input"]
-runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
+glue("qwen_kept_min", float(kept.to_numpy().min()), display=False)
+glue("qwen_kept_max", float(kept.to_numpy().max()), display=False)
+glue("deepseek_below", int(below.to_numpy().sum()), display=False)
+at = ("deepseek-v3.2", "en", "Environment")
+glue("drop_entropy", float(drops.loc[at, "drop_without_entropy"]), display=False)
+glue("drop_log_odds", float(drops.loc[at, "drop_without_log_odds"]), display=False)
 
 # %% [markdown]
+# ## The two ablated rules on one post
+#
+# The three variants read the same sentence probabilities and differ only in how they weigh them.
+# Take a post of six sentences: one decisive for *stability*, five that lean to *change* without
+# conviction.
+
+# %%
+from tefcore.fusion import clipped_log_odds, entropy_weight, fuse_many
+
+p = np.array([0.002, 0.85, 0.8, 0.83, 0.86, 0.84])  # P(change) of each sentence
+w, ell = entropy_weight(p), clipped_log_odds(p)
+by_hand = {
+    "tef": np.sum(w * ell),  # Σ w_i ℓ_i
+    "tef_without_entropy": np.sum(ell),  # Σ ℓ_i: every w_i = 1
+    "tef_without_log_odds": np.sum(w * p) / np.sum(w) - 0.5,  # m_w − 1/2
+}
+one_post = np.zeros(len(p), dtype=int)
+decided = {rule: fuse_many(p, one_post, rule).prediction[0] for rule in by_hand}
+pd.DataFrame({"score for change (by hand)": by_hand, "decision (fuse_many)": decided}).rename(
+    index=RULE_LABELS)
+
+# %% [markdown]
+# Per sentence, its weight and what each variant adds up:
+
+# %%
+pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)": w * ell,
+              "w·p (w/o Log-Odds averages)": w * p}).round(3)
+
+# %% tags=["hide-input"]
+for rule, decision in decided.items():
+    glue(f"one_{rule}", decision, display=False)
+
+# %% [markdown]
+# TEF decides *{glue:text}`one_tef`*, w/o Entropy *{glue:text}`one_tef_without_entropy`* and w/o
+# Log-Odds *{glue:text}`one_tef_without_log_odds`*. Without the weights, the five lukewarm sentences
+# add their full log-odds, between 1.4 and 1.8 each, and together outweigh the decisive one: the sum
+# counts sentences. With the weights, each adds a third of that or less, and the decisive sentence,
+# whose weight is close to one, decides. Without the log-odds transform the decisive sentence keeps its
+# large weight, but a weighted mean lets no answer pull further than its probability, here 0.002
+# against five answers above 0.8: a mean cannot let one answer count for more than its weight.
+#
+# ## The three variants on every pair
+#
+# `predict_pairs` applies the variants and Soft Vote to every pair of every cache (with `fuse_many`,
+# as above), and `score_table` scores them per dimension, as in chapter 5:
+
+# %%
+from tefcore.evaluate import predict_pairs, score_table
+
+runs = chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
+names = short_names(runs)
+pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid).assign(model=model)
+                  for model, g in runs.frame.groupby("model", sort=False)])
+table = score_table(pred, by=["model", "lang", "rule", "dimension"])
+
+# %% [markdown]
+# The variants disagree only where the weighing matters. For each judge and language, the pairs on
+# which full TEF and each ablation decide differently, and how many of those each gets right:
+
+# %%
+decision = pred.pivot_table(index=["model", "lang", "post_id", "dimension", "side"], columns="rule",
+                            values="prediction", aggfunc="first").reset_index()
+rows = []
+for ablation in ABLATION[1:]:
+    differ = decision[decision["tef"] != decision[ablation]]
+    rows.append(differ.assign(removed=RULE_LABELS[ablation],
+                              tef_right=differ["tef"] == differ["side"],
+                              ablation_right=differ[ablation] == differ["side"]))
+disagreements = pd.concat(rows).groupby(["model", "lang", "removed"], sort=False).agg(
+    differ=("post_id", "size"), tef_right=("tef_right", "sum"), ablation_right=("ablation_right", "sum"))
+disagreements.rename(index=names, level="model")
+
+# %% [markdown]
+# The difference of two rules' accuracies on a dimension is exactly (TEF right − ablation right) on
+# its disagreeing pairs, divided by its pairs: every other pair counts the same for both. A judge and
+# language absent from this table is one where the variants never disagree.
+#
 # ## Table 4, ours beside the paper's
 #
-# The three variants and Soft Vote, run on the same cached answers:
-
-# %%
-pred = res.predict_runs(runs, rules=RULES, invalid=invalid)
-table = res.score_runs(pred)
-
-# %% [markdown]
-# One table per language in the paper's layout, the best variant of each column in bold within each
-# judge. The first rows count the pairs of each dimension and give their majority-class rate. Soft
-# Vote is not part of the paper's Table 4; our rows include it because the paper's text measures the
-# ablations against it (its Soft Vote numbers are in Table 3 and in chapter 5). The paper's rows are
-# its Table 4, their Average the mean of the six printed dimensions, as in chapter 5 (Table 4 prints
-# that mean rounded half up, the value shown here).
+# One table per language in the paper's layout, the best variant of each column in bold within
+# each judge (nothing bold where all tie). The first rows count the pairs of each dimension and
+# give their majority-class floor. Soft Vote is not part of the paper's Table 4; our rows include
+# it because the paper's text measures the ablations against it. The paper's rows are its Table 4,
+# their Average the mean of the six printed dimensions (Table 4 prints that mean rounded half up).
 
 # %% tags=["hide-input", "full-width"]
-wide = res.side_by_side(table, t4, labels=labels, reference=res.majority_rate(runs), rules=RULES,
-                       paper_models=rn.parse_list(paper_models), langs=lang_list)
-tab.show_by(wide, by="run", skip=res.REFERENCE_ROWS)
-
-# %% [markdown]
-# ## Averages with intervals
-#
-# The Average of each variant with its 95 % bootstrap interval (pairs resampled within dimensions),
-# the best of each judge and language in bold.
-
-# %%
-cis = res.average_intervals(pred, n_boot=n_boot, random_state=seed)
-
-# %% tags=["hide-input"]
-display(res.interval_table(res.labelled_intervals(cis, labels), RULES))
+labels = {m: f"ours: {names[m]}" for m in runs.models}
+wide = side_by_side(table, t4, labels=labels, reference=majority_rate(runs), rules=RULES,
+                    paper_models=parse_list(paper_models), langs=lang_list)
+show_by(wide, by="run", skip=REFERENCE_ROWS)
 
 # %% [markdown]
 # ## Paired comparisons: full TEF against each ablation
 #
 # Same pairs, same resampling: a positive difference means the component that was removed helped.
-# McNemar's b counts pairs only full TEF gets right, c pairs only the ablation gets right.
+# The bootstrap interval is of the difference of Averages (each dimension weighs the same);
+# McNemar's b counts pairs only full TEF gets right, c pairs only the ablation gets right (the two
+# right-hand columns of the disagreement table above, pooled over dimensions).
 
 # %%
-cmp = ch06.ablation_comparisons(pred, n_boot=n_boot, random_state=seed)
+from companion.results import compare_runs
+
+comparisons = pd.concat([compare_runs(pred, "tef", ablation, metric="accuracy", n_boot=n_boot,
+                                      random_state=seed) for ablation in ABLATION[1:]])
 
 # %% tags=["hide-input", "full-width"]
-display(ch06.comparison_table(cmp, labels, n_boot))
+effect = np.select([comparisons["low"] > 0, comparisons["high"] < 0], ["helped", "hurt"], "within noise")
+display(ch06.comparison_table(comparisons.assign(effect=effect), names, n_boot))
+glue("n_comparisons", len(comparisons), display=False)
+glue("n_helped", int((effect == "helped").sum()), display=False)
+glue("n_hurt", int((effect == "hurt").sum()), display=False)
 
 # %% [markdown]
-# In words, for accuracy:
-
-# %% tags=["hide-input"]
-display(Markdown(ch06.ablation_markdown(cmp, labels)))
-
-# %% [markdown]
+# Of our {glue:text}`n_comparisons` comparisons (judge × language × ablation, accuracy), the removed
+# component helped beyond the noise in {glue:text}`n_helped` and hurt in {glue:text}`n_hurt`; the
+# others are within the noise of the sample. Each row names the judge it rests on.
+#
 # ## Against Soft Vote, as the paper reads it
 #
-# The paper measures each ablation by how much of TEF's margin over Soft Vote it keeps. The table
-# gives the Average accuracy margin over Soft Vote of TEF and of each ablation, in points, ours and
-# the paper's (the paper's from its Tables 3 and 4). A variant that keeps most of TEF's margin has a
-# number close to TEF's; a negative number is an Average below Soft Vote's.
+# The paper measures each ablation by how much of TEF's margin over Soft Vote it keeps. The Average
+# accuracy margin over Soft Vote of TEF and of each ablation, in points, ours (on the caches above)
+# and the paper's (from its Tables 3 and 4):
 
-# %% tags=["hide-input"]
-margins = ch06.soft_vote_margins(table, t3, t4, labels)
-display(tab.format_columns(margins))
+# %%
+average = table[table["dimension"] == "Average"].pivot_table(
+    index=["model", "lang"], columns="rule", values="accuracy", sort=False)
+ours = average[ABLATION].sub(average["soft_vote"], axis=0).rename(index=names, level="model")
+theirs = versus.xs("accuracy", level="metric")[[f"margin_{v}" for v in ABLATION]]
+theirs.columns = ABLATION
+margins = pd.concat({"ours": ours, "paper": theirs.rename(index=paper.MODEL_LABELS, level="model")})
+margins.rename(columns=RULE_LABELS).round(1)
 
 # %% [markdown]
+# A variant that keeps most of TEF's margin has a number close to TEF's; a negative number is an
+# Average below Soft Vote's.
+#
+# ## Table 4, read as a reviewer reads it
+#
+# As in chapter 5 for Table 3, the counts of the release's files (not printed by the paper) give
+# each accuracy of Table 4 a floor, and the ablations give the consistency question of chapter 5
+# more rules to compare: all five sentence rules of a cell fuse the same posteriors.
+
+# %%
+from tefcore.paper import review
+
+floors = review.floors(t4)
+floors.pivot_table(index="method", columns=["model", "lang"], values="below", aggfunc="sum").rename(
+    index=RULE_LABELS)
+
+# %%
+consistency = review.sentence_rules(t3, t4)
+asked = consistency[consistency["question"] & consistency["model"].isin(parse_list(paper_models))]
+asked[["model", "lang", "dimension", *[r for r in review.SENTENCE_RULES if r in asked], "floor",
+       "required"]].rename(columns=RULE_LABELS).round(1)
+
+# %% tags=["hide-input"]
+glue("t4_below", int(floors["below"].sum()), display=False)
+glue("t4_cells", len(floors), display=False)
+glue("t4_questions", len(asked), display=False)
+env = floors[(floors["model"] == "deepseek-v3.2") & (floors["lang"] == "en") & (floors["dimension"] == "Environment")
+             & (floors["method"] == "tef")].iloc[0]
+glue("env_n", int(env["n"]), display=False)
+glue("env_floor", float(env["floor"]), display=False)
+glue("env_tef", float(env["value"]), display=False)
+
+# %% [markdown]
+# {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of their
+# cell, and {glue:text}`t4_questions` cells of the two ablated models have one sentence rule below
+# the floor and another above it, each beyond its noise: the share of posts whose sentences disagree
+# would have to be at least the gap in the last column. DeepSeek-V3.2's English Environment cell,
+# the paper's largest drop, has {glue:text}`env_n` pairs in the release's files and a floor of
+# {glue:text}`env_floor:.1f` %; full TEF scores {glue:text}`env_tef:.1f` there (paper).
+#
 # ## What to expect, and why
-#
-# For a binary decision the three variants differ only in how they weigh the *same* sentence
-# answers:
-#
-# * TEF's score is $\sum_i w(p_i)\,\ell(p_i)$. Near $p = 0.5$, $w(p) \approx \ell^2/(8\log 2)$, so a
-#   sentence's contribution grows like $\ell^3$: lukewarm answers count almost nothing.
-# * w/o Entropy sums $\ell(p_i)$: lukewarm answers count in proportion to their log-odds, and a
-#   single answer near 0 or 1 can be worth up to $M = 10$.
-# * w/o Log-Odds averages $p_i$ with weights $w_i$: no answer can be worth more than its weight, so
-#   a decisive sentence cannot outvote many moderate ones the way it can under TEF.
 #
 # When a judge's sentence probabilities all lie in a narrow band on one side of 0.5 (SmolLM2), the
 # three scores have the same sign on almost every post and the ablation changes almost nothing.
 # When the judge's decisive answers are trustworthy, the two components help in the way the paper
-# describes. When they are not (a detector that is sure for the wrong reasons), emphasising them
-# can hurt, and an ablation can score *higher* than full TEF: the paired intervals above say which
-# of these our judges are.
+# describes. When they are not (a detector that is sure for the wrong reasons), emphasising them can
+# hurt, and an ablation can score *higher* than full TEF: the paired comparisons above say which of
+# these our judges are.
 #
 # ## The paper's ablated models, on a GPU
 #
 # Qwen2.5-7B's ablation needs the model on a GPU (DeepSeek-V3.2 runs through its API). The command
 # below, generated from the same plan as `tef reproduce`, extracts its answers on the full release
-# with the reference release's reading and rebuilds this chapter with its rows added; until then the
-# Qwen2.5-7B and DeepSeek-V3.2 rows are the paper's.
+# with the reference release's reading and rebuilds this chapter with its rows added; until then
+# the Qwen2.5-7B and DeepSeek-V3.2 rows are the paper's.
 
 # %% tags=["hide-input"]
-display(Markdown(cmds.reproduce_block("06")))
+display(Markdown(reproduce_block("06")))
 
 # %% [markdown]
-# The rows of the claims ledger that this chapter examines:
+# The rows of the claims ledger this chapter examines, checked as the page was built:
 
 # %% tags=["hide-input"]
-display(Markdown(prose.ledger_markdown("06_ablation")))
+display(HTML(chapter_claims("06_ablation")))

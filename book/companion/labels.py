@@ -10,6 +10,7 @@ language (:data:`LANG_LABELS`), and label each row with where it comes from (:fu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -128,3 +129,64 @@ def paper_label(model: str) -> str:
     'paper: Qwen2.5-7B'
     """
     return f"{PAPER_LABEL}: {judge_label(model)}"
+
+
+SHORT_NAMES: dict[str, str] = {
+    "local": "SmolLM2-135M",
+    "e5-zeroshot": "e5 zero-shot",
+    "e5-crossfit": "e5 cross-fit",
+    "e5-crossfit-std": "e5 cross-fit (std., C = 1)",
+    "e5-crossfit-raw": "e5 cross-fit (raw, C = 1)",
+}
+"""The book's short names of its CPU judges, for table rows and figure legends."""
+
+
+def short_names(runs: Any) -> dict[str, str]:
+    """A short row name per judge of ``runs``: the book's short name (else the judge its provenance
+    records) and the hardware class its provenance records, e.g. ``"e5 cross-fit, CPU"``.
+
+    Parameters
+    ----------
+    runs : Runs
+        :func:`companion.runs.load_runs` output.
+
+    Examples
+    --------
+    >>> from companion.runs import load_runs
+    >>> short_names(load_runs("local,e5-crossfit", langs="en"))
+    {'local': 'SmolLM2-135M, CPU', 'e5-crossfit': 'e5 cross-fit, CPU'}
+    """
+    from companion.provenance import hardware_class, judge_name
+
+    out = {}
+    for prov in runs.provenance.drop_duplicates("model").to_dict("records"):
+        model = prov["model"]
+        out[model] = f"{SHORT_NAMES.get(model) or judge_name(prov)}, {hardware_class(prov)}"
+    return out
+
+
+def run_table(runs: Any, names: Mapping[str, str] | None = None) -> Any:
+    """What a chapter's caches hold, one row per judge, prompt and language: the judge's short name, the
+    pairs and posts, and what the cache header records (engine, hardware, data; :mod:`companion.provenance`)
+    and the cache file. A styled table (one line per row).
+
+    Examples
+    --------
+    >>> from companion.runs import load_runs
+    >>> run_table(load_runs("e5-crossfit", langs="en")).data["pairs"].tolist()
+    [605]
+    """
+    from companion.provenance import data_kind, engine_name, hardware_class
+    from companion.tables import plain
+
+    names = names or short_names(runs)
+    rows = []
+    for prov in runs.provenance.to_dict("records"):
+        frame = runs.frame[(runs.frame["model"] == prov["model"]) & (runs.frame["prompt"] == prov["prompt"])
+                           & (runs.frame["lang"] == prov["lang"])]
+        rows.append({"judge": names[prov["model"]], "prompt": prov["prompt"],
+                     "language": LANG_LABELS.get(prov["lang"], prov["lang"]), "pairs": len(frame),
+                     "posts": frame["post_id"].nunique(), "engine": engine_name(prov),
+                     "hardware": hardware_class(prov), "data": data_kind(frame),
+                     "cache": "/".join(str(prov["path"]).split("/")[-3:])})
+    return plain(pd.DataFrame(rows).set_index(["judge", "prompt", "language"]))

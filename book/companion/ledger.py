@@ -69,3 +69,34 @@ def ledger_html(ledger: pd.DataFrame, chapter_href: Callable[[str], str] | None 
     head = "".join(f"<th>{h}</th>" for h in ("id", "the paper says", "stated", "ours", "verdict", "chapter"))
     body = "".join(_html_row(r, href) for r in ledger.to_dict("records"))
     return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def chapter_claims(chapter: str, data_dir: str | None = None, page: str = "11_claims_ledger.html") -> str:
+    """The ledger rows a chapter examines, checked now, as an HTML table whose ids link to the ledger page.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's stem (``"05_main_results"``).
+    data_dir : str, optional
+        The MIND directory the data-card rows are checked on (default: as :func:`evaluate_ledger`).
+    page : str
+        The ledger page, relative to the chapter.
+
+    Examples
+    --------
+    >>> chapter_claims("06_ablation").count("<tr>") > 1
+    True
+    """
+    from tefcore.paper.ledger import evaluate_ledger
+
+    rows = evaluate_ledger([c for c in LEDGER if c.chapter == chapter], data_dir=data_dir)
+    kind = "kind" if "kind" in rows.columns else "how"
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "the paper says", "stated", "ours", "verdict"))
+    body = "".join(
+        f'<tr><td><a href="{page}#{claim_anchor(r["id"])}"><code>{html.escape(r["id"])}</code></a></td>'
+        f'<td>{html.escape(str(r["words"]))}<br><small>{html.escape(str(r["where"]))}</small></td>'
+        f'<td>{html.escape(str(r["number"]))}</td><td>{html.escape(str(r["value"]))}</td>'
+        f'<td><b>{html.escape(str(r["verdict"]))}</b><br><small>{html.escape(str(r[kind]))}</small></td></tr>'
+        for r in rows.to_dict("records"))
+    return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -143,8 +143,8 @@ def _best_mask(values: pd.DataFrame, lower: Collection[Any], by: str | Sequence[
                closest_to_zero: Collection[Any] = (), skip: Collection[Any] = ()) -> pd.DataFrame:
     """True where a cell holds the best value of its column (within its group of rows); ties all True.
 
-    Rows whose last index level is in ``skip`` are not ranked; a group with a single ranked value has no
-    best.
+    Rows whose last index level is in ``skip`` are not ranked; a group with a single ranked value, or whose
+    ranked values all tie, has no best.
     """
     numeric = values.apply(pd.to_numeric, errors="coerce")
     last = np.asarray(values.index.get_level_values(-1), dtype=object)
@@ -162,6 +162,8 @@ def _best_mask(values: pd.DataFrame, lower: Collection[Any], by: str | Sequence[
             best = column.min() if (col in lower or key in lower or col in closest_to_zero
                                     or key in closest_to_zero) else column.max()
             hits = np.isclose(column.to_numpy(dtype=np.float64), best, rtol=0.0, atol=1e-12)
+            if hits.all():  # every value ties: nothing is best
+                continue
             rows = np.flatnonzero(values.index.isin(column.index[hits]))
             mask.iloc[rows, j] = True
     return mask
@@ -208,7 +210,7 @@ def bold_best(
         Columns (names, or the last level of a tuple name) where lower is better (ECE, a gap, a loss).
     by : str or sequence of str, optional
         Index level(s) whose groups of rows are compared separately (e.g. ``"lang"``: the best rule of
-        each language). A group with a single ranked value has no best.
+        each language). A group with a single ranked value, or whose values all tie, has no best.
     digits : int, mapping or None
         Decimals shown for numbers (rounded half up, as the paper prints them, :func:`format_cell`;
         integers get thousands separators), for every column or per column (a mapping from column
@@ -247,6 +249,21 @@ def bold_best(
             places = _places(digits, col)
             styler = styler.format(lambda v, d=places: format_cell(v, d), subset=frame.columns[[j]])
     return styler
+
+
+def plain(frame: pd.DataFrame, digits: int = 1) -> Any:
+    """A table in the book's style without ranking: numbers as :func:`format_cell` prints them, one line per
+    row (cells do not wrap), a stable id.
+
+    Examples
+    --------
+    >>> "white-space: nowrap" in plain(pd.DataFrame({"a": [1.25]})).to_html()
+    True
+    """
+    digest = hashlib.sha256(frame.to_csv().encode("utf-8")).hexdigest()[:10]
+    styler = frame.style.set_uuid(f"tef-{digest}").set_table_attributes('class="dataframe"')
+    styler = styler.set_table_styles(_TABLE_STYLES)
+    return styler.format(lambda v: format_cell(v, digits))
 
 
 def say(*texts: str) -> None:
