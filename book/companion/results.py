@@ -6,21 +6,19 @@ run (judge and prompt). The definitions (the "Average", the strongest baseline, 
 are those of :mod:`tefcore.evaluate`; this module applies them to the runs of a chapter and lays the
 results out.
 
-:func:`open_runs`
-    A result chapter's opening: load, label from provenance, say which data and judges.
 :func:`predict_runs`, :func:`score_runs`, :func:`majority_rate`
     Predictions and per-dimension accuracy/macro-F1 of every rule, per judge and prompt, and the
     majority-class floor of the same pairs.
-:func:`average_intervals`, :func:`versus_best_baseline`, :func:`compare_runs`
-    Bootstrap intervals of the "Average" (the unweighted mean over dimensions), and paired tests.
-:func:`side_by_side`, :func:`below_floor`
+:func:`versus_best_baseline`, :func:`compare_runs`
+    Paired tests of two rules on the "Average" (the unweighted mean over dimensions).
+:func:`side_by_side`
     Our numbers and the paper's (Tables 3 and 4) in the paper's wide layout, each row labelled with
     where it comes from, with the pairs per dimension and the majority-class rate beside them.
 :func:`posterior_summary`
     How decisive a judge's sentence posteriors are.
 
-Intervals are percentile bootstrap intervals over evaluation pairs, resampled within dimensions
-(:func:`tefcore.metrics.bootstrap_ci` with ``average_over_strata=True``).
+Paired intervals are percentile bootstrap intervals over evaluation pairs, resampled within dimensions
+(:func:`tefcore.evaluate.paired_comparisons`).
 """
 
 from __future__ import annotations
@@ -32,14 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS, judge_label, paper_label, row_label
-from companion.runs import Runs, chapter_runs, data_statement, frame_of, row_labels, run_keys
-from companion.tables import bold_best, format_interval, paper_columns
-from tefcore import evaluate, metrics
+from companion.labels import LANG_LABELS, paper_label, row_label
+from companion.runs import Runs, frame_of, run_keys
+from companion.tables import paper_columns
+from tefcore import evaluate
 from tefcore.evaluate import (
     BASELINES,
     METRIC_LABELS,
-    check_metric,
     dimension_average,
     flatten_sentences,
     iter_groups,
@@ -50,31 +47,6 @@ from tefcore.evaluate import (
 )
 from tefcore.fusion import CLASSES, RULE_LABELS, RULE_NAMES, entropy_weight
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
-
-
-def open_runs(models: str | Sequence[str], prompts: str | Sequence[str], langs: str | Sequence[str],
-              cache_dir: str, reading: str = "summed", show: bool = True) -> tuple[Runs, dict[str, str]]:
-    """A result chapter's opening: load its runs, label them from their provenance and say what they are.
-
-    Loads the caches (:func:`companion.runs.chapter_runs`), labels each judge's rows
-    (:func:`companion.runs.row_labels`) and, with ``show``, displays which data the caches hold
-    (:func:`companion.runs.data_statement`), the notes on missing or mismatched caches and the
-    table of judges.
-
-    Returns
-    -------
-    runs : Runs
-    labels : dict of str to str
-        Registry name -> row label.
-    """
-    from companion.tables import say, show_judges
-
-    runs = chapter_runs(models, prompts, langs, cache_dir, reading=reading)
-    labels = row_labels(runs)
-    if show:
-        say(data_statement(runs), runs.notes_markdown)
-        show_judges(models, labels)
-    return runs, labels
 
 
 COUNT_ROW = "pairs (n)"
@@ -161,100 +133,6 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
     return sort_table(out, ["lang", "dimension"], _ORDERS)
 
 
-def average_intervals(
-    pred: pd.DataFrame,
-    *,
-    metrics_: Sequence[str] = ("accuracy", "macro_f1"),
-    rules: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    level: float = 0.95,
-    random_state: int = 0,
-    extra_keys: Sequence[str] = (),
-) -> pd.DataFrame:
-    """Bootstrap intervals of the Average (unweighted mean over dimensions) per run, language and rule.
-
-    Pairs are resampled within dimensions; each replicate's statistic is the mean over dimensions of
-    the per-dimension metric, as in the tables (:func:`tefcore.metrics.bootstrap_ci`).
-
-    Parameters
-    ----------
-    pred : DataFrame
-        :func:`predict_runs` output.
-    metrics_ : sequence of {"accuracy", "macro_f1"}
-    rules : sequence of str, optional
-        Default: every rule present.
-    n_boot, level, random_state
-        Bootstrap settings (same seed for every group, so rules are resampled alike).
-    extra_keys : sequence of str
-        Further grouping columns (e.g. ``"policy"`` when predictions of two invalid-answer policies
-        are stacked).
-
-    Returns
-    -------
-    DataFrame
-        ``model, prompt, lang, rule, metric, estimate, low, high, n``.
-    """
-    keys = [*run_keys(pred), *extra_keys, "lang", "rule"]
-    data = pred if rules is None else pred[pred["rule"].isin(list(rules))]
-    rows = []
-    for key, g in iter_groups(data, keys):
-        for metric in metrics_:
-            ci = metrics.bootstrap_ci(check_metric(metric), g["side"].to_numpy(), g["prediction"].to_numpy(),
-                                      n_boot=n_boot, level=level, strata=g["dimension"].to_numpy(),
-                                      average_over_strata=True, random_state=random_state)
-            rows.append({**key, "metric": metric, "estimate": ci.estimate, "low": ci.low, "high": ci.high,
-                         "n": len(g)})
-    return sort_table(pd.DataFrame(rows), keys) if rows else pd.DataFrame(rows)
-
-
-def labelled_intervals(cis: pd.DataFrame, labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """:func:`average_intervals` output with ``run``, ``judge``, ``method`` and a formatted ``cell`` column.
-
-    ``cell`` reads ``estimate [low, high]`` (:func:`companion.tables.format_interval`);
-    ``run`` is the label of the judge's rows (:func:`row_label`), ``judge`` the book's short name of the
-    judge and ``method`` the paper's name of the rule.
-    """
-    out = cis.copy()
-    out["run"] = out["model"].map(lambda m: row_label(m, labels))
-    out["judge"] = out["model"].map(judge_label)
-    out["method"] = out["rule"].map(RULE_LABELS)
-    out["cell"] = [format_interval(e, lo, hi) for e, lo, hi in zip(out["estimate"], out["low"], out["high"])]
-    return out
-
-
-def interval_table(cis: pd.DataFrame, rules: Sequence[str],
-                   metric_names: Sequence[str] = ("accuracy", "macro_f1")) -> Any:
-    """The Averages with their intervals in the paper's layout, the best rule of each run in bold.
-
-    Parameters
-    ----------
-    cis : DataFrame
-        :func:`labelled_intervals` output.
-    rules : sequence of str
-        Rules, in the order of the rows (absent ones are skipped).
-    metric_names : sequence of str
-        Metrics, in the order of the columns.
-
-    Returns
-    -------
-    pandas.io.formats.style.Styler
-        Rows ``(run, lang, method)``, one column per metric with ``estimate [low, high]``; the best
-        estimate of each (run, language) in bold (:func:`companion.tables.bold_best`).
-    """
-    keep = cis[cis["rule"].isin(list(rules)) & cis["metric"].isin(list(metric_names))]
-    order = {"rule": list(rules), "metric": list(metric_names)}
-    keep = sort_table(keep, ["run", "lang", "rule", "metric"], {**order, "run": list(pd.unique(keep["run"])),
-                                                                 "lang": list(pd.unique(keep["lang"]))})
-    text = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="cell", aggfunc="first",
-                            sort=False)
-    values = keep.pivot_table(index=["run", "lang", "method"], columns="metric", values="estimate",
-                              aggfunc="first", sort=False)
-    cols = [m for m in metric_names if m in text.columns]
-    text, values = text[cols], values[cols].reindex(text.index)
-    text.columns = values.columns = pd.Index([METRIC_NAMES.get(m, m) for m in cols], name=None)
-    return bold_best(text, values=values, by=["run", "lang"])
-
-
 def compare_runs(pred: pd.DataFrame, a: str, b: str | Mapping[tuple[Any, ...], str], **options: Any) -> pd.DataFrame:
     """:func:`tefcore.evaluate.paired_comparisons` per run (model, prompt) and language.
 
@@ -303,12 +181,6 @@ def versus_best_baseline(
         best = best.reset_index().rename(columns={"strongest_baseline": "b"})
         out.append(cmp.merge(best[[*keys, "tef"]], on=keys).merge(best[[*keys, "b", "baseline"]], on=[*keys, "b"]))
     return pd.concat(out, ignore_index=True)
-
-
-def in_run_order(frame: pd.DataFrame, then: Sequence[str]) -> pd.DataFrame:
-    """Rows by judge and language in order of first appearance, then by ``then`` (also in that order)."""
-    keys = [*run_keys(frame), "lang", *then]
-    return sort_table(frame, keys, {k: list(pd.unique(frame[k])) for k in keys})
 
 
 def _paper_long(paper_table: pd.DataFrame, rules: Sequence[str], paper_models: Sequence[str] | None,
@@ -405,29 +277,6 @@ def side_by_side(
     return wide
 
 
-def below_floor(table: pd.DataFrame, reference: pd.DataFrame, metric: str = "accuracy") -> pd.DataFrame:
-    """Our Averages that fall below the majority-class rate of the same pairs.
-
-    Parameters
-    ----------
-    table : DataFrame
-        :func:`score_runs` output.
-    reference : DataFrame
-        :func:`majority_rate` of the same pairs.
-    metric : {"accuracy", "macro_f1"}
-
-    Returns
-    -------
-    DataFrame
-        ``model, [prompt,] lang, rule, <metric>, floor`` for every Average under the floor.
-    """
-    floor = reference[reference["dimension"] == evaluate.AVERAGE].set_index("lang")[metric]
-    avg = table[table["dimension"] == evaluate.AVERAGE]
-    avg = avg.assign(floor=avg["lang"].map(floor))
-    return avg.loc[avg[metric] < avg["floor"], [*run_keys(avg), "lang", "rule", metric, "floor"]] \
-        .reset_index(drop=True)
-
-
 def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.DataFrame:
     r"""How decisive a judge's sentence posteriors are, per model, prompt and language.
 
@@ -468,35 +317,3 @@ def posterior_summary(runs: Runs | pd.DataFrame, decisive: float = 0.5) -> pd.Da
     return pd.DataFrame(rows)
 
 
-def invalid_accounting(runs: Runs | pd.DataFrame) -> pd.DataFrame:
-    """How many answers could not be read, per model, prompt and language.
-
-    Returns
-    -------
-    DataFrame
-        ``pairs``, ``sentences``, ``invalid_direct`` (unreadable whole-post answers: Direct abstains),
-        ``invalid_sentences`` (left out of the fusion under ``invalid="drop"``),
-        ``pairs_without_readable_sentence`` (every sentence rule abstains), the share of invalid
-        sentences in percent, and one ``source: X`` column per answer source found in
-        ``sentence_sources`` (how each sentence probability was read).
-    """
-    df = frame_of(runs)
-    keys = [*run_keys(df), "lang"]
-    flat, row = flatten_sentences(df["sentences"])
-    lengths = np.bincount(row, minlength=len(df))
-    n_bad = np.bincount(row, weights=np.isnan(flat), minlength=len(df))
-    work = df[keys].copy()
-    work["pairs"] = 1
-    work["sentences"] = lengths
-    work["invalid_direct"] = df["direct"].isna().to_numpy().astype(int)
-    work["invalid_sentences"] = n_bad.astype(int)
-    work["pairs_without_readable_sentence"] = (n_bad == lengths).astype(int)
-    out = work.groupby(keys, sort=False).sum().reset_index()
-    out["invalid_sentence_share"] = 100 * out["invalid_sentences"] / out["sentences"].clip(lower=1)
-    if "sentence_sources" in df.columns:
-        src = pd.DataFrame({**{k: np.repeat(df[k].to_numpy(), lengths) for k in keys},
-                            "source": flatten_sentences(df["sentence_sources"], dtype=object)[0]})
-        counts = src.groupby(keys, sort=False)["source"].value_counts().unstack(fill_value=0)
-        counts.columns = [f"source: {c}" for c in counts.columns]
-        out = out.merge(counts.reset_index(), on=keys, how="left")
-    return out

@@ -8,8 +8,7 @@ many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` colu
 provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
 for a chapter, which needs at least one cache. What a chapter says about its runs comes from there:
 :func:`row_labels` (the label of each judge's rows, read from the provenance),
-:func:`data_statement` (which data the caches were scored on, with counts) and :func:`provenance_view`
-(the provenance table). :func:`parse_list` and :func:`repo_path` turn notebook parameters into names
+:func:`data_statement` (which data the caches were scored on, with counts). :func:`parse_list` and :func:`repo_path` turn notebook parameters into names
 and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
@@ -30,7 +29,6 @@ import pandas as pd
 from tefbook.toc import project_root
 
 __all__ = [
-    "PROVENANCE_COLUMNS",
     "READINGS",
     "SETTING_FIELDS",
     "Runs",
@@ -40,19 +38,12 @@ __all__ = [
     "frame_of",
     "load_runs",
     "parse_list",
-    "provenance_view",
     "reads_answers",
     "repo_path",
     "row_labels",
     "run_keys",
 ]
 
-PROVENANCE_COLUMNS: tuple[str, ...] = (
-    "model", "prompt", "lang", "n_pairs", "label", "backend", "model_id", "engine", "weights_sha256",
-    "template_sha256", "system_prompt", "descriptions_sha256", "standardize", "C", "n_folds",
-    "seeds", "reading", "provenance_id",
-)
-"""Provenance fields the chapters show when a cache records them."""
 
 READINGS: tuple[str, ...] = ("summed", "reference")
 """How an LLM judge's answer token is read (:mod:`tefcore.judges.labels`); ``summed`` is the default."""
@@ -171,35 +162,6 @@ def _recorded(flat: dict[str, Any]) -> dict[str, Any]:
             k = "model_id" if k == "model" and "model_id" not in flat else f"recorded_{k}"
         out[k] = v
     return out
-
-
-def provenance_view(runs: Runs, columns: Sequence[str] = PROVENANCE_COLUMNS, hash_chars: int = 12,
-                    labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The provenance fields a chapter shows, one row per cache file, hashes shortened.
-
-    Parameters
-    ----------
-    runs : Runs
-    columns : sequence of str
-        Fields to keep when the caches record them (:data:`PROVENANCE_COLUMNS`).
-    hash_chars : int
-        Characters kept of every SHA-256 or provenance id (enough to tell files apart).
-    labels : mapping, optional
-        The label of each judge's rows (:func:`row_labels`), shown in a ``label`` column.
-
-    Returns
-    -------
-    DataFrame
-        Indexed by ``model, prompt, lang``.
-    """
-    prov = runs.provenance.copy()
-    if labels is not None:
-        prov["label"] = prov["model"].map(dict(labels))
-    view = prov[[c for c in columns if c in prov.columns]].copy()
-    for col in view.columns:
-        if col.endswith("sha256") or col == "provenance_id":
-            view[col] = view[col].map(lambda v: v[:hash_chars] if isinstance(v, str) else v)
-    return view.set_index([c for c in ("model", "prompt", "lang") if c in view.columns])
 
 
 def _shown(path: Path) -> str:

@@ -4,8 +4,8 @@ Numbers become text with a fixed number of decimals, rounded half up as the pape
 (:func:`round_half_up`, :func:`format_cell`, :func:`format_p`, :func:`format_interval`,
 :func:`format_columns`), so that executed notebooks are stable; tables follow the paper's column
 order (:func:`paper_columns`) with the best value per column in bold (:func:`bold_best`, one
-function for every table of the chapters, shown one block per language by :func:`show_by`);
-:func:`say` and :func:`show_judges` display text and the table of judges.
+function for every table of the chapters, shown one block per language by :func:`show_by`), and
+:func:`plain` for a table without ranking.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import judge_table
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 
 
@@ -264,28 +263,6 @@ def plain(frame: pd.DataFrame, digits: int = 1) -> Any:
     styler = frame.style.set_uuid(f"tef-{digest}").set_table_attributes('class="dataframe"')
     styler = styler.set_table_styles(_TABLE_STYLES)
     return styler.format(lambda v: format_cell(v, digits))
-
-
-def say(*texts: str) -> None:
-    """Display each non-empty text as Markdown (an empty Markdown object would show its raw repr).
-
-    Examples
-    --------
-    >>> say("", "  ")  # nothing is displayed
-    """
-    from IPython.display import Markdown, display
-
-    for text in texts:
-        if text and text.strip():
-            display(Markdown(text))
-
-
-def show_judges(models: str | Sequence[str], labels: Mapping[str, str]) -> None:
-    """Display :func:`judge_table` with every description in full (pandas would cut long text)."""
-    from IPython.display import display
-
-    with pd.option_context("display.max_colwidth", None):
-        display(judge_table(models, labels))
 
 
 def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> None:
