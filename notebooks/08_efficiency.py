@@ -39,7 +39,7 @@ prompt = "original"
 # Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
 # Queries whose prompt tokens are counted, drawn at random per language and kind (0: every query).
-token_sample = 400
+count_sample = 400
 # The committed timing record (benchmarks/ttft.py).
 record = "benchmarks/records/ttft-local.json"
 # Time the judge now, on this machine (ttft_sample queries of each kind); off: the record only.
@@ -146,7 +146,7 @@ glue("rate_max", float(rate.max()), display=False)
 # tokens are counted with the judge's own tokenizer and chat template, as the judge receives it: one
 # user turn with the generation prompt and, where the template has one, its default system turn (the
 # reference rendering of protocol §4). Counting every prompt takes a while, so by default a random
-# sample of each language and kind is counted (`token_sample` queries each; 0 counts all), and the
+# sample of each language and kind is counted (`count_sample` queries each; 0 counts all), and the
 # totals are queries × the sample's mean.
 
 # %%
@@ -157,8 +157,8 @@ spec = ch08.judge_spec(model, endpoint, endpoint_model)
 data = describe_data(data_dir, lang_list)
 pairs = [p for lang in lang_list for p in evaluation_pairs(load_posts(lang, data.directory))]
 queries = ch08.query_table(pairs, variant=prompt)  # one row per query: Direct, then each sentence
-counted = queries if not token_sample else queries.groupby(["lang", "kind"], group_keys=False).apply(
-    lambda g: g.sample(min(token_sample, len(g)), random_state=seed))
+counted = queries if not count_sample else queries.groupby(["lang", "kind"], group_keys=False).apply(
+    lambda g: g.sample(min(count_sample, len(g)), random_state=seed))
 counted = ch08.count_tokens(counted, ch08.token_counter(spec))
 workload = pd.DataFrame({"queries": queries.groupby(["lang", "kind"]).size(),
                          "counted": counted.groupby(["lang", "kind"]).size(),
