@@ -313,8 +313,13 @@ def test_root_toc_lists_the_final_chapters() -> None:
     assert names[0] == "book/intro"
     assert [n.split("/")[1] for n in names if n.startswith("notebooks/")] == FINAL_CHAPTERS
     pages = [n for n in names[1:] if n.startswith("book/")]
-    assert "book/running" in pages and pages[-1] == "book/bibliography" and names[-len(pages):] == pages
-    for page in ("intro", "running", "bibliography"):
+    assert names[-len(pages):] == pages  # the pages of book/ follow the chapters
+    parts = {part["caption"]: [c["file"] for c in part["chapters"]] for part in toc["parts"]}
+    assert parts["About this book"] == ["book/protocol", "book/bibliography"]
+    # how to build and run the book is for maintainers: an appendix, the last part
+    assert toc["parts"][-1]["caption"] == "Appendix: for maintainers"
+    assert parts["Appendix: for maintainers"] == ["book/running", "book/cluster"]
+    for page in ("intro", "protocol", "running", "cluster", "bibliography"):
         assert (ROOT / "book" / f"{page}.md").is_file()
 
 

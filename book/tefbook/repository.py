@@ -7,8 +7,9 @@ book shows no repository link and no launch button, and no chapter names an addr
 
 With it:
 
-* every page's header links to the repository (:func:`config_overrides`, written into the staged
-  ``_config.yml`` by :func:`apply_to_config`);
+* every page's header links to the repository, and the introduction names it as a link (the
+  substitution ``repository``) (:func:`config_overrides`, written into the staged ``_config.yml`` by
+  :func:`apply_to_config`);
 * the pages of *launchable* chapters get Binder and Colab buttons (the ``tef_launch`` extension keeps
   them to those pages). A chapter is launchable when its notebook metadata says ``tef_launch: true``:
   it needs nothing but ``tefcore`` and common packages, which it installs itself where they are
@@ -104,10 +105,13 @@ def config_overrides(repository: str) -> dict[str, Any]:
     --------
     >>> config_overrides("octo/tef")["launch_buttons"]["colab_url"]
     'https://colab.research.google.com'
+    >>> config_overrides("octo/tef")["parse"]["myst_substitutions"]["repository"]
+    '[octo/tef](https://github.com/octo/tef)'
     """
     return {
         "repository": {"url": repository_url(repository), "branch": LAUNCH_BRANCH, "path_to_book": ""},
         "html": {"use_repository_button": True},
+        "parse": {"myst_substitutions": {"repository": f"[{repository}]({repository_url(repository)})"}},
         "launch_buttons": {"binderhub_url": BINDER_URL, "colab_url": COLAB_URL,
                            "notebook_interface": "jupyterlab"},
     }
