@@ -26,7 +26,6 @@ import numpy as np
 
 from chapters.ch08 import count_tokens, query_table, time_fusion, time_judge, timing_sample, token_counter
 from tefcore import __version__
-from tefcore.evaluate import flatten_sentences
 from tefcore.judges.registry import resolve_model
 from tefcore.mind.load import evaluation_pairs, load_posts
 from tefcore.mind.release import describe_data
@@ -64,10 +63,9 @@ def main() -> None:
     started = time.perf_counter()
     timing = time_judge(spec, sample, [m.strip() for m in args.modes.split(",") if m.strip()])
     seconds = time.perf_counter() - started
-    cache = [{"sentences": [float(x) for x in np.random.default_rng(args.seed).uniform(size=len(s))]}
-             for s in queries[queries["kind"] == "sentence"].groupby("pair")["text"]]
-    p, doc = flatten_sentences([c["sentences"] for c in cache])
-    fusion = time_fusion(p, doc)
+    sizes = queries[queries["kind"] == "sentence"].groupby("pair").size().to_numpy()  # sentences per pair
+    doc = np.repeat(np.arange(sizes.size), sizes)
+    fusion = time_fusion(np.random.default_rng(args.seed).uniform(size=doc.size), doc)
     after = os.getloadavg()
     record = {
         "what": "time to first token of one judge on a sample of MIND queries, one request at a time, and "

@@ -300,3 +300,23 @@ def test_the_committed_timing_record_describes_its_machine_and_holds_every_reque
     assert record["judge"]["model"] == "local" and record["judge"]["llama_cpp_cpu"]
     fusion = pd.DataFrame(record["fusion"])
     assert set(fusion["rule"]) == {"majority_vote", "soft_vote", "tef"} and (fusion["seconds"] > 0).all()
+    # the fusion was timed over every pair of the record's data with its real sentence counts
+    from tefcore.mind.load import load_posts
+
+    assert record["data"]["kind"] == "MIND sample"
+    queries = query_table([p for lang in ("en", "zh") for p in evaluation_pairs(load_posts(lang))])
+    assert (fusion["documents"] == queries["pair"].nunique() == sum(record["data"]["pairs"].values())).all()
+    assert (fusion["sentences"] == int((queries["kind"] == "sentence").sum())).all()
+    assert record["machine"]["load_average"][0] >= 0 and record["sample"]["seconds_spent"] > 0
+
+
+def test_ttft_figure_keys_its_colours_in_a_legend() -> None:
+    from chapters.ch08 import ttft_figure
+
+    timed = pd.DataFrame({"mode": ["warm", "warm", "cold", "cold"], "kind": ["direct", "sentence"] * 2,
+                          "lang": ["en", "zh", "en", "zh"], "seconds": [0.5, 0.2, 0.6, 0.3]})
+    fig = ttft_figure(timed)
+    assert [t.name for t in fig.data] == ["Direct query (whole post)", "sentence query (MV, SV, TEF)"]
+    assert fig.layout.showlegend is not False and len({t.marker.color for t in fig.data}) == 2
+    assert list(fig.data[0].x) == ["English, warm", "English, cold"]
+    assert list(fig.data[0].y) == pytest.approx([500.0, 600.0])  # milliseconds

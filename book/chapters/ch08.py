@@ -59,9 +59,7 @@ KINDS: tuple[str, str] = ("direct", "sentence")
 TokenCounter = Callable[[Sequence[str]], np.ndarray]
 """A function from prompts (as the protocol writes them) to their token counts as the model sees them."""
 
-# --------------------------------------------------------------------------------------------------
-# the workload: posts, sentences, queries
-# --------------------------------------------------------------------------------------------------
+# --- the workload: posts, sentences, queries ---
 def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule: str = "reference") -> pd.DataFrame:
     """Every query the methods send for the given evaluation pairs.
 
@@ -125,9 +123,7 @@ def sample_queries(queries: pd.DataFrame, n: int, kind: str, seed: int = 0,
     return pool.iloc[idx].reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------------------------------
-# tokens
-# --------------------------------------------------------------------------------------------------
+# --- tokens ---
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
     """Silence standard error for the block: ``sys.stderr`` (llama-cpp-python's log callback writes
@@ -257,9 +253,7 @@ def count_tokens(queries: pd.DataFrame, counter: TokenCounter, column: str = "pr
     return queries.assign(tokens=counts[inverse])
 
 
-# --------------------------------------------------------------------------------------------------
-# time
-# --------------------------------------------------------------------------------------------------
+# --- time ---
 def measure_latency(call: Callable[[ScoreRequest], Any], requests: Sequence[ScoreRequest],
                     warmup: int = 1, clock: Callable[[], float] = time.perf_counter,
                     warm_prefix: bool = False) -> np.ndarray:
@@ -370,19 +364,7 @@ def time_fusion(p: np.ndarray, doc_index: np.ndarray,
     return pd.DataFrame(rows)
 
 
-# --------------------------------------------------------------------------------------------------
-# the paper's Table 2 against the size of the full release
-# --------------------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------------------
-# the chapter's tables: the paper's rows, the book's reading of them, our rows
-# --------------------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------------------
-# the judge: its tokenizer, its prompt overhead, its time to first token
-# --------------------------------------------------------------------------------------------------
+# --- the judge ---
 def judge_spec(model: str, endpoint: str = "", endpoint_model: str = "") -> Any:
     """The registry entry chapter 8 counts and times: ``model`` itself, or, with an ``endpoint``, the
     ``vllm serve`` entry of the same model (:func:`tefcore.judges.registry.served_spec`, which keeps the
@@ -494,22 +476,26 @@ def _time_local(spec: Any, sample: pd.DataFrame, mode: str) -> tuple[pd.DataFram
     return timed, dict(judge.provenance())
 
 
-# --------------------------------------------------------------------------------------------------
-# figures
-# --------------------------------------------------------------------------------------------------
+# --- figures ---
 _KIND_COLORS = {"direct": "#4e79a7", "sentence": "#f28e2b"}
+_KIND_NAMES = {"direct": "Direct query (whole post)", "sentence": "sentence query (MV, SV, TEF)"}
 
 
 def ttft_figure(timed: pd.DataFrame) -> Any:
-    """Box plots of the time to first token per kind, language and mode (log scale)."""
+    """Box plots of the time to first token per language and mode, one colour per kind of query (legend),
+    on a log scale."""
     import plotly.graph_objects as go
 
     from companion.labels import LANG_LABELS
 
     fig = go.Figure()
-    for (mode, kind, lang), g in timed.groupby(["mode", "kind", "lang"], sort=True):
-        fig.add_box(y=g["seconds"] * 1e3, name=f"{kind} · {LANG_LABELS.get(lang, lang)} · {mode}", boxmean=True,
-                    marker_color=_KIND_COLORS[kind])
-    fig.update_layout(title="Time to first token per request (ours, this machine)", yaxis_title="ms",
-                      yaxis_type="log", height=420, showlegend=False)
+    for kind, g in timed.groupby("kind", sort=True):
+        x = [f"{LANG_LABELS.get(lang, lang)}, {mode}" for lang, mode in zip(g["lang"], g["mode"])]
+        fig.add_box(x=x, y=g["seconds"] * 1e3, name=_KIND_NAMES.get(kind, kind), boxmean=True,
+                    marker_color=_KIND_COLORS.get(kind))
+    order = sorted({f"{LANG_LABELS.get(lang, lang)}, {mode}" for lang, mode in zip(timed["lang"], timed["mode"])})
+    fig.update_layout(title="Time to first token per request (SmolLM2 judge, the record's machine)",
+                      yaxis_title="ms (log scale)", yaxis_type="log", boxmode="group", height=440,
+                      xaxis={"title": "language, prefix cache", "categoryorder": "array", "categoryarray": order},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
     return fig
