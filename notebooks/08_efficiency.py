@@ -154,7 +154,8 @@ glue("t2_sentence_max", float(sentence_rows["tokens per query"].max()), display=
 # the chat template. This is a question for the authors, recorded in the ledger; our own counts
 # follow.
 #
-# The cost column reads like busy time. If the GPU served the queries one after another and each
+# The reference release prices a local model by its GPU hours (protocol §7), so the cost column
+# should follow the GPU's busy time. If the GPU served the queries one after another and each
 # lasted its time to first token (the answer is a single token), the busy time is queries × TTFT.
 # Over Direct, the ratio of busy times beside the ratio of Table 2's costs, and the range the cost
 # ratio can take given that each printed cost is rounded to the cent:
@@ -181,9 +182,9 @@ glue("busy_outside", ", ".join(f"{m} {RULE_LABELS.get(r, r)}" for m, r in outsid
 # %% [markdown]
 # For {glue:text}`busy_within` of the {glue:text}`busy_rows` sentence-level rows the busy-time ratio
 # lies within what the rounded costs allow (outside: {glue:text}`busy_outside`), so Table 2's cost is
-# close to, but not exactly, busy time at one rate per model. The paper states neither the rate nor
-# how the cost was computed; this chapter compares costs only as ratios and prices nothing of its
-# own.
+# close to, but not exactly, busy time at one rate per model. The paper states neither the price of
+# a GPU hour nor how the hours were counted; this chapter compares costs only as ratios and prices
+# nothing of its own.
 #
 # ## Our workload: queries and prompt tokens
 #
