@@ -60,6 +60,11 @@ def test_staged_config_gets_links_only_with_an_address(tmp_path: Path) -> None:
     assert data["html"]["favicon"] == "book/_static/favicon.svg"  # the rest of the file is kept
     assert data["launch_buttons"]["binderhub_url"] == "https://mybinder.org"
     assert data["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    # the introduction names the repository through one substitution: plain words without the setting
+    assert yaml.safe_load((ROOT / "_config.yml").read_text())["parse"]["myst_substitutions"] == {
+        "repository": "this repository"}
+    assert data["parse"]["myst_substitutions"]["repository"] == f"[{ADDRESS}](https://github.com/{ADDRESS})"
+    assert data["parse"]["myst_enable_extensions"]  # merged into parse, not replacing it
 
 
 def _build(root: Path, repository: str | None) -> Path:
@@ -109,6 +114,8 @@ def test_a_build_with_an_address_links_the_repository_and_launches_the_lab(book_
     assert f"https://github.com/{ADDRESS}" in links
     assert not any("mybinder" in u or "colab" in u for u in links), links
     assert _repository_parameter(build / "executed" / "notebooks" / f"{LAB}.ipynb") == ADDRESS
+    intro = (build / "html" / "book" / "intro.html").read_text(encoding="utf-8")
+    assert f'href="https://github.com/{ADDRESS}">{ADDRESS}</a>' in intro.replace('class="reference external" ', "")
 
 
 @pytest.mark.slow
@@ -120,6 +127,7 @@ def test_a_build_without_an_address_has_no_link_and_no_button(book_copy: Path) -
                        "Source repository"):
             assert marker not in text, f"{page.relative_to(build)} holds {marker!r}"
     assert _repository_parameter(build / "executed" / "notebooks" / f"{LAB}.ipynb") == ""
+    assert "library in this repository" in (build / "html" / "book" / "intro.html").read_text(encoding="utf-8")
 
 
 def _git(cwd: Path, *args: str) -> str:
