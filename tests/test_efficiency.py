@@ -305,7 +305,8 @@ def test_the_committed_timing_record_describes_its_machine_and_holds_every_reque
 
     assert record["data"]["kind"] == "MIND sample"
     queries = query_table([p for lang in ("en", "zh") for p in evaluation_pairs(load_posts(lang))])
-    assert (fusion["documents"] == queries["pair"].nunique() == sum(record["data"]["pairs"].values())).all()
+    assert queries["pair"].nunique() == sum(record["data"]["pairs"].values())
+    assert (fusion["documents"] == queries["pair"].nunique()).all()
     assert (fusion["sentences"] == int((queries["kind"] == "sentence").sum())).all()
     assert record["machine"]["load_average"][0] >= 0 and record["sample"]["seconds_spent"] > 0
 
