@@ -61,6 +61,7 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
+glues = lambda **values: [glue(key, value, display=False) for key, value in values.items()]
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 BASELINES = RULES[:3]
 lang_list, prompt_list = parse_list(langs), parse_list(prompts)
@@ -153,21 +154,13 @@ pooled_margin = 100 * (only_tef.sum() - only_base.sum()) / len(right)  # what Mc
 cells.rename(index=LANG_LABELS, level="lang").round(1)
 
 # %% tags=["hide-input"]
-glue("split_judge", names[row["model"]], display=False)
-glue("split_prompt", row["prompt"], display=False)
-glue("split_base", RULE_LABELS[row["b"]], display=False)
-glue("split_avg", float(average_margin), display=False)
-glue("split_pooled", float(pooled_margin), display=False)
-glue("split_low", float(row["low"]), display=False)
-glue("split_high", float(row["high"]), display=False)
-glue("split_pb", float(row["p_bootstrap"]), display=False)
-glue("split_pm", "< 0.001" if row["p_mcnemar"] < 0.001 else f"= {row['p_mcnemar']:.3f}", display=False)
-glue("split_b", int(row["mcnemar_b"]), display=False)
-glue("split_c", int(row["mcnemar_c"]), display=False)
-glue("split_cells", len(cells), display=False)
-glue("split_neg", int((cells["TEF − baseline (points)"] < 0).sum()), display=False)
-glue("split_small", int(cells["pairs"].min()), display=False)
-glue("split_large", int(cells["pairs"].max()), display=False)
+glues(split_judge=names[row["model"]], split_prompt=row["prompt"], split_base=RULE_LABELS[row["b"]],
+      split_avg=float(average_margin), split_pooled=float(pooled_margin), split_low=float(row["low"]),
+      split_high=float(row["high"]), split_pb=float(row["p_bootstrap"]),
+      split_pm="< 0.001" if row["p_mcnemar"] < 0.001 else f"= {row['p_mcnemar']:.3f}",
+      split_b=int(row["mcnemar_b"]), split_c=int(row["mcnemar_c"]), split_cells=len(cells),
+      split_neg=int((cells["TEF − baseline (points)"] < 0).sum()), split_small=int(cells["pairs"].min()),
+      split_large=int(cells["pairs"].max()))
 
 # %% [markdown]
 # For {glue:text}`split_judge` under the {glue:text}`split_prompt` prompt (TEF against
@@ -199,10 +192,8 @@ pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": tab
 # %% tags=["hide-input"]
 llms = parse_list(llm_models)
 llm_rows = table1.loc[[k for k in table1.index if k[0] in llms]]
-glue("floor_t1", float(table1_floor), display=False)
-glue("llm_clear", int(above.loc[llm_rows.index].sum()), display=False)
-glue("llm_rows", len(llm_rows), display=False)
-glue("llm_best", float(llm_rows[["baseline", "tef"]].max(axis=1).max()), display=False)
+glues(floor_t1=float(table1_floor), llm_clear=int(above.loc[llm_rows.index].sum()), llm_rows=len(llm_rows),
+      llm_best=float(llm_rows[["baseline", "tef"]].max(axis=1).max()))
 
 # %% [markdown]
 # Of the {glue:text}`llm_rows` prompt variants of the LLM judges, {glue:text}`llm_clear` clear the
@@ -260,16 +251,12 @@ wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value
 summary = paper.prompt_robustness_summary(t1)
 margins = summary[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
 grows = (margins["margin_verbose"] > margins["margin_original"]) & (margins["margin_minimal"] > margins["margin_verbose"])
-glue("paper_floor", float(paper_floor), display=False)
-glue("paper_below", int((wide < paper_floor).to_numpy().sum()), display=False)
-glue("paper_below_base", int((wide["strongest_baseline"] < paper_floor).to_numpy().sum()), display=False)
-glue("paper_below_tef", int((wide["tef"] < paper_floor).to_numpy().sum()), display=False)
-glue("paper_base_cells", int(wide["strongest_baseline"].size), display=False)
-glue("paper_cells", int(wide.size), display=False)
-glue("margin_min", float(margins.to_numpy().min()), display=False)
-glue("margin_max", float(margins.to_numpy().max()), display=False)
-glue("n_grows", int(grows.sum()), display=False)
-glue("n_models", len(margins), display=False)
+glues(paper_floor=float(paper_floor), paper_below=int((wide < paper_floor).to_numpy().sum()),
+      paper_below_base=int((wide["strongest_baseline"] < paper_floor).to_numpy().sum()),
+      paper_below_tef=int((wide["tef"] < paper_floor).to_numpy().sum()),
+      paper_base_cells=int(wide["strongest_baseline"].size), paper_cells=int(wide.size),
+      margin_min=float(margins.to_numpy().min()), margin_max=float(margins.to_numpy().max()),
+      n_grows=int(grows.sum()), n_models=len(margins))
 
 # %% [markdown]
 # On the full release, always answering the larger side averages {glue:text}`paper_floor:.1f` % in

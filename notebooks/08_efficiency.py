@@ -73,6 +73,7 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
+glues = lambda **values: [glue(key, value, display=False) for key, value in values.items()]
 lang_list = parse_list(langs)
 
 # %% [markdown]
@@ -132,15 +133,13 @@ per_query.rename(index=paper.MODEL_LABELS, level=0).round(1)
 
 # %% tags=["hide-input"]
 direct_rows = per_query.xs("direct", level="method")
-glue("t2_direct_min", float(direct_rows["tokens per query"].min()), display=False)
-glue("t2_direct_max", float(direct_rows["tokens per query"].max()), display=False)
-glue("least_direct", float(least["direct"]), display=False)
-glue("least_sentence", float(least["sentence"]), display=False)
-glue("words_en", int(release.loc["en", "prompt words"]), display=False)
-glue("words_zh", int(release.loc["zh", "prompt words"]), display=False)
+glues(t2_direct_min=float(direct_rows["tokens per query"].min()),
+      t2_direct_max=float(direct_rows["tokens per query"].max()), least_direct=float(least["direct"]),
+      least_sentence=float(least["sentence"]), words_en=int(release.loc["en", "prompt words"]),
+      words_zh=int(release.loc["zh", "prompt words"]))
 sentence_rows = per_query.xs("voting", level="method")
-glue("t2_sentence_min", float(sentence_rows["tokens per query"].min()), display=False)
-glue("t2_sentence_max", float(sentence_rows["tokens per query"].max()), display=False)
+glues(t2_sentence_min=float(sentence_rows["tokens per query"].min()),
+      t2_sentence_max=float(sentence_rows["tokens per query"].max()))
 
 # %% [markdown]
 # A Direct query of Table 2 holds {glue:text}`t2_direct_min:.1f` to {glue:text}`t2_direct_max:.1f`
@@ -174,10 +173,9 @@ over_direct["within"] = over_direct["busy time over Direct"].between(over_direct
 over_direct.rename(index=paper.MODEL_LABELS, level=0).round(2)
 
 # %% tags=["hide-input"]
-glue("busy_within", int(over_direct["within"].sum()), display=False)
-glue("busy_rows", len(over_direct), display=False)
+glues(busy_within=int(over_direct["within"].sum()), busy_rows=len(over_direct))
 outside = over_direct[~over_direct["within"]].rename(index=paper.MODEL_LABELS, level=0)
-glue("busy_outside", ", ".join(f"{m} {RULE_LABELS.get(r, r)}" for m, r in outside.index) or "none", display=False)
+glues(busy_outside=", ".join(f"{m} {RULE_LABELS.get(r, r)}" for m, r in outside.index) or "none")
 
 # %% [markdown]
 # For {glue:text}`busy_within` of the {glue:text}`busy_rows` sentence-level rows the busy-time ratio
@@ -215,12 +213,10 @@ workload.rename(index=LANG_LABELS, level="lang").round(1)
 # %% tags=["hide-input"]
 total = workload.groupby("kind")[["queries", "tokens (thousands)"]].sum()
 ratio = total.loc["sentence"] / total.loc["direct"]
-glue("data_kind", data.kind, display=False)
-glue("judge_name", spec.display_name or spec.name, display=False)
-glue("query_ratio", float(ratio["queries"]), display=False)
-glue("token_ratio", float(ratio["tokens (thousands)"]), display=False)
-glue("paper_token_ratio", ", ".join(f"{paper.MODEL_LABELS[m]} {r:.2f}" for m, r in
-                                    paper.efficiency_summary(table2)["token_ratio"].items()), display=False)
+glues(data_kind=data.kind, judge_name=spec.display_name or spec.name, query_ratio=float(ratio["queries"]),
+      token_ratio=float(ratio["tokens (thousands)"]))
+glues(paper_token_ratio=", ".join(f"{paper.MODEL_LABELS[m]} {r:.2f}" for m, r in
+                                  paper.efficiency_summary(table2)["token_ratio"].items()))
 
 # %% [markdown]
 # On the {glue:text}`data_kind`, with {glue:text}`judge_name`'s tokenizer, the sentence-level methods
@@ -249,16 +245,14 @@ ttft.rename(index=LANG_LABELS, level="lang").round(1)
 
 # %% tags=["hide-input"]
 machine = measured["machine"]
-glue("rec_judge", measured["judge"]["model_file"], display=False)
-glue("rec_date", measured["date"][:10], display=False)
-glue("rec_cpu", f"{machine['processor']}, {machine['cpus']} CPUs, {machine['memory_gib']} GiB", display=False)
-glue("rec_load", " / ".join(f"{x:.1f}" for x in machine["load_average"]), display=False)
-glue("rec_load_after", " / ".join(f"{x:.1f}" for x in machine["load_average_after"]), display=False)
-glue("rec_build", measured["judge"].get("llama_cpp_cpu", "unrecorded"), display=False)
-glue("rec_n", int(measured["sample"]["per_kind"]), display=False)
+glues(rec_judge=measured["judge"]["model_file"], rec_date=measured["date"][:10],
+      rec_cpu=f"{machine['processor']}, {machine['cpus']} CPUs, {machine['memory_gib']} GiB",
+      rec_load=" / ".join(f"{x:.1f}" for x in machine["load_average"]),
+      rec_load_after=" / ".join(f"{x:.1f}" for x in machine["load_average_after"]),
+      rec_build=measured["judge"].get("llama_cpp_cpu", "unrecorded"),
+      rec_n=int(measured["sample"]["per_kind"]))
 warm = timed[timed["mode"] == "warm"].groupby("kind")["seconds"].mean() * 1e3
-glue("warm_direct", float(warm["direct"]), display=False)
-glue("warm_sentence", float(warm["sentence"]), display=False)
+glues(warm_direct=float(warm["direct"]), warm_sentence=float(warm["sentence"]))
 
 # %% [markdown]
 # The record timed {glue:text}`rec_judge` (the embedded SmolLM2 judge) on {glue:text}`rec_date`, on
@@ -304,9 +298,9 @@ fusion.rename(index=RULE_LABELS)[["documents", "sentences", "ms for all pairs", 
                                   "one warm sentence query over fusing all pairs"]].round(3)
 
 # %% tags=["hide-input"]
-glue("fusion_slowest_ms", float(fusion["ms for all pairs"].max()), display=False)
-glue("fusion_times", float(fusion["one warm sentence query over fusing all pairs"].min()), display=False)
-glue("fusion_pairs", int(fusion["documents"].iloc[0]), display=False)
+glues(fusion_slowest_ms=float(fusion["ms for all pairs"].max()),
+      fusion_times=float(fusion["one warm sentence query over fusing all pairs"].min()),
+      fusion_pairs=int(fusion["documents"].iloc[0]))
 
 # %% [markdown]
 # Fusing all {glue:text}`fusion_pairs` pairs of the sample takes at most
@@ -335,14 +329,12 @@ ratios["busy time"] = ratios["queries"] * ratios["TTFT"]
 ratios.rename_axis("sentence-level over Direct").round(2)
 
 # %% tags=["hide-input"]
-glue("our_ratio", float(ratios["busy time"].iloc[0]), display=False)
-glue("our_ttft_ratio", float(ratios["TTFT"].iloc[0]), display=False)
-glue("paper_ratio", ", ".join(f"{name.split(': ')[1]} {r:.2f}" for name, r in ratios["busy time"].iloc[1:].items()),
-     display=False)
 per_kind = workload.groupby("kind")["tokens (thousands)"].sum() / workload.groupby("kind")["queries"].sum()
-glue("token_share", float(per_kind["sentence"] / per_kind["direct"]), display=False)
-glue("paper_ttft_ratio", ", ".join(f"{name.split(': ')[1]} {r:.2f}" for name, r in ratios["TTFT"].iloc[1:].items()),
-     display=False)
+paper_rows = ratios.iloc[1:].rename(index=lambda name: name.split(": ")[1])
+glues(our_ratio=float(ratios["busy time"].iloc[0]), our_ttft_ratio=float(ratios["TTFT"].iloc[0]),
+      token_share=float(per_kind["sentence"] / per_kind["direct"]),
+      paper_ratio=", ".join(f"{m} {r:.2f}" for m, r in paper_rows["busy time"].items()),
+      paper_ttft_ratio=", ".join(f"{m} {r:.2f}" for m, r in paper_rows["TTFT"].items()))
 
 # %% [markdown]
 # The sentence-level methods keep our judge busy {glue:text}`our_ratio:.2f` times as long as Direct
