@@ -64,7 +64,7 @@ setup_notebook()
 glues = lambda **values: [glue(key, value, display=False) for key, value in values.items()]
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 BASELINES = RULES[:3]
-lang_list, prompt_list = parse_list(langs), parse_list(prompts)
+lang_list, prompt_list, llms = parse_list(langs), parse_list(prompts), parse_list(llm_models)
 t1, t3 = paper.load_table("table1"), paper.load_table("table3")
 for key, claim in {"link_best": "prompt-best", "link_least": "prompt-least", "link_t1": "table1-original"}.items():
     glue(key, Markdown(claim_link(claim)), display=False)
@@ -99,7 +99,9 @@ run_table(runs, names)
 #
 # Protocol §7 fixes the computation: per judge and prompt variant, each rule's Average accuracy
 # (mean over the six dimensions) is averaged over the two languages; the strongest baseline is the
-# best of Direct, MV and SV for each variant separately; TEF's margin is TEF minus it.
+# best of Direct, MV and SV for each variant separately; TEF's margin is TEF minus it. In the table,
+# `strongest` names that baseline, `baseline` is its accuracy, `tef` TEF's and `gain` the margin, all
+# in percent of pairs; a row appears only for a judge and prompt whose caches cover both languages.
 
 # %%
 from tefcore.evaluate import paired_comparisons, predict_pairs, score_table, strongest_baseline
@@ -118,7 +120,22 @@ table1.rename(index=names, level="model").rename(columns={"strongest_baseline": 
 # within the twelve language-dimension cells and scores TEF and the strongest baseline on the same
 # draws (a 95 % interval of the margin and a two-sided p-value); McNemar's test asks whether the
 # pairs only TEF gets right (b) and those only the baseline gets right (c) differ by more than
-# chance.
+# chance. The columns of the table below:
+#
+# `b`
+# : the strongest baseline of the row, the rule TEF is compared with.
+#
+# `difference`, `low`, `high`
+# : TEF's Average accuracy minus the baseline's, in points, and the 2.5 % and 97.5 % quantiles of
+#   that difference over the bootstrap draws.
+#
+# `p_bootstrap`
+# : the two-sided bootstrap p-value: twice the smaller share of draws whose difference lies on
+#   either side of zero (at most 1; 0 when no draw reaches zero).
+#
+# `mcnemar_b`, `mcnemar_c`, `p_mcnemar`
+# : the pairs only TEF gets right, the pairs only the baseline gets right, and McNemar's p-value
+#   (exact when fewer than 25 pairs are discordant).
 
 # %%
 best = {key: rule for key, rule in table1["strongest_baseline"].items()}
@@ -134,7 +151,9 @@ tested.assign(judge=tested["model"].map(names)).set_index(["judge", "prompt"])[
 # twelve language-dimension cells of each cell's difference, every cell weighing one twelfth however
 # few pairs it holds. McNemar's test pools the *pairs*: it compares the b pairs only TEF gets right
 # with the c pairs only the baseline gets right, each pair counting once, so the large cells carry
-# it. The row where the two p-values lie furthest apart, cell by cell:
+# it. Were every cell the same size, the Average and the pooled difference would be one number and
+# the two tests would nearly agree; the more the cells' sizes and differences vary, the further
+# apart they can fall. The row where the two p-values lie furthest apart, cell by cell:
 
 # %%
 import numpy as np
@@ -179,7 +198,9 @@ glues(split_judge=names[row["model"]], split_prompt=row["prompt"], split_base=RU
 # ## Below the floor under every prompt
 #
 # The majority-class floor of Table 1's quantity is the mean over the two languages of the mean
-# over dimensions of the larger side's share; a judge that reads the text usefully must clear it:
+# over dimensions of the larger side's share; a judge that reads the text usefully must clear it.
+# Below, `best rule` is the higher of the strongest baseline and TEF, `floor` the accuracy of always
+# answering each cell's larger side, in the same terms:
 
 # %%
 gold = runs.frame.drop_duplicates(["lang", "post_id", "dimension"])
@@ -190,7 +211,6 @@ pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": tab
               "clears the floor": above}).rename(index=names, level="model").round(1)
 
 # %% tags=["hide-input"]
-llms = parse_list(llm_models)
 llm_rows = table1.loc[[k for k in table1.index if k[0] in llms]]
 glues(floor_t1=float(table1_floor), llm_clear=int(above.loc[llm_rows.index].sum()), llm_rows=len(llm_rows),
       llm_best=float(llm_rows[["baseline", "tef"]].max(axis=1).max()))
@@ -221,7 +241,10 @@ ch07.prompt_figure(table1, t1, names, prompt_list).show()
 #
 # For the LLM judge the prompt is the only thing that changes between the variants, so any change in
 # accuracy is a change in its answer-token probabilities: per variant, the spread of the sentence
-# answers, the mean TEF weight and the share of decisive sentences ($w \ge 0.5$):
+# answers, the mean TEF weight and the share of decisive sentences ($w \ge 0.5$). `p_mean` and
+# `p_std` are the mean and standard deviation of the sentences' P(change), `mean_weight` the mean of
+# $w_i = 1 - H(p_i)/\log 2$, and `decisive_share` the percentage of sentences whose weight is at
+# least one half, that is whose P(change) lies below about 0.11 or above about 0.89.
 
 # %%
 llm_runs = runs.select(model=llms)
@@ -237,7 +260,9 @@ posterior_summary(llm_runs)[["model", "prompt", "lang", "sentences", "p_mean", "
 # ## The paper's Table 1, read as a reviewer reads it
 #
 # The paper's Table 1 has no counts beside it. The floor of its quantity on the full release (counts
-# of the release's files, not printed by the paper), and every printed number against it:
+# of the release's files, not printed by the paper), and every printed number against it: each entry
+# below is the paper's accuracy minus that floor, in points, so that a negative entry is a number
+# below what always answering the larger side would score on the same pairs.
 
 # %%
 from tefcore.paper import review
@@ -267,6 +292,17 @@ glues(paper_floor=float(paper_floor), paper_below=int((wide < paper_floor).to_nu
 # a constant answer. The margin does not shrink under the perturbed prompts: it *grows* from the
 # original to the verbose to the minimal prompt for {glue:text}`n_grows` of the
 # {glue:text}`n_models` models, because the strongest baseline loses more than TEF does.
+#
+# ## What this chapter can and cannot say
+#
+# * **The claim is not tested here.** The e5 judges read no prompt, and SmolLM2, the one LLM that
+#   runs on a CPU here, stays below the majority-class floor under every prompt: no judge that runs
+#   here can show whether TEF's advantage survives a change of wording.
+# * **The computation is.** Table 1's quantities, the strongest baseline per prompt and TEF's margin,
+#   with a paired bootstrap and McNemar's test, are computed on this page exactly as for a GPU run.
+# * **The paper's Table 1, read against its floor:** {glue:text}`paper_below` of its
+#   {glue:text}`paper_cells` numbers lie below the floor of {glue:text}`paper_floor:.1f` % (paper's
+#   numbers, floor counted from the release's files).
 #
 # ## The paper's models, on a GPU
 #
