@@ -43,6 +43,7 @@ __all__ = [
     "measure_latency",
     "placeholder_request",
     "query_table",
+    "record_facts",
     "requests_from",
     "sample_queries",
     "time_fusion",
@@ -474,6 +475,28 @@ def _time_local(spec: Any, sample: pd.DataFrame, mode: str) -> tuple[pd.DataFram
     judge = make_backend(spec, reuse_prefix=mode == "warm")
     timed = time_queries(lambda r: judge.score([r]), sample, warm_prefix=mode == "warm").assign(mode=mode)
     return timed, dict(judge.provenance())
+
+
+def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the chapter's prose says about a timing record (``benchmarks/ttft.py``): its judge, date,
+    machine, load average before and after, llama.cpp build, sample size and the seconds it took, formatted
+    for glue.
+
+    Examples
+    --------
+    >>> facts = record_facts({"judge": {"model_file": "m.gguf"}, "date": "2026-11-26T12:00:00+00:00",
+    ...     "machine": {"processor": "CPU", "cpus": 2, "memory_gib": 8.0, "load_average": [0.5, 0.25, 0.0],
+    ...                 "load_average_after": [1, 1, 1]}, "sample": {"per_kind": 40, "seconds_spent": 9.5}})
+    >>> facts["rec_cpu"], facts["rec_load"], facts["rec_build"]
+    ('CPU, 2 CPUs, 8.0 GiB', '0.5 / 0.2 / 0.0', 'unrecorded')
+    """
+    machine = record["machine"]
+    return {"rec_judge": record["judge"]["model_file"], "rec_date": record["date"][:10],
+            "rec_cpu": f"{machine['processor']}, {machine['cpus']} CPUs, {machine['memory_gib']} GiB",
+            "rec_load": " / ".join(f"{x:.1f}" for x in machine["load_average"]),
+            "rec_load_after": " / ".join(f"{x:.1f}" for x in machine["load_average_after"]),
+            "rec_build": record["judge"].get("llama_cpp_cpu", "unrecorded"),
+            "rec_n": int(record["sample"]["per_kind"]), "rec_spent": float(record["sample"]["seconds_spent"])}
 
 
 # --- figures ---
