@@ -308,6 +308,22 @@ ch03.orientation_figure(labels, langs).show()
 # %% [markdown]
 # ## Stage III: posts written or edited by LLM agents
 #
+# First, how balanced are the sides? The dimension of each language whose larger side has the largest
+# share of its pairs, in the full release's counts:
+
+# %%
+release = dims.xs("full release, counted", level="what")
+lopsided = release.loc[release.groupby(level="lang")["majority %"].idxmax()]
+lopsided[["change", "stability", "majority %"]].round(1)
+
+# %% tags=["hide-input"]
+for (lang, dimension), row in lopsided.iterrows():
+    glue(f"lop_dim_{lang}", dimension, display=False)
+    glue(f"lop_change_{lang}", int(row["change"]), display=False)
+    glue(f"lop_stability_{lang}", int(row["stability"]), display=False)
+
+# %% [markdown]
+#
 # The paper's last construction stage (Stage III, "agent-driven data evolution") changes the corpus in
 # two ways: a *balancing agent* generates synthetic posts where a category is underrepresented, and,
 # for "low-confidence or ambiguous samples", a *semantic-edit agent* revises the text "to make the
@@ -320,8 +336,10 @@ ch03.orientation_figure(labels, langs).show()
 #   reading of the category, and a judge that is itself an LLM may find agent-written statements easier
 #   than what people post.
 # * **What is being balanced?** "Balancing" adds posts where a *category* is underrepresented, yet the
-#   sides of a dimension are far from balanced in the full release's counts (the table of pairs above:
-#   Chinese Politics 1,806 change against 708 stability pairs, English Environment 106 against 31).
+#   sides of a dimension are far from balanced in the full release's counts (the most lopsided
+#   dimension of each language, from the table of pairs above: Chinese {glue:text}`lop_dim_zh`,
+#   {glue:text}`lop_change_zh:,` change against {glue:text}`lop_stability_zh:,` stability pairs, and
+#   English {glue:text}`lop_dim_en`, {glue:text}`lop_change_en:,` against {glue:text}`lop_stability_en:,`).
 #   Which categories the agent balanced, and how many posts it wrote, is not said.
 # * **Where are the hard cases?** Ambiguous texts, the ones an annotator found hard, were rewritten
 #   to be explicit. TEF's case is about posts whose few decisive sentences sit among uncertain ones;
