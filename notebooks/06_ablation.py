@@ -153,6 +153,23 @@ pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid).assign(model=mo
 table = score_table(pred, by=["model", "lang", "rule", "dimension"])
 
 # %% [markdown]
+# Accuracy is the share of pairs decided for the gold side, macro-F1 the mean of the two sides' F1
+# (scikit-learn's, protocol §7). For the first judge and language of the page, computed from the
+# decisions and held against `score_table`; the accuracy of each variant per dimension:
+
+# %%
+from sklearn.metrics import accuracy_score, f1_score
+
+first = pred[(pred["model"] == runs.models[0]) & (pred["lang"] == lang_list[0])]
+by_hand = first.groupby(["rule", "dimension"]).apply(lambda g: pd.Series({
+    "accuracy": 100 * accuracy_score(g["side"], g["prediction"]),
+    "macro_f1": 100 * f1_score(g["side"], g["prediction"], average="macro", labels=["change", "stability"],
+                               zero_division=0)}))
+library = table[(table["model"] == runs.models[0]) & (table["lang"] == lang_list[0])].set_index(["rule", "dimension"])
+assert np.allclose(library.loc[by_hand.index, ["accuracy", "macro_f1"]], by_hand)
+by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS).round(1)
+
+# %% [markdown]
 # The variants disagree only where the weighing matters. For each judge and language, the pairs on
 # which full TEF and each ablation decide differently, and how many of those each gets right:
 
