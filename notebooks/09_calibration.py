@@ -215,19 +215,55 @@ for model in runs.models:
 # ## What the CPU judges can say
 #
 # Each rule's confidence is built differently, and what is measured above is largely that
-# construction meeting a particular judge:
-#
-# * **Nearly constant answers** (SmolLM2): every rule picks the same side for almost every post and
-#   its accuracy is the share of that side. Direct's confidence is the constant itself, Majority
-#   Vote's is 1 (every vote agrees), TEF's grows with the number of sentences (each adds the same
-#   $w\,\ell$). None can track correctness.
+# construction meeting a particular judge. Per judge, language and rule: the accuracy over the decided
+# pairs, the mean confidence and the gap, the share of decisions made with confidence 1, and the share
+# of pairs decided *change*:
+
+# %%
+profile = pred.groupby(["model", "lang", "rule"], sort=False).agg(
+    accuracy=("correct", lambda c: 100 * c.mean()), confidence=("confidence", "mean"),
+    confidence_one=("confidence", lambda c: 100 * (c >= 1 - 1e-12).mean()),
+    says_change=("prediction", lambda d: 100 * (d == "change").mean()))
+profile["gap"] = calibration["gap"]
+profile.rename(index=names, level="model").rename(index=RULE_LABELS, level="rule").round(3)
+
+# %% tags=["hide-input"]
+def part(model: str, rules: list[str] = RULES) -> pd.DataFrame:
+    """The profile rows of one judge and some rules (empty when the judge is not on the page)."""
+    rows = profile.reset_index()
+    return rows[(rows["model"] == model) & rows["rule"].isin(rules)]
+
+small, probe, zero = part("local"), part("e5-crossfit", ["soft_vote", "tef"]), part("e5-zeroshot", ["tef"])
+probe_mv = part("e5-crossfit", ["majority_vote"])
+for name, value in {
+    "small_change": small["says_change"].min(), "small_mv_one": part("local", ["majority_vote"])["confidence_one"].min(),
+    "small_gap_min": small["gap"].min(), "small_gap_max": small["gap"].max(),
+    "probe_gap_min": probe["gap"].min(), "probe_gap_max": probe["gap"].max(),
+    "probe_acc_min": probe["accuracy"].min(), "probe_acc_max": probe["accuracy"].max(),
+    "probe_mv_one_min": probe_mv["confidence_one"].min(), "probe_mv_one_max": probe_mv["confidence_one"].max(),
+    "probe_mv_gap_min": probe_mv["gap"].min(), "probe_mv_gap_max": probe_mv["gap"].max(),
+    "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max(),
+}.items():
+    glue(name, float(value) if len(small) and len(probe) and len(zero) else float("nan"), display=False)
+
+# %% [markdown]
+# * **Nearly constant answers** (SmolLM2): every rule decides *change* on at least
+#   {glue:text}`small_change:.0f` % of the pairs, so its accuracy is the share of that side. Direct's
+#   confidence is the constant itself, Majority Vote's is 1 on {glue:text}`small_mv_one:.0f` % of the
+#   pairs (every vote agrees), TEF's grows with the number of sentences (each adds about the same
+#   $w\,\ell$). None can track correctness: the gaps run from {glue:text}`small_gap_min:+.2f` to
+#   {glue:text}`small_gap_max:+.2f`.
 # * **Flat sentence posteriors** (the cross-fitted probe's sentences): most sentence probabilities
 #   are close to 0.5, so Soft Vote's mean and TEF's score are small and both confidences sit near
-#   0.5; where accuracy is well above 50 % these rules are *under*confident (negative gap). Majority
-#   Vote is the opposite: its confidence is the share of votes, 1 whenever the sentences all lean the
-#   same way, however slightly.
+#   0.5. With accuracies of {glue:text}`probe_acc_min:.0f` to {glue:text}`probe_acc_max:.0f` %, both
+#   rules are *under*confident (gaps {glue:text}`probe_gap_min:+.3f` to {glue:text}`probe_gap_max:+.3f`).
+#   Majority Vote is the opposite: its confidence is the share of votes, 1 whenever the sentences all
+#   lean the same way, however slightly ({glue:text}`probe_mv_one_min:.0f` to
+#   {glue:text}`probe_mv_one_max:.0f` % of the pairs), and its gap is {glue:text}`probe_mv_gap_min:+.3f`
+#   to {glue:text}`probe_mv_gap_max:+.3f`.
 # * **Informative but miscalibrated judges** (zero-shot e5): a post with many sentences that lean the
-#   same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right.
+#   same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right; TEF's gap
+#   is {glue:text}`zero_tef_gap_min:+.3f` to {glue:text}`zero_tef_gap_max:+.3f`.
 #
 # The paper's claim concerns a strong LLM whose sentence answers are near 0 or 1 and mostly right;
 # there, shrinking uncertain sentences and summing log-odds may well give confidences that track
