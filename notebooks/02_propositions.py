@@ -72,7 +72,7 @@ from myst_nb import glue
 from chapters import theory
 from companion.calibration import temperature_sweep
 from companion.figures import setup_notebook
-from companion.runs import data_statement, load_runs
+from companion.runs import load_runs
 from companion.tables import bold_best
 from tefcore import information
 from tefcore import simulate as sim
@@ -352,8 +352,16 @@ theory.judge_sources(runs)
 # tables below add, for the cross-fitted judge, how its probe was set.
 
 # %% tags=["hide-input"]
-display(Markdown(data_statement(runs) + "\n\n"
-                 + (runs.notes_markdown or "Every requested cache is present.")))
+from companion.provenance import data_kind
+
+glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.groupby("model")})), display=False)
+glue("judges_missing", len(runs.missing), display=False)
+if runs.missing:  # which requested caches are absent or uneven, one line each
+    display(pd.Series(runs.missing, name="caches not read"))
+
+# %% [markdown]
+# All these caches were scored on the {glue:text}`judges_data`; {glue:text}`judges_missing` of the
+# requested caches are missing or uneven.
 
 # %% [markdown]
 # For each judge and language we count, per post, its decisive sentences (weight $w \ge 1/2$, i.e.

@@ -61,7 +61,7 @@ def test_load_runs_with_nothing_found_is_empty_not_an_error(tmp_path):
     assert runs.frame.empty and runs.models == [] and len(runs.missing) == 1
     with pytest.raises(ValueError, match="at least one model"):
         rn.load_runs("", "original", "en", tmp_path)
-    assert runs.notes_markdown == f"* note: nope/original/en: no cache at {tmp_path}/nope/original/en.jsonl"
+    assert runs.missing == [f"nope/original/en: no cache at {tmp_path}/nope/original/en.jsonl"]
     with pytest.raises(FileNotFoundError, match="no cache found under .*tef extract"):
         rn.chapter_runs("nope", "original", "en", tmp_path)
 
@@ -70,7 +70,7 @@ def test_chapter_runs_reads_the_committed_caches_and_notes_the_absent_ones():
     runs = rn.chapter_runs("e5-zeroshot,absent-judge", "original", "en,zh", "data/caches")
     assert runs.models == ["e5-zeroshot"]
     assert runs.provenance["n_pairs"].tolist() == [605, 1215]
-    assert runs.notes_markdown.count("* note: absent-judge/original/") == 2
+    assert sum(note.startswith("absent-judge/original/") for note in runs.missing) == 2
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -134,18 +134,6 @@ def test_labels_that_coincide_get_the_registry_name(tmp_path):
                                    "y": "ours: M, vLLM, GPU, custom data [y]"}
 
 
-def test_data_statement_of_the_committed_caches_counts_the_sample():
-    from tefcore.mind.release import describe_data
-
-    runs = rn.chapter_runs("e5-zeroshot", "original", "zh,en", "data/caches")
-    text = rn.data_statement(runs)
-    sample = describe_data()
-    assert text.startswith("All the caches of this page were scored on the **MIND sample**: ")
-    assert f"{sample.pairs['zh']:,} zh / {sample.pairs['en']:,} en evaluation pairs" in text
-    assert f"every pair of the embedded sample of {sample.posts['zh']:,} zh / {sample.posts['en']:,} en posts" in text
-    assert sample.sha256["en"][:12] in text
-    part = rn.Runs(runs.frame.iloc[:10], runs.provenance)
-    assert "an extraction still under way" in rn.data_statement(part)
 
 
 def test_settings_that_differ_between_languages_are_noted_and_runs_concatenate(tmp_path):

@@ -7,9 +7,8 @@ no answer token, such as the e5 judges, has one cache whatever the reading). :fu
 many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the
 provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
 for a chapter, which needs at least one cache. What a chapter says about its runs comes from there:
-:func:`row_labels` (the label of each judge's rows, read from the provenance),
-:func:`data_statement` (which data the caches were scored on, with counts). :func:`parse_list` and :func:`repo_path` turn notebook parameters into names
-and paths.
+:func:`row_labels` (the label of each judge's rows, read from the provenance). :func:`parse_list` and
+:func:`repo_path` turn notebook parameters into names and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
 :mod:`companion.results` and :mod:`companion.calibration` share to work on the runs of a frame
@@ -34,7 +33,6 @@ __all__ = [
     "Runs",
     "chapter_runs",
     "concat_runs",
-    "data_statement",
     "frame_of",
     "load_runs",
     "parse_list",
@@ -120,11 +118,6 @@ class Runs:
     def prompts(self) -> list[str]:
         """Prompt variants with at least one cache."""
         return list(pd.unique(self.frame["prompt"])) if len(self.frame) else []
-
-    @property
-    def notes_markdown(self) -> str:
-        """The notes on missing or uneven caches as a Markdown bullet list (empty when there are none)."""
-        return "\n".join(f"* note: {note}" for note in self.missing)
 
     def select(self, **where: str | Sequence[str]) -> Runs:
         """The runs whose columns take the given value(s), e.g. ``runs.select(model="local")``."""
@@ -365,52 +358,6 @@ def row_labels(runs: Runs) -> dict[str, str]:
     labels = run_labels(runs)  # a cross-fitted probe's setting is part of its judge's name
     counts = pd.Series(list(labels.values())).value_counts()
     return {m: f"{label} [{m}]" if counts[label] > 1 else label for m, label in labels.items()}
-
-
-def _count_phrase(per_lang: Mapping[str, int], langs: Sequence[str]) -> str:
-    return " / ".join(f"{per_lang.get(lang, 0):,} {lang}" for lang in langs)
-
-
-def data_statement(runs: Runs) -> str:
-    """Which data a chapter's caches were scored on, as a Markdown paragraph with counts.
-
-    For each judge: the data kind of its pairs (:func:`companion.provenance.data_kind`: the
-    embedded MIND sample, the full MIND release or custom data) and the number of posts and evaluation
-    pairs per language; on the sample, how many of its pairs that is (an extraction under way holds
-    fewer) and the SHA-256 of its files (:func:`tefcore.mind.release.describe_data`). Judges on the same
-    data share one sentence.
-
-    Returns
-    -------
-    str
-        Markdown; empty when the runs hold no pairs.
-    """
-    from companion.provenance import data_kind
-    from tefcore.mind.release import DATA_KINDS, describe_data
-
-    if runs.frame.empty:
-        return ""
-    langs = list(pd.unique(runs.frame["lang"]))
-    groups: dict[str, list[str]] = {}
-    for model in runs.models:
-        frame = runs.frame[runs.frame["model"] == model].drop_duplicates(["lang", "post_id", "dimension"])
-        posts = frame.drop_duplicates(["lang", "post_id"]).groupby("lang").size().to_dict()
-        pairs = frame.groupby("lang").size().to_dict()
-        kind = data_kind(frame)
-        text = f"the **{kind}**: {_count_phrase(pairs, langs)} evaluation pairs from {_count_phrase(posts, langs)} posts"
-        if kind == DATA_KINDS[0]:
-            sample = describe_data(langs=langs)
-            whole = all(pairs.get(lang, 0) == sample.pairs[lang] for lang in langs)
-            text += (f" (every pair of the embedded sample of {_count_phrase(sample.posts, langs)} posts" if whole
-                     else f" (of the sample's {_count_phrase(sample.pairs, langs)} pairs: an extraction still "
-                          "under way")
-            text += "; files " + ", ".join(f"mind_{lang}.jsonl sha256 `{sample.sha256[lang][:12]}`" for lang in langs)
-            text += ")"
-        groups.setdefault(text, []).append(model)
-    if len(groups) == 1:
-        return f"All the caches of this page were scored on {next(iter(groups))}."
-    return "The caches of this page were scored on different data:\n\n" + "\n".join(
-        f"* {', '.join(f'`{m}`' for m in models)}: {text}" for text, models in groups.items())
 
 
 # --------------------------------------------------------------------------------------------------
