@@ -221,11 +221,15 @@ for model in runs.models:
 
 # %%
 profile = pred.groupby(["model", "lang", "rule"], sort=False).agg(
-    accuracy=("correct", lambda c: 100 * c.mean()), confidence=("confidence", "mean"),
+    accuracy=("correct", lambda c: 100 * c.mean()),
+    confidence=("confidence", "mean"),
     confidence_one=("confidence", lambda c: 100 * (c >= 1 - 1e-12).mean()),
     says_change=("prediction", lambda d: 100 * (d == "change").mean()))
 profile["gap"] = calibration["gap"]
-profile.rename(index=names, level="model").rename(index=RULE_LABELS, level="rule").round(3)
+shown = profile.round({"accuracy": 1, "confidence": 3, "confidence_one": 1, "says_change": 1, "gap": 3})
+shown = shown.rename(columns={"accuracy": "acc %", "confidence": "conf",
+                              "confidence_one": "conf = 1 %", "says_change": "change %"})
+shown.rename(index=names, level="model").rename(index=RULE_LABELS, level="rule")
 
 # %% tags=["hide-input"]
 def part(model: str, rules: list[str] = RULES) -> pd.DataFrame:
