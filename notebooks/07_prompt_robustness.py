@@ -61,7 +61,7 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
-glues = lambda **values: [glue(key, value, display=False) for key, value in values.items()]
+def glues(**values): any(glue(key, value, display=False) for key, value in values.items())  # noqa: E704
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 BASELINES = RULES[:3]
 lang_list, prompt_list, llms = parse_list(langs), parse_list(prompts), parse_list(llm_models)
@@ -88,7 +88,7 @@ for variant in prompt_list:
 # The LLM judges under every prompt variant, the prompt-free judges under the original prompt
 # only (their caches record that the prompt is not read):
 
-# %%
+# %% tags=["full-width"]
 runs = concat_runs(load_runs(llm_models, prompt_list, lang_list, cache_dir, reading=reading),
                    load_runs(prompt_free, "original", lang_list, cache_dir))
 names = short_names(runs)
@@ -122,18 +122,18 @@ table1.rename(index=names, level="model").rename(columns={"strongest_baseline": 
 # pairs only TEF gets right (b) and those only the baseline gets right (c) differ by more than
 # chance. The columns of the table below:
 #
-# `b`
+# `vs`
 # : the strongest baseline of the row, the rule TEF is compared with.
 #
-# `difference`, `low`, `high`
+# `Δ`, `low`, `high`
 # : TEF's Average accuracy minus the baseline's, in points, and the 2.5 % and 97.5 % quantiles of
 #   that difference over the bootstrap draws.
 #
-# `p_bootstrap`
+# `p boot`
 # : the two-sided bootstrap p-value: twice the smaller share of draws whose difference lies on
 #   either side of zero (at most 1; 0 when no draw reaches zero).
 #
-# `mcnemar_b`, `mcnemar_c`, `p_mcnemar`
+# `b`, `c`, `p McNemar`
 # : the pairs only TEF gets right, the pairs only the baseline gets right, and McNemar's p-value
 #   (exact when fewer than 25 pairs are discordant).
 
@@ -143,7 +143,7 @@ tested = paired_comparisons(pred, "tef", best, by=["model", "prompt"], n_boot=n_
                             random_state=seed, strata=("lang", "dimension"))
 tested.assign(judge=tested["model"].map(names)).set_index(["judge", "prompt"])[
     ["b", "difference", "low", "high", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]].replace(
-    RULE_LABELS).round(3)
+    RULE_LABELS).round(3).set_axis(["vs", "Δ", "low", "high", "p boot", "b", "c", "p McNemar"], axis=1)
 
 # %% [markdown]
 # The interval and the two p-values of a row need not agree, because the two tests do not measure the
@@ -241,16 +241,16 @@ ch07.prompt_figure(table1, t1, names, prompt_list).show()
 #
 # For the LLM judge the prompt is the only thing that changes between the variants, so any change in
 # accuracy is a change in its answer-token probabilities: per variant, the spread of the sentence
-# answers, the mean TEF weight and the share of decisive sentences ($w \ge 0.5$). `p_mean` and
-# `p_std` are the mean and standard deviation of the sentences' P(change), `mean_weight` the mean of
-# $w_i = 1 - H(p_i)/\log 2$, and `decisive_share` the percentage of sentences whose weight is at
+# answers, the mean TEF weight and the share of decisive sentences ($w \ge 0.5$). `mean p` and
+# `sd p` are the mean and standard deviation of the sentences' P(change), `mean w` the mean of
+# $w_i = 1 - H(p_i)/\log 2$, and `decisive %` the percentage of sentences whose weight is at
 # least one half, that is whose P(change) lies below about 0.11 or above about 0.89.
 
 # %%
 llm_runs = runs.select(model=llms)
 posterior_summary(llm_runs)[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight",
-                             "decisive_share"]].replace({"model": names}).set_index(
-    ["model", "prompt", "lang"]).round(3)
+                             "decisive_share"]].replace({"model": names}).set_index(["model", "prompt", "lang"]).set_axis(
+    ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1).round(3)
 
 # %% [markdown]
 # A prompt moves *where* the nearly constant answer sits: it can push the shared P(change) across

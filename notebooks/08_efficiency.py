@@ -73,7 +73,7 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
-glues = lambda **values: [glue(key, value, display=False) for key, value in values.items()]
+def glues(**values): any(glue(key, value, display=False) for key, value in values.items())  # noqa: E704
 lang_list = parse_list(langs)
 
 # %% [markdown]
@@ -97,7 +97,7 @@ lang_list = parse_list(langs)
 # %%
 table2 = paper.load_table("table2")
 display(table2.pivot_table(["value"], ["model", "method"], "quantity", sort=False).rename(index=paper.MODEL_LABELS))
-paper.efficiency_summary(table2).rename(index=paper.MODEL_LABELS).round(2)
+paper.efficiency_summary(table2).rename(index=paper.MODEL_LABELS).T.round(2)  # one column per model
 
 # %% [markdown]
 # ## Reading Table 2 per query
