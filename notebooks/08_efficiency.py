@@ -24,12 +24,12 @@
 #
 # This chapter reads Table 2 against the size of the full release, counts the queries and prompt
 # tokens of the data at hand with a judge's own tokenizer, and puts times to first token beside the
-# paper's. The times of ours come from a **benchmark record** committed with the book
-# (`benchmarks/ttft.py` wrote it; the machine it ran on is described below), so that building the
-# book times nothing; `tef book -p 08.live_timing=true` times the judge again on the machine at hand.
-# Our times are CPU times of a 135-million-parameter model; the comparison with the paper's GPU
-# times is between *ratios* (sentence-level over Direct, TEF over voting), never between absolute
-# times.
+# paper's. The times of ours come from a **benchmark record** kept with the code
+# (`benchmarks/ttft.py` measured it; the machine it ran on and how busy it was are described below),
+# so that the chapter's numbers do not depend on the machine that runs it; the parameter
+# `live_timing` times the judge again on the machine at hand. Our times are CPU times of a
+# 135-million-parameter model; the comparison with the paper's GPU times is between *ratios*
+# (sentence-level over Direct), never between absolute times.
 
 # %% tags=["parameters"]
 # The LLM judge whose tokenizer counts the prompts: a registry name or a .gguf path.
@@ -289,7 +289,7 @@ ch08.ttft_figure(timed).show()
 # kind, drawn with `seed`, to the in-process judge with a warm prefix cache, or, with `endpoint` set,
 # streaming requests to that server, timed on the client as the paper timed its models. On a CPU
 # this takes minutes (the record's {glue:text}`rec_n` queries per kind and mode took
-# {glue:text}`rec_spent:.0f` s), which is why the default build reads the record instead.
+# {glue:text}`rec_spent:.0f` s), which is why the chapter reads the record by default.
 
 # %% tags=["nbval-ignore-output"]
 if live_timing:
