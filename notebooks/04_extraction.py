@@ -194,10 +194,16 @@ ch04.probability_figure(sentences, names, lang_list).show()
 
 # %% [markdown]
 # The same in numbers: the spread of the sentence probabilities, the mean and median weight, the share
-# of decisive sentences ($w \ge 0.5$, that is $p \ge 0.89$ or $p \le 0.11$), and the share of posts whose
-# sentences all lean the same way (where MV, SV and TEF cannot disagree):
+# of decisive sentences ($w \ge 0.5$, that is $p \ge$ {glue:text}`decisive_p:.2f` or
+# $p \le$ {glue:text}`decisive_q:.2f`), and the share of posts whose sentences all lean the same way
+# (where MV, SV and TEF cannot disagree):
 
 # %%
+from scipy.optimize import brentq
+
+decisive_p = brentq(lambda q: entropy_weight(q) - 0.5, 0.5, 1 - 1e-12)  # w(p) = 0.5 above one half
+glue("decisive_p", decisive_p, display=False)
+glue("decisive_q", 1 - decisive_p, display=False)
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"])
 summary.rename(index=names, level="model").round(3)
 
@@ -328,8 +334,9 @@ glue("worst_reproduced", float(checks.loc[checks["reproduced"], "max |Δ|"].max(
 # {glue:text}`n_build` of them ({glue:text}`build_caches` of the SmolLM2 judge) differ by up to
 # {glue:text}`build_max:.3f` in the field `llama_cpp_cpu`, the CPU instructions the llama.cpp engine
 # was compiled for: {glue:text}`build_features` (the instructions only the committed cache's build
-# used → those only the engine here uses). The two engines run the same model through different kernels (vector width, 8-bit dot products, the order of
-# every long sum), so the same prompt gets slightly different logits. A cache whose `system_prompt`
+# used → those only the engine here uses). The two engines run the same model through different
+# kernels (vector width, 8-bit dot products, the order of every long sum), so the same prompt gets
+# slightly different logits. A cache whose `system_prompt`
 # differs was made with the chat template's default system turn removed; today's default keeps it,
 # so its answers are to another prompt. No cache is resumed or compared as if it came from another
 # setting: the cache format refuses to append to a file of another provenance.

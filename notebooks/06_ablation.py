@@ -128,12 +128,20 @@ pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)"
 # %% tags=["hide-input"]
 for rule, decision in decided.items():
     glue(f"one_{rule}", decision, display=False)
+lukewarm = ell[p > 0.5]
+glue("lukewarm_min", float(lukewarm.min()), display=False)
+glue("lukewarm_max", float(lukewarm.max()), display=False)
+glue("weighted_min", float((w * ell)[p > 0.5].min()), display=False)
+glue("weighted_max", float((w * ell)[p > 0.5].max()), display=False)
+glue("decisive_weighted", float((w * ell)[p < 0.5].sum()), display=False)
 
 # %% [markdown]
 # TEF decides *{glue:text}`one_tef`*, w/o Entropy *{glue:text}`one_tef_without_entropy`* and w/o
 # Log-Odds *{glue:text}`one_tef_without_log_odds`*. Without the weights, the five lukewarm sentences
-# add their full log-odds, between 1.4 and 1.8 each, and together outweigh the decisive one: the sum
-# counts sentences. With the weights, each adds a third of that or less, and the decisive sentence,
+# add their full log-odds, between {glue:text}`lukewarm_min:.1f` and {glue:text}`lukewarm_max:.1f` each,
+# and together outweigh the decisive one: the sum counts sentences. With the weights, each adds only
+# {glue:text}`weighted_min:.2f` to {glue:text}`weighted_max:.2f`, and the decisive sentence
+# ({glue:text}`decisive_weighted:.2f`),
 # whose weight is close to one, decides. Without the log-odds transform the decisive sentence keeps its
 # large weight, but a weighted mean lets no answer pull further than its probability, here 0.002
 # against five answers above 0.8: a mean cannot let one answer count for more than its weight.

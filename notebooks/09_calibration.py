@@ -23,8 +23,9 @@
 #
 # **That claim is about one model, and only that model can test it.** Calibration is a property of a
 # judge and a rule together: the same rule is well calibrated on one judge's answers and badly on
-# another's. None of the judges that run here is Qwen2.5-7B, and two of them do not even clear the
-# majority-class floor (chapter 5). What this chapter can show is the computation itself, written
+# another's. None of the judges that run here is Qwen2.5-7B, and {glue:text}`n_below` of the
+# {glue:text}`n_judges` ({glue:text}`below_names`) clear the majority-class floor in neither language
+# (computed below, as in chapter 5). What this chapter can show is the computation itself, written
 # out, and what the CPU judges say about the rules' confidences, which is a statement about those
 # judges, not a test of the paper's.
 #
@@ -96,6 +97,28 @@ pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid, scores=True).as
                   for model, g in runs.frame.groupby("model", sort=False)])
 pred = pred[pred["prediction"] != "abstain"]  # an abstention carries no confidence
 pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]].head()
+
+# %% [markdown]
+# As in chapter 5, a judge is worth calibrating only where it beats a constant answer: each judge's
+# best Average accuracy (mean over dimensions) against the majority-class floor of the same pairs:
+
+# %%
+from tefcore.evaluate import score_table
+
+gold = runs.frame.drop_duplicates(["lang", "post_id", "dimension"])
+floor = gold.groupby(["lang", "dimension"])["side"].agg(
+    lambda side: 100 * side.value_counts(normalize=True).max()).groupby("lang").mean()
+table = score_table(pred, by=["model", "lang", "rule", "dimension"])
+best_average = table[table["dimension"] == "Average"].groupby(["model", "lang"], sort=False)["accuracy"].max()
+clears = best_average > best_average.index.get_level_values("lang").map(floor)
+pd.DataFrame({"best Average accuracy": best_average, "floor": best_average.index.get_level_values(
+    "lang").map(floor), "clears": clears}).rename(index=names, level="model").round(1)
+
+# %% tags=["hide-input"]
+below = [m for m in runs.models if not clears.xs(m, level="model").any()]
+glue("n_below", len(below), display=False)
+glue("n_judges", len(runs.models), display=False)
+glue("below_names", " and ".join(names[m] for m in below) or "none", display=False)
 
 # %% [markdown]
 # ## The expected calibration error, by hand
