@@ -42,6 +42,8 @@ from tefbook.parameters import check_parameters
 
 check_parameters("03_mind_statistics")  # a misspelt -p name fails here, naming the parameters above
 
+import warnings
+
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
@@ -53,6 +55,7 @@ from companion.ledger import chapter_claims, claim_link
 from companion.tables import format_columns
 
 setup_notebook()
+warnings.filterwarnings("ignore", category=pd.errors.PerformanceWarning)  # .loc on the unsorted (lang, what) index
 glue("link_agents", Markdown(claim_link("mind-agents")), display=False)
 
 # %% [markdown]
@@ -241,7 +244,8 @@ for lang in langs:
     smallest = dims.loc[(lang, "data at hand"), "pairs"].pipe(lambda n: n[n > 0]).sort_values(kind="stable")
     glue(f"small_dim_{lang}", smallest.index[0], display=False)
     glue(f"small_n_{lang}", int(smallest.iloc[0]), display=False)
-wide = dims.unstack("what").swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+wide = dims.drop(columns="share %").unstack("what").swaplevel(axis=1).sort_index(
+    axis=1, level=0, sort_remaining=False)  # each dimension's share: the figure below
 format_columns(wide.rename(index=LANG_LABELS, level=0), 1)
 
 # %% [markdown]
@@ -299,8 +303,9 @@ pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows[
 from tefcore.mind.release import label_counts
 
 labels = pd.concat([label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
-labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False)[
-    [(lang, side) for lang in langs for side in ("change", "stability")]].rename(columns=LANG_LABELS, level=0)
+labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False,
+                   fill_value=0)[[(lang, side) for lang in langs for side in ("change", "stability")]].astype(
+    int).rename(columns=LANG_LABELS, level=0)
 
 # %% tags=["hide-input"]
 ch03.orientation_figure(labels, langs).show()

@@ -167,7 +167,8 @@ answers_all.groupby(["model", "lang", "kind"], sort=False)["source"].value_count
 # %%
 llm = answers_all.dropna(subset=["mass"])
 masses = llm.groupby(["model", "lang", "kind"], sort=False)["mass"].describe(percentiles=[0.05, 0.5, 0.95])
-masses[["count", "mean", "5%", "50%", "95%", "min"]].rename(index=names, level=0).round(3) if len(llm) else \
+masses[["count", "mean", "5%", "50%", "95%", "min"]].astype({"count": int}).rename(index=names, level=0).round(
+    3) if len(llm) else \
     "no LLM judge among these caches"
 
 # %% tags=["hide-input", "nbval-ignore-output"]

@@ -74,7 +74,7 @@ def share_figure(dims: pd.DataFrame, langs: Sequence[str]) -> Any:
                         hovertemplate="%{x}<br>%{y:.1f} % of the pairs<br>majority side %{customdata:.1f} %"
                                       "<extra>" + what + "</extra>", row=1, col=col)
     fig.update_yaxes(title_text="share of the language's pairs (%)", row=1, col=1)
-    fig.update_layout(title="Where the evaluation pairs fall (solid: data at hand; hatched: full release)",
+    fig.update_layout(title="Where the evaluation pairs fall<br><sup>colour: dimension · solid: data at hand · hatched: full release</sup>",
                       barmode="group", height=430, legend={"orientation": "h", "y": -0.2})
     return fig
 
@@ -110,7 +110,7 @@ def orientation_figure(labels: pd.DataFrame, langs: Sequence[str]) -> Any:
         fig.add_trace(go.Barpolar(r=[0], theta=[theta.iloc[0]], name=f"{side} (pattern)", marker_color="#bbbbbb",
                                   marker_pattern_shape=pattern, marker_line_color="#333", legendgroup=f"side {side}",
                                   hoverinfo="skip"), row=1, col=1)
-    fig.update_layout(title="Labels per value orientation: colour = dimension, solid = change, hatched = stability",
+    fig.update_layout(title="Labels per value orientation<br><sup>colour: dimension · solid: change · hatched: stability</sup>",
                       height=600 * len(langs), margin={"l": 110, "r": 110, "t": 110},
                       legend={"orientation": "h", "y": -0.03, "x": 0.5, "xanchor": "center"})
     fig.update_annotations(yshift=24)
