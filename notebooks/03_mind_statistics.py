@@ -233,7 +233,7 @@ dims = pd.concat({(lang, what): dimension_counts(frame) for lang in langs for wh
     ("full release, counted", pd.DataFrame(FULL_RELEASE_PAIRS[lang], index=["change", "stability"]).T))})
 dims.index.names = ["lang", "what", "dimension"]
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "full-width"]
 floor = {lang: dims.loc[(lang, "data at hand"), "majority %"].dropna() for lang in langs}  # cells with pairs
 for lang in langs:
     glue(f"floor_{lang}", float(floor[lang].mean()), display=False)

@@ -111,7 +111,7 @@ def orientation_figure(labels: pd.DataFrame, langs: Sequence[str]) -> Any:
                                   marker_pattern_shape=pattern, marker_line_color="#333", legendgroup=f"side {side}",
                                   hoverinfo="skip"), row=1, col=1)
     fig.update_layout(title="Labels per value orientation<br><sup>colour: dimension · solid: change · hatched: stability</sup>",
-                      height=600 * len(langs), margin={"l": 110, "r": 110, "t": 110},
+                      height=600 * len(langs) + 40, margin={"l": 110, "r": 110, "t": 150},
                       legend={"orientation": "h", "y": -0.03, "x": 0.5, "xanchor": "center"})
     fig.update_annotations(yshift=24)
     return fig
