@@ -297,7 +297,7 @@ from tefcore.paper import review
 
 floors = review.floors(t3)
 floors.groupby("method")["below"].agg(["sum", "size"]).rename(
-    columns={"sum": "cells below the floor", "size": "cells"})
+    columns={"sum": "cells below the floor", "size": "cells"}, index=RULE_LABELS)
 
 # %% tags=["hide-input", "full-width"]
 glue("t3_below", int(floors["below"].sum()), display=False)
