@@ -35,7 +35,7 @@ test-unit:  ## the pytest suite without the browser test (slow tests included)
 book:  ## execute every chapter (default parameters) and build the HTML, warnings as errors
 	$(PYTHON) -m tefbook $(BOOK_ARGS)
 
-book-ci:  ## the same with the CI parameters (chapter 4 on a small limit), into $(CI_DIR)
+book-ci:  ## the same with the CI parameters (profile ci), into $(CI_DIR)
 	$(PYTHON) -m tefbook --profile ci --build-dir $(CI_DIR) $(BOOK_ARGS)
 
 book-html:  ## rebuild the HTML from the notebooks executed last time

@@ -248,6 +248,14 @@ def test_ci_profile_targets_real_chapters() -> None:
         assert set(profile) <= set(FINAL_CHAPTERS)
 
 
+def test_every_profile_parameter_is_a_parameter_of_its_chapter() -> None:
+    """A profile that sets a parameter a chapter no longer has stops `make book-ci` before any chapter runs."""
+    for profile in PROFILES.values():
+        for chapter, values in profile.items():
+            notebook = jupytext.read(ROOT / "notebooks" / f"{chapter}.py")
+            assert set(values) <= set(parameter_defaults(notebook)), (chapter, sorted(values))
+
+
 def test_parameter_defaults_reads_literals_and_expressions() -> None:
     notebook = jupytext.reads(CHAPTER_TEXT, fmt="py:percent")
     assert parameter_defaults(notebook) == {

@@ -642,7 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         default="default",
         choices=sorted(PROFILES),
-        help="named parameter overrides (ci: small chapter 4)",
+        help="named parameter overrides (ci: a smaller live-timing sample for chapter 8)",
     )
     parser.add_argument(
         "--param-overrides",
