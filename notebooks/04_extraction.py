@@ -284,8 +284,8 @@ checks["verdict"] = [
     "differs where the recorded setting differs: " + ", ".join(c.split(":")[0] for c in causes)
     if causes else "unexplained"
     for ok, causes in zip(checks["reproduced"], checks["causes"])]
-checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].style.format(
-    {"max |Δ|": "{:.1e}"})
+checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
+    **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
 
 # %% [markdown]
 # Where a cache differs, the provenance fields of the new run that differ from its header (for a list
