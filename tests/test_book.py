@@ -534,7 +534,7 @@ def test_user_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pyte
     chapters = [Chapter("notebooks/04_extraction", Path("x.py")), Chapter("notebooks/05_main", Path("y.py"))]
     merged = chapter_parameters(chapters, chapters, "ci", {"05": {"cache_dir": "caches"}},
                                 [("04", "data_dir", "mind"), ("04", "models", "local")])
-    assert merged == {"04_extraction": {"limit": 8, "data_dir": str(tmp_path / "mind"), "models": "local"},
+    assert merged == {"04_extraction": {"data_dir": str(tmp_path / "mind"), "models": "local"},
                       "05_main": {"cache_dir": str(tmp_path / "caches")}}
 
 
