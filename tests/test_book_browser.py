@@ -12,6 +12,7 @@ browser download is not used). For each page the test asserts:
   ``mjx-merror``, and no raw LaTeX is left in the visible text outside code;
 * every figure is drawn: each plotly div holds a non-empty ``.main-svg``, each altair chart an
   ``svg`` or ``canvas`` with non-zero size inside ``.vega-embed`` and no error message;
+* the results tables of :data:`FITTING` fit the 1280-px page (no horizontal scroll bar);
 
 and saves a full-page screenshot to ``artifacts/screenshots/`` (``$TEF_SCREENSHOT_DIR``).
 Without a built book, Playwright or Chromium the tests skip, unless ``TEF_REQUIRE_BROWSER=1``
@@ -44,6 +45,13 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 #: Seconds a page may take to typeset its math and draw its figures.
 RENDER_TIMEOUT_S = float(os.environ.get("TEF_BROWSER_TIMEOUT", "45"))
 VIEWPORT = {"width": 1280, "height": 900}
+#: Sections whose tables must fit the page at VIEWPORT's width (no horizontal scroll bar): the results tables
+#: a reader compares column by column, Average included.
+FITTING: dict[str, tuple[str, ...]] = {
+    "notebooks/05_main_results.html": ("table-3-ours-beside-the-paper-s",),
+    "notebooks/06_ablation.html": ("table-4-ours-beside-the-paper-s",),
+    "notebooks/03_mind_statistics.html": ("pairs-per-dimension",),
+}
 
 
 def _unavailable(reason: str) -> None:
@@ -125,9 +133,13 @@ INSPECT_JS = r"""
   const reprs = (article.innerText.match(
     /<(?:IPython\.core\.display\.\w+|Figure size|pandas\.io\.formats\.style\.Styler|altair\.\w+)[^>]*>|\bobject at 0x[0-9a-f]+/g
   ) || []).slice(0, 5);
+  // Tables wider than their output box (a horizontal scroll bar), by the id of their section.
+  const wide = [...document.querySelectorAll('div.cell_output .output')]
+    .filter((o) => o.querySelector('table') && o.scrollWidth > o.clientWidth + 1)
+    .map((o) => (o.closest('section[id]') || {id: ''}).id);
   return {
     title: document.title,
-    math, plotly, altair, raw, reprs,
+    math, plotly, altair, raw, reprs, wide,
     merrors: document.querySelectorAll('mjx-merror').length,
     // print-only static renditions (TEF_STATIC_FIGURES=1) must stay hidden on screen
     staticShown: [...document.querySelectorAll('.tef-figure-static')]
@@ -302,6 +314,8 @@ def test_page_renders_offline(page_path: str, base_url: str, browser: Any) -> No
         assert chart["embedded"] and chart["w"] > 50 and chart["h"] > 50, f"altair chart not drawn: {chart}"
         assert chart["marks"] != 0, f"altair chart without marks: {chart}"
     assert info["staticShown"] == 0, f"{info['staticShown']} print-only figures shown on screen"
+    scrolled = [section for section in info["wide"] if section in FITTING.get(page_path, ())]
+    assert not scrolled, f"tables that must fit a {VIEWPORT['width']}-px page scroll sideways in: {scrolled}"
     assert shot.is_file() and shot.stat().st_size > 0
 
 
@@ -313,6 +327,10 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
         "<p>raw \\(\\frac{a}{b}\\)</p><span class='math'>\\(x\\)</span>"
         "<img src='missing.png'><script>undefinedFunction()</script>"
         "<pre>&lt;IPython.core.display.Markdown object&gt;</pre>"
+        "<section id='results'><div class='cell_output'><div class='output' style='width:300px;overflow-x:auto'>"
+        "<table style='width:900px'><tr><td>wide</td></tr></table></div></div></section>"
+        "<section id='fits'><div class='cell_output'><div class='output' style='width:300px;overflow-x:auto'>"
+        "<table style='width:200px'><tr><td>narrow</td></tr></table></div></div></section>"
         "</article></body></html>"
     )
     with serve_directory(tmp_path) as url:
@@ -323,6 +341,7 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
     assert [m["typeset"] for m in info["math"]] == [False]
     assert info["raw"] and "\\frac" in info["raw"][0]
     assert info["reprs"] == ["<IPython.core.display.Markdown object>"]
+    assert info["wide"] == ["results"]  # the table wider than its box, not the one that fits
 
 
 # --------------------------------------------------------------------------- explorable figures
