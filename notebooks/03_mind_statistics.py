@@ -116,12 +116,7 @@ counted = pd.DataFrame({lang: {"posts": f["posts"], "labels": f["labels"], "eval
                         for lang, f in FULL_RELEASE.items()}).reindex(card.index)
 
 # %% tags=["hide-input"]
-printed = pd.DataFrame({"zh": {"posts": 5474}, "en": {"posts": 2884}}).reindex(card.index)
-shown = pd.concat({(LANG_LABELS[lang], what): frame[lang] for lang in langs
-                   for what, frame in (("data at hand", card), ("full release, counted", counted),
-                                       ("paper prints", printed))}, axis=1)
-digits = {"mean length": 1, "sentences per post (reference rule)": 2, "sentences per post (improved rule)": 2}
-shown.apply(lambda row: row.map(lambda v: "" if pd.isna(v) else f"{v:,.{digits.get(row.name, 0)}f}"), axis=1)
+ch03.card_table(card, counted, langs)
 
 # %% [markdown]
 # The middle column of each language holds the counts of the full release's files (protocol §2); the
@@ -157,17 +152,8 @@ sentences["posts with at most 3 sentences %"] = table.groupby("lang")["sentences
     lambda n: 100 * float((n <= 3).mean())).loc[langs]
 
 # %% tags=["hide-input"]
-for lang in langs:
-    glue(f"len_median_{lang}", float(lengths.loc[lang, "50%"]), display=False)
-    glue(f"len_min_{lang}", float(lengths.loc[lang, "min"]), display=False)
-    glue(f"len_max_{lang}", float(lengths.loc[lang, "max"]), display=False)
-    glue(f"len_cv_{lang}", float(lengths.loc[lang, "coefficient of variation"]), display=False)
-    glue(f"sent_median_{lang}", float(sentences.loc[lang, "50%"]), display=False)
-    glue(f"sent_max_{lang}", float(sentences.loc[lang, "max"]), display=False)
-    glue(f"sent_few_{lang}", float(sentences.loc[lang, "posts with at most 3 sentences %"]), display=False)
-units = {"zh": "Chinese (characters)", "en": "English (words)"}
-display(format_columns(lengths.rename(index=units).drop(columns="count"), 1, **{"coefficient of variation": 2}),
-        format_columns(sentences.rename(index=LANG_LABELS).drop(columns=["count", "std"]), 1))
+ch03.glue_lengths(lengths, sentences, langs)
+display(*ch03.length_tables(lengths, sentences))
 
 # %% [markdown]
 # The median English post has {glue:text}`len_median_en:.0f` words and {glue:text}`sent_median_en:.0f`
@@ -234,19 +220,8 @@ dims = pd.concat({(lang, what): dimension_counts(frame) for lang in langs for wh
 dims.index.names = ["lang", "what", "dimension"]
 
 # %% tags=["hide-input", "full-width"]
-floor = {lang: dims.loc[(lang, "data at hand"), "majority %"].dropna() for lang in langs}  # cells with pairs
-for lang in langs:
-    glue(f"floor_{lang}", float(floor[lang].mean()), display=False)
-    glue(f"floor_min_{lang}", float(floor[lang].min()), display=False)
-    glue(f"floor_max_{lang}", float(floor[lang].max()), display=False)
-    glue(f"floor_min_dim_{lang}", floor[lang].idxmin(), display=False)
-    glue(f"floor_max_dim_{lang}", floor[lang].idxmax(), display=False)
-    smallest = dims.loc[(lang, "data at hand"), "pairs"].pipe(lambda n: n[n > 0]).sort_values(kind="stable")
-    glue(f"small_dim_{lang}", smallest.index[0], display=False)
-    glue(f"small_n_{lang}", int(smallest.iloc[0]), display=False)
-wide = dims.drop(columns="share %").unstack("what").swaplevel(axis=1).sort_index(
-    axis=1, level=0, sort_remaining=False)  # each dimension's share: the figure below
-format_columns(wide.rename(index=LANG_LABELS, level=0), 1)
+ch03.glue_floors(dims, langs)
+ch03.dimension_table(dims)
 
 # %% [markdown]
 # On the data at hand, always answering the more frequent side scores {glue:text}`floor_en:.1f` % on
@@ -276,11 +251,8 @@ pair_rows = pd.DataFrame([(lang, p.post_id, p.dimension, p.side) for lang in lan
                          columns=["lang", "post_id", "dimension", "side"])
 pair_rows = pair_rows.merge(table[["post_id", "event"]], on="post_id")
 events = pair_rows.pivot_table(index="event", columns="lang", values="side", aggfunc=[
-    "size", lambda s: 100 * float((s == "change").mean())], fill_value=0)
-events.columns = [(lang, "pairs" if how == "size" else "change %") for how, lang in events.columns]
-events = events[[(lang, what) for lang in langs for what in ("pairs", "change %")]]
-events.columns = pd.MultiIndex.from_tuples([(LANG_LABELS[lang], what) for lang, what in events.columns])
-format_columns(events.sort_values((LANG_LABELS[langs[0]], "pairs"), ascending=False), 1)
+    "size", lambda s: 100 * float((s == "change").mean())], fill_value=0)  # pairs, change %
+ch03.event_table(events, langs)
 
 # %% [markdown]
 # Pairs per event and dimension:
@@ -322,10 +294,7 @@ lopsided = release.loc[release.groupby(level="lang")["majority %"].idxmax()]
 lopsided[["change", "stability", "majority %"]].round(1)
 
 # %% tags=["hide-input"]
-for (lang, dimension), row in lopsided.iterrows():
-    glue(f"lop_dim_{lang}", dimension, display=False)
-    glue(f"lop_change_{lang}", int(row["change"]), display=False)
-    glue(f"lop_stability_{lang}", int(row["stability"]), display=False)
+ch03.glue_lopsided(lopsided)
 
 # %% [markdown]
 #

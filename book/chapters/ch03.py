@@ -115,3 +115,96 @@ def orientation_figure(labels: pd.DataFrame, langs: Sequence[str]) -> Any:
                       legend={"orientation": "h", "y": -0.03, "x": 0.5, "xanchor": "center"})
     fig.update_annotations(yshift=24)
     return fig
+
+
+def card_table(card: pd.DataFrame, counted: pd.DataFrame, langs: Sequence[str]) -> pd.DataFrame:
+    """The data card as printed: per language the data at hand, the full release's counts and what the
+    paper prints (the number of posts only), counts with thousands separators, means with decimals.
+
+    Examples
+    --------
+    >>> card = pd.DataFrame({"en": {"posts": 1200.0, "mean length": 98.25}})
+    >>> card_table(card, card, ["en"])[("English", "paper prints")].tolist()
+    ['2,884', '']
+    """
+    printed = pd.DataFrame({"zh": {"posts": 5474}, "en": {"posts": 2884}}).reindex(card.index)
+    shown = pd.concat({(LANG_LABELS[lang], what): frame[lang] for lang in langs
+                       for what, frame in (("data at hand", card), ("full release, counted", counted),
+                                           ("paper prints", printed))}, axis=1)
+    digits = {"mean length": 1, "sentences per post (reference rule)": 2, "sentences per post (improved rule)": 2}
+    return shown.apply(lambda row: row.map(lambda v: "" if pd.isna(v) else f"{v:,.{digits.get(row.name, 0)}f}"),
+                       axis=1)
+
+
+def glue_lengths(lengths: pd.DataFrame, sentences: pd.DataFrame, langs: Sequence[str]) -> None:
+    """Glue the length and sentence statistics the prose cites (``len_median_en``, ``sent_few_zh``, ...)."""
+    from myst_nb import glue
+
+    for lang in langs:
+        for name, frame, column in (("len_median", lengths, "50%"), ("len_min", lengths, "min"),
+                                    ("len_max", lengths, "max"), ("len_cv", lengths, "coefficient of variation"),
+                                    ("sent_median", sentences, "50%"), ("sent_max", sentences, "max"),
+                                    ("sent_few", sentences, "posts with at most 3 sentences %")):
+            glue(f"{name}_{lang}", float(frame.loc[lang, column]), display=False)
+
+
+def length_tables(lengths: pd.DataFrame, sentences: pd.DataFrame) -> tuple[Any, Any]:
+    """The two distribution tables as shown: lengths with their units, sentences per post, no counts."""
+    from companion.tables import format_columns
+
+    return (format_columns(lengths.rename(index={"zh": "Chinese (characters)", "en": "English (words)"})
+                           .drop(columns="count"), 1, **{"coefficient of variation": 2}),
+            format_columns(sentences.rename(index=LANG_LABELS).drop(columns=["count", "std"]), 1))
+
+
+def glue_floors(dims: pd.DataFrame, langs: Sequence[str]) -> None:
+    """Glue the majority-class floor per language on the data at hand (mean, lowest and highest
+    dimension) and its smallest non-empty dimension (``floor_en``, ``small_dim_zh``, ...)."""
+    from myst_nb import glue
+
+    for lang in langs:
+        at_hand = dims.loc[(lang, "data at hand")]
+        floor = at_hand["majority %"].dropna()  # dimensions with pairs
+        smallest = at_hand["pairs"][at_hand["pairs"] > 0].sort_values(kind="stable")
+        for name, value in (("floor", float(floor.mean())), ("floor_min", float(floor.min())),
+                            ("floor_max", float(floor.max())), ("floor_min_dim", floor.idxmin()),
+                            ("floor_max_dim", floor.idxmax()), ("small_dim", smallest.index[0]),
+                            ("small_n", int(smallest.iloc[0]))):
+            glue(f"{name}_{lang}", value, display=False)
+
+
+def dimension_table(dims: pd.DataFrame) -> Any:
+    """The pairs per dimension as shown: the data at hand beside the full release for each count,
+    without each dimension's share (which the figure shows)."""
+    from companion.tables import format_columns
+
+    wide = dims.drop(columns="share %").unstack("what").swaplevel(axis=1).sort_index(
+        axis=1, level=0, sort_remaining=False)
+    return format_columns(wide.rename(index=LANG_LABELS, level=0), 1)
+
+
+def event_table(events: pd.DataFrame, langs: Sequence[str]) -> Any:
+    """Pairs and change share per event (columns ``(size|<lambda>, lang)`` of the chapter's pivot), as
+    shown: one block per language, the first language's largest event first.
+
+    Examples
+    --------
+    >>> raw = pd.DataFrame({("size", "en"): [3, 5], ("<lambda>", "en"): [50.0, 20.0]}, index=["RU", "GPT"])
+    >>> event_table(raw, ["en"]).index.tolist()
+    ['GPT', 'RU']
+    """
+    from companion.tables import format_columns
+
+    shown = pd.DataFrame({(LANG_LABELS[lang], what): events[(how, lang)] for lang in langs
+                          for what, how in (("pairs", "size"), ("change %", "<lambda>"))})
+    return format_columns(shown.sort_values((LANG_LABELS[langs[0]], "pairs"), ascending=False), 1)
+
+
+def glue_lopsided(lopsided: pd.DataFrame) -> None:
+    """Glue the most lopsided dimension of each language with its two sides (``lop_dim_en``, ...)."""
+    from myst_nb import glue
+
+    for (lang, dimension), row in lopsided.iterrows():
+        glue(f"lop_dim_{lang}", dimension, display=False)
+        glue(f"lop_change_{lang}", int(row["change"]), display=False)
+        glue(f"lop_stability_{lang}", int(row["stability"]), display=False)
