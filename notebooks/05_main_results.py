@@ -196,12 +196,7 @@ pd.DataFrame({"best Average accuracy": best_rule, "floor": best_rule.index.get_l
     floor_average), "clears the floor": clears}).rename(index=names, level=0).round(1)
 
 # %% tags=["hide-input"]
-clear_names = [f"{names[m]} in {LANG_LABELS[lang]}" for (m, lang), ok in clears.items() if ok]
-below_names = [f"{names[m]} in {LANG_LABELS[lang]}" for (m, lang), ok in clears.items() if not ok]
-glue("n_clear", int(clears.sum()), display=False)
-glue("n_cells", len(clears), display=False)
-glue("clear_list", "; ".join(clear_names) or "none", display=False)
-glue("below_list", "; ".join(below_names) or "none", display=False)
+ch05.glue_clears(clears, names)
 
 # %% [markdown]
 # Of our {glue:text}`n_cells` judge-language cells, {glue:text}`n_clear` clear the floor with at
@@ -263,12 +258,7 @@ vs = versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
 # %% tags=["hide-input", "full-width"]
 verdict = np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"], "within noise")
 display(ch05.versus_table(vs.assign(verdict=verdict), names, n_boot))
-acc = vs[vs["metric"] == "accuracy"]
-glue("vs_cells", len(acc), display=False)
-glue("vs_above", int((acc["low"] > 0).sum()), display=False)
-glue("vs_below", int((acc["high"] < 0).sum()), display=False)
-glue("vs_min", float(acc["difference"].min()), display=False)
-glue("vs_max", float(acc["difference"].max()), display=False)
+ch05.glue_versus(vs)
 
 # %% [markdown]
 # In accuracy TEF minus the strongest baseline ranges from {glue:text}`vs_min:+.1f` to
@@ -382,11 +372,7 @@ spread = by_setting[RULES].groupby("lang").agg(lambda c: c.max() - c.min())
 by_setting.rename(index=short_names(setting_runs), level="model").rename(columns=RULE_LABELS).round(1)
 
 # %% tags=["hide-input"]
-for lang in lang_list:
-    glue(f"judge_spread_{lang}", float(spread.loc[lang].max()), display=False)
-    rule_spread = float(by_setting.loc[lang, "TEF − best baseline"].abs().max())
-    glue(f"rule_spread_{lang}", rule_spread, display=False)
-    assert float(spread.loc[lang].max()) > rule_spread  # what the next paragraph says
+ch05.glue_spreads(spread, by_setting, lang_list)  # stops if the judge's setting is not the larger, as said below
 
 # %% [markdown]
 # The setting of the judge moves a rule's Average accuracy by up to

@@ -161,3 +161,53 @@ def sweep_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Sequence[
     fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
                       title="TEF's gain over the best baseline as the detector is made sharper or flatter")
     return fig
+
+
+def cell_names(clears: pd.Series, names: Mapping[str, str], value: bool = True) -> str:
+    """The judge-language cells whose ``clears`` is ``value``, as text (``"none"`` if there is none).
+
+    Examples
+    --------
+    >>> clears = pd.Series({("e5", "en"): True, ("e5", "zh"): False})
+    >>> cell_names(clears, {"e5": "e5 probe"}), cell_names(clears, {"e5": "e5 probe"}, value=False)
+    ('e5 probe in English', 'e5 probe in Chinese')
+    """
+    return "; ".join(f"{names[m]} in {LANG_LABELS[lang]}" for (m, lang), ok in clears.items() if ok == value) or "none"
+
+
+def glue_clears(clears: pd.Series, names: Mapping[str, str]) -> None:
+    """Glue how many judge-language cells clear the floor, and which do and which do not."""
+    from myst_nb import glue
+
+    glue("n_clear", int(clears.sum()), display=False)
+    glue("n_cells", len(clears), display=False)
+    glue("clear_list", cell_names(clears, names), display=False)
+    glue("below_list", cell_names(clears, names, value=False), display=False)
+
+
+def glue_versus(vs: pd.DataFrame) -> None:
+    """Glue the accuracy rows of TEF against the strongest baseline: cells, cells with the interval
+    above and below zero, the smallest and largest difference (``vs_cells``, ``vs_above``, ...)."""
+    from myst_nb import glue
+
+    acc = vs[vs["metric"] == "accuracy"]
+    glue("vs_cells", len(acc), display=False)
+    glue("vs_above", int((acc["low"] > 0).sum()), display=False)
+    glue("vs_below", int((acc["high"] < 0).sum()), display=False)
+    glue("vs_min", float(acc["difference"].min()), display=False)
+    glue("vs_max", float(acc["difference"].max()), display=False)
+
+
+def glue_spreads(spread: pd.DataFrame, by_setting: pd.DataFrame, langs: Sequence[str]) -> None:
+    """Glue, per language, the largest move of a rule's Average over the judge's settings
+    (``judge_spread_<lang>``) and the largest TEF minus best baseline under one setting
+    (``rule_spread_<lang>``); stop if the first is not the larger, as the prose says it is."""
+    from myst_nb import glue
+
+    for lang in langs:
+        judge_spread = float(spread.loc[lang].max())
+        rule_spread = float(by_setting.loc[lang, "TEF − best baseline"].abs().max())
+        if not judge_spread > rule_spread:
+            raise AssertionError(f"{lang}: the judge's setting moves {judge_spread:.1f}, the rule {rule_spread:.1f}")
+        glue(f"judge_spread_{lang}", judge_spread, display=False)
+        glue(f"rule_spread_{lang}", rule_spread, display=False)
