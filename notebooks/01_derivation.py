@@ -45,11 +45,12 @@ check_parameters("01_derivation")  # a misspelt -p name fails here, naming the p
 
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, display
 from myst_nb import glue
 
 from chapters import theory
 from companion.figures import setup_notebook
+from companion.ledger import chapter_claims
 from companion.tables import bold_best
 from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import contributions
@@ -556,4 +557,4 @@ glue("k3_tef", float(k3_rates["tef"]), display=False)
 # opens the ledger's row):
 
 # %% tags=["remove-input"]
-display(Markdown(theory.ledger_rows("01_derivation")))
+HTML(chapter_claims("01_derivation"))

@@ -23,8 +23,6 @@ Chapter 2
 The teaching lab (chapter 10) needs nothing of this module: it runs where only ``tefcore`` is
 installed.
 
-Chapters 1 and 2
-    :func:`ledger_rows`: the rows of the claims ledger a chapter examines, with links and verdicts.
 """
 
 from __future__ import annotations
@@ -72,9 +70,7 @@ __all__ = [
     "k3_disagreement",
     "k_class_scores",
     "lean_numbers",
-    "ledger_rows",
     "majority_floor",
-    "map_verdict",
     "nearest_cells",
     "premises_table",
     "prop2_table",
@@ -778,15 +774,6 @@ def _premises(r: pd.Series, cell: pd.Series, lean: float, threshold: float, min_
          f"judge's: at least {threshold:.0f} %)")]
 
 
-def _outcome(low: float, high: float) -> str:
-    """TEF against the strongest baseline, from the interval of the difference."""
-    if low == high == 0:
-        return "TEF and the baseline decide every pair alike"
-    if low > 0:
-        return "TEF beats it"
-    return "TEF does worse than it" if high < 0 else "TEF does not beat it (the interval includes zero)"
-
-
 def premises_table(placed: pd.DataFrame, nearest: pd.DataFrame, *, lean: float, min_gain: float = 1.0,
                    decisive_weight: float = 0.5) -> pd.DataFrame:
     """For every judge and language, the map's three premises for a gain of TEF over MV and SV (yes/no)
@@ -802,59 +789,6 @@ def premises_table(placed: pd.DataFrame, nearest: pd.DataFrame, *, lean: float, 
                      f"decisive agree >= {threshold:.0f} %": "yes" if held[2] else "no",
                      "where TEF should gain": "yes" if all(held) else "no"})
     return pd.DataFrame(rows).set_index(["judge", "lang"])
-
-
-def map_verdict(placed: pd.DataFrame, nearest: pd.DataFrame, sweep: pd.DataFrame, floor: Mapping[str, float],
-                judge: str, *, lean: float, min_gain: float = 1.0, decisive_weight: float = 0.5) -> str:
-    """Whether one judge sits where the simulated map says TEF should gain, language by language, as
-    Markdown, with the numbers it rests on and what the real posts then show.
-
-    The premises are those of :func:`premises_table`. The test on real posts is the judge as it is
-    (``t = 1``) in ``sweep``: TEF's gain over the strongest baseline with its interval, and TEF against
-    the majority-class rate.
-
-    Parameters
-    ----------
-    placed, nearest : DataFrame
-        :func:`judge_map` and :func:`nearest_cells`, indexed by ``judge, lang``.
-    sweep : DataFrame
-        :func:`companion.calibration.temperature_sweep` with a ``judge`` column of the same names.
-    floor : mapping of str to float
-        The majority-class rate (Average accuracy, percent) per language.
-    judge : str
-        The judge's name in those tables.
-    lean : float
-        The lean ``b`` of the map's leaning judge.
-    """
-    from companion.tables import format_interval
-
-    threshold = 100 * decisive_threshold(decisive_weight)
-    parts, sits, beats = [], 0, 0
-    langs = [lang for j, lang in placed.index if j == judge]
-    for lang in langs:
-        r, cell = placed.loc[(judge, lang)], nearest.loc[(judge, lang)]
-        missing = [why for ok, why in _premises(r, cell, lean, threshold, min_gain) if not ok]
-        sits += not missing
-        text = (f"**{judge}, {lang}**: {r['uncertain per post']:.1f} uncertain sentences per post and "
-                f"{r['decisive share (%)']:.1f} % decisive ones (nearest cell: {cell['nearest cell']}); "
-                + ("it sits where TEF should gain." if not missing else
-                   "it does not sit where TEF should gain: " + "; ".join(missing) + "."))
-        at_one = sweep[(sweep["judge"] == judge) & (sweep["lang"] == lang) & (sweep["t"] == 1.0)]
-        if len(at_one):
-            a = at_one.iloc[0]
-            text += (f" On the posts, TEF against the strongest baseline ({RULE_LABELS[a['best_baseline']]}): "
-                     f"{format_interval(a['gain'], a['low'], a['high'], signed=True)} accuracy points; "
-                     f"{_outcome(a['low'], a['high'])}.")
-            beats += bool(a["low"] > 0)
-            if lang in floor:
-                below = a["tef"] < floor[lang]
-                text += (f" TEF's accuracy, {a['tef']:.1f} %, is {'below' if below else 'above'} the "
-                         f"majority-class rate ({floor[lang]:.1f} %).")
-        parts.append(text)
-    if langs:
-        parts.append(f"In short, {judge} sits where TEF should gain in {sits} of {len(langs)} languages, and "
-                     f"TEF beats the strongest baseline on it in {beats} of {len(langs)}.")
-    return "\n\n".join(parts)
 
 
 def _cells(frame: pd.DataFrame) -> tuple[FloatArray, npt.NDArray[np.int64]]:
@@ -1012,26 +946,3 @@ def sweep_figure(sweep: pd.DataFrame) -> Any:
     fig.update_layout(height=460, yaxis_title="TEF − strongest baseline (accuracy points)",
                       title="TEF's gain on real posts as the judges are re-tempered", **_LAYOUT)
     return fig
-
-
-# --------------------------------------------------------------------------------------------------
-# all three: the claims ledger's rows of a chapter
-# --------------------------------------------------------------------------------------------------
-def ledger_rows(chapter: str) -> str:
-    """The claims ledger's rows that a chapter examines, as a Markdown list: a link to each row, the
-    paper's words, our value and the verdict (the checks run now, :func:`tefcore.paper.ledger.evaluate_ledger`).
-
-    Parameters
-    ----------
-    chapter : str
-        The chapter's stem, e.g. ``"01_derivation"``.
-    """
-    from tefcore.paper.ledger import LEDGER, evaluate_ledger
-    from companion.ledger import claim_link
-
-    claims = [c for c in LEDGER if c.chapter == chapter]
-    if not claims:
-        raise ValueError(f"no claim of the ledger names the chapter {chapter!r}")
-    ledger = evaluate_ledger(claims)
-    return "\n".join(f"- {claim_link(r.id, r.id)} ({r.where}): {r.words}. Ours: {r.value}; **{r.verdict}**."
-                     for r in ledger.itertuples())
