@@ -79,6 +79,13 @@ for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-d
 
 # %% [markdown]
 # ## The paper's statements, recomputed from its tables
+#
+# `ablation_drops` subtracts each ablation's accuracy from full TEF's in every cell of Table 4 (a
+# positive drop: the component helped); `ablation_versus_soft_vote` sets each Average of Table 4
+# against Soft Vote's Average in Table 3, the margin, and divides an ablation's margin by TEF's, the
+# share of TEF's gain that the ablation keeps. The output is the cell with the paper's largest drop,
+# DeepSeek-V3.2 on English Environment, in accuracy points; the numbers quoted above are read from
+# these two tables.
 
 # %%
 drops = paper.ablation_drops(t4).xs("accuracy", level="metric")
@@ -89,12 +96,7 @@ below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] 
 drops.loc[("deepseek-v3.2", "en", "Environment"), ["drop_without_entropy", "drop_without_log_odds"]]
 
 # %% tags=["hide-input"]
-glue("qwen_kept_min", float(kept.to_numpy().min()), display=False)
-glue("qwen_kept_max", float(kept.to_numpy().max()), display=False)
-glue("deepseek_below", int(below.to_numpy().sum()), display=False)
-at = ("deepseek-v3.2", "en", "Environment")
-glue("drop_entropy", float(drops.loc[at, "drop_without_entropy"]), display=False)
-glue("drop_log_odds", float(drops.loc[at, "drop_without_log_odds"]), display=False)
+ch06.glue_all(ch06.paper_statements(kept, below, drops))
 
 # %% [markdown]
 # ## The two ablated rules on one post
@@ -126,14 +128,7 @@ pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)"
               "w·p (w/o Log-Odds averages)": w * p}).round(3)
 
 # %% tags=["hide-input"]
-for rule, decision in decided.items():
-    glue(f"one_{rule}", decision, display=False)
-lukewarm = ell[p > 0.5]
-glue("lukewarm_min", float(lukewarm.min()), display=False)
-glue("lukewarm_max", float(lukewarm.max()), display=False)
-glue("weighted_min", float((w * ell)[p > 0.5].min()), display=False)
-glue("weighted_max", float((w * ell)[p > 0.5].max()), display=False)
-glue("decisive_weighted", float((w * ell)[p < 0.5].sum()), display=False)
+ch06.glue_all(ch06.one_post_numbers(p, w, ell, decided))
 
 # %% [markdown]
 # TEF decides *{glue:text}`one_tef`*, w/o Entropy *{glue:text}`one_tef_without_entropy`* and w/o
@@ -177,6 +172,16 @@ library = table[(table["model"] == runs.models[0]) & (table["lang"] == lang_list
 assert np.allclose(library.loc[by_hand.index, ["accuracy", "macro_f1"]], by_hand)
 by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS).round(1)
 
+# %% tags=["hide-input"]
+ch06.glue_all(ch06.first_numbers(by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS)))
+
+# %% [markdown]
+# Read the table column by column: a column is one dimension, and its four rows are the same sentence
+# answers of one judge fused four ways. The rows differ by at most {glue:text}`first_gap:.1f` points (in
+# {glue:text}`first_gap_dim`), and full TEF is the best or tied for best in {glue:text}`first_tef_best`
+# of the {glue:text}`first_dims` dimensions. On a dimension of a hundred pairs one point is one pair,
+# so gaps of this size are a few posts decided differently; the next table counts them.
+
 # %% [markdown]
 # The variants disagree only where the weighing matters. For each judge and language, the pairs on
 # which full TEF and each ablation decide differently, and how many of those each gets right:
@@ -194,7 +199,22 @@ disagreements = pd.concat(rows).groupby(["model", "lang", "removed"], sort=False
     differ=("post_id", "size"), tef_right=("tef_right", "sum"), ablation_right=("ablation_right", "sum"))
 disagreements.rename(index=names, level="model")
 
+# %% tags=["hide-input"]
+ch06.glue_all(ch06.disagreement_numbers(disagreements))
+
 # %% [markdown]
+# Summed over our judges and languages, removing the entropy weights changes the decision on
+# {glue:text}`dis_entropy` pairs, of which full TEF gets {glue:text}`dis_entropy_tef` right and w/o
+# Entropy {glue:text}`dis_entropy_ablation`. Removing the log-odds transform changes
+# {glue:text}`dis_log_odds` pairs, {glue:text}`dis_log_odds_tef` right for TEF against
+# {glue:text}`dis_log_odds_ablation` for w/o Log-Odds. Both components are monotone ways of letting
+# an answer far from 0.5 count for more than one near it, so they change a decision only on a post
+# whose sentences take both sides. Dropping the weights lets every lukewarm sentence count in full,
+# the failure of the one-post example above; dropping the transform keeps the weights and only bounds
+# how far one answer can pull, which changes fewer decisions when the weights already single out the
+# confident answers. Where TEF and an ablation are right about equally often on the pairs they
+# disagree on, the component removed is not what makes the judge's decisions right or wrong.
+#
 # The difference of two rules' accuracies on a dimension is exactly (TEF right − ablation right) on
 # its disagreeing pairs, divided by its pairs: every other pair counts the same for both. A judge and
 # language absent from this table is one where the variants never disagree.
@@ -208,10 +228,18 @@ disagreements.rename(index=names, level="model")
 # their Average the mean of the six printed dimensions (Table 4 prints that mean rounded half up).
 
 # %% tags=["hide-input", "full-width"]
-labels = {m: f"ours: {names[m]}" for m in runs.models}
-wide = side_by_side(table, t4, labels=labels, reference=majority_rate(runs), rules=RULES,
-                    paper_models=parse_list(paper_models), langs=lang_list)
-show_by(wide, by="run", skip=REFERENCE_ROWS)
+show_by(side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
+                     rules=RULES, paper_models=parse_list(paper_models), langs=lang_list),
+        by="run", skip=REFERENCE_ROWS)
+ch06.glue_all(ch06.best_variant_numbers(table))
+
+# %% [markdown]
+# Of our {glue:text}`t4_ours_cells` judge-language cells, {glue:text}`t4_ours_ties` have the same
+# Average accuracy under every rule (a judge whose sentence answers all lean one way, so that every
+# rule decides the same side), and in {glue:text}`t4_ours_tef_best` of the others full TEF has the best
+# Average accuracy of the four rules. The paper's rows show the pattern its text describes; ours do
+# not have to, because the ablations only matter where a judge's confident answers are the right
+# ones, which is what the paired comparisons below put to the test.
 
 # %% [markdown]
 # ## Paired comparisons: full TEF against each ablation
@@ -230,14 +258,16 @@ comparisons = pd.concat([compare_runs(pred, "tef", ablation, metric="accuracy", 
 # %% tags=["hide-input", "full-width"]
 effect = np.select([comparisons["low"] > 0, comparisons["high"] < 0], ["helped", "hurt"], "within noise")
 display(ch06.comparison_table(comparisons.assign(effect=effect), names, n_boot))
-glue("n_comparisons", len(comparisons), display=False)
-glue("n_helped", int((effect == "helped").sum()), display=False)
-glue("n_hurt", int((effect == "hurt").sum()), display=False)
+ch06.glue_all({"n_comparisons": len(comparisons), "n_helped": (effect == "helped").sum(),
+               "n_hurt": (effect == "hurt").sum()})
 
 # %% [markdown]
 # Of our {glue:text}`n_comparisons` comparisons (judge × language × ablation, accuracy), the removed
 # component helped beyond the noise in {glue:text}`n_helped` and hurt in {glue:text}`n_hurt`; the
-# others are within the noise of the sample. Each row names the judge it rests on.
+# others are within the noise of the sample. Each row names the judge it rests on. A "hurt" row is
+# a judge and language where full TEF does worse *with* the component: the answers the component
+# lets count for more (those far from 0.5) are wrong more often there than the lukewarm ones it
+# discounts, the case the section "What to expect" below describes.
 #
 # ## Against Soft Vote, as the paper reads it
 #
@@ -249,14 +279,22 @@ glue("n_hurt", int((effect == "hurt").sum()), display=False)
 average = table[table["dimension"] == "Average"].pivot_table(
     index=["model", "lang"], columns="rule", values="accuracy", sort=False)
 ours = average[ABLATION].sub(average["soft_vote"], axis=0).rename(index=names, level="model")
-theirs = versus.xs("accuracy", level="metric")[[f"margin_{v}" for v in ABLATION]]
-theirs.columns = ABLATION
+theirs = versus.xs("accuracy", level="metric")[[f"margin_{v}" for v in ABLATION]].set_axis(ABLATION, axis=1)
 margins = pd.concat({"ours": ours, "paper": theirs.rename(index=paper.MODEL_LABELS, level="model")})
 margins.rename(columns=RULE_LABELS).round(1)
 
+# %% tags=["hide-input"]
+ch06.glue_all(ch06.margin_numbers(margins))
+
 # %% [markdown]
 # A variant that keeps most of TEF's margin has a number close to TEF's; a negative number is an
-# Average below Soft Vote's.
+# Average below Soft Vote's. Our judges give this measure little to work with: full TEF's own margin
+# over Soft Vote lies between {glue:text}`ours_tef_min:+.1f` and {glue:text}`ours_tef_max:+.1f` points
+# on our caches, against at least {glue:text}`qwen_tef_min:+.1f` for Qwen2.5-7B in the paper. The
+# share of a margin near zero that an ablation "keeps" is the ratio of two small and noisy numbers,
+# so this page computes that share for the paper's models only; for ours, the paired comparisons
+# above are the measure, and the margins say whether an ablation lands on the same side of Soft
+# Vote as full TEF.
 #
 # ## Table 4, read as a reviewer reads it
 #
@@ -271,6 +309,13 @@ floors = review.floors(t4)
 floors.pivot_table(index="method", columns=["model", "lang"], values="below", aggfunc="sum").rename(
     index=RULE_LABELS)
 
+# %% [markdown]
+# Each entry counts the dimensions, of the six, in which one rule of one model scores below the floor
+# of its language and dimension. A rule whose column holds the same count as full TEF's fails the
+# same test as often; what matters for the ablation is whether removing a component pushes a cell
+# under the floor that full TEF kept above it. The cells where the sentence rules of one model fall on
+# both sides of the floor:
+
 # %%
 consistency = review.sentence_rules(t3, t4)
 asked = consistency[consistency["question"] & consistency["model"].isin(parse_list(paper_models))]
@@ -278,14 +323,7 @@ asked[["model", "lang", "dimension", *[r for r in review.SENTENCE_RULES if r in 
        "required"]].rename(columns=RULE_LABELS).round(1)
 
 # %% tags=["hide-input"]
-glue("t4_below", int(floors["below"].sum()), display=False)
-glue("t4_cells", len(floors), display=False)
-glue("t4_questions", len(asked), display=False)
-env = floors[(floors["model"] == "deepseek-v3.2") & (floors["lang"] == "en") & (floors["dimension"] == "Environment")
-             & (floors["method"] == "tef")].iloc[0]
-glue("env_n", int(env["n"]), display=False)
-glue("env_floor", float(env["floor"]), display=False)
-glue("env_tef", float(env["value"]), display=False)
+ch06.glue_all(ch06.table4_numbers(floors, asked))
 
 # %% [markdown]
 # {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of their
