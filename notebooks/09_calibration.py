@@ -115,10 +115,15 @@ pd.DataFrame({"best Average accuracy": best_average, "floor": best_average.index
     "lang").map(floor), "clears": clears}).rename(index=names, level="model").round(1)
 
 # %% tags=["hide-input"]
-below = [m for m in runs.models if not clears.xs(m, level="model").any()]
-glue("n_below", len(below), display=False)
-glue("n_judges", len(runs.models), display=False)
-glue("below_names", " and ".join(names[m] for m in below) or "none", display=False)
+ch09.glue_all(ch09.below_numbers(clears, runs.models, names))
+
+# %% [markdown]
+# {glue:text}`n_below` of the {glue:text}`n_judges` judges ({glue:text}`below_names`) stay under the
+# floor in both languages. Their confidences can still be calibrated (a judge right on 55 % of the
+# pairs and 55 % sure of each is perfectly calibrated), but a calibrated confidence of a judge that
+# a constant answer beats is of no use for thresholding or hand-checking. The tables below keep every
+# judge, because calibration and accuracy are separate properties; read the rows of the judges under
+# the floor as a check of the computation rather than as evidence about the rules.
 
 # %% [markdown]
 # ## The expected calibration error, by hand
@@ -170,6 +175,13 @@ for (model, lang, rule), g in pred.groupby(["model", "lang", "rule"], sort=False
 display(ch09.calibration_table(calibration, names))
 
 # %% [markdown]
+# Two things to keep in mind when reading the intervals. The ECE is biased upwards on small samples:
+# with few decisions in a bin, $\lvert \mathrm{acc}(b) - \mathrm{conf}(b)\rvert$ is positive
+# even for a perfectly calibrated rule, so the same rule shows a larger ECE on a smaller language or sample.
+# And the four rules of one judge read the same posts, so their intervals overlap more than a paired
+# comparison of their errors would; an ECE that is *clearly* lowest (below) is a conservative verdict.
+
+# %% [markdown]
 # ## Which rule is best calibrated, judge by judge
 #
 # For each judge and language, the rule with the lowest ECE and the rule with the gap closest to zero,
@@ -184,15 +196,15 @@ best = calibration.groupby(["model", "lang"], sort=False).apply(lambda g: pd.Ser
 best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
 
 # %% tags=["hide-input"]
-glue("n_cells", len(best), display=False)
-glue("tef_lowest", int((best["lowest ECE"] == "TEF").sum()), display=False)
-glue("tef_clearly", int(((best["lowest ECE"] == "TEF") & best["clearly"]).sum()), display=False)
+ch09.glue_all(ch09.best_numbers(best))
 
 # %% [markdown]
 # In {glue:text}`tef_lowest` of our {glue:text}`n_cells` judge-language cells TEF has the lowest ECE
 # at the reference release's $T$, clearly so in {glue:text}`tef_clearly`. These are statements about
 # the CPU judges of this page on the MIND sample: they neither confirm nor contradict the paper's
-# statement about Qwen2.5-7B.
+# statement about Qwen2.5-7B. TEF's gap is the closest to zero in {glue:text}`tef_gap_closest` of
+# the cells; the last column says on which side TEF errs where it does not, overconfident (its
+# confidence above its accuracy) or underconfident.
 #
 # ## TEF's calibration depends on $T$
 #
@@ -217,8 +229,19 @@ sweep.pivot_table(index=["model", "lang"], columns="T", values="ECE", sort=False
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 ch09.temperature_figure(sweep, names, lang_list, TEMPERATURE).show()
+ch09.glue_all(ch09.sweep_numbers(sweep, TEMPERATURE))
 
 # %% [markdown]
+# Read along a row: as $T$ grows, TEF's confidences fall from near 1 towards 0.5, and the ECE falls
+# and, where the grid reaches far enough, rises again. It is lowest near the $T$ at which TEF's mean
+# confidence comes closest to its accuracy (the ECE is never below the absolute gap), and a row that
+# still falls at the largest $T$ is a judge whose TEF decisions are right barely more often than half
+# the time, so that the best confidence is the one closest to 0.5. In {glue:text}`sweep_moved` of the
+# {glue:text}`sweep_cells` judge-language cells the lowest ECE of the grid lies at a $T$ other than
+# the reference release's {glue:text}`reference_T`, at $T$ from {glue:text}`sweep_best_min:g` to
+# {glue:text}`sweep_best_max:g`, and the largest fall of the ECE from the reference $T$ to the best
+# of the grid is {glue:text}`sweep_fall:.3f`.
+#
 # The lowest ECE of the grid is chosen on the same pairs it is measured on, so it flatters TEF: it
 # says how much of TEF's calibration error is the choice of $T$, not what a $T$ fitted on other posts
 # would achieve. A verdict "TEF is (or is not) the best calibrated rule" at one $T$ is a verdict about
@@ -229,6 +252,11 @@ ch09.temperature_figure(sweep, names, lang_list, TEMPERATURE).show()
 # Each point is one confidence bin: its mean confidence (x) against the share of correct decisions
 # in it (y), its size the number of decisions. Points under the diagonal are overconfident. The
 # confidence of a binary decision is at least 0.5, so only the upper half of the axis is used.
+# Look for where the decisions pile up: a rule whose points crowd into the last bin decides with
+# near-certainty (Majority Vote on the cross-fitted probe, confidence 1 on
+# {glue:text}`probe_mv_one_min:.0f` to {glue:text}`probe_mv_one_max:.0f` % of the pairs), and its
+# calibration then rests on whether those decisions are right; a rule whose points sit near 0.5
+# hedges every decision, and is underconfident wherever the judge beats a coin flip.
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 for model in runs.models:
@@ -249,29 +277,10 @@ profile = pred.groupby(["model", "lang", "rule"], sort=False).agg(
     confidence_one=("confidence", lambda c: 100 * (c >= 1 - 1e-12).mean()),
     says_change=("prediction", lambda d: 100 * (d == "change").mean()))
 profile["gap"] = calibration["gap"]
-shown = profile.round({"accuracy": 1, "confidence": 3, "confidence_one": 1, "says_change": 1, "gap": 3})
-shown = shown.rename(columns={"accuracy": "acc %", "confidence": "conf",
-                              "confidence_one": "conf = 1 %", "says_change": "change %"})
-shown.rename(index=names, level="model").rename(index=RULE_LABELS, level="rule")
+ch09.profile_table(profile, names)
 
 # %% tags=["hide-input"]
-def part(model: str, rules: list[str] = RULES) -> pd.DataFrame:
-    """The profile rows of one judge and some rules (empty when the judge is not on the page)."""
-    rows = profile.reset_index()
-    return rows[(rows["model"] == model) & rows["rule"].isin(rules)]
-
-small, probe, zero = part("local"), part("e5-crossfit", ["soft_vote", "tef"]), part("e5-zeroshot", ["tef"])
-probe_mv = part("e5-crossfit", ["majority_vote"])
-for name, value in {
-    "small_change": small["says_change"].min(), "small_mv_one": part("local", ["majority_vote"])["confidence_one"].min(),
-    "small_gap_min": small["gap"].min(), "small_gap_max": small["gap"].max(),
-    "probe_gap_min": probe["gap"].min(), "probe_gap_max": probe["gap"].max(),
-    "probe_acc_min": probe["accuracy"].min(), "probe_acc_max": probe["accuracy"].max(),
-    "probe_mv_one_min": probe_mv["confidence_one"].min(), "probe_mv_one_max": probe_mv["confidence_one"].max(),
-    "probe_mv_gap_min": probe_mv["gap"].min(), "probe_mv_gap_max": probe_mv["gap"].max(),
-    "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max(),
-}.items():
-    glue(name, float(value) if len(small) and len(probe) and len(zero) else float("nan"), display=False)
+ch09.glue_all(ch09.profile_numbers(profile, RULES))
 
 # %% [markdown]
 # * **Nearly constant answers** (SmolLM2): every rule decides *change* on at least

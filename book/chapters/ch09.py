@@ -93,3 +93,87 @@ def temperature_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Seq
                       title=f"TEF's ECE against its temperature T (dashed: the reference release's T = "
                             f"{format_cell(reference, 0)})")
     return fig
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
+
+
+def below_numbers(clears: pd.Series, models: Sequence[str], names: Mapping[str, str]) -> dict[str, Any]:
+    """How many of the judges clear the majority-class floor in no language, and which.
+
+    Examples
+    --------
+    >>> clears = pd.Series([True, False, False, False],
+    ...                    index=pd.MultiIndex.from_product([["a", "b"], ["en", "zh"]], names=["model", "lang"]))
+    >>> below_numbers(clears, ["a", "b"], {"a": "A", "b": "B"})
+    {'n_below': 1, 'n_judges': 2, 'below_names': 'B'}
+    """
+    below = [m for m in models if not clears.xs(m, level="model").any()]
+    return {"n_below": len(below), "n_judges": len(models),
+            "below_names": " and ".join(names[m] for m in below) or "none"}
+
+
+def best_numbers(best: pd.DataFrame) -> dict[str, Any]:
+    """Of the table of best-calibrated rules: the cells, those where TEF has the lowest ECE (and clearly
+    so), and those where TEF's gap is the closest to zero."""
+    tef = best["lowest ECE"] == "TEF"
+    return {"n_cells": len(best), "tef_lowest": int(tef.sum()), "tef_clearly": int((tef & best["clearly"]).sum()),
+            "tef_gap_closest": int((best["gap closest to 0"] == "TEF").sum())}
+
+
+def sweep_numbers(sweep: pd.DataFrame, reference: float) -> dict[str, Any]:
+    """Of the temperature sweep (rows ``model, lang, T, ECE``): in how many judge-language cells the lowest
+    ECE of the grid is at a ``T`` other than ``reference``, the range of those best ``T``, and the largest
+    fall of the ECE from ``reference`` to the best ``T``.
+
+    Examples
+    --------
+    >>> sweep = pd.DataFrame({"model": "a", "lang": ["en", "en", "zh", "zh"], "T": [1.0, 10.0, 1.0, 10.0],
+    ...                       "ECE": [0.30, 0.10, 0.05, 0.20]})
+    >>> sweep_numbers(sweep, reference=1.0)
+    {'sweep_cells': 2, 'sweep_moved': 1, 'sweep_best_min': 1.0, 'sweep_best_max': 10.0, 'sweep_fall': 0.2}
+    """
+    by_cell = sweep.groupby(["model", "lang"], sort=False)
+    best_t = sweep.loc[by_cell["ECE"].idxmin(), "T"].to_numpy()
+    at_reference = sweep[np.isclose(sweep["T"], reference)].set_index(["model", "lang"])["ECE"]
+    fall = at_reference - by_cell["ECE"].min()
+    return {"sweep_cells": len(best_t), "sweep_moved": int((~np.isclose(best_t, reference)).sum()),
+            "sweep_best_min": float(best_t.min()), "sweep_best_max": float(best_t.max()),
+            "sweep_fall": round(float(fall.max()), 12)}
+
+
+def profile_table(profile: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
+    """The profile of each judge, language and rule as shown: rounded, short column names, display labels."""
+    shown = profile.round({"accuracy": 1, "confidence": 3, "confidence_one": 1, "says_change": 1, "gap": 3})
+    return shown.rename(columns={"accuracy": "acc %", "confidence": "conf", "confidence_one": "conf = 1 %",
+                                 "says_change": "change %"}).rename(index=names, level="model").rename(
+        index=RULE_LABELS, level="rule")
+
+
+def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, float]:
+    """The numbers the three bullet points of the chapter cite from the profile: SmolLM2 (``local``), the
+    cross-fitted probe's Soft Vote, TEF and Majority Vote rows and the zero-shot judge's TEF rows (all NaN
+    unless the three judges are on the page)."""
+    rows = profile.reset_index()
+
+    def part(model: str, which: Sequence[str] = rules) -> pd.DataFrame:
+        return rows[(rows["model"] == model) & rows["rule"].isin(which)]
+
+    small, probe, zero = part("local"), part("e5-crossfit", ["soft_vote", "tef"]), part("e5-zeroshot", ["tef"])
+    probe_mv = part("e5-crossfit", ["majority_vote"])
+    values = {
+        "small_change": small["says_change"].min(),
+        "small_mv_one": part("local", ["majority_vote"])["confidence_one"].min(),
+        "small_gap_min": small["gap"].min(), "small_gap_max": small["gap"].max(),
+        "probe_gap_min": probe["gap"].min(), "probe_gap_max": probe["gap"].max(),
+        "probe_acc_min": probe["accuracy"].min(), "probe_acc_max": probe["accuracy"].max(),
+        "probe_mv_one_min": probe_mv["confidence_one"].min(), "probe_mv_one_max": probe_mv["confidence_one"].max(),
+        "probe_mv_gap_min": probe_mv["gap"].min(), "probe_mv_gap_max": probe_mv["gap"].max(),
+        "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max()}
+    present = len(small) and len(probe) and len(zero)
+    return {name: float(value) if present else float("nan") for name, value in values.items()}
