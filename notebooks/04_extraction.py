@@ -110,10 +110,8 @@ assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the ju
 answers.round(4)
 
 # %% tags=["hide-input"]
-glue("demo_prompts", len(requests), display=False)
-glue("demo_post", pair.post_id, display=False)
-glue("demo_dim", pair.dimension, display=False)
-glue("demo_side", pair.side, display=False)
+ch04.glue_all({"demo_prompts": len(requests), "demo_post": pair.post_id, "demo_dim": pair.dimension,
+               "demo_side": pair.side})
 
 # %% [markdown]
 # That was {glue:text}`demo_prompts` prompts for one pair (post `{glue:text}`demo_post`,
@@ -147,13 +145,7 @@ run_table(runs, names)
 from tefcore.evaluate import flatten_sentences
 
 frame = runs.frame
-sources, pair_of = flatten_sentences(frame["sentence_sources"], dtype=object)
-answers_all = pd.concat([
-    pd.DataFrame({"model": frame["model"], "lang": frame["lang"], "kind": "Direct", "source": frame["direct_source"],
-                  "mass": frame["direct_mass"].astype(float)}),
-    pd.DataFrame({"model": frame["model"].to_numpy()[pair_of], "lang": frame["lang"].to_numpy()[pair_of],
-                  "kind": "sentence", "source": sources,
-                  "mass": flatten_sentences(frame["sentence_masses"])[0]})], ignore_index=True)
+answers_all = ch04.answers_long(frame)  # one row per answer: model, lang, kind (Direct or sentence), source, mass
 answers_all.groupby(["model", "lang", "kind"], sort=False)["source"].value_counts(normalize=True).mul(
     100).unstack(fill_value=0).rename(index=names, level="model").round(1)
 
@@ -167,13 +159,20 @@ answers_all.groupby(["model", "lang", "kind"], sort=False)["source"].value_count
 # %%
 llm = answers_all.dropna(subset=["mass"])
 masses = llm.groupby(["model", "lang", "kind"], sort=False)["mass"].describe(percentiles=[0.05, 0.5, 0.95])
-masses[["count", "mean", "5%", "50%", "95%", "min"]].astype({"count": int}).rename(index=names, level=0).round(
-    3) if len(llm) else \
-    "no LLM judge among these caches"
+ch04.mass_table(masses, names)
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 if len(llm):
     ch04.mass_figure(llm, names).show()
+ch04.glue_all(ch04.mass_numbers(masses))
+
+# %% [markdown]
+# The median Direct answer of SmolLM2 puts {glue:text}`mass_en:.2f` of its probability on the two
+# letters in English and {glue:text}`mass_zh:.2f` in Chinese: the rest goes to tokens that spell
+# neither letter. A typical P(change) of this judge is therefore renormalised from a minority of its
+# answer distribution, and in Chinese from a small part of it. The reading is exact (the local backend sees the whole vocabulary), but the answer it reads is
+# one the model itself gave little weight to. No fusion rule reads the mass; it is a diagnostic of
+# how much of the model's answer the rules get to see.
 
 # %% [markdown]
 # ### Sentence probabilities and TEF weights
@@ -203,10 +202,19 @@ ch04.probability_figure(sentences, names, lang_list).show()
 from scipy.optimize import brentq
 
 decisive_p = brentq(lambda q: entropy_weight(q) - 0.5, 0.5, 1 - 1e-12)  # w(p) = 0.5 above one half
-glue("decisive_p", decisive_p, display=False)
-glue("decisive_q", 1 - decisive_p, display=False)
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"])
+ch04.glue_all({"decisive_p": decisive_p, "decisive_q": 1 - decisive_p, **ch04.summary_numbers(summary)})
 summary.rename(index=names, level="model").round(3)
+
+# %% [markdown]
+# "Decisive" means confident, not right. SmolLM2's Chinese sentences are decisive in
+# {glue:text}`local_decisive_zh:.1f` % of cases and its English ones in {glue:text}`local_decisive_en:.1f` %,
+# yet in either language {glue:text}`local_unanimous:.1f` % or more of its posts have sentences that
+# all lean the same way (`unanimous_posts`), so on its answers MV, SV and TEF decide alike whatever the weights. The
+# cross-fitted probe has decisive sentences in {glue:text}`probe_decisive_min:.1f` to
+# {glue:text}`probe_decisive_max:.1f` % of cases, the mix of confident and hedging answers that TEF's
+# weights are built for; whether its confident answers are also the right ones is the question of
+# chapter 5.
 
 # %% [markdown]
 # ### The embedded LLM answers nearly the same thing to every text
@@ -279,13 +287,8 @@ checks = pd.DataFrame(checks)
 checks["max |Δ|"] = checks[["max |Δ Direct|", "max |Δ sentence|"]].max(axis=1)
 checks["reproduced"] = (checks["max |Δ|"] <= 1e-9) & (checks["same sentences"] == checks["pairs"])
 checks["causes"] = checks["setting differs in"].map(ch04.causes)  # recorded settings that differ
-checks["verdict"] = [
-    "reproduced" if ok else
-    "differs where the recorded setting differs: " + ", ".join(c.split(":")[0] for c in causes)
-    if causes else "unexplained"
-    for ok, causes in zip(checks["reproduced"], checks["causes"])]
-checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
-    **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
+checks["verdict"] = ch04.verdicts(checks)  # reproduced, the recorded settings that differ, or unexplained
+ch04.check_table(checks)
 
 # %% [markdown]
 # Where a cache differs, the provenance fields of the new run that differ from its header (for a list
@@ -311,19 +314,7 @@ unexplained = checks[checks["verdict"] == "unexplained"]
 assert unexplained.empty, f"today's code no longer reproduces these caches:\n{unexplained}"
 
 # %% tags=["hide-input"]
-build = differs[differs["causes"].map(lambda c: any(f.startswith("llama_cpp_cpu:") for f in c))]
-glue("n_caches", len(checks), display=False)
-glue("n_reproduced", int((checks["verdict"] == "reproduced").sum()), display=False)
-glue("n_differs", len(differs), display=False)
-glue("build_features", "; ".join(sorted({f.split(": ", 1)[1] for c in build["causes"] for f in c
-                                          if f.startswith("llama_cpp_cpu:")})) or "–", display=False)
-glue("cells", " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()), display=False)
-glue("n_pairs_checked", int(checks["pairs"].sum()), display=False)
-glue("n_build", len(build), display=False)
-glue("build_caches", ", ".join(f"{r.prompt}/{r.lang}" for r in build.itertuples()) or "none", display=False)
-glue("build_max", float(build["max |Δ|"].max()) if len(build) else 0.0,
-     display=False)
-glue("worst_reproduced", float(checks.loc[checks["reproduced"], "max |Δ|"].max()), display=False)
+ch04.glue_all(ch04.check_numbers(checks, differs, smallest))
 
 # %% [markdown]
 # {glue:text}`n_reproduced` of the {glue:text}`n_caches` committed caches are reproduced by today's
@@ -365,15 +356,7 @@ assert len(own) == measured["cache"].nunique() and (own["max_abs_difference"] <=
 by_build.map(lambda d: f"{d:.1e}")
 
 # %% tags=["hide-input"]
-other = measured[measured["build"] != measured["recorded_build"]]
-glue("rec_processor", f"{builds['machine']['processor']}, {builds['machine']['cpus']} CPUs", display=False)
-glue("rec_pairs", int(measured["pairs"].min()), display=False)
-glue("rec_own_max", float(own["max_abs_difference"].max()), display=False)
-glue("rec_other_min", float(other["max_abs_difference"].min()), display=False)
-glue("rec_other_max", float(other["max_abs_difference"].max()), display=False)
-glue("rec_caches", int(measured["cache"].nunique()), display=False)
-glue("rec_settings_max", max(d for run in builds["builds"].values()
-                             for d in run["settings"]["max_abs_difference_from_default"].values()), display=False)
+ch04.glue_all(ch04.record_numbers(builds, measured))
 
 # %% [markdown]
 # On {glue:text}`rec_processor`, with {glue:text}`rec_pairs` pairs per cache, each of the
@@ -408,17 +391,7 @@ by_lang = engines.groupby("lang")[["f32 vs llama.cpp", "bf16 vs f32"]].agg(["max
 by_lang.round(4)
 
 # %% tags=["hide-input"]
-vllm_run, llama_run, machine = record["engines"]["vllm"], record["provenance"]["llama_cpp"], record["machine"]
-for name, value in {
-    "eng_machine": f"{machine['processor']}, {machine['cpus']} CPUs", "eng_pairs": record["pairs_per_language"],
-    "eng_vllm": f"vLLM {vllm_run['version']} ({vllm_run['distribution']}, platform {vllm_run['platform']}, "
-                f"torch {vllm_run['torch']})",
-    "eng_llama": f"llama-cpp-python {llama_run['llama_cpp_python']} (built for {llama_run['llama_cpp_cpu']})",
-    "eng_prompts": len(engines), "eng_max": float(engines["f32 vs llama.cpp"].max()),
-    "eng_mean": float(engines["f32 vs llama.cpp"].mean()), "eng_bf16_max": float(engines["bf16 vs f32"].max()),
-    "eng_spread": float(engines["p_llama_cpp"].max() - engines["p_llama_cpp"].min()),
-}.items():
-    glue(name, value, display=False)
+ch04.glue_all(ch04.engine_numbers(record, engines))
 
 # %% [markdown]
 # The record was made on {glue:text}`eng_machine` with {glue:text}`eng_vllm` and
@@ -458,20 +431,14 @@ pd.Series({"bfloat16 log-odds step": f"1/{round(1 / step)}", "prompts": len(engi
 # row per grid step, whatever llama.cpp says between them.
 
 # %% tags=["hide-input"]
-import plotly.express as px
-
-px.scatter(engines.rename(columns={"p_vllm_float32": "float32", "p_vllm_bfloat16": "bfloat16"}).melt(
-               id_vars=["p_llama_cpp"], value_vars=["float32", "bfloat16"], var_name="vLLM", value_name="p_vllm"), x="p_llama_cpp", y="p_vllm", color="vLLM",
-           symbol="vLLM", height=420, title="P(change) of the same prompts: vLLM against llama.cpp",
-           labels={"p_llama_cpp": "llama.cpp (Q4_1 kernels)", "p_vllm": "vLLM (dequantized weights)"}).show()
+ch04.engine_figure(engines).show()
 
 # %%
 near_half = 1 / (1 + np.exp(-step)) - 0.5  # P(C) one grid step above an even answer
 p_step = 0.5 + near_half
 smallest_weight = 1 + (p_step * np.log(p_step) + (1 - p_step) * np.log(1 - p_step)) / np.log(2)
-for name, value in {"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
-                    "eng_p_step": float(near_half), "eng_w_min": float(smallest_weight)}.items():
-    glue(name, value, display=False)
+ch04.glue_all({"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
+               "eng_p_step": float(near_half), "eng_w_min": float(smallest_weight)})
 pd.Series({"P(C) one step above 0.5": p_step, "its TEF weight w(p)": smallest_weight}).round(4)
 
 # %% [markdown]

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
@@ -138,3 +139,153 @@ def probability_figure(sentences: pd.DataFrame, names: Mapping[str, str], langs:
                       title="What the judges said about each sentence",
                       legend={"orientation": "h", "y": -0.08, "x": 0.5, "xanchor": "center"})
     return fig
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
+
+
+def answers_long(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per answer of a cache frame (its Direct answer and each sentence's): ``model, lang, kind,
+    source, mass`` (``kind`` is ``"Direct"`` or ``"sentence"``; an e5 judge's mass is NaN).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"model": ["m"], "lang": ["en"], "direct_source": ["logprobs"], "direct_mass": [0.9],
+    ...                       "sentence_sources": [["logprobs", "partial"]], "sentence_masses": [[0.8, 0.4]]})
+    >>> answers_long(frame)[["kind", "source", "mass"]].to_numpy().tolist()
+    [['Direct', 'logprobs', 0.9], ['sentence', 'logprobs', 0.8], ['sentence', 'partial', 0.4]]
+    """
+    from tefcore.evaluate import flatten_sentences
+
+    sources, pair_of = flatten_sentences(frame["sentence_sources"], dtype=object)
+    return pd.concat([
+        pd.DataFrame({"model": frame["model"], "lang": frame["lang"], "kind": "Direct",
+                      "source": frame["direct_source"], "mass": frame["direct_mass"].astype(float)}),
+        pd.DataFrame({"model": frame["model"].to_numpy()[pair_of], "lang": frame["lang"].to_numpy()[pair_of],
+                      "kind": "sentence", "source": sources,
+                      "mass": flatten_sentences(frame["sentence_masses"])[0]})], ignore_index=True)
+
+
+def mass_table(masses: pd.DataFrame, names: Mapping[str, str]) -> Any:
+    """The C+S mass summary as shown (count, mean, 5 %, median, 95 %, minimum), or a sentence when no LLM
+    judge is on the page."""
+    if masses.empty:
+        return "no LLM judge among these caches"
+    return masses[["count", "mean", "5%", "50%", "95%", "min"]].astype({"count": int}).rename(
+        index=names, level=0).round(3)
+
+
+def verdicts(checks: pd.DataFrame) -> list[str]:
+    """The verdict of each row of the reproducibility check: ``reproduced``, the recorded settings that
+    differ (their field names), or ``unexplained``.
+
+    Examples
+    --------
+    >>> checks = pd.DataFrame({"reproduced": [True, False, False], "causes": [[], ["system_prompt: a → b"], []]})
+    >>> verdicts(checks)
+    ['reproduced', 'differs where the recorded setting differs: system_prompt', 'unexplained']
+    """
+    return ["reproduced" if ok else
+            "differs where the recorded setting differs: " + ", ".join(c.split(":")[0] for c in found)
+            if found else "unexplained"
+            for ok, found in zip(checks["reproduced"], checks["causes"])]
+
+
+def check_table(checks: pd.DataFrame) -> pd.DataFrame:
+    """The reproducibility check as shown: pairs, largest difference (as ``1.0e-12``) and verdict per cache."""
+    return checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
+        **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
+
+
+def check_numbers(checks: pd.DataFrame, differs: pd.DataFrame, smallest: Mapping[str, str]) -> dict[str, Any]:
+    """What the prose cites of the reproducibility check: caches checked, reproduced and differing, the
+    cells and pairs re-extracted, the largest difference of a reproduced cache, and the caches that differ
+    in the llama.cpp build (``llama_cpp_cpu``) with the CPU features and their largest difference."""
+    build = differs[differs["causes"].map(lambda c: any(f.startswith("llama_cpp_cpu:") for f in c))]
+    features = sorted({f.split(": ", 1)[1] for c in build["causes"] for f in c if f.startswith("llama_cpp_cpu:")})
+    return {"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
+            "n_differs": len(differs), "build_features": "; ".join(features) or "–",
+            "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
+            "n_pairs_checked": int(checks["pairs"].sum()), "n_build": len(build),
+            "build_caches": ", ".join(f"{r.prompt}/{r.lang}" for r in build.itertuples()) or "none",
+            "build_max": float(build["max |Δ|"].max()) if len(build) else 0.0,
+            "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max())}
+
+
+def record_numbers(builds: Mapping[str, Any], measured: pd.DataFrame) -> dict[str, Any]:
+    """What the prose cites of the llama.cpp builds record (``data/engines/llama-cpp-builds.json``): the
+    machine, the pairs per cache, the largest difference under a cache's own build, the range under the
+    other build, and the largest effect of the engine's settings (prefix reuse, threads)."""
+    own = measured[measured["build"] == measured["recorded_build"]]
+    other = measured[measured["build"] != measured["recorded_build"]]
+    return {"rec_processor": f"{builds['machine']['processor']}, {builds['machine']['cpus']} CPUs",
+            "rec_pairs": int(measured["pairs"].min()), "rec_own_max": float(own["max_abs_difference"].max()),
+            "rec_other_min": float(other["max_abs_difference"].min()),
+            "rec_other_max": float(other["max_abs_difference"].max()),
+            "rec_caches": int(measured["cache"].nunique()),
+            "rec_settings_max": max(d for run in builds["builds"].values()
+                                    for d in run["settings"]["max_abs_difference_from_default"].values())}
+
+
+def engine_numbers(record: Mapping[str, Any], engines: pd.DataFrame) -> dict[str, Any]:
+    """What the prose cites of the vLLM-against-llama.cpp record (``data/engines/vllm-cpu-smollm2.json``):
+    machine and engine versions, prompts, the float32 and bfloat16 differences and the answers' spread."""
+    vllm_run, llama_run, machine = record["engines"]["vllm"], record["provenance"]["llama_cpp"], record["machine"]
+    return {"eng_machine": f"{machine['processor']}, {machine['cpus']} CPUs", "eng_pairs": record["pairs_per_language"],
+            "eng_vllm": f"vLLM {vllm_run['version']} ({vllm_run['distribution']}, platform {vllm_run['platform']}, "
+                        f"torch {vllm_run['torch']})",
+            "eng_llama": f"llama-cpp-python {llama_run['llama_cpp_python']} (built for {llama_run['llama_cpp_cpu']})",
+            "eng_prompts": len(engines), "eng_max": float(engines["f32 vs llama.cpp"].max()),
+            "eng_mean": float(engines["f32 vs llama.cpp"].mean()), "eng_bf16_max": float(engines["bf16 vs f32"].max()),
+            "eng_spread": float(engines["p_llama_cpp"].max() - engines["p_llama_cpp"].min())}
+
+
+def engine_figure(engines: pd.DataFrame) -> Any:
+    """Each prompt's P(change) under vLLM (float32 and bfloat16, up) against llama.cpp (across)."""
+    import plotly.express as px
+
+    long = engines.rename(columns={"p_vllm_float32": "float32", "p_vllm_bfloat16": "bfloat16"}).melt(
+        id_vars=["p_llama_cpp"], value_vars=["float32", "bfloat16"], var_name="vLLM", value_name="p_vllm")
+    return px.scatter(long, x="p_llama_cpp", y="p_vllm", color="vLLM", symbol="vLLM", height=420,
+                      title="P(change) of the same prompts: vLLM against llama.cpp",
+                      labels={"p_llama_cpp": "llama.cpp (Q4_1 kernels)", "p_vllm": "vLLM (dequantized weights)"})
+
+
+def mass_numbers(masses: pd.DataFrame) -> dict[str, float]:
+    """The median C+S mass of the Direct answers of the local LLM judge per language (``mass_en``,
+    ``mass_zh``; NaN where it is not on the page), from the chapter's ``describe`` table of the masses.
+
+    Examples
+    --------
+    >>> masses = pd.DataFrame({"50%": [0.44, 0.42]},
+    ...                       index=pd.MultiIndex.from_tuples([("local", "en", "Direct"), ("local", "en", "sentence")]))
+    >>> mass_numbers(masses)["mass_en"], bool(np.isnan(mass_numbers(masses)["mass_zh"]))
+    (0.44, True)
+    """
+    def median(lang: str) -> float:
+        key = ("local", lang, "Direct")
+        return float(masses.loc[key, "50%"]) if key in masses.index else float("nan")
+
+    return {"mass_en": median("en"), "mass_zh": median("zh")}
+
+
+def summary_numbers(summary: pd.DataFrame) -> dict[str, float]:
+    """From the posterior summary (indexed ``model, lang``): the local judge's share of unanimous posts (its
+    lowest over the languages) and of decisive sentences per language, and the cross-fitted probe's range of
+    decisive shares (NaN for a judge not on the page)."""
+    def value(model: str, lang: str | None, column: str, how: str = "min") -> float:
+        if model not in summary.index.get_level_values("model"):
+            return float("nan")
+        part = summary.xs(model, level="model")[column]
+        return float(part.loc[lang]) if lang else float(getattr(part, how)())
+
+    return {"local_unanimous": value("local", None, "unanimous_posts"),
+            "local_decisive_en": value("local", "en", "decisive_share"),
+            "local_decisive_zh": value("local", "zh", "decisive_share"),
+            "probe_decisive_min": value("e5-crossfit", None, "decisive_share"),
+            "probe_decisive_max": value("e5-crossfit", None, "decisive_share", "max")}
