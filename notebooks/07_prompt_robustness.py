@@ -61,7 +61,6 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
-def glues(**values): any(glue(key, value, display=False) for key, value in values.items())  # noqa: E704
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 BASELINES = RULES[:3]
 lang_list, prompt_list, llms = parse_list(langs), parse_list(prompts), parse_list(llm_models)
@@ -141,9 +140,7 @@ table1.rename(index=names, level="model").rename(columns={"strongest_baseline": 
 best = {key: rule for key, rule in table1["strongest_baseline"].items()}
 tested = paired_comparisons(pred, "tef", best, by=["model", "prompt"], n_boot=n_boot,
                             random_state=seed, strata=("lang", "dimension"))
-tested.assign(judge=tested["model"].map(names)).set_index(["judge", "prompt"])[
-    ["b", "difference", "low", "high", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]].replace(
-    RULE_LABELS).round(3).set_axis(["vs", "Δ", "low", "high", "p boot", "b", "c", "p McNemar"], axis=1)
+ch07.comparison_table(tested, names)
 
 # %% [markdown]
 # The interval and the two p-values of a row need not agree, because the two tests do not measure the
@@ -173,13 +170,7 @@ pooled_margin = 100 * (only_tef.sum() - only_base.sum()) / len(right)  # what Mc
 cells.rename(index=LANG_LABELS, level="lang").round(1)
 
 # %% tags=["hide-input"]
-glues(split_judge=names[row["model"]], split_prompt=row["prompt"], split_base=RULE_LABELS[row["b"]],
-      split_avg=float(average_margin), split_pooled=float(pooled_margin), split_low=float(row["low"]),
-      split_high=float(row["high"]), split_pb=float(row["p_bootstrap"]),
-      split_pm="< 0.001" if row["p_mcnemar"] < 0.001 else f"= {row['p_mcnemar']:.3f}",
-      split_b=int(row["mcnemar_b"]), split_c=int(row["mcnemar_c"]), split_cells=len(cells),
-      split_neg=int((cells["TEF − baseline (points)"] < 0).sum()), split_small=int(cells["pairs"].min()),
-      split_large=int(cells["pairs"].max()))
+ch07.glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin))
 
 # %% [markdown]
 # For {glue:text}`split_judge` under the {glue:text}`split_prompt` prompt (TEF against
@@ -211,9 +202,7 @@ pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": tab
               "clears the floor": above}).rename(index=names, level="model").round(1)
 
 # %% tags=["hide-input"]
-llm_rows = table1.loc[[k for k in table1.index if k[0] in llms]]
-glues(floor_t1=float(table1_floor), llm_clear=int(above.loc[llm_rows.index].sum()), llm_rows=len(llm_rows),
-      llm_best=float(llm_rows[["baseline", "tef"]].max(axis=1).max()))
+ch07.glue_all(ch07.floor_numbers(table1, above, table1_floor, llms))
 
 # %% [markdown]
 # Of the {glue:text}`llm_rows` prompt variants of the LLM judges, {glue:text}`llm_clear` clear the
@@ -248,14 +237,58 @@ ch07.prompt_figure(table1, t1, names, prompt_list).show()
 
 # %%
 llm_runs = runs.select(model=llms)
-posterior_summary(llm_runs)[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight",
-                             "decisive_share"]].replace({"model": names}).set_index(["model", "prompt", "lang"]).set_axis(
-    ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1).round(3)
+answers = posterior_summary(llm_runs)
+ch07.summary_table(answers, names)
 
 # %% [markdown]
 # A prompt moves *where* the nearly constant answer sits: it can push the shared P(change) across
 # 0.5 and flip every rule from one side to the other at once, a large swing in accuracy with no
 # change in the gap between rules.
+#
+# ## Which engine scored each prompt
+#
+# The prompt is not the only thing that changed between these caches. Every cache header records
+# the CPU instructions its llama.cpp engine was built for (`llama_cpp_cpu`), and two builds made
+# them: the one the set-up of this book compiles (AVX2) and one compiled for AVX-512. Chapter 4
+# measured what the build alone does: every SmolLM2 cache re-scored, its first pairs, once with each
+# build on one machine (`data/engines/llama-cpp-builds.json`). From the headers, the build and the
+# system turn of every cache, and from that record how far the other build moves the same prompts:
+
+# %%
+import json
+
+from companion.runs import repo_path
+
+header = llm_runs.provenance.set_index(["model", "prompt", "lang"])
+record = json.loads(repo_path("data/engines/llama-cpp-builds.json").read_text(encoding="utf-8"))
+rescored = pd.DataFrame([{"build": build, **cache} for build, run in record["builds"].items() for cache in run["caches"]])
+other = rescored[rescored["build"] != rescored["recorded_build"]].set_index("cache")  # the same prompts, the other build
+scored = pd.DataFrame({
+    "build": header["llama_cpp_cpu"].map(lambda cpu: "AVX-512 build" if "AVX512" in cpu.split() else "AVX2 build"),
+    "system turn": header["system_prompt"],
+    "other build, max |Δp|": [other.loc["/".join(key), "max_abs_difference"] for key in header.index],
+    "pairs re-scored": [other.loc["/".join(key), "pairs"] for key in header.index]})
+scored.rename(index=names, level="model").round(3)
+
+# %% tags=["hide-input"]
+ch07.glue_all(ch07.build_numbers(scored, answers))
+
+# %% [markdown]
+# In English the prompts were scored as follows: {glue:text}`builds_en`; in Chinese:
+# {glue:text}`builds_zh`. On the {glue:text}`rescored_pairs` pairs re-scored per cache, the largest
+# change the other build makes to the P(change) of the same prompt lies between
+# {glue:text}`confound_min:.3f` and {glue:text}`confound_max:.3f`, depending on the cache. So wherever two prompt variants of a
+# language name different builds above (in {glue:text}`mixed_langs`), a difference between the two
+# prompts is **confounded with the difference between the builds**, by up to
+# {glue:text}`confound_max:.3f` in each probability: the tables above cannot say how much of it is
+# the wording and how much the engine. For comparison, the prompts move SmolLM2's mean sentence
+# P(change) by up to {glue:text}`prompt_shift:.3f` within a language: a shift of that size is far
+# beyond what the build can explain, a difference of a few hundredths between two prompts is not. The build is not the only
+# other difference: the cache(s) {glue:text}`no_system` were made without the chat template's
+# default system turn, so their prompt differs from the others' in more than the template. Since no
+# SmolLM2 row clears the floor, none of this changes what the chapter concludes; a robustness study
+# of an LLM that reads the text would have to score every variant with one engine build and one
+# system turn, as one run of `tef reproduce` on one GPU box does.
 #
 # ## The paper's Table 1, read as a reviewer reads it
 #
@@ -273,15 +306,7 @@ wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value
 (wide - paper_floor).round(1).rename(index=paper.MODEL_LABELS)
 
 # %% tags=["hide-input"]
-summary = paper.prompt_robustness_summary(t1)
-margins = summary[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
-grows = (margins["margin_verbose"] > margins["margin_original"]) & (margins["margin_minimal"] > margins["margin_verbose"])
-glues(paper_floor=float(paper_floor), paper_below=int((wide < paper_floor).to_numpy().sum()),
-      paper_below_base=int((wide["strongest_baseline"] < paper_floor).to_numpy().sum()),
-      paper_below_tef=int((wide["tef"] < paper_floor).to_numpy().sum()),
-      paper_base_cells=int(wide["strongest_baseline"].size), paper_cells=int(wide.size),
-      margin_min=float(margins.to_numpy().min()), margin_max=float(margins.to_numpy().max()),
-      n_grows=int(grows.sum()), n_models=len(margins))
+ch07.glue_all(ch07.paper_numbers(t1, wide, paper_floor))
 
 # %% [markdown]
 # On the full release, always answering the larger side averages {glue:text}`paper_floor:.1f` % in

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from companion.labels import LANG_LABELS
 from companion.results import NOT_RUN
 from companion.tables import bold_best
 from tefcore.paper.tables import MODEL_LABELS, MODELS
@@ -84,3 +85,97 @@ def prompt_figure(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mappi
     fig.update_layout(height=520, legend={"orientation": "h", "y": -0.2, "x": 0.5, "xanchor": "center"},
                       title="Strongest baseline (dotted) and TEF (solid) under three prompts")
     return fig
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
+    import numpy as np
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
+
+
+def comparison_table(tested: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
+    """The paired comparisons as shown: one row per judge and prompt, the columns the chapter explains."""
+    from tefcore.fusion import RULE_LABELS
+
+    return tested.assign(judge=tested["model"].map(names)).set_index(["judge", "prompt"])[
+        ["b", "difference", "low", "high", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]].replace(
+        RULE_LABELS).round(3).set_axis(["vs", "Δ", "low", "high", "p boot", "b", "c", "p McNemar"], axis=1)
+
+
+def split_numbers(row: pd.Series, cells: pd.DataFrame, names: Mapping[str, str], average_margin: float,
+                  pooled_margin: float) -> dict[str, Any]:
+    """What the prose cites of the row whose bootstrap and McNemar p-values lie furthest apart."""
+    from tefcore.fusion import RULE_LABELS
+
+    return {"split_judge": names[row["model"]], "split_prompt": row["prompt"], "split_base": RULE_LABELS[row["b"]],
+            "split_avg": float(average_margin), "split_pooled": float(pooled_margin), "split_low": float(row["low"]),
+            "split_high": float(row["high"]), "split_pb": float(row["p_bootstrap"]),
+            "split_pm": "< 0.001" if row["p_mcnemar"] < 0.001 else f"= {row['p_mcnemar']:.3f}",
+            "split_b": int(row["mcnemar_b"]), "split_c": int(row["mcnemar_c"]), "split_cells": len(cells),
+            "split_neg": int((cells["TEF − baseline (points)"] < 0).sum()), "split_small": int(cells["pairs"].min()),
+            "split_large": int(cells["pairs"].max())}
+
+
+def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: float, llms: Sequence[str]) -> dict[str, Any]:
+    """The LLM judges' prompt variants against Table 1's floor: how many, how many clear it, the best rule."""
+    rows = table1.loc[[k for k in table1.index if k[0] in llms]]
+    return {"floor_t1": float(floor), "llm_clear": int(above.loc[rows.index].sum()), "llm_rows": len(rows),
+            "llm_best": float(rows[["baseline", "tef"]].max(axis=1).max())}
+
+
+def summary_table(summary: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
+    """The LLM judges' sentence answers per prompt as shown (``posterior_summary`` rows)."""
+    return summary[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight", "decisive_share"]].replace(
+        {"model": names}).set_index(["model", "prompt", "lang"]).set_axis(
+        ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1).round(3)
+
+
+def build_numbers(scored: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
+    """Which llama.cpp build scored each prompt variant of the local judge, per language, and how far the
+    other build moves the same prompts' P(change) (``scored``: indexed ``model, prompt, lang`` with columns
+    ``build``, ``system turn``, ``other build, max |Δp|`` and ``pairs re-scored``); beside it, how far the
+    prompts move the mean sentence P(change) (``summary``: ``posterior_summary`` rows).
+
+    Examples
+    --------
+    >>> scored = pd.DataFrame({"build": ["AVX2 build", "AVX-512 build"], "system turn": ["default", "default"],
+    ...                        "other build, max |Δp|": [0.03, 0.08], "pairs re-scored": [12, 12]},
+    ...                       index=pd.MultiIndex.from_tuples([("local", "original", "en"), ("local", "minimal", "en")],
+    ...                                                       names=["model", "prompt", "lang"]))
+    >>> summary = pd.DataFrame({"model": "local", "prompt": ["original", "minimal"], "lang": "en",
+    ...                         "p_mean": [0.70, 0.75]})
+    >>> n = build_numbers(scored, summary)
+    >>> n["builds_en"], n["confound_max"], n["n_mixed"], round(n["prompt_shift"], 2)
+    ('original: AVX2 build; minimal: AVX-512 build', 0.08, 1, 0.05)
+    """
+    local = scored.xs("local", level="model")
+    out: dict[str, Any] = {f"builds_{lang}": "; ".join(f"{prompt}: {b}" for (prompt, _), b in g["build"].items())
+                           for lang, g in local.groupby(level="lang", sort=False)}
+    mixed = local.groupby(level="lang")["build"].nunique()
+    shift = summary[summary["model"] == "local"].groupby("lang")["p_mean"].agg(lambda p: p.max() - p.min())
+    no_system = [f"{p}/{lang}" for (p, lang), turn in local["system turn"].items() if turn.startswith("none")]
+    return {**out, "n_mixed": int((mixed > 1).sum()), "mixed_langs": " and ".join(LANG_LABELS[lang] for lang in mixed[mixed > 1].index) or "none",
+            "confound_min": float(local["other build, max |Δp|"].min()),
+            "confound_max": float(local["other build, max |Δp|"].max()),
+            "rescored_pairs": int(local["pairs re-scored"].min()), "prompt_shift": float(shift.max()),
+            "no_system": ", ".join(no_system) or "none"}
+
+
+def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) -> dict[str, Any]:
+    """The paper's Table 1 against the floor of its quantity (``wide``: models x (method, prompt)): the
+    numbers below it, by method; the range of TEF's margin; for how many models the margin grows from the
+    original to the verbose to the minimal prompt."""
+    from tefcore.paper import tables as paper
+
+    margins = paper.prompt_robustness_summary(paper_table1)[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
+    grows = (margins["margin_verbose"] > margins["margin_original"]) & (
+        margins["margin_minimal"] > margins["margin_verbose"])
+    return {"paper_floor": float(floor), "paper_below": int((wide < floor).to_numpy().sum()),
+            "paper_below_base": int((wide["strongest_baseline"] < floor).to_numpy().sum()),
+            "paper_below_tef": int((wide["tef"] < floor).to_numpy().sum()),
+            "paper_base_cells": int(wide["strongest_baseline"].size), "paper_cells": int(wide.size),
+            "margin_min": float(margins.to_numpy().min()), "margin_max": float(margins.to_numpy().max()),
+            "n_grows": int(grows.sum()), "n_models": len(margins)}
