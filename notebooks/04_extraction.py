@@ -209,8 +209,9 @@ summary.rename(index=names, level="model").round(3)
 # %% [markdown]
 # "Decisive" means confident, not right. SmolLM2's Chinese sentences are decisive in
 # {glue:text}`local_decisive_zh:.1f` % of cases and its English ones in {glue:text}`local_decisive_en:.1f` %,
-# yet in either language {glue:text}`local_unanimous:.1f` % or more of its posts have sentences that
-# all lean the same way (`unanimous_posts`), so on its answers MV, SV and TEF decide alike whatever the weights. The
+# yet {glue:text}`local_unanimous_en:.1f` % of its English and {glue:text}`local_unanimous_zh:.1f` % of
+# its Chinese posts have sentences that all lean the same way (`unanimous_posts`), and on such a post
+# MV, SV and TEF decide alike whatever the weights. The
 # cross-fitted probe has decisive sentences in {glue:text}`probe_decisive_min:.1f` to
 # {glue:text}`probe_decisive_max:.1f` % of cases, the mix of confident and hedging answers that TEF's
 # weights are built for; whether its confident answers are also the right ones is the question of

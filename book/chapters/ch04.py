@@ -275,16 +275,19 @@ def mass_numbers(masses: pd.DataFrame) -> dict[str, float]:
 
 
 def summary_numbers(summary: pd.DataFrame) -> dict[str, float]:
-    """From the posterior summary (indexed ``model, lang``): the local judge's share of unanimous posts (its
-    lowest over the languages) and of decisive sentences per language, and the cross-fitted probe's range of
-    decisive shares (NaN for a judge not on the page)."""
+    """From the posterior summary (indexed ``model, lang``): the local judge's shares of unanimous posts and
+    of decisive sentences per language, and the cross-fitted probe's range of decisive shares (NaN for a
+    judge or language not on the page)."""
     def value(model: str, lang: str | None, column: str, how: str = "min") -> float:
         if model not in summary.index.get_level_values("model"):
             return float("nan")
         part = summary.xs(model, level="model")[column]
-        return float(part.loc[lang]) if lang else float(getattr(part, how)())
+        if lang:
+            return float(part.loc[lang]) if lang in part.index else float("nan")
+        return float(getattr(part, how)())
 
-    return {"local_unanimous": value("local", None, "unanimous_posts"),
+    return {"local_unanimous_en": value("local", "en", "unanimous_posts"),
+            "local_unanimous_zh": value("local", "zh", "unanimous_posts"),
             "local_decisive_en": value("local", "en", "decisive_share"),
             "local_decisive_zh": value("local", "zh", "decisive_share"),
             "probe_decisive_min": value("e5-crossfit", None, "decisive_share"),
