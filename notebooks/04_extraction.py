@@ -65,6 +65,7 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from chapters import ch04
+from companion.tables import glue_all
 from companion.commands import paper_commands
 from companion.figures import setup_notebook
 from companion.labels import LANG_LABELS, run_table, short_names
@@ -110,7 +111,7 @@ assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the ju
 answers.round(4)
 
 # %% tags=["hide-input"]
-ch04.glue_all({"demo_prompts": len(requests), "demo_post": pair.post_id, "demo_dim": pair.dimension,
+glue_all({"demo_prompts": len(requests), "demo_post": pair.post_id, "demo_dim": pair.dimension,
                "demo_side": pair.side})
 
 # %% [markdown]
@@ -164,7 +165,7 @@ ch04.mass_table(masses, names)
 # %% tags=["hide-input", "nbval-ignore-output"]
 if len(llm):
     ch04.mass_figure(llm, names).show()
-ch04.glue_all(ch04.mass_numbers(masses))
+glue_all(ch04.mass_numbers(masses))
 
 # %% [markdown]
 # The median Direct answer of SmolLM2 puts {glue:text}`mass_en:.2f` of its probability on the two
@@ -203,7 +204,7 @@ from scipy.optimize import brentq
 
 decisive_p = brentq(lambda q: entropy_weight(q) - 0.5, 0.5, 1 - 1e-12)  # w(p) = 0.5 above one half
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"])
-ch04.glue_all({"decisive_p": decisive_p, "decisive_q": 1 - decisive_p, **ch04.summary_numbers(summary)})
+glue_all({"decisive_p": decisive_p, "decisive_q": 1 - decisive_p, **ch04.summary_numbers(summary)})
 summary.rename(index=names, level="model").round(3)
 
 # %% [markdown]
@@ -315,7 +316,7 @@ unexplained = checks[checks["verdict"] == "unexplained"]
 assert unexplained.empty, f"today's code no longer reproduces these caches:\n{unexplained}"
 
 # %% tags=["hide-input"]
-ch04.glue_all(ch04.check_numbers(checks, differs, smallest))
+glue_all(ch04.check_numbers(checks, differs, smallest))
 
 # %% [markdown]
 # {glue:text}`n_reproduced` of the {glue:text}`n_caches` committed caches are reproduced by today's
@@ -357,7 +358,7 @@ assert len(own) == measured["cache"].nunique() and (own["max_abs_difference"] <=
 by_build.map(lambda d: f"{d:.1e}")
 
 # %% tags=["hide-input"]
-ch04.glue_all(ch04.record_numbers(builds, measured))
+glue_all(ch04.record_numbers(builds, measured))
 
 # %% [markdown]
 # On {glue:text}`rec_processor`, with {glue:text}`rec_pairs` pairs per cache, each of the
@@ -392,7 +393,7 @@ by_lang = engines.groupby("lang")[["f32 vs llama.cpp", "bf16 vs f32"]].agg(["max
 by_lang.round(4)
 
 # %% tags=["hide-input"]
-ch04.glue_all(ch04.engine_numbers(record, engines))
+glue_all(ch04.engine_numbers(record, engines))
 
 # %% [markdown]
 # The record was made on {glue:text}`eng_machine` with {glue:text}`eng_vllm` and
@@ -438,7 +439,7 @@ ch04.engine_figure(engines).show()
 near_half = 1 / (1 + np.exp(-step)) - 0.5  # P(C) one grid step above an even answer
 p_step = 0.5 + near_half
 smallest_weight = 1 + (p_step * np.log(p_step) + (1 - p_step) * np.log(1 - p_step)) / np.log(2)
-ch04.glue_all({"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
+glue_all({"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
                "eng_p_step": float(near_half), "eng_w_min": float(smallest_weight)})
 pd.Series({"P(C) one step above 0.5": p_step, "its TEF weight w(p)": smallest_weight}).round(4)
 

@@ -64,7 +64,7 @@ from companion.labels import short_names
 from companion.ledger import chapter_claims, claim_link
 from companion.results import REFERENCE_ROWS, majority_rate, side_by_side
 from companion.runs import chapter_runs, parse_list
-from companion.tables import show_by
+from companion.tables import show_by, glue_all
 from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
@@ -96,7 +96,7 @@ below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] 
 drops.loc[("deepseek-v3.2", "en", "Environment"), ["drop_without_entropy", "drop_without_log_odds"]]
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.paper_statements(kept, below, drops))
+glue_all(ch06.paper_statements(kept, below, drops))
 
 # %% [markdown]
 # ## The two ablated rules on one post
@@ -128,7 +128,7 @@ pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)"
               "w·p (w/o Log-Odds averages)": w * p}).round(3)
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.one_post_numbers(p, w, ell, decided))
+glue_all(ch06.one_post_numbers(p, w, ell, decided))
 
 # %% [markdown]
 # TEF decides *{glue:text}`one_tef`*, w/o Entropy *{glue:text}`one_tef_without_entropy`* and w/o
@@ -173,7 +173,7 @@ assert np.allclose(library.loc[by_hand.index, ["accuracy", "macro_f1"]], by_hand
 by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS).round(1)
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.first_numbers(by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS)))
+glue_all(ch06.first_numbers(by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS)))
 
 # %% [markdown]
 # Read the table column by column: a column is one dimension, and its four rows are the same sentence
@@ -200,7 +200,7 @@ disagreements = pd.concat(rows).groupby(["model", "lang", "removed"], sort=False
 disagreements.rename(index=names, level="model")
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.disagreement_numbers(disagreements))
+glue_all(ch06.disagreement_numbers(disagreements))
 
 # %% [markdown]
 # Summed over our judges and languages, removing the entropy weights changes the decision on
@@ -231,7 +231,7 @@ ch06.glue_all(ch06.disagreement_numbers(disagreements))
 show_by(side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
                      rules=RULES, paper_models=parse_list(paper_models), langs=lang_list),
         by="run", skip=REFERENCE_ROWS)
-ch06.glue_all(ch06.best_variant_numbers(table))
+glue_all(ch06.best_variant_numbers(table))
 
 # %% [markdown]
 # Of our {glue:text}`t4_ours_cells` judge-language cells, {glue:text}`t4_ours_ties` have the same
@@ -258,7 +258,7 @@ comparisons = pd.concat([compare_runs(pred, "tef", ablation, metric="accuracy", 
 # %% tags=["hide-input", "full-width"]
 effect = np.select([comparisons["low"] > 0, comparisons["high"] < 0], ["helped", "hurt"], "within noise")
 display(ch06.comparison_table(comparisons.assign(effect=effect), names, n_boot))
-ch06.glue_all({"n_comparisons": len(comparisons), "n_helped": (effect == "helped").sum(),
+glue_all({"n_comparisons": len(comparisons), "n_helped": (effect == "helped").sum(),
                "n_hurt": (effect == "hurt").sum()})
 
 # %% [markdown]
@@ -284,7 +284,7 @@ margins = pd.concat({"ours": ours, "paper": theirs.rename(index=paper.MODEL_LABE
 margins.rename(columns=RULE_LABELS).round(1)
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.margin_numbers(margins))
+glue_all(ch06.margin_numbers(margins))
 
 # %% [markdown]
 # A variant that keeps most of TEF's margin has a number close to TEF's; a negative number is an
@@ -323,7 +323,7 @@ asked[["model", "lang", "dimension", *[r for r in review.SENTENCE_RULES if r in 
        "required"]].rename(columns=RULE_LABELS).round(1)
 
 # %% tags=["hide-input"]
-ch06.glue_all(ch06.table4_numbers(floors, asked))
+glue_all(ch06.table4_numbers(floors, asked))
 
 # %% [markdown]
 # {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of their

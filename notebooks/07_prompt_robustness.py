@@ -51,6 +51,7 @@ from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
 from chapters import ch07
+from companion.tables import glue_all
 from companion.commands import reproduce_block
 from companion.figures import setup_notebook
 from companion.labels import LANG_LABELS, run_table, short_names
@@ -170,7 +171,7 @@ pooled_margin = 100 * (only_tef.sum() - only_base.sum()) / len(right)  # what Mc
 cells.rename(index=LANG_LABELS, level="lang").round(1)
 
 # %% tags=["hide-input"]
-ch07.glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin))
+glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin))
 
 # %% [markdown]
 # For {glue:text}`split_judge` under the {glue:text}`split_prompt` prompt (TEF against
@@ -202,7 +203,7 @@ pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": tab
               "clears the floor": above}).rename(index=names, level="model").round(1)
 
 # %% tags=["hide-input"]
-ch07.glue_all(ch07.floor_numbers(table1, above, table1_floor, llms))
+glue_all(ch07.floor_numbers(table1, above, table1_floor, llms))
 
 # %% [markdown]
 # Of the {glue:text}`llm_rows` prompt variants of the LLM judges, {glue:text}`llm_clear` clear the
@@ -271,7 +272,7 @@ scored = pd.DataFrame({
 scored.rename(index=names, level="model").round(3)
 
 # %% tags=["hide-input"]
-ch07.glue_all(ch07.build_numbers(scored, answers))
+glue_all(ch07.build_numbers(scored, answers))
 
 # %% [markdown]
 # In English the prompts were scored as follows: {glue:text}`builds_en`; in Chinese:
@@ -306,7 +307,7 @@ wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value
 (wide - paper_floor).round(1).rename(index=paper.MODEL_LABELS)
 
 # %% tags=["hide-input"]
-ch07.glue_all(ch07.paper_numbers(t1, wide, paper_floor))
+glue_all(ch07.paper_numbers(t1, wide, paper_floor))
 
 # %% [markdown]
 # On the full release, always answering the larger side averages {glue:text}`paper_floor:.1f` % in

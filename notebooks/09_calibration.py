@@ -63,9 +63,9 @@ check_parameters("09_calibration")  # a misspelt -p name fails here, naming the 
 import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
-from myst_nb import glue
 
 from chapters import ch09
+from companion.tables import glue_all
 from companion.commands import reproduce_block
 from companion.figures import setup_notebook
 from companion.labels import LANG_LABELS, run_table, short_names
@@ -76,10 +76,8 @@ from tefcore.fusion import RULE_LABELS, TEMPERATURE
 setup_notebook()
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
 lang_list = parse_list(langs)
-glue("reference_T", f"{TEMPERATURE:g}", display=False)
-for key, claim in {"link_tef": "calibration-tef", "link_baselines": "calibration-baselines",
-                   "link_confidence": "calibration-confidence"}.items():
-    glue(key, Markdown(claim_link(claim)), display=False)
+links = {"link_tef": "calibration-tef", "link_baselines": "calibration-baselines", "link_confidence": "calibration-confidence"}
+glue_all({"reference_T": f"{TEMPERATURE:g}", **{key: Markdown(claim_link(c)) for key, c in links.items()}})
 
 # %% [markdown]
 # ## The judges and their decisions
@@ -115,7 +113,7 @@ pd.DataFrame({"best Average accuracy": best_average, "floor": best_average.index
     "lang").map(floor), "clears": clears}).rename(index=names, level="model").round(1)
 
 # %% tags=["hide-input"]
-ch09.glue_all(ch09.below_numbers(clears, runs.models, names))
+glue_all(ch09.below_numbers(clears, runs.models, names))
 
 # %% [markdown]
 # {glue:text}`n_below` of the {glue:text}`n_judges` judges ({glue:text}`below_names`) stay under the
@@ -196,7 +194,7 @@ best = calibration.groupby(["model", "lang"], sort=False).apply(lambda g: pd.Ser
 best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
 
 # %% tags=["hide-input"]
-ch09.glue_all(ch09.best_numbers(best))
+glue_all(ch09.best_numbers(best))
 
 # %% [markdown]
 # In {glue:text}`tef_lowest` of our {glue:text}`n_cells` judge-language cells TEF has the lowest ECE
@@ -229,7 +227,7 @@ sweep.pivot_table(index=["model", "lang"], columns="T", values="ECE", sort=False
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 ch09.temperature_figure(sweep, names, lang_list, TEMPERATURE).show()
-ch09.glue_all(ch09.sweep_numbers(sweep, TEMPERATURE))
+glue_all(ch09.sweep_numbers(sweep, TEMPERATURE))
 
 # %% [markdown]
 # Read along a row: as $T$ grows, TEF's confidences fall from near 1 towards 0.5, and the ECE falls
@@ -280,7 +278,7 @@ profile["gap"] = calibration["gap"]
 ch09.profile_table(profile, names)
 
 # %% tags=["hide-input"]
-ch09.glue_all(ch09.profile_numbers(profile, RULES))
+glue_all(ch09.profile_numbers(profile, RULES))
 
 # %% [markdown]
 # * **Nearly constant answers** (SmolLM2): every rule decides *change* on at least

@@ -6,7 +6,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
@@ -141,14 +140,6 @@ def probability_figure(sentences: pd.DataFrame, names: Mapping[str, str], langs:
     return fig
 
 
-def glue_all(values: Mapping[str, Any]) -> None:
-    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
-
-
 def answers_long(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per answer of a cache frame (its Direct answer and each sentence's): ``model, lang, kind,
     source, mass`` (``kind`` is ``"Direct"`` or ``"sentence"``; an e5 judge's mass is NaN).
@@ -262,6 +253,7 @@ def mass_numbers(masses: pd.DataFrame) -> dict[str, float]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> masses = pd.DataFrame({"50%": [0.44, 0.42]},
     ...                       index=pd.MultiIndex.from_tuples([("local", "en", "Direct"), ("local", "en", "sentence")]))
     >>> mass_numbers(masses)["mass_en"], bool(np.isnan(mass_numbers(masses)["mass_zh"]))

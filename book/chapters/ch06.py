@@ -27,14 +27,6 @@ def comparison_table(cmp: pd.DataFrame, names: Mapping[str, str], n_boot: int | 
     return plain(out.set_index(["judge", "language", "ablation"]))
 
 
-def glue_all(values: Mapping[str, Any]) -> None:
-    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
-
-
 def paper_statements(kept: pd.DataFrame, below: pd.DataFrame, drops: pd.DataFrame) -> dict[str, Any]:
     """The three statements of the paper's text as numbers: the range of TEF's margin over Soft Vote that
     Qwen2.5-7B's ablations keep (%), how many of DeepSeek-V3.2's ablation Averages fall below Soft Vote,

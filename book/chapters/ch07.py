@@ -87,15 +87,6 @@ def prompt_figure(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mappi
     return fig
 
 
-def glue_all(values: Mapping[str, Any]) -> None:
-    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
-    import numpy as np
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
-
-
 def comparison_table(tested: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
     """The paired comparisons as shown: one row per judge and prompt, the columns the chapter explains."""
     from tefcore.fusion import RULE_LABELS

@@ -95,14 +95,6 @@ def temperature_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Seq
     return fig
 
 
-def glue_all(values: Mapping[str, Any]) -> None:
-    """Glue every ``name: value`` of a mapping for the prose (numpy scalars as Python numbers)."""
-    from myst_nb import glue
-
-    for name, value in values.items():
-        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
-
-
 def below_numbers(clears: pd.Series, models: Sequence[str], names: Mapping[str, str]) -> dict[str, Any]:
     """How many of the judges clear the majority-class floor in no language, and which.
 

@@ -5,7 +5,7 @@ Numbers become text with a fixed number of decimals, rounded half up as the pape
 :func:`format_columns`), so that executed notebooks are stable; tables follow the paper's column
 order (:func:`paper_columns`) with the best value per column in bold (:func:`bold_best`, one
 function for every table of the chapters, shown one block per language by :func:`show_by`), and
-:func:`plain` for a table without ranking.
+:func:`plain` for a table without ranking; :func:`glue_all` hands a chapter's computed numbers to its prose.
 """
 
 from __future__ import annotations
@@ -282,3 +282,18 @@ def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> Non
     for name in pd.unique(frame.index.get_level_values(level)):
         part = frame.xs(name, level=level).dropna(how="all")
         display(Markdown(f"**{name}**"), bold_best(part, **options))
+
+
+def glue_all(values: Mapping[str, Any]) -> None:
+    """Glue every ``name: value`` of a mapping for the chapter's prose (myst-nb ``glue``, not displayed).
+
+    numpy scalars become Python numbers, so that ``{glue:text}`name:.1f``` formats them as numbers.
+
+    Examples
+    --------
+    >>> glue_all({"n_pairs": np.int64(605), "share": np.float64(0.25)})  # outside a notebook: stored, not shown
+    """
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
