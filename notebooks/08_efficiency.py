@@ -61,11 +61,11 @@ import json
 import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
-from myst_nb import glue
 
 from chapters import ch08
 from companion.commands import paper_commands
 from companion.figures import setup_notebook
+from companion.tables import glue_all
 from companion.labels import LANG_LABELS
 from companion.ledger import chapter_claims
 from companion.runs import parse_list, repo_path
@@ -73,7 +73,6 @@ from tefcore.fusion import RULE_LABELS
 from tefcore.paper import tables as paper
 
 setup_notebook()
-def glues(**values): any(glue(key, value, display=False) for key, value in values.items())  # noqa: E704
 lang_list = parse_list(langs)
 
 # %% [markdown]
@@ -153,7 +152,7 @@ per_query.rename(index=paper.MODEL_LABELS, level=0).round(1)
 
 # %% tags=["hide-input"]
 direct_rows, sentence_rows = (per_query.xs(m, level="method")["tokens per query"] for m in ("direct", "voting"))
-glues(t2_direct_min=float(direct_rows.min()), t2_direct_max=float(direct_rows.max()),
+glue_all(t2_direct_min=float(direct_rows.min()), t2_direct_max=float(direct_rows.max()),
       t2_sentence_min=float(sentence_rows.min()), t2_sentence_max=float(sentence_rows.max()),
       least_direct=float(least["direct"]), least_sentence=float(least["sentence"]),
       words_en=int(release.loc["en", "prompt words"]), words_zh=int(release.loc["zh", "prompt words"]))
@@ -191,7 +190,7 @@ over_direct.rename(index=paper.MODEL_LABELS, level=0).round(2)
 
 # %% tags=["hide-input"]
 outside = over_direct[~over_direct["within"]].rename(index=paper.MODEL_LABELS, level=0)
-glues(busy_within=int(over_direct["within"].sum()), busy_rows=len(over_direct),
+glue_all(busy_within=int(over_direct["within"].sum()), busy_rows=len(over_direct),
       busy_outside=", ".join(f"{m} {RULE_LABELS.get(r, r)}" for m, r in outside.index) or "none")
 
 # %% [markdown]
@@ -232,9 +231,9 @@ workload.rename(index=LANG_LABELS, level="lang").round(1)
 # %% tags=["hide-input"]
 total = workload.groupby("kind")[["queries", "tokens (thousands)"]].sum()
 ratio = total.loc["sentence"] / total.loc["direct"]
-glues(data_kind=data.kind, judge_name=spec.display_name or spec.name, query_ratio=float(ratio["queries"]),
+glue_all(data_kind=data.kind, judge_name=spec.display_name or spec.name, query_ratio=float(ratio["queries"]),
       token_ratio=float(ratio["tokens (thousands)"]))
-glues(paper_token_ratio=", ".join(f"{paper.MODEL_LABELS[m]} {r:.2f}" for m, r in
+glue_all(paper_token_ratio=", ".join(f"{paper.MODEL_LABELS[m]} {r:.2f}" for m, r in
                                   paper.efficiency_summary(table2)["token_ratio"].items()))
 
 # %% [markdown]
@@ -265,9 +264,9 @@ ttft[["mean", "50%", "90%"]] *= 1e3  # milliseconds
 ttft.rename(index=LANG_LABELS, level="lang").round(1)
 
 # %% tags=["hide-input"]
-glues(**ch08.record_facts(measured))
+glue_all(**ch08.record_facts(measured))
 warm = timed[timed["mode"] == "warm"].groupby("kind")["seconds"].mean() * 1e3
-glues(warm_direct=float(warm["direct"]), warm_sentence=float(warm["sentence"]))
+glue_all(warm_direct=float(warm["direct"]), warm_sentence=float(warm["sentence"]))
 
 # %% [markdown]
 # The record timed {glue:text}`rec_judge` (the embedded SmolLM2 judge) on {glue:text}`rec_date`, on
@@ -317,7 +316,7 @@ fusion.rename(index=RULE_LABELS)[["documents", "sentences", "ms for all pairs", 
                                   "one warm sentence query over fusing all pairs"]].round(3)
 
 # %% tags=["hide-input"]
-glues(fusion_slowest_ms=float(fusion["ms for all pairs"].max()),
+glue_all(fusion_slowest_ms=float(fusion["ms for all pairs"].max()),
       fusion_times=float(fusion["one warm sentence query over fusing all pairs"].min()),
       fusion_pairs=int(fusion["documents"].iloc[0]))
 
@@ -352,7 +351,7 @@ ratios.rename_axis("sentence-level over Direct").round(2)
 # %% tags=["hide-input"]
 per_kind = workload.groupby("kind")["tokens (thousands)"].sum() / workload.groupby("kind")["queries"].sum()
 paper_rows = ratios.iloc[1:].rename(index=lambda name: name.split(": ")[1])
-glues(our_ratio=float(ratios["busy time"].iloc[0]), our_ttft_ratio=float(ratios["TTFT"].iloc[0]),
+glue_all(our_ratio=float(ratios["busy time"].iloc[0]), our_ttft_ratio=float(ratios["TTFT"].iloc[0]),
       token_share=float(per_kind["sentence"] / per_kind["direct"]),
       paper_ratio=", ".join(f"{m} {r:.2f}" for m, r in paper_rows["busy time"].items()),
       paper_ttft_ratio=", ".join(f"{m} {r:.2f}" for m, r in paper_rows["TTFT"].items()))

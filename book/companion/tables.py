@@ -284,16 +284,17 @@ def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> Non
         display(Markdown(f"**{name}**"), bold_best(part, **options))
 
 
-def glue_all(values: Mapping[str, Any]) -> None:
-    """Glue every ``name: value`` of a mapping for the chapter's prose (myst-nb ``glue``, not displayed).
+def glue_all(values: Mapping[str, Any] | None = None, /, **named: Any) -> None:
+    """Glue every ``name: value`` of a mapping, and every keyword, for the chapter's prose (myst-nb ``glue``,
+    not displayed).
 
     numpy scalars become Python numbers, so that ``{glue:text}`name:.1f``` formats them as numbers.
 
     Examples
     --------
-    >>> glue_all({"n_pairs": np.int64(605), "share": np.float64(0.25)})  # outside a notebook: stored, not shown
+    >>> glue_all({"n_pairs": np.int64(605)}, share=np.float64(0.25))  # outside a notebook: stored, not shown
     """
     from myst_nb import glue
 
-    for name, value in values.items():
+    for name, value in {**(values or {}), **named}.items():
         glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
