@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from companion.labels import LANG_LABELS
+from companion.provenance import flat_header
 
 TIME_FIELDS: frozenset[str] = frozenset({"started_at", "finished_at", "provenance_id"})
 """Provenance fields that say when a run happened, not how."""
@@ -24,17 +25,6 @@ FEATURE_FIELDS: frozenset[str] = frozenset({"llama_cpp_cpu"})
 
 UNRECORDED = "unrecorded"
 """How :func:`setting_differences` shows a field the older header did not record."""
-
-
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in d.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    return out
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -82,7 +72,7 @@ def setting_differences(recorded: Mapping[str, Any], now: Mapping[str, Any], cel
             return f"{name}: {' '.join(only_a) or '–'} → {' '.join(only_b) or '–'}"
         return f"{name}: {_short(a)} → {_short(b)}"
 
-    old, new = kept(_flatten(recorded)), kept(_flatten(now))
+    old, new = kept(flat_header(recorded)), kept(flat_header(now))
     return tuple(shown(name, old.get(name), new.get(name))
                  for name in sorted(old.keys() | new.keys()) if not _same(old.get(name), new.get(name)))
 

@@ -250,3 +250,14 @@ def run_labels(runs: Any) -> dict[str, str]:
         distinct = list(dict.fromkeys(run_label(row, data=data) for row in rows.to_dict("records")))
         labels[model] = " | ".join(distinct) if distinct else run_label({}, data=data)
     return labels
+
+
+def flat_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """A cache header's nested fields on one level, each named by its path (``engine.version``).
+
+    Examples
+    --------
+    >>> flat_header({"judge": {"engine": {"name": "llama.cpp"}, "threads": 2}, "K": 2})
+    {'K': 2, 'judge.engine.name': 'llama.cpp', 'judge.threads': 2}
+    """
+    return pd.json_normalize(dict(header), sep=".").to_dict("records")[0]

@@ -17,7 +17,7 @@ one (model, prompt) at a time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from companion.provenance import flat_header
 from tefbook.toc import project_root
 
 __all__ = [
@@ -131,20 +132,12 @@ class Runs:
                     self.provenance[pmask].reset_index(drop=True), list(self.missing))
 
 
-def _flatten_dict(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten_dict(v, f"{name}."))
-        elif isinstance(v, (list, tuple)):
-            out[name] = ", ".join(map(str, v))
-        else:
-            out[name] = v
-    return out
-
-
 _RUN_KEYS: tuple[str, ...] = ("model", "prompt", "lang", "path", "n_pairs")
+
+
+def _joined(flat: dict[str, Any]) -> dict[str, Any]:
+    """A flat header with its lists as comma-separated text (one cell of the provenance table)."""
+    return {k: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in flat.items()}
 
 
 def _recorded(flat: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +227,7 @@ def load_runs(
                 df.insert(0, "prompt", prompt)
                 df.insert(0, "model", model)
                 frames.append(df)
-                prov.append({**_recorded(_flatten_dict(meta or {})), "model": model, "prompt": prompt,
+                prov.append({**_recorded(_joined(flat_header(meta or {}))), "model": model, "prompt": prompt,
                              "lang": lang, "path": str(path), "n_pairs": len(df)})
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["model", "prompt", "post_id", "lang", "dimension", "side", "direct", "sentences"])
