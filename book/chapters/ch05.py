@@ -142,24 +142,14 @@ def sweep_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Sequence[
                  factors: Sequence[float]) -> Any:
     """TEF minus the best baseline (Average accuracy) against the re-tempering factor t, one panel per
     language, one line per judge."""
-    import plotly.express as px
-    from plotly.subplots import make_subplots
+    from companion.figures import lines_per_language
 
-    fig = make_subplots(rows=1, cols=len(langs), shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=[LANG_LABELS[lang] for lang in langs])
-    palette = px.colors.qualitative.Set1
-    for k, model in enumerate(pd.unique(sweep["model"])):
-        for j, lang in enumerate(langs, start=1):
-            s = sweep[(sweep["model"] == model) & (sweep["lang"] == lang)]
-            fig.add_scatter(x=s["t"], y=s["gain"], mode="lines+markers", name=names[model], legendgroup=model,
-                            showlegend=j == 1, line={"color": palette[k % len(palette)]}, row=1, col=j,
-                            hovertemplate="t = %{x}: %{y:+.1f} points<extra>" + names[model] + "</extra>")
-            fig.add_hline(y=0, line={"color": "grey", "width": 1}, row=1, col=j)
-    fig.update_xaxes(type="log", tickvals=list(factors), ticktext=[f"{t:g}" for t in factors],
+    fig = lines_per_language(sweep, "t", "gain", langs, names, "t = %{x}: %{y:+.1f} points")
+    fig.add_hline(y=0, line={"color": "grey", "width": 1}, row="all", col="all")
+    fig.update_xaxes(tickvals=list(factors), ticktext=[f"{t:g}" for t in factors],
                      title_text="t (log scale): < 1 sharper, > 1 flatter")
     fig.update_yaxes(title_text="TEF − best baseline (points)", col=1)
-    fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
-                      title="TEF's gain over the best baseline as the detector is made sharper or flatter")
+    fig.update_layout(title="TEF's gain over the best baseline as the detector is made sharper or flatter")
     return fig
 
 

@@ -73,24 +73,13 @@ def temperature_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Seq
                        reference: float) -> Any:
     """TEF's ECE against its softmax temperature T, one panel per language, one line per judge (legend),
     the reference release's T dashed."""
-    import plotly.express as px
-    from plotly.subplots import make_subplots
+    from companion.figures import lines_per_language
 
-    fig = make_subplots(rows=1, cols=len(langs), shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=[LANG_LABELS.get(x, x) for x in langs])
-    palette = px.colors.qualitative.Set1
-    for k, model in enumerate(pd.unique(sweep["model"])):
-        for j, lang in enumerate(langs, start=1):
-            s = sweep[(sweep["model"] == model) & (sweep["lang"] == lang)]
-            fig.add_scatter(x=s["T"], y=s["ECE"], mode="lines+markers", name=names[model], legendgroup=model,
-                            showlegend=j == 1, line={"color": palette[k % len(palette)]}, row=1, col=j,
-                            hovertemplate="T = %{x:g}: ECE %{y:.3f}<extra>" + names[model] + "</extra>")
+    fig = lines_per_language(sweep, "T", "ECE", langs, names, "T = %{x:g}: ECE %{y:.3f}")
     fig.add_vline(x=float(reference), line={"color": "black", "dash": "dash", "width": 1})
-    grid = sorted(pd.unique(sweep["T"]))
-    fig.update_xaxes(type="log", title_text="T (log scale)", tickvals=grid, ticktext=[f"{t:g}" for t in grid])
+    fig.update_xaxes(title_text="T (log scale)")
     fig.update_yaxes(title_text="ECE of TEF", col=1)
-    fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
-                      title=f"TEF's ECE against its temperature T (dashed: the reference release's T = "
+    fig.update_layout(title=f"TEF's ECE against its temperature T (dashed: the reference release's T = "
                             f"{format_cell(reference, 0)})")
     return fig
 

@@ -30,6 +30,7 @@ import json
 import os
 import warnings
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "altair_renderer",
     "current_setup",
     "figure_html",
+    "lines_per_language",
     "plotly_renderer",
     "setup_notebook",
     "static_figures_enabled",
@@ -252,3 +254,48 @@ def current_setup() -> RendererSetup:
         altair=str(alt.renderers.active),
         static_figures=_static_active,
     )
+
+
+def lines_per_language(frame: Any, x: str, y: str, langs: Sequence[str], names: Mapping[str, str], hover: str) -> Any:
+    """One panel per language (a shared y axis), one line per judge: ``y`` against ``x`` on a log axis
+    ticked at the values of ``x``; one colour per judge, named once in the legend below the panels.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Columns ``model``, ``lang``, ``x`` and ``y``.
+    langs : sequence of str
+        The panels, left to right.
+    names : mapping of str to str
+        The judge's name in the legend, per ``model``.
+    hover : str
+        Plotly hover text of a point, before the judge's name (e.g. ``"t = %{x}: %{y:+.1f} points"``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"model": ["a", "a", "b", "b"], "lang": ["en"] * 4, "t": [1, 2, 1, 2],
+    ...                       "gain": [0.0, 1.0, 2.0, 3.0]})
+    >>> fig = lines_per_language(frame, "t", "gain", ["en"], {"a": "A", "b": "B"}, "%{y}")
+    >>> [trace.name for trace in fig.data], fig.layout.xaxis.type
+    (['A', 'B'], 'log')
+    """
+    import pandas as pd
+    import plotly.express as px
+    from plotly.subplots import make_subplots
+
+    from companion.labels import LANG_LABELS
+
+    fig = make_subplots(rows=1, cols=len(langs), shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=[LANG_LABELS.get(lang, lang) for lang in langs])
+    palette = px.colors.qualitative.Set1
+    for k, model in enumerate(pd.unique(frame["model"])):
+        for j, lang in enumerate(langs, start=1):
+            s = frame[(frame["model"] == model) & (frame["lang"] == lang)]
+            fig.add_scatter(x=s[x], y=s[y], mode="lines+markers", name=names[model], legendgroup=model,
+                            showlegend=j == 1, line={"color": palette[k % len(palette)]}, row=1, col=j,
+                            hovertemplate=f"{hover}<extra>{names[model]}</extra>")
+    grid = sorted(pd.unique(frame[x]))
+    fig.update_xaxes(type="log", tickvals=grid, ticktext=[f"{v:g}" for v in grid])
+    fig.update_layout(height=420, legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"})
+    return fig
