@@ -380,6 +380,8 @@ def _chapter_parameters(ctx: _Context, declared: Mapping[str, Any]) -> dict[str,
         "models": lambda: _add(declared["models"], ctx.spec.name),
         "llm_models": lambda: _add(declared["llm_models"], ctx.spec.name) if ctx.is_llm else None,
         "model": lambda: ctx.spec.name,
+        "example_judge": lambda: ctx.spec.name,  # chapter 5 works its example on the model's own cache
+        "example_lang": lambda: declared["example_lang"] if declared["example_lang"] in ctx.langs else ctx.langs[0],
         "prompt": lambda: ctx.main_prompt,
         "prompts": lambda: ",".join(ctx.prompts),
         "langs": lambda: _ordered_langs(declared["langs"], ctx.langs),
