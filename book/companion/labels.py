@@ -114,13 +114,14 @@ def short_names(runs: Any) -> dict[str, str]:
     >>> short_names(load_runs("local,e5-crossfit", langs="en"))
     {'local': 'SmolLM2-135M, CPU', 'e5-crossfit': 'e5 cross-fit, CPU'}
     """
-    from companion.provenance import hardware_class, judge_name
+    from companion.provenance import engine_name, hardware_class, judge_name
 
-    out = {}
-    for prov in runs.provenance.drop_duplicates("model").to_dict("records"):
-        model = prov["model"]
-        out[model] = f"{SHORT_NAMES.get(model) or judge_name(prov)}, {hardware_class(prov)}"
-    return out
+    provs = runs.provenance.drop_duplicates("model").to_dict("records")
+    base = {p["model"]: SHORT_NAMES.get(p["model"]) or judge_name(p) for p in provs}
+    taken = pd.Series([f"{base[p['model']]}, {hardware_class(p)}" for p in provs])
+    # two judges with the same weights and hardware (llama.cpp and vLLM on SmolLM2) also name their engine
+    return {p["model"]: f"{base[p['model']]}, {engine_name(p)}, {hardware_class(p)}" if clash else name
+            for p, name, clash in zip(provs, taken, taken.duplicated(keep=False))}
 
 
 def run_table(runs: Any, names: Mapping[str, str] | None = None) -> Any:
