@@ -10,7 +10,7 @@ import pandas as pd
 
 from companion.labels import LANG_LABELS
 from companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
-from companion.tables import bold_best, format_cell, format_interval, format_p, plain
+from companion.tables import bold_best, format_cell, paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefcore.paper.tables import MODEL_LABELS, MODELS
@@ -102,10 +102,7 @@ def versus_table(vs: pd.DataFrame, names: Mapping[str, str], n_boot: int | None 
         "judge": vs["model"].map(names), "language": vs["lang"].map(LANG_LABELS),
         "metric": vs["metric"].map(METRIC_NAMES), "baseline": vs["b"].map(RULE_LABELS),
         "its Average": vs["baseline"].map(format_cell), "TEF": vs["tef"].map(format_cell),
-        "TEF − baseline [95 % CI]": [format_interval(d, lo, hi, signed=True)
-                                     for d, lo, hi in zip(vs["difference"], vs["low"], vs["high"])],
-        "p (bootstrap)": [format_p(p, n_boot) for p in vs["p_bootstrap"]],
-        "b": vs["mcnemar_b"], "c": vs["mcnemar_c"], "p (McNemar)": [format_p(p) for p in vs["p_mcnemar"]],
+        **paired_test_columns(vs, "TEF − baseline", n_boot),
         "verdict": vs["verdict"]})
     return plain(out.set_index(["judge", "language", "metric"]))
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
-from companion.tables import format_interval, format_p, plain
+from companion.tables import paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 
 
@@ -19,10 +19,7 @@ def comparison_table(cmp: pd.DataFrame, names: Mapping[str, str], n_boot: int | 
     out = pd.DataFrame({
         "judge": cmp["model"].map(names), "language": cmp["lang"].map(LANG_LABELS),
         "ablation": cmp["b"].map(RULE_LABELS),
-        "TEF − ablation [95 % CI]": [format_interval(d, lo, hi, signed=True)
-                                     for d, lo, hi in zip(cmp["difference"], cmp["low"], cmp["high"])],
-        "p (bootstrap)": [format_p(p, n_boot) for p in cmp["p_bootstrap"]],
-        "b": cmp["mcnemar_b"], "c": cmp["mcnemar_c"], "p (McNemar)": [format_p(p) for p in cmp["p_mcnemar"]],
+        **paired_test_columns(cmp, "TEF − ablation", n_boot),
         "the component": cmp["effect"]})
     return plain(out.set_index(["judge", "language", "ablation"]))
 

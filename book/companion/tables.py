@@ -298,3 +298,22 @@ def glue_all(values: Mapping[str, Any] | None = None, /, **named: Any) -> None:
 
     for name, value in {**(values or {}), **named}.items():
         glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
+
+
+def paired_test_columns(rows: pd.DataFrame, difference: str, n_boot: int | None = None) -> dict[str, list[Any]]:
+    """The columns of a paired comparison as the book prints them (rows of
+    :func:`companion.results.compare_runs`): the difference with its 95 % interval (headed ``difference``),
+    the bootstrap p-value, McNemar's discordant counts b and c and its p-value.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"difference": [2.5], "low": [0.5], "high": [4.0], "p_bootstrap": [0.0],
+    ...                      "mcnemar_b": [3], "mcnemar_c": [9], "p_mcnemar": [0.146]})
+    >>> paired_test_columns(rows, "TEF − SV", n_boot=1000)["TEF − SV [95 % CI]"]
+    ['+2.5 [+0.5, +4.0]']
+    """
+    return {f"{difference} [95 % CI]": [format_interval(d, lo, hi, signed=True)
+                                        for d, lo, hi in zip(rows["difference"], rows["low"], rows["high"])],
+            "p (bootstrap)": [format_p(p, n_boot) for p in rows["p_bootstrap"]],
+            "b": list(rows["mcnemar_b"]), "c": list(rows["mcnemar_c"]),
+            "p (McNemar)": [format_p(p) for p in rows["p_mcnemar"]]}
