@@ -67,7 +67,7 @@ glue("link_agents", Markdown(claim_link("mind-agents")), display=False)
 
 # %%
 from tefcore.mind.load import evaluation_pairs, excluded_pairs, load_posts
-from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, describe_data, post_table
+from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, describe_data
 
 data = describe_data(data_dir)
 langs = [lang for lang in ("zh", "en") if lang in data.posts]  # the paper's order: Chinese first
@@ -100,7 +100,7 @@ for lang in langs:
 # The card counts them, language by language.
 
 # %%
-table = pd.concat([post_table(posts[lang]) for lang in langs], ignore_index=True)
+table = pd.concat([ch03.post_table(posts[lang]) for lang in langs], ignore_index=True)
 card = pd.DataFrame({lang: {
     "posts": len(posts[lang]),
     "labels": sum(len(post.labels) for post in posts[lang]),
@@ -123,14 +123,14 @@ ch03.card_table(card, counted, langs)
 # last holds what the paper itself prints, the number of posts and nothing else. On the full release
 # (`tef download --dest data/mind-full`, then `-p 03.data_dir=data/mind-full`) the chapter checks
 # every count of the middle columns and the pairs per dimension and side below with
-# `check_full_release`, and stops, naming each count, if one differs:
+# `ch03.check_full_release`, and stops, naming each count, if one differs:
 
 # %%
-from tefcore.mind.release import check_full_release, data_card, pair_counts
+from tefcore.mind.release import data_card, pair_counts
 
 if data.kind == "full MIND release":
     by_side = pd.concat([pair_counts(pairs[lang]).reset_index().assign(lang=lang) for lang in langs])
-    checked = check_full_release({lang: data_card(posts[lang]) for lang in langs}, by_side)
+    checked = ch03.check_full_release({lang: data_card(posts[lang]) for lang in langs}, by_side)
     print(f"full release: all {len(checked)} counts equal")
 else:
     print(f"{data.kind}: the full release's counts are not checked here")
@@ -272,9 +272,7 @@ pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows[
 # be compared number by number; the figure is drawn from the data at hand.
 
 # %%
-from tefcore.mind.release import label_counts
-
-labels = pd.concat([label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
+labels = pd.concat([ch03.label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
 labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False,
                    fill_value=0)[[(lang, side) for lang in langs for side in ("change", "stability")]].astype(
     int).rename(columns=LANG_LABELS, level=0)

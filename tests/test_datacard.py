@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from chapters import ch03
+from chapters.ch03 import label_counts, post_table
 from tefbook.build import execute_chapter
 from tefbook.toc import load_toc, select_chapters, toc_chapters
 from tefcore.mind.load import evaluation_pairs, load_posts
-from tefcore.mind.release import label_counts, post_table
 
 ECO = ("Economy", "Economic Models", "Free-Market", "change"), ("Economy", "Economic Models", "Interventionist", "stability")
 POL = ("Politics", "Policy Orientations", "Revolutionism", "change"), ("Politics", "Policy Orientations", "Reformism", "stability")

@@ -1,15 +1,19 @@
-"""Chapter 3 (the MIND data card): the chapter's figures. The counts are computed on the page."""
+"""Chapter 3 (the MIND data card): the chapter's figures, and the per-post table, label counts and full-release
+check that only this chapter uses. The counts are computed on the page."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
-from tefcore.mind.schema import SIDES, TABLE_ORDER
+from tefcore.mind.load import Post, evaluation_pairs
+from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS
+from tefcore.mind.schema import DIMENSIONS, SIDES, TABLE_ORDER
+from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 DIMENSION_COLORS: dict[str, str] = dict(zip(
     TABLE_ORDER, ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b07aa1"]))
@@ -84,7 +88,7 @@ def orientation_figure(labels: pd.DataFrame, langs: Sequence[str]) -> Any:
 
     Colour marks the dimension (one legend entry each, the colour key); the change-oriented bar of a
     subcategory is solid and the stability-oriented one hatched (two grey legend entries say so).
-    ``labels`` holds :func:`tefcore.mind.release.label_counts` rows with a ``lang`` column.
+    ``labels`` holds :func:`label_counts` rows with a ``lang`` column.
     """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -208,3 +212,131 @@ def glue_lopsided(lopsided: pd.DataFrame) -> None:
         glue(f"lop_dim_{lang}", dimension, display=False)
         glue(f"lop_change_{lang}", int(row["change"]), display=False)
         glue(f"lop_stability_{lang}", int(row["stability"]), display=False)
+
+
+# --- the chapter's tables of posts and labels, and the full-release check -----------------------------
+def check_full_release(cards: Mapping[str, Mapping[str, Any]], pairs: pd.DataFrame) -> pd.DataFrame:
+    """Compare recomputed counts with the published ones and raise if any differs.
+
+    Parameters
+    ----------
+    cards : mapping of str to dict
+        :func:`tefcore.mind.release.data_card` (reference rule) per language.
+    pairs : pandas.DataFrame
+        Recomputed pair counts with columns ``lang, dimension, change, stability``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per checked quantity: ``lang, quantity, published, recomputed, ok``. Means are
+        compared at the published precision (``round(x, 2)`` for sentences, ``round(x, 1)`` for
+        lengths).
+
+    Raises
+    ------
+    AssertionError
+        Listing every quantity that does not match.
+    """
+    rows = []
+    for lang in ("zh", "en"):
+        card, pub = cards[lang], FULL_RELEASE[lang]
+        for key in ("posts", "labels", "pairs", "excluded_pairs"):
+            rows.append((lang, key, pub[key], card[key]))
+        rows.append((lang, "mean_length", pub["mean_length"], round(float(card["mean_length"]), 1)))
+        rows.append((lang, "mean_sentences", pub["mean_sentences"], round(float(card["mean_sentences"]), 2)))
+        ours = pairs[pairs["lang"] == lang].set_index("dimension")
+        for dim in TABLE_ORDER:
+            for i, side in enumerate(SIDES):
+                got = int(ours.loc[dim, side]) if dim in ours.index else 0
+                rows.append((lang, f"{dim} {side}", FULL_RELEASE_PAIRS[lang][dim][i], got))
+    table = pd.DataFrame(rows, columns=["lang", "quantity", "published", "recomputed"])
+    table["ok"] = np.isclose(table["published"].astype(float), table["recomputed"].astype(float),
+                             rtol=0.0, atol=1e-9)
+    bad = table[~table["ok"]]
+    if len(bad):
+        lines = "; ".join(f"{r.lang} {r.quantity}: published {r.published:g}, recomputed {r.recomputed:g}"
+                          for r in bad.itertuples())
+        raise AssertionError(f"{len(bad)} count(s) differ from the published full release: {lines}")
+    return table
+
+
+# --- per-post statistics --------------------------------------------------------------------------
+def _length(text: str, lang: str) -> int:
+    return len(text) if lang == "zh" else len(text.split())
+
+
+def _covered(text: str, sentences: Sequence[str]) -> float:
+    """Share of the post's non-space characters that the sentences contain."""
+    total = sum(1 for ch in text if not ch.isspace())
+    kept = sum(1 for s in sentences for ch in s if not ch.isspace())
+    return min(1.0, kept / total) if total else 1.0
+
+
+def post_table(
+    posts: Sequence[Post], rules: Sequence[str] = SEGMENTATION_RULES, min_length: int = MIN_LENGTH
+) -> pd.DataFrame:
+    """One row per post: its length, labels, evaluation pairs and sentences under each rule.
+
+    The number of sentences of a post is the number of sentence-level queries each of its evaluation
+    pairs costs.
+
+    Parameters
+    ----------
+    posts : sequence of Post
+        Posts of one or several languages.
+    rules : sequence of str
+        Segmentation rules (:data:`tefcore.mind.segment.SEGMENTATION_RULES`).
+    min_length : int
+        Minimum sentence length of the segmenter.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``post_id, lang, event, length`` (characters for zh, words for en), ``n_labels,
+        n_dimensions, n_pairs`` and, per rule, ``sentences_<rule>`` and ``covered_<rule>`` (share of
+        the post's non-space characters that reach the model).
+    """
+    unknown = [r for r in rules if r not in SEGMENTATION_RULES]
+    if unknown:
+        raise ValueError(f"unknown segmentation rule(s) {unknown}; expected some of {SEGMENTATION_RULES}")
+    pairs_per_post = pd.Series([p.post_id for p in evaluation_pairs(posts)], dtype=object).value_counts()
+    rows: list[dict[str, Any]] = []
+    for post in posts:
+        row: dict[str, Any] = {
+            "post_id": post.id, "lang": post.lang, "event": post.event,
+            "length": _length(post.text, post.lang), "n_labels": len(post.labels),
+            "n_dimensions": len({label.dimension for label in post.labels}),
+            "n_pairs": int(pairs_per_post.get(post.id, 0)),
+        }
+        for rule in rules:
+            sentences = split_sentences(post.text, post.lang, min_length, rule)
+            row[f"sentences_{rule}"] = len(sentences)
+            row[f"covered_{rule}"] = _covered(post.text, sentences)
+        rows.append(row)
+    return pd.DataFrame(rows)
+def label_counts(posts: Iterable[Post]) -> pd.DataFrame:
+    """Count labels per orientation (the bars of the paper's MIND statistics figure).
+
+    Parameters
+    ----------
+    posts : iterable of Post
+        Posts of any language.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per orientation in schema order (24 rows, zeros included), columns
+        ``dimension``, ``subcategory``, ``orientation``, ``side``, ``count``.
+    """
+    schema = pd.DataFrame(
+        [(dim.name, sub.name, sub.position(side).name, side)
+         for dim in DIMENSIONS for sub in dim.subcategories for side in SIDES],
+        columns=["dimension", "subcategory", "orientation", "side"],
+    )
+    labels = pd.DataFrame([(label.dimension, label.subcategory, label.orientation)
+                           for post in posts for label in post.labels],
+                          columns=["dimension", "subcategory", "orientation"])
+    counts = labels.value_counts().rename("count").reset_index()
+    merged = schema.merge(counts, on=["dimension", "subcategory", "orientation"], how="left")
+    merged["count"] = merged["count"].fillna(0).astype(int)
+    return merged

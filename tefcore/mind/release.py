@@ -1,14 +1,4 @@
-r"""The MIND release: download, data card, which data a run used, and the published counts.
-
-:func:`download_release` fetches the release files (checksummed, validated, atomically replaced).
-:func:`describe_data` says which data a directory holds: the embedded MIND sample, the full release
-or custom data, with counts and the files' SHA-256 (the chapters print it). :func:`data_card`,
-:func:`pair_counts` and :func:`label_counts` describe the posts at hand, and :func:`post_table`
-tabulates each post's length, labels, evaluation pairs and sentences. The counts the MIND authors
-published for the full release (protocol §2) are :data:`FULL_RELEASE` and :data:`FULL_RELEASE_PAIRS`;
-:func:`is_full_release` and :func:`check_full_release` compare recomputed counts with them. A post of
-:math:`n` sentences costs :math:`n` sentence-level queries per evaluation pair, one more for Direct.
-"""
+"""The MIND release: download, data card, which data a run used, and the published counts (protocol §2)."""
 
 from __future__ import annotations
 
@@ -24,19 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, evaluation_pairs, excluded_pairs,
                                load_posts, mind_filename, read_mind_file, resolve_data_dir, sample_dir)
-from tefcore.mind.schema import DIMENSIONS
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER, check_lang
-from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
+from tefcore.mind.segment import MIN_LENGTH, split_sentences
 
 __all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
            "DataDescription", "DownloadError", "data_card", "describe_data", "download_release", "file_sha256",
-           "label_counts", "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "check_full_release",
-           "full_release_card", "full_release_pairs", "is_full_release", "post_table"]
+           "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "PUBLISHED_COUNTS", "is_full_release",
+           "published_counts"]
 
 FULL_RELEASE_DIR = "data/mind-full"
 """Where the book's commands expect a downloaded full release, relative to the project folder
@@ -69,37 +57,20 @@ FULL_RELEASE_PAIRS: dict[str, dict[str, tuple[int, int]]] = {
 }
 """Published evaluation pairs of the full release per language and dimension: ``(change, stability)``."""
 
+PUBLISHED_COUNTS: tuple[str, ...] = ("posts", "labels", "pairs", "excluded_pairs")
+"""The counts of :data:`FULL_RELEASE` that :func:`published_counts` recomputes from posts."""
 
-def full_release_pairs() -> pd.DataFrame:
-    """The published pair counts of the full release in tidy form.
 
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``lang, dimension, change, stability, total``; languages zh then en, dimensions in
-        :data:`~tefcore.mind.schema.TABLE_ORDER`.
+def published_counts(posts: Sequence[Post]) -> dict[str, int]:
+    """The :data:`PUBLISHED_COUNTS` of one language's posts: posts, labels, evaluation pairs, excluded pairs.
+
+    Examples
+    --------
+    >>> published_counts(load_posts("en"))
+    {'posts': 381, 'labels': 637, 'pairs': 605, 'excluded_pairs': 2}
     """
-    rows = [(lang, dim, *FULL_RELEASE_PAIRS[lang][dim]) for lang in ("zh", "en") for dim in TABLE_ORDER]
-    frame = pd.DataFrame(rows, columns=["lang", "dimension", *SIDES])
-    frame["total"] = frame["change"] + frame["stability"]
-    return frame
-
-
-def full_release_card(lang: str) -> dict[str, float]:
-    """The published data card of one language of the full release, keyed like :func:`tefcore.mind.load.data_card`.
-
-    Returns
-    -------
-    dict
-        ``posts, labels, pairs, excluded_pairs, change_pairs, stability_pairs, mean_length,
-        mean_sentences`` (the change/stability totals summed from :data:`FULL_RELEASE_PAIRS`).
-    """
-    if lang not in FULL_RELEASE:
-        raise ValueError(f"unknown language {lang!r}; expected one of {tuple(FULL_RELEASE)}")
-    card = dict(FULL_RELEASE[lang])
-    card["change_pairs"] = sum(c for c, _ in FULL_RELEASE_PAIRS[lang].values())
-    card["stability_pairs"] = sum(s for _, s in FULL_RELEASE_PAIRS[lang].values())
-    return card
+    return {"posts": len(posts), "labels": sum(len(post.labels) for post in posts),
+            "pairs": len(evaluation_pairs(posts)), "excluded_pairs": len(excluded_pairs(posts))}
 
 
 def is_full_release(posts_per_lang: Mapping[str, int]) -> bool:
@@ -113,105 +84,6 @@ def is_full_release(posts_per_lang: Mapping[str, int]) -> bool:
     return all(int(posts_per_lang.get(lang, -1)) == int(FULL_RELEASE[lang]["posts"]) for lang in LANGS)
 
 
-def check_full_release(cards: Mapping[str, Mapping[str, Any]], pairs: pd.DataFrame) -> pd.DataFrame:
-    """Compare recomputed counts with the published ones and raise if any differs.
-
-    Parameters
-    ----------
-    cards : mapping of str to dict
-        :func:`tefcore.mind.load.data_card` (reference rule) per language.
-    pairs : pandas.DataFrame
-        Recomputed pair counts with columns ``lang, dimension, change, stability``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per checked quantity: ``lang, quantity, published, recomputed, ok``. Means are
-        compared at the published precision (``round(x, 2)`` for sentences, ``round(x, 1)`` for
-        lengths).
-
-    Raises
-    ------
-    AssertionError
-        Listing every quantity that does not match.
-    """
-    rows = []
-    for lang in ("zh", "en"):
-        card, pub = cards[lang], FULL_RELEASE[lang]
-        for key in ("posts", "labels", "pairs", "excluded_pairs"):
-            rows.append((lang, key, pub[key], card[key]))
-        rows.append((lang, "mean_length", pub["mean_length"], round(float(card["mean_length"]), 1)))
-        rows.append((lang, "mean_sentences", pub["mean_sentences"], round(float(card["mean_sentences"]), 2)))
-        ours = pairs[pairs["lang"] == lang].set_index("dimension")
-        for dim in TABLE_ORDER:
-            for i, side in enumerate(SIDES):
-                got = int(ours.loc[dim, side]) if dim in ours.index else 0
-                rows.append((lang, f"{dim} {side}", FULL_RELEASE_PAIRS[lang][dim][i], got))
-    table = pd.DataFrame(rows, columns=["lang", "quantity", "published", "recomputed"])
-    table["ok"] = np.isclose(table["published"].astype(float), table["recomputed"].astype(float),
-                             rtol=0.0, atol=1e-9)
-    bad = table[~table["ok"]]
-    if len(bad):
-        lines = "; ".join(f"{r.lang} {r.quantity}: published {r.published:g}, recomputed {r.recomputed:g}"
-                          for r in bad.itertuples())
-        raise AssertionError(f"{len(bad)} count(s) differ from the published full release: {lines}")
-    return table
-
-
-# --- per-post statistics --------------------------------------------------------------------------
-def _length(text: str, lang: str) -> int:
-    return len(text) if lang == "zh" else len(text.split())
-
-
-def _covered(text: str, sentences: Sequence[str]) -> float:
-    """Share of the post's non-space characters that the sentences contain."""
-    total = sum(1 for ch in text if not ch.isspace())
-    kept = sum(1 for s in sentences for ch in s if not ch.isspace())
-    return min(1.0, kept / total) if total else 1.0
-
-
-def post_table(
-    posts: Sequence[Post], rules: Sequence[str] = SEGMENTATION_RULES, min_length: int = MIN_LENGTH
-) -> pd.DataFrame:
-    """One row per post: its length, labels, evaluation pairs and sentences under each rule.
-
-    The number of sentences of a post is the number of sentence-level queries each of its evaluation
-    pairs costs.
-
-    Parameters
-    ----------
-    posts : sequence of Post
-        Posts of one or several languages.
-    rules : sequence of str
-        Segmentation rules (:data:`tefcore.mind.segment.SEGMENTATION_RULES`).
-    min_length : int
-        Minimum sentence length of the segmenter.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``post_id, lang, event, length`` (characters for zh, words for en), ``n_labels,
-        n_dimensions, n_pairs`` and, per rule, ``sentences_<rule>`` and ``covered_<rule>`` (share of
-        the post's non-space characters that reach the model).
-    """
-    unknown = [r for r in rules if r not in SEGMENTATION_RULES]
-    if unknown:
-        raise ValueError(f"unknown segmentation rule(s) {unknown}; expected some of {SEGMENTATION_RULES}")
-    pairs_per_post = pd.Series([p.post_id for p in evaluation_pairs(posts)], dtype=object).value_counts()
-    rows: list[dict[str, Any]] = []
-    for post in posts:
-        row: dict[str, Any] = {
-            "post_id": post.id, "lang": post.lang, "event": post.event,
-            "length": _length(post.text, post.lang), "n_labels": len(post.labels),
-            "n_dimensions": len({label.dimension for label in post.labels}),
-            "n_pairs": int(pairs_per_post.get(post.id, 0)),
-        }
-        for rule in rules:
-            sentences = split_sentences(post.text, post.lang, min_length, rule)
-            row[f"sentences_{rule}"] = len(sentences)
-            row[f"covered_{rule}"] = _covered(post.text, sentences)
-        rows.append(row)
-    return pd.DataFrame(rows)
 # --- download -------------------------------------------------------------------------------
 def download_release(
     dest_dir: str | os.PathLike[str],
@@ -224,7 +96,7 @@ def download_release(
 ) -> dict[str, tuple[Path, str]]:
     """Download the MIND release files ``mind_<lang>.jsonl`` into ``dest_dir``.
 
-    Each file is streamed to a temporary file in ``dest_dir``, hashed (SHA-256) on the way,
+    Each file is streamed to a temporary file in ``dest_dir``, hashed (SHA-256),
     checked against ``checksums[lang]`` when given, validated with :func:`read_mind_file`, and only
     then moved onto ``dest_dir/mind_<lang>.jsonl`` with an atomic :func:`os.replace`. On any
     failure the temporary file is removed and the destination is left as it was.
@@ -346,14 +218,12 @@ def _fetch(url: str, target: Path, lang: str, expected: str | None, timeout: flo
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     tmp = Path(tmp_name)
     try:
-        digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as out, _open_url(url, timeout) as response:
             for chunk in iter(lambda: response.read(_CHUNK), b""):
-                digest.update(chunk)
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        got = _verify(digest.hexdigest(), expected, url)
+        got = _verify(file_sha256(tmp), expected, url)
         try:
             read_mind_file(tmp, lang=lang)
         except MindFormatError as err:
@@ -404,18 +274,14 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     """
     posts = list(posts)
     lang = _single_lang(posts)
-    pairs = evaluation_pairs(posts)
     texts = pd.Series([post.text for post in posts], dtype=object)
     lengths = texts.str.len() if lang == "zh" else texts.str.count(r"\S+")
     sentences = texts.map(lambda text: len(split_sentences(text, lang, min_length, rule)))
     dims = Counter(len({label.dimension for label in post.labels}) for post in posts)
-    sides = pd.Series([pair.side for pair in pairs], dtype=object)
+    sides = pd.Series([pair.side for pair in evaluation_pairs(posts)], dtype=object)
     return {
         "lang": lang,
-        "posts": len(posts),
-        "labels": sum(len(post.labels) for post in posts),
-        "pairs": len(pairs),
-        "excluded_pairs": len(excluded_pairs(posts)),
+        **published_counts(posts),
         "change_pairs": int((sides == "change").sum()),
         "stability_pairs": int((sides == "stability").sum()),
         "mean_length": float(lengths.mean()),
@@ -452,34 +318,6 @@ def pair_counts(pairs: Iterable[EvaluationPair]) -> pd.DataFrame:
     return counts
 
 
-def label_counts(posts: Iterable[Post]) -> pd.DataFrame:
-    """Count labels per orientation (the bars of the paper's MIND statistics figure).
-
-    Parameters
-    ----------
-    posts : iterable of Post
-        Posts of any language.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per orientation in schema order (24 rows, zeros included), columns
-        ``dimension``, ``subcategory``, ``orientation``, ``side``, ``count``.
-    """
-    schema = pd.DataFrame(
-        [(dim.name, sub.name, sub.position(side).name, side)
-         for dim in DIMENSIONS for sub in dim.subcategories for side in SIDES],
-        columns=["dimension", "subcategory", "orientation", "side"],
-    )
-    labels = pd.DataFrame([(label.dimension, label.subcategory, label.orientation)
-                           for post in posts for label in post.labels],
-                          columns=["dimension", "subcategory", "orientation"])
-    counts = labels.value_counts().rename("count").reset_index()
-    merged = schema.merge(counts, on=["dimension", "subcategory", "orientation"], how="left")
-    merged["count"] = merged["count"].fillna(0).astype(int)
-    return merged
-
-
 # --- which data ---------------------------------------------------------------------------------
 DATA_KINDS: tuple[str, ...] = ("MIND sample", "full MIND release", "custom data")
 """What :func:`describe_data` can say a data directory holds."""
@@ -508,12 +346,6 @@ class DataDescription:
     posts: dict[str, int]
     pairs: dict[str, int]
     sha256: dict[str, str]
-
-    def summary(self) -> str:
-        """One line: the kind, then per language the posts, pairs and the first 12 hex digits of the file's hash."""
-        parts = [f"{lang}: {self.posts[lang]:,} posts, {self.pairs[lang]:,} pairs, "
-                 f"{mind_filename(lang)} sha256 {self.sha256[lang][:12]}" for lang in self.posts]
-        return f"{self.kind} ({self.directory}); " + "; ".join(parts)
 
     def as_frame(self) -> pd.DataFrame:
         """One row per language: ``data, lang, posts, pairs, file, sha256`` (full digests)."""
@@ -577,18 +409,12 @@ def _data_kind(directory: Path, posts: Mapping[str, Sequence[Post]]) -> str:
         _ids_and_texts(items) == _ids_and_texts(load_posts(lang, sample_dir())) for lang, items in posts.items()
     ):
         return DATA_KINDS[0]
-    if all(_published_counts(lang, items) for lang, items in posts.items()):
+    if all(published_counts(items) == {key: int(FULL_RELEASE[lang][key]) for key in PUBLISHED_COUNTS}
+           for lang, items in posts.items()):
         return DATA_KINDS[1]
     return DATA_KINDS[2]
 
 
 def _ids_and_texts(posts: Sequence[Post]) -> list[tuple[str, str]]:
+    """The (id, text) of each post: what makes data the MIND sample, whatever the file's bytes."""
     return [(post.id, post.text) for post in posts]
-
-
-def _published_counts(lang: str, posts: Sequence[Post]) -> bool:
-    """Whether one language's posts have the full release's published counts."""
-    published = FULL_RELEASE[lang]
-    ours = {"posts": len(posts), "labels": sum(len(post.labels) for post in posts),
-            "pairs": len(evaluation_pairs(posts)), "excluded_pairs": len(excluded_pairs(posts))}
-    return all(int(published[key]) == value for key, value in ours.items())
