@@ -7,17 +7,14 @@ A MIND file (``mind_en.jsonl`` / ``mind_zh.jsonl``) holds one JSON object per li
                  "orientation": "Interventionist", "side": "stability"}]}
 
 :func:`read_mind_file` checks every record against :mod:`tefcore.mind.schema` and reports the first
-problem as a :class:`MindFormatError` whose message starts with ``"{path}:{line}: "``.
-The evaluation unit is a (post, dimension) pair whose labels all fall on one side
-(:func:`evaluation_pairs`); two-sided pairs have no target (:func:`excluded_pairs`).
+problem as a :class:`MindFormatError`. The evaluation unit is a (post, dimension) pair whose labels all
+fall on one side (:func:`evaluation_pairs`); two-sided pairs have no target (:func:`excluded_pairs`).
 
 Examples
 --------
->>> from tefcore.mind.load import load_posts, evaluation_pairs
->>> posts = load_posts("en")                       # doctest: +SKIP
->>> pairs = evaluation_pairs(posts)                # doctest: +SKIP
->>> pairs[0].dimension, pairs[0].side              # doctest: +SKIP
-('Economy', 'stability')
+>>> pairs = evaluation_pairs(load_posts("en"))       # the embedded sample
+>>> pairs[0].post_id, pairs[0].dimension, pairs[0].side
+('en-single-9', 'Economy', 'stability')
 """
 
 from __future__ import annotations
@@ -39,7 +36,8 @@ if TYPE_CHECKING:  # importing tefcore.tasks here would run its __init__, which 
     from tefcore.tasks.schema import Choices
 
 __all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
-           "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir"]
+           "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir",
+           "sides_by_dimension"]
 
 DATA_DIR_ENV = "MIND_DATA_DIR"
 
@@ -151,11 +149,8 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
     ValueError
         If ``lang`` is neither None nor a MIND language.
     MindFormatError
-        On the first bad record: invalid JSON, a truncated last line, a blank line that is not
-        trailing, non-UTF-8 bytes, a missing, extra or duplicated field, a wrong type, an empty or
-        blank text, an empty label list, an unknown dimension, subcategory, orientation or side, a
-        side that contradicts the schema, a wrong language, a malformed or duplicate id, or a file
-        without records (``line`` 0, "empty file").
+        On the first bad line (invalid JSON or UTF-8, a field, label, language or id against the schema,
+        a duplicate id, a blank line before the end), or a file without records (``line`` 0).
     OSError
         If the file cannot be read (e.g. :class:`FileNotFoundError`).
 
@@ -221,18 +216,14 @@ def _read_line(
     path: str | os.PathLike[str], lines: list[str], index: int, last: int, lang: str | None
 ) -> Post:
     """Parse and validate line ``index``; wrap any problem in a :class:`MindFormatError`."""
-    line = lines[index]
     try:
-        record = json.loads(line, object_pairs_hook=_unique_keys)
-    except _InvalidRecordError as err:
-        raise MindFormatError(path, index + 1, str(err)) from None
-    except (ValueError, RecursionError) as err:
-        if index == last == len(lines) - 1:
-            reason = f"truncated last line (no newline at end of file and invalid JSON: {err})"
-        else:
-            reason = f"invalid JSON: {err}"
-        raise MindFormatError(path, index + 1, reason) from None
-    try:
+        try:
+            record = json.loads(lines[index], object_pairs_hook=_unique_keys)
+        except (ValueError, RecursionError) as err:
+            if index == last == len(lines) - 1:
+                raise _InvalidRecordError(f"truncated last line (no newline at end of file and invalid JSON: {err})"
+                                          ) from None
+            raise _InvalidRecordError(f"invalid JSON: {err}") from None
         return _post(record, lang)
     except _InvalidRecordError as err:
         raise MindFormatError(path, index + 1, str(err)) from None
@@ -384,12 +375,27 @@ def load_posts(lang: str, data_dir: str | os.PathLike[str] | None = None) -> lis
 
 
 # --- evaluation pairs -----------------------------------------------------------------------
-def _sides_by_dimension(post: Post) -> dict[str, set[str]]:
-    """Map each dimension of a post, in order of first appearance, to the sides of its labels."""
+def sides_by_dimension(labels: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """Each dimension of ``(dimension, side)`` labels, in order of first appearance, with its labels' sides.
+
+    One side is the pair's target; labels on two sides leave the pair without one (protocol §2). MIND's
+    posts (:func:`evaluation_pairs`) and a task's gold (:mod:`tefcore.tasks`) follow this one rule.
+
+    Examples
+    --------
+    >>> found = sides_by_dimension([("Economy", "change"), ("Culture", "change"), ("Economy", "stability")])
+    >>> {dimension: sorted(sides) for dimension, sides in found.items()}
+    {'Economy': ['change', 'stability'], 'Culture': ['change']}
+    """
     sides: dict[str, set[str]] = {}
-    for label in post.labels:
-        sides.setdefault(label.dimension, set()).add(label.side)
+    for dimension, side in labels:
+        sides.setdefault(dimension, set()).add(side)
     return sides
+
+
+def _post_sides(post: Post) -> dict[str, set[str]]:
+    """:func:`sides_by_dimension` of a post's labels."""
+    return sides_by_dimension((label.dimension, label.side) for label in post.labels)
 
 
 def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
@@ -412,7 +418,7 @@ def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
     return [
         EvaluationPair(post.id, post.lang, dimension, next(iter(sides)), post.text)
         for post in posts
-        for dimension, sides in _sides_by_dimension(post).items()
+        for dimension, sides in _post_sides(post).items()
         if len(sides) == 1
     ]
 
@@ -422,6 +428,6 @@ def excluded_pairs(posts: Iterable[Post]) -> list[ExcludedPair]:
     return [
         ExcludedPair(post.id, post.lang, dimension)
         for post in posts
-        for dimension, sides in _sides_by_dimension(post).items()
+        for dimension, sides in _post_sides(post).items()
         if len(sides) > 1
     ]

@@ -10,7 +10,7 @@ answer letter, ``C`` (change-oriented) or ``S`` (stability-oriented), and has fo
 ``{text}``
     the input, stripped of surrounding white space.
 
-Slots are filled in a single pass, so braces inside a text (``"{dimension}"``) stay literal.
+Slots are filled in a single pass (:func:`fill_slots`), so braces inside a text stay literal.
 
 Examples
 --------
@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tefcore.mind.schema import SIDES, check_lang, dimension_names, get_dimension
+from tefcore.mind.schema import SIDES, check_lang, get_dimension
 
 if TYPE_CHECKING:  # at import time, tefcore.tasks (its __init__ imports tasks.load) would import this module
     from tefcore.tasks.schema import Choices
 
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
-           "template", "template_hash"]
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "fill_slots",
+           "task_template", "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 """Prompt variants; ``original`` is the one of the paper's main experiments."""
@@ -118,7 +119,17 @@ _TEMPLATES: dict[tuple[str, str], str] = {
 TEMPLATES = MappingProxyType(_TEMPLATES)
 """Read-only ``(lang, variant) -> template`` mapping."""
 
-_SLOT = re.compile(r"\{(dimension|change|stability|text)\}")
+
+def fill_slots(template: str, values: Mapping[str, str]) -> str:
+    """Fill the ``{name}`` slots named in ``values`` in one pass; braces in a value, and other slots, stay as written.
+
+    Examples
+    --------
+    >>> fill_slots("{a} and {b} but not {c}", {"a": "{b}", "b": "x"})
+    '{b} and x but not {c}'
+    """
+    slot = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
+    return slot.sub(lambda match: values[match.group(1)], template)
 
 
 def _check(lang: str, variant: str) -> None:
@@ -172,14 +183,13 @@ def choices(dimension: str, lang: str) -> Choices:
     from tefcore.tasks.schema import Choices
 
     dim = get_dimension(dimension)
-    _check(lang, "original")
     return Choices(dim.zh if lang == "zh" else dim.name, SIDES,
                    tuple(describe_side(dimension, side, lang) for side in SIDES),
                    tuple(ANSWER_LETTERS[side] for side in SIDES))
 
 
 def template_hash(lang: str, variant: str = "original") -> str:
-    """Return the SHA-256 hex digest of the UTF-8 template text (recorded in caches as provenance)."""
+    """The SHA-256 hex digest of the UTF-8 template (recorded in caches as provenance)."""
     return hashlib.sha256(template(lang, variant).encode("utf-8")).hexdigest()
 
 
@@ -204,9 +214,7 @@ def describe_side(dimension: str, side: str, lang: str) -> str:
         On an unknown dimension, side or language.
     """
     dim = get_dimension(dimension)
-    if side not in SIDES:
-        raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
-    _check(lang, "original")
+    _check(lang, "original")  # an unknown side: Subcategory.position's error
     if lang == "zh":
         return "；".join(f"{sub.position(side).zh}（{sub.zh}）" for sub in dim.subcategories)
     return "; ".join(f"{sub.position(side).name} ({sub.name})" for sub in dim.subcategories)
@@ -234,23 +242,16 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
     Raises
     ------
     ValueError
-        On an unknown language, variant or dimension (the message lists the valid ones), or a
-        text that is empty after stripping.
+        On an unknown language, variant or dimension (listing the valid ones), or a blank text.
     TypeError
         If ``text`` is not a string.
     """
     _check(lang, variant)
-    if dimension not in dimension_names():
-        raise ValueError(f"unknown dimension {dimension!r}; expected one of {list(dimension_names())}")
+    mind = choices(dimension, lang)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("text is empty or white space only")
-    dim = get_dimension(dimension)
-    values = {
-        "dimension": dim.zh if lang == "zh" else dim.name,
-        "change": describe_side(dimension, "change", lang),
-        "stability": describe_side(dimension, "stability", lang),
-        "text": text.strip(),
-    }
-    return _SLOT.sub(lambda match: values[match.group(1)], _TEMPLATES[(lang, variant)])
+    change, stability = mind.descriptions
+    return fill_slots(_TEMPLATES[(lang, variant)], {"dimension": mind.dimension, "change": change,
+                                                    "stability": stability, "text": text.strip()})

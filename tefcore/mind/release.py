@@ -27,8 +27,7 @@ __all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_RE
            "published_counts"]
 
 FULL_RELEASE_DIR = "data/mind-full"
-"""Where the book's commands expect a downloaded full release, relative to the project folder
-(``tef download --dest data/mind-full``)."""
+"""Where the book's commands expect the full release (``tef download --dest data/mind-full``)."""
 
 RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
 RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
@@ -45,9 +44,8 @@ FULL_RELEASE: dict[str, dict[str, float]] = {
     "en": {"posts": 2884, "labels": 4919, "pairs": 4621, "excluded_pairs": 40,
            "mean_length": 86.8, "mean_sentences": 5.84},
 }
-"""Published counts of the full MIND release (protocol §2), per language. ``mean_length`` is in
-characters (zh) or white-space separated words (en); ``mean_sentences`` is per post under the
-reference segmentation rule."""
+"""Published counts of the full MIND release per language: ``mean_length`` in characters (zh) or words
+(en), ``mean_sentences`` per post under the reference segmentation rule."""
 
 FULL_RELEASE_PAIRS: dict[str, dict[str, tuple[int, int]]] = {
     "zh": {"Culture": (669, 1330), "Economy": (672, 715), "Society": (1323, 853),
@@ -96,10 +94,9 @@ def download_release(
 ) -> dict[str, tuple[Path, str]]:
     """Download the MIND release files ``mind_<lang>.jsonl`` into ``dest_dir``.
 
-    Each file is streamed to a temporary file in ``dest_dir``, hashed (SHA-256),
-    checked against ``checksums[lang]`` when given, validated with :func:`read_mind_file`, and only
-    then moved onto ``dest_dir/mind_<lang>.jsonl`` with an atomic :func:`os.replace`. On any
-    failure the temporary file is removed and the destination is left as it was.
+    Each file is streamed to a temporary file in ``dest_dir``, checked against ``checksums[lang]``,
+    validated with :func:`read_mind_file`, and only then moved onto ``dest_dir/mind_<lang>.jsonl``
+    (:func:`os.replace`). On any failure the destination is left as it was.
 
     Parameters
     ----------
@@ -112,11 +109,9 @@ def download_release(
         Directory URL holding the files; defaults to the release commit on GitHub
         (:data:`RELEASE_BASE_URL`). ``https``, ``http`` and ``file`` URLs are accepted.
     checksums : mapping of str to str, optional
-        Expected SHA-256 hex digest per language. A language without one is not checked: its
-        digest is computed and returned (record it to pin later downloads).
+        Expected SHA-256 hex digest per language; a language without one is not checked.
     force : bool, default False
-        Download even when the destination file exists. Without it an existing file is kept
-        (its digest is returned, and checked when a checksum is given).
+        Download even when the destination file exists (else it is kept, its digest checked).
     timeout : float, default 60
         Socket timeout in seconds.
 
@@ -128,8 +123,7 @@ def download_release(
     Raises
     ------
     ValueError
-        On an unknown language or URL scheme, or a checksum mismatch (the message names the
-        expected and the obtained digest).
+        On an unknown language or URL scheme, or a checksum mismatch (naming both digests).
     MindFormatError
         If the downloaded content is not a valid MIND file (located by URL and line).
     DownloadError
@@ -262,10 +256,9 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     Returns
     -------
     dict
-        ``lang``, ``posts``, ``labels``, ``pairs``, ``excluded_pairs``, ``change_pairs``,
-        ``stability_pairs``, ``mean_length`` with its ``length_unit`` (characters for zh,
-        white-space separated words for en), ``segmentation_rule``, ``mean_sentences`` (sentences
-        per post) and ``dimensions_per_post`` (number of dimensions -> number of posts).
+        ``lang``, the :func:`published_counts`, ``change_pairs``, ``stability_pairs``, ``mean_length`` in
+        its ``length_unit`` (zh characters, en words), ``segmentation_rule``, ``mean_sentences`` (per post)
+        and ``dimensions_per_post`` (number of dimensions -> number of posts).
 
     Raises
     ------
@@ -306,14 +299,9 @@ def pair_counts(pairs: Iterable[EvaluationPair]) -> pd.DataFrame:
         Index ``dimension`` in :data:`~tefcore.mind.schema.TABLE_ORDER` (all six, zeros included);
         integer columns ``change``, ``stability`` and ``total``.
     """
-    rows = [(pair.dimension, pair.side) for pair in pairs]
-    frame = pd.DataFrame({
-        "dimension": pd.Categorical([row[0] for row in rows], categories=list(TABLE_ORDER)),
-        "side": pd.Categorical([row[1] for row in rows], categories=list(SIDES)),
-    })
-    counts = frame.groupby(["dimension", "side"], observed=False).size().unstack("side").astype(int)
-    counts.index = pd.Index(list(counts.index), name="dimension")
-    counts.columns = list(counts.columns)
+    found = Counter((pair.dimension, pair.side) for pair in pairs)
+    counts = pd.DataFrame([[found[(dim, side)] for side in SIDES] for dim in TABLE_ORDER], columns=list(SIDES),
+                          index=pd.Index(TABLE_ORDER, name="dimension"), dtype=int)
     counts["total"] = counts["change"] + counts["stability"]
     return counts
 
@@ -330,9 +318,7 @@ class DataDescription:
     Attributes
     ----------
     kind : str
-        One of :data:`DATA_KINDS`: ``"MIND sample"`` (the ids and texts of the embedded sample),
-        ``"full MIND release"`` (the published counts of every language, :data:`FULL_RELEASE`) or
-        ``"custom data"``.
+        One of :data:`DATA_KINDS` (see :func:`describe_data`).
     directory : Path
         The data directory (absolute).
     posts, pairs : dict of str to int
@@ -359,16 +345,14 @@ class DataDescription:
 def describe_data(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[str] = LANGS) -> DataDescription:
     """Say which data a MIND directory holds: the embedded sample, the full release, or custom data.
 
-    The data are the MIND sample when every language's post ids and texts equal those of the embedded
-    sample (:func:`tefcore.mind.load.sample_dir`), whatever the files' bytes; the full release when
-    every language has the published numbers of posts, labels, evaluation pairs and excluded pairs
-    (:data:`FULL_RELEASE`); custom data otherwise.
+    The data are the MIND sample when every language's post ids and texts equal the embedded sample's,
+    whatever the files' bytes; the full release when every language has the :func:`published_counts`
+    of :data:`FULL_RELEASE`; custom data otherwise.
 
     Parameters
     ----------
     data_dir : str or path-like, optional
-        Resolved as by :func:`tefcore.mind.load.resolve_data_dir` (default: ``$MIND_DATA_DIR``, else
-        the embedded sample).
+        Resolved as by :func:`tefcore.mind.load.resolve_data_dir`.
     langs : sequence of {"en", "zh"}
         The languages to read (each must have its file).
 

@@ -1,13 +1,9 @@
-"""The MIND label schema: six value dimensions, two subcategories each, two positions per subcategory.
+"""The MIND label schema (protocol §1): six value dimensions, two subcategories each, two positions per subcategory.
 
-Every subcategory contrasts a change-oriented position (the schema's "left" side) with a
-stability-oriented one (the "right" side). The evaluation target of a (post, dimension) pair is the
-side, so the classification problem is binary: K = 2.
-
-:data:`DIMENSIONS` is in schema order (Politics, Economy, Culture, Society, Environment,
-Technology); the paper's tables use :data:`TABLE_ORDER` (Culture, Economy, Society, Politics,
-Technology, Environment) with the abbreviations of :data:`ABBREVIATIONS`. English names are the
-label strings of the MIND files; Chinese names are used in the Chinese prompts.
+Every subcategory contrasts a change-oriented position with a stability-oriented one; the target of a
+(post, dimension) pair is the side, so K = 2. :data:`DIMENSIONS` is in schema order, the paper's tables
+use :data:`TABLE_ORDER` and :data:`ABBREVIATIONS`. English names are the label strings of the MIND
+files; Chinese names are used in the Chinese prompts.
 
 Examples
 --------
@@ -24,8 +20,8 @@ from dataclasses import dataclass
 
 from tefcore.fusion import CLASSES
 
-__all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "EVENT_CODES", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER",
-           "Dimension", "Position", "Subcategory", "check_lang", "dimension_names", "get_dimension", "side_of"]
+__all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER", "Dimension",
+           "Position", "Subcategory", "check_lang", "dimension_names", "get_dimension", "side_of"]
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
@@ -33,10 +29,6 @@ CHANGE, STABILITY = SIDES
 
 LANGS: tuple[str, str] = ("en", "zh")
 """The two languages of MIND."""
-
-EVENT_CODES: tuple[str, ...] = ("RU", "GPT", "OL", "SY", "COVID", "COP", "FED", "COL")
-"""The public-event codes of the MIND records (``event``), in the order protocol §2 lists them (the
-release does not spell them out)."""
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from typing import Any
 
 import yaml
 
-from tefcore.mind.load import EvaluationPair
+from tefcore.mind.load import EvaluationPair, sides_by_dimension
 from tefcore.mind.prompts import task_template
 from tefcore.mind.schema import LANGS
 from tefcore.mind.segment import SEGMENTATION_RULES
@@ -322,8 +322,7 @@ def _gold(fields: Mapping[str, Any], dims: Mapping[str, Choices], place: str,
         items = raw if isinstance(raw, list) else [raw]
         labels = [(i.get("dimension"), i.get("side"), "field 'labels'") if isinstance(i, dict) else (None, None, "")
                   for i in items]
-    gold: dict[str, str] = {}
-    split: set[str] = set()
+    valid = []
     for name, side, where in labels:
         if not isinstance(name, str) or not isinstance(side, str):
             problems.at(f"{place}, field 'labels'", "each label must be an object with a `dimension` and a `side`")
@@ -332,9 +331,9 @@ def _gold(fields: Mapping[str, Any], dims: Mapping[str, Choices], place: str,
         elif side not in dims[name].sides:
             problems.at(f"{place}, {where}", f"gold side {side!r} is not a side of {name!r} "
                         f"({', '.join(dims[name].sides)})")
-        elif gold.setdefault(name, side) != side:
-            split.add(name)  # labels on two sides: no gold (protocol §2)
-    return {name: side for name, side in gold.items() if name not in split}
+        else:
+            valid.append((name, side))
+    return {name: sides.pop() for name, sides in sides_by_dimension(valid).items() if len(sides) == 1}
 
 
 def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mapping[str, Any],
@@ -371,13 +370,9 @@ def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mappin
 # --- the whole task -------------------------------------------------------------------------------
 def _settings(top: Mapping[str, yaml.Node], where: str, problems: _Problems) -> dict[str, Any]:
     """Name, data, columns, language and segmentation, with their defaults."""
-    out: dict[str, Any] = {"name": _text(top.get("name"), where, "name", problems),
-                           "data": _text(top.get("data"), where, "data", problems),
-                           "id": _text(top.get("id"), where, "id", problems) or "id",
-                           "text": _text(top.get("text"), where, "text", problems) or "text",
-                           "language": _text(top.get("language"), where, "language", problems),
-                           "segmentation": _text(top.get("segmentation"), where, "segmentation", problems)
-                           or "reference"}
+    defaults = {"name": None, "data": None, "id": "id", "text": "text", "language": None, "segmentation": "reference"}
+    out: dict[str, Any] = {key: _text(top.get(key), where, key, problems) or default
+                           for key, default in defaults.items()}
     for key in ("name", "data"):
         if key not in top:
             problems.at(where, f"no `{key}:` (see `tef init` for an example task)")

@@ -25,6 +25,8 @@ import re
 import string
 from dataclasses import dataclass, field
 
+from tefcore.mind.prompts import fill_slots
+
 __all__ = ["MAX_SIDES", "PLACEHOLDERS", "Choices", "fill_prompt", "placeholders"]
 
 MAX_SIDES = 26
@@ -33,7 +35,6 @@ MAX_SIDES = 26
 PLACEHOLDERS: tuple[str, ...] = ("text", "dimension", "sides", "letters")
 """The slots of a task's prompt: ``{text}`` is required, the others are filled from the schema."""
 
-_SLOT = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 _ANY_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -122,6 +123,5 @@ def fill_prompt(template: str, text: str, choices: Choices, lang: str) -> str:
     >>> fill_prompt("{dimension}? {letters}\\n{sides}\\nText: {text}", " Fine. {sides} ", c, "en")
     'Tone? A or B\\nA (calm): measured words\\nB (angry): outrage\\nText: Fine. {sides}'
     """
-    values = {"text": text.strip(), "dimension": choices.dimension, "sides": choices.side_lines(lang),
-              "letters": choices.letter_list(lang)}
-    return _SLOT.sub(lambda match: values[match.group(1)], template)
+    return fill_slots(template, {"text": text.strip(), "dimension": choices.dimension,
+                                 "sides": choices.side_lines(lang), "letters": choices.letter_list(lang)})
