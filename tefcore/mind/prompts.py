@@ -10,7 +10,7 @@ answer letter, ``C`` (change-oriented) or ``S`` (stability-oriented), and has fo
 ``{text}``
     the input, stripped of surrounding white space.
 
-Slots are filled in a single pass (:func:`fill_slots`), so braces inside a text stay literal.
+Slots are filled in a single pass (:func:`tefcore.tasks.schema.fill_slots`), so braces inside a text stay literal.
 
 Examples
 --------
@@ -25,8 +25,6 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -35,8 +33,8 @@ from tefcore.mind.schema import SIDES, check_lang, get_dimension
 if TYPE_CHECKING:  # at import time, tefcore.tasks (its __init__ imports tasks.load) would import this module
     from tefcore.tasks.schema import Choices
 
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "fill_slots",
-           "task_template", "template", "template_hash"]
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
+           "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 """Prompt variants; ``original`` is the one of the paper's main experiments."""
@@ -118,18 +116,6 @@ _TEMPLATES: dict[tuple[str, str], str] = {
 
 TEMPLATES = MappingProxyType(_TEMPLATES)
 """Read-only ``(lang, variant) -> template`` mapping."""
-
-
-def fill_slots(template: str, values: Mapping[str, str]) -> str:
-    """Fill the ``{name}`` slots named in ``values`` in one pass; braces in a value, and other slots, stay as written.
-
-    Examples
-    --------
-    >>> fill_slots("{a} and {b} but not {c}", {"a": "{b}", "b": "x"})
-    '{b} and x but not {c}'
-    """
-    slot = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
-    return slot.sub(lambda match: values[match.group(1)], template)
 
 
 def _check(lang: str, variant: str) -> None:
@@ -246,6 +232,8 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
     TypeError
         If ``text`` is not a string.
     """
+    from tefcore.tasks.schema import fill_slots
+
     _check(lang, variant)
     mind = choices(dimension, lang)
     if not isinstance(text, str):

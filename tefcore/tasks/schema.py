@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tefcore.mind.prompts import fill_slots
-
-__all__ = ["MAX_SIDES", "PLACEHOLDERS", "Choices", "fill_prompt", "placeholders"]
+__all__ = ["MAX_SIDES", "PLACEHOLDERS", "Choices", "fill_prompt", "fill_slots", "placeholders"]
 
 MAX_SIDES = 26
 """At most one answer letter per side, ``A`` to ``Z``."""
@@ -95,6 +94,18 @@ def placeholders(template: str) -> list[str]:
     ['dimension', 'sides', 'text', 'json']
     """
     return _ANY_SLOT.findall(template)
+
+
+def fill_slots(template: str, values: Mapping[str, str]) -> str:
+    """Fill the ``{name}`` slots named in ``values`` in one pass; braces in a value, and other slots, stay as written.
+
+    Examples
+    --------
+    >>> fill_slots("{a} and {b} but not {c}", {"a": "{b}", "b": "x"})
+    '{b} and x but not {c}'
+    """
+    slot = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
+    return slot.sub(lambda match: values[match.group(1)], template)
 
 
 def fill_prompt(template: str, text: str, choices: Choices, lang: str) -> str:
