@@ -1,48 +1,37 @@
 r"""Fusion rules of the paper (Section 3, Eq. 3, Algorithm 1; protocol §6), per document and over many
 documents at once.
 
-Every rule gives each class of a document a score and predicts the class with the highest score. The
+Every rule gives each class of a document a score and predicts the class with the highest score; the
 input is a sequence of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes :data:`CLASSES`)
-or an ``(n_sentences, K)`` array of distributions :math:`\mathbf p_i \in \Delta^{K-1}`; two columns are
-read through the first, so both give the same numbers. ``classes=`` names the classes (default
-``class_0, class_1, ...`` for :math:`K > 2`); results carry the names.
-
-Definitions (natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :math:`T = 5`):
+or an ``(n_sentences, K)`` array of distributions (two columns are read through the first). With
+natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :math:`T = 5`:
 
 .. math::
 
     \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),\quad
     \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon),\qquad
-    w(\mathbf p) = 1 - \frac{H(\mathbf p)}{\log K}\quad (0\log 0 = 0,\ \text{unclipped } \mathbf p),
+    w(\mathbf p) = 1 - \frac{H(\mathbf p)}{\log K},
 
     \operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big),\qquad
     \hat Y = \arg\max_c \operatorname{Score}(c).
 
-The score of class :math:`c` under each rule, for a document of :math:`N` sentences: ``direct``
-:math:`p^{(c)}` of the whole post; ``majority_vote`` the share of sentences whose most probable class
-is :math:`c`; ``soft_vote`` :math:`\frac1N\sum_i p_i^{(c)}`; ``tef`` Eq. 3; ``tef_without_entropy``
-:math:`\sum_i \ell(p_i^{(c)})`; ``tef_without_log_odds`` :math:`\sum_i w_i p_i^{(c)} / \sum_i w_i`
-(:math:`1/K` when every weight is 0). For :math:`K = 2` the formula runs on the change column and the
-stability column follows: :math:`\ell(1-p) = -\ell(p)` makes it the negative for the log-odds rules,
-and shares and means complement to one. The confidence is the winner's share of the rule's
-distribution over the classes: its score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)`
+Each rule's score is in its function's docstring. For :math:`K = 2` the formula runs on the change
+column and the stability column follows (:math:`\ell(1-p) = -\ell(p)`; shares and means complement to
+one). The confidence is the winner's score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)`
 for the two log-odds rules.
 
 **Ties.** Probability rules tie exactly. Log-odds scores within :math:`2\tau E` of the best tie and get
 the mean of the tied (:func:`_gaps`), :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
-document's evidence and :math:`\tau` = ``tie_rtol`` (:math:`10^{-12}`): a floating-point sum is exact
-to far better than that, so closer scores cannot be told apart, and summing the two sides separately
-(as the reference release does) lets rounding decide a post whose evidence balances. A balanced
-:math:`K = 2` post thus scores exactly :math:`(0, 0)`, confidence :math:`1/2`. One step
+document's evidence and :math:`\tau` = ``tie_rtol``: closer scores cannot be told apart from rounding,
+so a balanced :math:`K = 2` post scores exactly :math:`(0, 0)`, confidence :math:`1/2`. One step
 (:func:`_winners`) then picks the winner among the tied classes: for Majority Vote with
-``ties="first_vote"`` (the default) the tied class whose first vote comes earliest in sentence order,
-as the reference release's ``collections.Counter.most_common`` does; with ``ties="first_class"`` and
-for every other rule the first tied class in class order (change): Direct, Soft Vote and w/o Log-Odds
-predict change iff the probability or mean is :math:`\ge 0.5`, as the protocol fixes.
+``ties="first_vote"`` (the default) the tied class voted first in sentence order, as the reference
+release's ``collections.Counter.most_common`` does; with ``ties="first_class"`` and for every other
+rule the first tied class in class order (so Direct, Soft Vote and w/o Log-Odds predict change iff the
+probability or mean is :math:`\ge 0.5`, as the protocol fixes).
 
-:func:`fuse_many` works on a flat array of sentence probabilities and a non-decreasing document index,
-with segment sums (:func:`numpy.add.reduceat`) and no Python loop over documents; the per-document
-functions call it on one document.
+:func:`fuse_many` works on a flat array and a non-decreasing document index with segment sums
+(:func:`numpy.add.reduceat`); the per-document functions call it on one document.
 """
 
 from __future__ import annotations
@@ -50,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -101,12 +91,11 @@ class FusionResult:
     Attributes
     ----------
     prediction : str
-        The predicted class (``"change"`` or ``"stability"`` when :math:`K = 2`).
+        The predicted class.
     confidence : float
         The confidence of the predicted class, as the protocol defines it for the rule.
     scores : dict of str to float
-        The rule's score of every class, in class order: TEF evidence, vote shares or mean
-        probabilities.
+        The rule's score of every class, in class order.
 
     Examples
     --------
@@ -121,22 +110,10 @@ class FusionResult:
 
 @dataclass(frozen=True)
 class FusionBatch:
-    """Decisions of one rule on many documents (arrays aligned with the documents).
-
-    Attributes
-    ----------
-    prediction : ndarray of str (object), shape (n_docs,)
-        The predicted class of each document.
-    confidence : ndarray of float, shape (n_docs,)
-    scores : ndarray of float, shape (n_docs, K)
-        Column ``k`` holds the scores of class ``classes[k]``.
-    index : ndarray of int, shape (n_docs,)
-        Position of the predicted class in ``classes``.
-    doc_ids : ndarray, shape (n_docs,)
-        The value of ``doc_index`` that identifies each document.
-    classes : tuple of str
-        The class names, in the order of the columns of ``scores``.
-    """
+    """Decisions of one rule on many documents: the fields of :class:`FusionResult` as arrays over the
+    documents (``prediction`` of dtype object, ``scores`` of shape (n_docs, K) in the order of ``classes``),
+    ``index`` (position of the predicted class in ``classes``) and ``doc_ids`` (each document's value of
+    ``doc_index``)."""
 
     prediction: np.ndarray
     confidence: FloatArray
@@ -331,15 +308,9 @@ def _segment_sum(x: np.ndarray, starts: IndexArray) -> np.ndarray:
     return np.add.reduceat(x, starts, axis=0)
 
 
-def _votes(p: FloatArray) -> IndexArray:
-    """Each sentence's vote: its most probable class (``p >= 0.5`` is change for K = 2; ties go first)."""
-    return np.where(p >= 0.5, 0, 1) if p.ndim == 1 else np.argmax(p, axis=1)
-
-
 def _with_stability(change: FloatArray, *, log_odds: bool) -> FloatArray:
-    """The (n_docs, 2) scores of K = 2 from the change column: the stability column is its negative for
-    the log-odds rules (l(1 - p) = -l(p)) and its complement to one for shares and means. Written column
-    by column: the steps that follow work across the K columns, which numpy does fastest in that layout."""
+    """The (n_docs, 2) scores of K = 2 from the change column (see the module notes), written column by
+    column: the steps that follow work across the K columns, which numpy does fastest in that layout."""
     scores = np.empty((2, change.shape[0]))
     scores[0] = change[:, 0]
     if log_odds:
@@ -362,7 +333,7 @@ def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: Ind
         score = _segment_sum(evidence, starts)
         return _with_stability(score, log_odds=True) if binary else score, evidence, None
     if rule == "majority_vote":
-        votes = _votes(p)
+        votes = np.where(p >= 0.5, 0, 1) if binary else np.argmax(p, axis=1)  # the most probable class, ties first
         ballots = (votes[:, None] == np.arange(K)).astype(np.float64)
         return _segment_sum(ballots, starts) / n_sentences[:, None], None, votes
     if rule == "direct":
@@ -381,13 +352,9 @@ def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: Ind
 
 def _gaps(scores: FloatArray, evidence: FloatArray | None, starts: IndexArray, n_sentences: IndexArray, *,
           M: float, tie_rtol: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-    r"""Each document's best score and each score's gap to it (0 for the classes that tie for the best).
-
-    Probability rules (``evidence`` None) tie exactly. Log-odds scores within :math:`2\tau E` of the best
-    tie and get the mean of the tied, :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
-    document's evidence. :math:`E \le M n_d`, so it is summed only for the documents that come within
-    :math:`2\tau M \max_d n_d` of a tie (few, if any). Returns the scores, the best scores and the gaps.
-    """
+    r"""The scores (tied log-odds scores averaged, see the module notes), each document's best score and
+    each score's gap to it (0 for the classes that tie for the best). :math:`E \le M n_d`, so :math:`E` is
+    summed only for the documents within :math:`2\tau M \max_d n_d` of a tie (few, if any)."""
     best = scores.max(axis=1)
     gap = scores - best[:, None]
     if evidence is None:
@@ -426,14 +393,6 @@ def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> Inde
     return index
 
 
-def _softmax_of_best(gap: FloatArray, T: float) -> FloatArray:
-    """The softmax probability at temperature T of each document's best score (the log-odds rules'
-    confidence), :math:`1 / \\sum_c \\exp(\\mathrm{gap}_c / T)`, computed in place in ``gap``."""
-    gap /= T
-    total = np.exp(gap, out=gap).sum(axis=1)
-    return np.reciprocal(total, out=total)
-
-
 # ---- public API ----------------------------------------------------------------------------------
 def fuse_many(
     p: ArrayLike,
@@ -452,35 +411,25 @@ def fuse_many(
     Parameters
     ----------
     p : array_like, shape (n,) or (n, K)
-        Flat sentence probabilities of all documents: P(change) per sentence, or one distribution per
-        row.
+        Flat sentence probabilities of all documents: P(change), or one distribution per row.
     doc_index : array_like of int, shape (n,), optional
-        Document of each row, non-decreasing (each document's sentences are contiguous). Each run of
-        equal values is one document, in order. ``None`` makes every row its own document (the natural
-        input of ``rule="direct"``).
+        Document of each row, non-decreasing: each run of equal values is one document. ``None`` makes
+        every row its own document (the natural input of ``rule="direct"``).
     rule : str
         One of :data:`RULE_NAMES` (default ``"tef"``).
     classes : sequence of str, optional
-        Names of the K classes, in column order (default :data:`CLASSES` for K = 2, else
-        ``class_0, class_1, ...``).
-    eps, M : float
-        Probability clip :math:`\epsilon` and log-odds clip :math:`M` of the log-odds rules (defaults
-        :math:`10^{-6}` and 10).
-    T : float
-        Softmax temperature of the log-odds rules' confidence (default 5).
+        Names of the K classes in column order (default :data:`CLASSES` for K = 2, else ``class_0, ...``).
+    eps, M, T : float
+        Probability clip :data:`EPS`, log-odds clip :data:`CLIP` and confidence temperature
+        :data:`TEMPERATURE` of the log-odds rules.
     ties : {"first_vote", "first_class"}
-        How Majority Vote breaks a tie of votes: the tied class voted first in sentence order (the
-        default, the reference release), or the first in class order (``change`` when K = 2). Other
-        rules always break ties in class order.
+        Majority Vote's tie rule (:data:`TIE_RULES`; other rules break ties in class order).
     tie_rtol : float
-        Relative tolerance :math:`\tau` within which log-odds scores tie (default :math:`10^{-12}`;
-        see the module notes).
+        Relative tolerance :data:`TIE_RTOL` within which log-odds scores tie (see the module notes).
 
     Returns
     -------
     FusionBatch
-        ``prediction`` (class names), ``confidence``, ``scores`` (n_docs, K), ``index``, ``doc_ids``
-        and ``classes``.
 
     Notes
     -----
@@ -516,9 +465,11 @@ def fuse_many(
     log_odds_rule, evidence = evidence is not None, None  # the sentences' evidence is no longer needed
     first_vote = _first_votes(votes, starts, K) if votes is not None and ties == "first_vote" else None
     index = _winners(gap == 0.0, first_vote)
+    if log_odds_rule:  # softmax(Score / T) of the best score, 1 / sum_c exp(gap_c / T), in place in gap
+        best = np.reciprocal(np.exp(np.divide(gap, T, out=gap), out=gap).sum(axis=1))
     return FusionBatch(
         prediction=np.asarray(names, dtype=object)[index],
-        confidence=_softmax_of_best(gap, T) if log_odds_rule else best,
+        confidence=best,
         scores=scores,
         index=index,
         doc_ids=doc_ids,
@@ -526,13 +477,9 @@ def fuse_many(
     )
 
 
-def _one(
-    p: ArrayLike, rule: str, *, classes: Sequence[str] | None, eps: float = EPS, M: float = CLIP,
-    T: float = TEMPERATURE, ties: str = "first_vote", tie_rtol: float = TIE_RTOL,
-) -> FusionResult:
-    """One document through :func:`fuse_many`, so that both routes give identical results."""
-    return fuse_many(p, _ONE_DOCUMENT, rule, classes=classes, eps=eps, M=M, T=T,  # type: ignore[arg-type]
-                     ties=ties, tie_rtol=tie_rtol).result(0)
+def _one(p: ArrayLike, rule: str, **options: Any) -> FusionResult:
+    """One document through :func:`fuse_many` with its keyword options, so that both routes agree."""
+    return fuse_many(p, _ONE_DOCUMENT, rule, **options).result(0)  # type: ignore[arg-type]
 
 
 def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
@@ -544,7 +491,7 @@ def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> Fus
     ----------
     p : float or array_like
         P(change) of the whole post (a scalar or a one-element sequence), or its distribution over
-        K classes (a sequence of K >= 2 values summing to 1, or an array of shape (1, K)).
+        K >= 2 classes (shape (K,) or (1, K)).
     classes : sequence of str, optional
         Class names, as in :func:`fuse_many`.
 
@@ -571,15 +518,14 @@ def majority_vote(
         v_i = \arg\max_k p_i^{(k)} \ (\text{change} \iff p_i \ge 0.5),\qquad
         \hat Y = \operatorname{mode}(v_1, \dots, v_N),
 
-    confidence = the winning share of votes. A tie goes to the tied class voted first
-    (``ties="first_vote"``, the reference release) or to the first class (``ties="first_class"``).
+    confidence = the winning share of votes; ties as the module notes say.
 
     Parameters
     ----------
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document, in sentence order.
     classes, ties
-        Class names and the tie rule (default ``"first_vote"``), as in :func:`fuse_many`.
+        As in :func:`fuse_many`.
 
     Examples
     --------
@@ -633,8 +579,7 @@ def tef(
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
     classes, eps, M, T, tie_rtol
-        Class names, probability clip, log-odds clip, temperature and tie tolerance (defaults
-        :math:`10^{-6}`, 10, 5, :math:`10^{-12}`), as in :func:`fuse_many`.
+        As in :func:`fuse_many`.
 
     Examples
     --------
@@ -672,15 +617,10 @@ def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) 
 
     .. math::
 
-        m_w = \frac{\sum_i w_i p_i}{\sum_i w_i} \ (0.5 \text{ when } \textstyle\sum_i w_i = 0),\qquad
+        m_w = \frac{\sum_i w_i p_i}{\sum_i w_i} \ (1/K \text{ when } \textstyle\sum_i w_i = 0),\qquad
         \hat Y = \text{change} \iff m_w \ge 0.5,\qquad \text{confidence} = \max(m_w, 1-m_w)
 
-    Parameters
-    ----------
-    p : array_like, shape (n,) or (n, K)
-        Sentence posteriors of one document.
-    classes : sequence of str, optional
-        Class names, as in :func:`fuse_many`.
+    Parameters are those of :func:`soft_vote`.
 
     Examples
     --------
