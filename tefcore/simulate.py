@@ -1,47 +1,31 @@
 r"""Synthetic sentence detectors whose calibration and independence are under our control.
 
-The book's chapters on the derivation and the propositions, and the teaching lab, need detectors for
-which the right answer is known. This module draws them from a Gaussian shift model.
+Detectors for which the right answer is known (the theory chapters and the teaching lab), drawn from a
+Gaussian shift model.
 
 Generative model
 ----------------
-A document has a latent side :math:`Y \in \{\text{change}, \text{stability}\}` with
-:math:`\pi = P(Y = \text{change})`; write :math:`s = +1` for change and :math:`s = -1` for stability.
-Sentence :math:`i` of the document carries a latent observation
+A document has a latent side :math:`Y`, change (:math:`s = +1`) with probability :math:`\pi`, else
+stability (:math:`s = -1`). Sentence :math:`i` carries a latent observation of *strength*
+:math:`\mu_i \ge 0` and noise correlation :math:`\rho \in [0, 1)` within the document,
 
 .. math::
 
-    x_i = s\,\frac{\mu_i}{2} + \varepsilon_i, \qquad
-    \varepsilon_i = \sqrt{\rho}\, z + \sqrt{1-\rho}\, e_i, \qquad z, e_i \sim \mathcal N(0, 1),
+    x_i = s\,\frac{\mu_i}{2} + \sqrt{\rho}\, z + \sqrt{1-\rho}\, e_i, \qquad z, e_i \sim \mathcal N(0, 1),
 
-where :math:`\mu_i \ge 0` is the sentence's *strength* (the distance between the two class-conditional
-means in standard deviations) and :math:`\rho \in [0, 1)` is the correlation that a noise term
-:math:`z` shared by all sentences of the document induces. Marginally :math:`x_i \mid Y \sim
-\mathcal N(s\mu_i/2, 1)`, so the exact posterior of :math:`Y` given this one sentence is
+so that the exact single-sentence posterior log-odds is
+:math:`\lambda_i = \mu_i x_i + \operatorname{logit}\pi` and :math:`\sigma(\lambda_i)` is calibrated. The
+detector *reports*
 
 .. math::
 
-    \lambda_i = \log\frac{P(Y=\text{change}\mid x_i)}{P(Y=\text{stability}\mid x_i)}
-             = \mu_i x_i + \operatorname{logit}\pi ,
+    p_i = \sigma\big(\lambda_i / T + b + \eta_i\big), \qquad \eta_i \sim \mathcal N(0, \tau^2):
 
-and :math:`\sigma(\lambda_i)` is a perfectly calibrated sentence posterior. The detector *reports*
-
-.. math::
-
-    p_i = \sigma\big(\lambda_i / T + b + \eta_i\big), \qquad \eta_i \sim \mathcal N(0, \tau^2),
-
-so a temperature :math:`T \ne 1` (:math:`T < 1` sharper, :math:`T > 1` flatter), a bias :math:`b \ne 0`
-towards one side or logit noise :math:`\tau > 0` makes the reported posteriors miscalibrated. With
-:math:`T = 1`, :math:`b = 0`, :math:`\tau = 0` and :math:`\rho = 0` the sentences are calibrated and
-conditionally independent: the hypotheses of the paper's Proposition 2.
-
-Two kinds of sentences are drawn: *decisive* ones with strength ``strength`` and *uncertain* ones with
-the (small) strength ``uncertain_strength``. A :class:`Detector` holds the seven parameters of a
-detector (the strengths, :math:`T`, :math:`\tau`, :math:`b`, :math:`\rho` and :math:`\pi`); every
-function that draws takes one, or its fields as keywords. Every array is flat, with a sorted
-``doc_index``, so a :class:`SimulatedCorpus` feeds :func:`tefcore.fusion.fuse_many` directly. What the
-posteriors carry (entropy, information, the additive identity) is measured with
-:mod:`tefcore.information`.
+with :math:`T = 1`, :math:`b = 0`, :math:`\tau = 0`, :math:`\rho = 0` the sentences are calibrated and
+conditionally independent (Proposition 2's hypotheses). *Decisive* sentences have strength ``strength``,
+*uncertain* ones ``uncertain_strength``; a :class:`Detector` holds the seven parameters. Arrays are flat
+with a sorted ``doc_index``, the input of :func:`tefcore.fusion.fuse_many`; :mod:`tefcore.information`
+measures what the posteriors carry.
 
 Examples
 --------
@@ -87,24 +71,19 @@ _GH_WEIGHTS = _GH_WEIGHTS / math.sqrt(2.0 * math.pi)  # expectations under N(0, 
 # --- the corpus -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SimulatedCorpus:
-    """Documents drawn from the Gaussian shift model (flat, sentence-aligned arrays).
+    """Documents drawn from the Gaussian shift model.
 
     Attributes
     ----------
-    p : ndarray of float, shape (n_sentences,)
-        Reported sentence posteriors :math:`p_i = P(\\text{change} \\mid D_i)` (what a judge would
-        write into a cache).
-    doc_index : ndarray of int, shape (n_sentences,)
-        Document of each sentence, ``0 .. n_docs - 1``, non-decreasing.
+    p, doc_index : ndarray, shape (n_sentences,)
+        Reported sentence posteriors :math:`p_i` (what a judge writes into a cache) and the document of
+        each sentence, ``0 .. n_docs - 1``, non-decreasing.
     y : ndarray of str, shape (n_docs,)
-        True side of each document, ``"change"`` or ``"stability"``.
+        True side of each document.
     true_log_odds : ndarray of float, shape (n_docs,)
-        Exact posterior log-odds :math:`\\log P(\\text{change} \\mid x_{1:N}) / P(\\text{stability}
-        \\mid x_{1:N})` of each document under the generative model (correlation included).
-    sentence_log_odds : ndarray of float, shape (n_sentences,)
-        Calibrated single-sentence log-odds :math:`\\lambda_i` before any miscalibration.
-    decisive : ndarray of bool, shape (n_sentences,)
-        Whether each sentence was drawn as a decisive one.
+        Exact posterior log-odds of each document under the model (correlation included).
+    sentence_log_odds, decisive : ndarray, shape (n_sentences,)
+        Calibrated :math:`\\lambda_i` before any miscalibration; whether each sentence is a decisive one.
     params : dict
         The generating parameters.
     """
@@ -140,16 +119,14 @@ class SimulatedCorpus:
 
 # --- validation helpers ---------------------------------------------------------------------------
 def _rng(rng: RandomState) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    raise ValueError(
-        f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}"
-    )
+    """The generator of a seed, a generator (returned as it is) or None."""
+    if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
+        raise ValueError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+    return np.random.default_rng(rng)
 
 
 def _counts(value: Counts, n_docs: int, name: str) -> IntArray:
+    """Per-document sentence counts from one count or one per document."""
     arr = np.asarray(value)
     if arr.ndim == 0:
         arr = np.full(n_docs, arr)
@@ -168,20 +145,10 @@ def _counts(value: Counts, n_docs: int, name: str) -> IntArray:
     return arr.astype(np.int64)
 
 
-def _check_unit_interval(value: float, name: str, *, low_open: bool, high_open: bool) -> None:
-    low_ok = value > 0.0 if low_open else value >= 0.0
-    high_ok = value < 1.0 if high_open else value <= 1.0
-    if not (low_ok and high_ok) or math.isnan(value):
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
-        raise ValueError(f"{name} must lie in {lo}0, 1{hi}, got {value!r}")
-
-
-def _check_nonnegative(value: float, name: str, *, strict: bool = False) -> None:
-    ok = value > 0.0 if strict else value >= 0.0
-    if not ok or not math.isfinite(value):
-        bound = "> 0" if strict else ">= 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+def _check(name: str, value: float, ok: bool, bound: str) -> None:
+    """The one-line error of a parameter out of its range (a NaN compares False, so never ``ok``)."""
+    if not ok:
+        raise ValueError(f"{name} must {bound}, got {value!r}")
 
 
 # --- the detector ---------------------------------------------------------------------------------
@@ -192,24 +159,18 @@ class Detector:
     Attributes
     ----------
     strength : float
-        Strength :math:`\mu` of the decisive sentences (>= 0): the gap between the two class means of
-        the latent observation, in noise standard deviations. A single decisive sentence is right with
-        probability :math:`\Phi(\mu/2)` under equal priors (0.93 at the default 3).
+        Strength :math:`\mu \ge 0` of the decisive sentences; one of them alone is right with probability
+        :math:`\Phi(\mu/2)` under equal priors (0.93 at the default 3).
     uncertain_strength : float
-        Strength of the uncertain sentences (>= 0). 0 makes them carry no information at all (their
-        calibrated posterior is then exactly the prior).
+        Strength of the uncertain sentences (>= 0; at 0 they carry no information).
     temperature : float
-        Reported log-odds are the calibrated ones divided by ``temperature`` (> 0): < 1 overconfident,
-        > 1 underconfident.
+        :math:`T > 0`: < 1 overconfident, > 1 underconfident.
     logit_noise : float
-        Standard deviation :math:`\tau` of independent Gaussian noise added to every reported log-odds
-        (>= 0): a detector that is wrong in ways unrelated to the document.
+        :math:`\tau \ge 0`: a detector wrong in ways unrelated to the document.
     logit_bias : float
-        Constant :math:`b` added to every reported log-odds: a detector that leans towards change
-        (:math:`b > 0`) or stability (:math:`b < 0`) whatever it reads, as an LLM that prefers one
-        answer letter does.
+        :math:`b`: a lean towards change (> 0) or stability (< 0), as an LLM that prefers one answer letter.
     correlation : float
-        Correlation :math:`\rho \in [0, 1)` of the latent noise of the sentences of one document.
+        :math:`\rho \in [0, 1)`.
     prior : float
         :math:`\pi = P(Y = \text{change})`, in (0, 1).
 
@@ -233,14 +194,12 @@ class Detector:
     prior: float = 0.5
 
     def __post_init__(self) -> None:
-        _check_nonnegative(self.strength, "strength")
-        _check_nonnegative(self.uncertain_strength, "uncertain_strength")
-        _check_nonnegative(self.temperature, "temperature", strict=True)
-        _check_nonnegative(self.logit_noise, "logit_noise")
-        if not math.isfinite(self.logit_bias):
-            raise ValueError(f"logit_bias must be finite, got {self.logit_bias!r}")
-        _check_unit_interval(self.correlation, "correlation", low_open=False, high_open=True)
-        _check_unit_interval(self.prior, "prior", low_open=True, high_open=True)
+        for name in ("strength", "uncertain_strength", "logit_noise"):
+            _check(name, getattr(self, name), 0.0 <= getattr(self, name) < math.inf, "be a finite number >= 0")
+        _check("temperature", self.temperature, 0.0 < self.temperature < math.inf, "be a finite number > 0")
+        _check("logit_bias", self.logit_bias, math.isfinite(self.logit_bias), "be finite")
+        _check("correlation", self.correlation, 0.0 <= self.correlation < 1.0, "lie in [0, 1)")
+        _check("prior", self.prior, 0.0 < self.prior < 1.0, "lie in (0, 1)")
 
     @property
     def calibrated(self) -> bool:
@@ -281,13 +240,11 @@ def simulate_documents(
     detector : Detector, optional
         The detector (default: ``Detector()``, calibrated and independent).
     n_decisive, n_uncertain : int or array_like of int
-        Sentences of each kind per document: one count for all documents, or one per document. Every
-        document needs at least one sentence.
+        Sentences of each kind, for all documents or per document (at least one sentence each).
     rng : int, numpy.random.Generator or None
         Seed or generator; the same seed gives the same corpus.
     **params : float
-        Fields of :class:`Detector` that replace those of ``detector`` (``strength=2.0``,
-        ``logit_bias=0.5`` ...).
+        Fields of :class:`Detector` that replace those of ``detector`` (``strength=2.0``, ...).
 
     Returns
     -------
@@ -301,18 +258,14 @@ def simulate_documents(
 
     Notes
     -----
-    The exact document log-odds under the model follow from the Gaussian likelihood of the latent
-    vector :math:`x \mid Y \sim \mathcal N(s\,m, \Sigma)` with :math:`m_i = \mu_i/2` and
-    :math:`\Sigma = (1-\rho) I + \rho\,\mathbf 1\mathbf 1^\top`:
+    :math:`x \mid Y \sim \mathcal N(s\,m, \Sigma)` with :math:`m_i = \mu_i/2` and
+    :math:`\Sigma = (1-\rho) I + \rho\,\mathbf 1\mathbf 1^\top` gives the exact document log-odds
 
     .. math::
 
-        \log\frac{P(\text{change}\mid x)}{P(\text{stability}\mid x)}
-        = \operatorname{logit}\pi + 2\,m^\top\Sigma^{-1}x
+        \operatorname{logit}\pi + 2\,m^\top\Sigma^{-1}x
         = \operatorname{logit}\pi + \frac{2}{1-\rho}\Big(\sum_i m_i x_i
-          - \frac{\rho \sum_i m_i \sum_i x_i}{1-\rho+N\rho}\Big),
-
-    which for :math:`\rho = 0` is :math:`\operatorname{logit}\pi + \sum_i \mu_i x_i`.
+          - \frac{\rho \sum_i m_i \sum_i x_i}{1-\rho+N\rho}\Big).
     """
     if not isinstance(n_docs, (int, np.integer)) or n_docs < 1:
         raise ValueError(f"n_docs must be a positive integer, got {n_docs!r}")
@@ -348,15 +301,12 @@ def simulate_documents(
     eta = gen.standard_normal(doc_index.shape[0]) * det.logit_noise if det.logit_noise > 0 else 0.0
     p = expit(lam / det.temperature + det.logit_bias + eta)
 
-    m = mu / 2.0
+    m = mu / 2.0  # the Notes' formula (at rho = 0 exactly logit(pi) + 2 sum_i m_i x_i)
     smx = np.bincount(doc_index, weights=m * x, minlength=n_docs)
-    if rho == 0.0:
-        true_lo = prior_lo + 2.0 * smx
-    else:
-        sm = np.bincount(doc_index, weights=m, minlength=n_docs)
-        sx = np.bincount(doc_index, weights=x, minlength=n_docs)
-        shrink = rho / (1.0 - rho + n_per_doc * rho)
-        true_lo = prior_lo + 2.0 / (1.0 - rho) * (smx - shrink * sm * sx)
+    sm = np.bincount(doc_index, weights=m, minlength=n_docs)
+    sx = np.bincount(doc_index, weights=x, minlength=n_docs)
+    shrink = rho / (1.0 - rho + n_per_doc * rho)
+    true_lo = prior_lo + 2.0 / (1.0 - rho) * (smx - shrink * sm * sx)
 
     y = np.where(is_change, CLASSES[0], CLASSES[1]).astype(object)
     shuffled = np.lexsort((gen.random(doc_index.shape[0]), doc_index))  # drawn last: the rest stays as drawn
@@ -375,19 +325,17 @@ def decisive_counts(
 ) -> IntArray:
     r"""Per-document numbers of decisive sentences that make a given share of all sentences decisive.
 
-    With :math:`u` uncertain sentences per document, a share :math:`q` of decisive sentences needs on
-    average :math:`r = u\,q/(1-q)` decisive ones. Each document gets :math:`\lfloor r\rfloor` or
-    :math:`\lceil r\rceil` of them (the latter with probability :math:`r - \lfloor r\rfloor`), so the
-    pooled share is :math:`q` in expectation and some documents may have no decisive sentence at all.
+    A share :math:`q` beside :math:`u` uncertain sentences needs on average :math:`r = u\,q/(1-q)`
+    decisive ones; each document gets :math:`\lceil r\rceil` with probability :math:`r - \lfloor r\rfloor`,
+    else :math:`\lfloor r\rfloor` (possibly none), so the pooled share is :math:`q` in expectation.
 
     Parameters
     ----------
     share : float
-        Share of decisive sentences, in [0, 1).
+        :math:`q`, in [0, 1).
     n_uncertain : int
-        Uncertain sentences per document (>= 1).
+        :math:`u \ge 1`.
     n_docs : int
-        Number of documents.
     rng : int, numpy.random.Generator or None
 
     Returns
@@ -400,7 +348,7 @@ def decisive_counts(
     >>> sorted(set(counts.tolist())), float(counts.sum() / (counts.sum() + 4 * 10_000))
     ([1], 0.2)
     """
-    _check_unit_interval(share, "share", low_open=False, high_open=True)
+    _check("share", share, 0.0 <= share < 1.0, "lie in [0, 1)")
     if n_uncertain < 1:
         raise ValueError(f"n_uncertain must be >= 1 to define a share, got {n_uncertain!r}")
     r = n_uncertain * share / (1.0 - share)
@@ -419,16 +367,15 @@ def gaussian_information(
 ) -> Information:
     r"""Exact :math:`I(Y; p_i)` and :math:`I(Y; \hat y_i)` of one sentence of the Gaussian shift model.
 
-    Logit noise :math:`\tau` turns the observation into :math:`x_i + (T\tau/\mu)\,\eta`, again a
-    Gaussian shift with effective strength :math:`\mu_e = \mu/\sqrt{1 + (T\tau/\mu)^2}`; a temperature
-    alone is an invertible map of :math:`p_i` and changes neither quantity. Then
+    Logit noise makes a Gaussian shift of strength :math:`\mu_e = \mu/\sqrt{1 + (T\tau/\mu)^2}`; a
+    temperature alone is an invertible map of :math:`p_i` and changes neither quantity. Then
 
     .. math::
 
         I(Y; p_i) = h(\pi) - \mathbb E\big[h\big(\sigma(\mu_e u + \operatorname{logit}\pi)\big)\big],
         \qquad u \mid Y \sim \mathcal N(\pm\mu_e/2, 1),
 
-    computed by Gauss-Hermite quadrature, and the hard label is a binary channel with
+    by Gauss-Hermite quadrature, and the hard label is a binary channel with
     :math:`P(\hat y = 1 \mid Y) = 1 - \Phi\big(c - s\,\mu_e/2\big)`,
     :math:`c = -\operatorname{logit}\pi / (\mu\sqrt{1+(T\tau/\mu)^2})`:
 
@@ -466,11 +413,9 @@ def gaussian_information(
     lo = float(logit(prior))
     h_prior = float(binary_entropy(prior))
 
-    # E[h(sigma(mu_e u + lo))] over the two classes, u = s mu_e / 2 + standard normal
-    u_change = mu_e[:, None] / 2.0 + _GH_NODES[None, :]
-    u_stab = -mu_e[:, None] / 2.0 + _GH_NODES[None, :]
-    h_change = binary_entropy(expit(mu_e[:, None] * u_change + lo)) @ _GH_WEIGHTS
-    h_stab = binary_entropy(expit(mu_e[:, None] * u_stab + lo)) @ _GH_WEIGHTS
+    # E[h(sigma(mu_e u + lo))] in each class s = +1, -1, u = s mu_e / 2 + a standard normal
+    h_change, h_stab = (binary_entropy(expit(mu_e[:, None] * (s * mu_e[:, None] / 2.0 + _GH_NODES[None, :]) + lo))
+                        @ _GH_WEIGHTS for s in (1.0, -1.0))
     soft = np.clip(h_prior - prior * h_change - (1.0 - prior) * h_stab, 0.0, None)
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -504,27 +449,20 @@ def fusion_study(
 ) -> pd.DataFrame:
     r"""Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences).
 
-    For every cell, ``n_docs`` documents are drawn with ``n_uncertain`` uncertain sentences each and a
-    number of decisive ones from :func:`decisive_counts`; all cells go through
-    :func:`tefcore.fusion.fuse_many` in one call per rule. The Bayes-optimal decision of the generating
-    model (the sign of :attr:`SimulatedCorpus.true_log_odds`) is reported as ``oracle``.
+    Every cell draws ``n_docs`` documents (decisive counts from :func:`decisive_counts`); all cells go
+    through one :func:`tefcore.fusion.fuse_many` call per rule. ``oracle`` is the Bayes-optimal decision
+    (the sign of :attr:`SimulatedCorpus.true_log_odds`).
 
     Parameters
     ----------
-    decisive_shares : sequence of float
-        Shares of decisive sentences, each in [0, 1).
-    n_uncertain_values : sequence of int
-        Numbers of uncertain sentences per document, each >= 1.
+    decisive_shares, n_uncertain_values : sequence
+        The grid: shares of decisive sentences in [0, 1), and uncertain sentences per document (>= 1).
+    detector, rng, **params
+        As in :func:`simulate_documents`.
     n_docs : int
         Documents per cell.
-    detector : Detector, optional
-        The detector (default ``Detector()``).
     rules : sequence of str
-        Rule names of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``, which needs a whole-post
-        posterior).
-    rng : int, numpy.random.Generator or None
-    **params : float
-        Fields of :class:`Detector` that replace those of ``detector``.
+        Sentence-level rules of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``).
 
     Returns
     -------
@@ -558,20 +496,9 @@ def fusion_study(
         batch = fuse_many(corpus.p, corpus.doc_index, rule=rule)
         correct[rule] = np.asarray(batch.prediction == corpus.y, dtype=bool)
     correct["oracle"] = (corpus.true_log_odds >= 0.0) == corpus.is_change
-    rows = []
-    for name, hits in correct.items():
-        acc = np.bincount(cell_of_doc, weights=hits.astype(np.float64)) / n_docs
-        for k, (s, u) in enumerate(cells):
-            rows.append(
-                {
-                    "decisive_share": s,
-                    "n_uncertain": u,
-                    "rule": name,
-                    "accuracy": float(acc[k]),
-                    "n_docs": n_docs,
-                }
-            )
-    return pd.DataFrame(rows)
+    grid = pd.DataFrame(cells, columns=["decisive_share", "n_uncertain"])
+    return pd.concat([grid.assign(rule=name, accuracy=np.bincount(cell_of_doc, weights=hits.astype(np.float64))
+                                  / n_docs, n_docs=n_docs) for name, hits in correct.items()], ignore_index=True)
 
 
 # --- posts for numerical checks of the method (the claims ledger and the theory chapters share them) ---
@@ -581,12 +508,10 @@ def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntAr
     Parameters
     ----------
     k : int
-        Number of classes: ``2`` gives P(change) per sentence (Beta(0.7, 0.7), with 5 % of the values
-        set to the edge cases 0, 0.5 and 1), ``k > 2`` rows of a Dirichlet(0.8) distribution.
-    n : int
-        Number of posts.
-    seed : int
-        Seed of :func:`numpy.random.default_rng`.
+        Number of classes: ``2`` gives P(change) ~ Beta(0.7, 0.7), 5 % of them set to 0, 0.5 or 1;
+        ``k > 2`` rows ~ Dirichlet(0.8).
+    n, seed : int
+        Number of posts; seed of :func:`numpy.random.default_rng`.
 
     Returns
     -------
@@ -614,10 +539,9 @@ def gaussian_shift_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[Fl
     r"""Posts of calibrated, independent sentences with known likelihoods, and their exact log-odds.
 
     Post :math:`d` is change with probability :math:`\pi` (``prior``); each of its 1 to 8 sentences has
-    a strength :math:`\mu_i \sim U(0.2, 3)` and an observation :math:`x_i \sim N(\pm\mu_i/2, 1)`. The
-    sentence posterior is :math:`p_i = \pi\phi(x_i-\mu_i/2) / (\pi\phi(x_i-\mu_i/2) +
-    (1-\pi)\phi(x_i+\mu_i/2))` and the exact posterior log-odds of the post come from the joint
-    likelihood, a route that never forms a sentence posterior:
+    :math:`\mu_i \sim U(0.2, 3)` and :math:`x_i \sim N(\pm\mu_i/2, 1)`, so :math:`p_i = \pi\phi(x_i-\mu_i/2)
+    / (\pi\phi(x_i-\mu_i/2) + (1-\pi)\phi(x_i+\mu_i/2))`; the exact log-odds of the post come from the
+    joint likelihood, a route that never forms a sentence posterior:
 
     .. math::
 
