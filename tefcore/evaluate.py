@@ -466,8 +466,7 @@ def score_table(
     g = _group_counts(pred, by, names)
     f1, member = [], []
     for c in names:
-        den = 2 * g[f"tp_{c}"] + g[f"fp_{c}"] + g[f"fn_{c}"]
-        f1.append(np.where(den > 0, 2 * g[f"tp_{c}"] / den.clip(lower=1), 0.0))
+        f1.append(metrics.f1_from_counts(g[f"tp_{c}"], g[f"fp_{c}"], g[f"fn_{c}"]))
         member.append(np.ones(len(g)) if classes is None else g["dimension"].map(lambda d: c in classes[d]).to_numpy())
     macro = (np.asarray(f1) * member).sum(axis=0) / np.sum(member, axis=0)
     table = g[[*by, "n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"], macro_f1=100.0 * macro)

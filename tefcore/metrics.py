@@ -1,9 +1,8 @@
-r"""Metrics of the protocol (§7): accuracy, macro-F1, calibration, proper scores, intervals and paired tests.
+r"""Metrics of the protocol (§7): accuracy, macro-F1, calibration, intervals and paired tests.
 
-Conventions follow scikit-learn (``*_score`` is higher-better, ``*_error``/``*_loss`` lower-better) and
-the paper: accuracy and macro-F1 are in **percent**; calibration errors, Brier score and
-log-loss are fractions. Labels are the sides ``"change"`` and ``"stability"``; a prediction that is
-neither (an abstention, say) is simply wrong.
+Accuracy and macro-F1 are in **percent** (scikit-learn computes them), calibration errors are fractions.
+Labels are the sides ``"change"`` and ``"stability"``; a prediction that is neither (an abstention) is
+simply wrong.
 """
 
 from __future__ import annotations
@@ -15,19 +14,19 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 from scipy import stats
-from sklearn.metrics import accuracy_score, brier_score_loss, f1_score, log_loss
+from sklearn.metrics import accuracy_score, f1_score
 
 from tefcore.fusion import CLASSES
 
 __all__ = ["Interval", "McNemarResult", "PairedComparison", "accuracy", "bin_index", "bootstrap_ci",
-           "bootstrap_indices", "brier_score", "expected_calibration_error", "is_change", "macro_f1", "mcnemar_test",
-           "negative_log_likelihood", "overconfidence_gap", "paired_bootstrap", "probability_of_change",
-           "reliability_table"]
+           "bootstrap_indices", "expected_calibration_error", "f1_from_counts", "is_change", "macro_f1", "mcnemar_test",
+           "overconfidence_gap", "paired_bootstrap", "reliability_table"]
 
 ArrayLike = npt.ArrayLike
 
 
 def _paired(a: ArrayLike, b: ArrayLike, names: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two aligned, non-empty 1-D arrays."""
     x, y = np.asarray(a), np.asarray(b)
     if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"{names} must be 1-D arrays of the same length, got {x.shape} and {y.shape}")
@@ -57,15 +56,8 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
 
 
 def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASSES) -> float:
-    r"""Macro-F1 in percent over both sides, always.
-
-    .. math::
-
-        \text{F1}_c = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c},\qquad
-        \text{macro-F1} = \frac{100}{|C|}\sum_{c \in C} \text{F1}_c
-
-    A side absent from both truth and prediction scores 0 (protocol §7); predictions outside
-    ``labels`` count as misses of the true side.
+    r"""Macro-F1 in percent over both sides, always: :math:`\frac{100}{|C|}\sum_{c \in C} \text{F1}_c`
+    (:func:`f1_from_counts`). Predictions outside ``labels`` count as misses of the true side.
 
     Parameters
     ----------
@@ -86,14 +78,36 @@ def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASS
     return 100.0 * float(f1_score(t, p, labels=list(labels), average="macro", zero_division=0))
 
 
+def f1_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> np.ndarray:
+    r"""F1 of a class from its counts, :math:`\text{F1}_c = 2\,TP_c / (2\,TP_c + FP_c + FN_c)`, and 0 for
+    a class absent from both truth and prediction (protocol §7).
+
+    Parameters
+    ----------
+    tp, fp, fn : array_like of int
+        True positives, false positives and false negatives (any shape, aligned).
+
+    Returns
+    -------
+    ndarray of float
+
+    Examples
+    --------
+    >>> f1_from_counts([1, 0], [1, 0], [0, 0]).tolist()
+    [0.6666666666666666, 0.0]
+    """
+    tp = np.asarray(tp)
+    den = 2 * tp + np.asarray(fp) + np.asarray(fn)
+    return np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
+
+
 def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
     """Whether each label is the change side.
 
     Parameters
     ----------
     labels : array_like, shape (n,)
-        Sides as the strings ``"change"``/``"stability"``, booleans (True = change) or 0/1 (also
-        as floats).
+        ``"change"``/``"stability"``, booleans (True = change) or 0/1 (also as floats).
 
     Returns
     -------
@@ -126,6 +140,7 @@ def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
 
 # --- calibration ----------------------------------------------------------------------------------
 def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Validated forecasts in [0, 1] and outcomes as 0.0/1.0."""
     conf, corr = _paired(confidence, correct, "confidence and correct")
     conf = conf.astype(np.float64)
     if not (np.all(np.isfinite(conf)) and conf.min() >= 0.0 and conf.max() <= 1.0):
@@ -134,12 +149,9 @@ def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[
 
 
 def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") -> npt.NDArray[np.int64]:
-    r"""Bin of each value in [0, 1]: equal-width bins (the last closed at 1.0) or equal-mass bins.
-
-    With ``strategy="uniform"`` value :math:`v` falls in bin :math:`\min(\lfloor B v\rfloor, B - 1)`, so the
-    bins are :math:`[0, 1/B), [1/B, 2/B), \dots, [(B-1)/B, 1]` (protocol §7); with
-    ``strategy="quantile"`` the :math:`k`-th smallest of :math:`n` values falls in bin
-    :math:`\lfloor k B / n \rfloor`.
+    r"""Bin of each value in [0, 1]: :math:`\min(\lfloor B v\rfloor, B - 1)` for equal-width bins
+    (``"uniform"``, the last closed at 1.0, protocol §7), :math:`\lfloor k B / n \rfloor` for the
+    :math:`k`-th smallest of :math:`n` values with equal-mass bins (``"quantile"``).
 
     Parameters
     ----------
@@ -189,31 +201,24 @@ def reliability_table(
 ) -> pd.DataFrame:
     r"""Binned reliability of forecast probabilities: a reliability diagram as a table.
 
-    A forecaster is calibrated when, among the cases forecast at :math:`q`, a share :math:`q` comes
-    true: :math:`\text{observed} \approx \text{mean\_predicted}` in every bin with enough data. The
-    probability may be a decision's confidence (the outcome: the decision was right) or a
-    P(change) (the outcome: the side is change).
+    The probability may be a decision's confidence (the outcome: the decision was right) or a P(change)
+    (the outcome: the side is change); calibrated means ``observed`` :math:`\approx` ``mean_predicted``.
 
     Parameters
     ----------
     prob : array_like of float, shape (n,)
         Forecast probabilities in [0, 1].
     outcome : array_like, shape (n,)
-        Whether the event happened: booleans, 0/1 or ``"change"``/``"stability"``
-        (:func:`is_change`).
-    n_bins : int
-        Number of bins (:func:`bin_index`).
-    strategy : {"uniform", "quantile"}
-        Equal-width bins on [0, 1], the last closed at 1.0, or equal-mass bins.
+        Whether the event happened (as :func:`is_change` reads it).
+    n_bins, strategy
+        As in :func:`bin_index`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per non-empty bin: ``bin``, ``bin_lower`` and ``bin_upper`` (the bin's edges for
-        equal-width bins; its smallest and largest member for equal-mass bins), ``count``,
-        ``mean_predicted``, ``observed``, ``gap`` (observed - mean_predicted) and ``stderr`` (the
-        binomial standard error of ``observed`` at ``mean_predicted``,
-        :math:`\sqrt{\bar q (1 - \bar q) / n_b}`).
+        One row per non-empty bin: ``bin``, ``bin_lower``, ``bin_upper`` (edges; for equal-mass bins the
+        smallest and largest member), ``count``, ``mean_predicted``, ``observed``, ``gap`` (observed -
+        mean_predicted) and ``stderr``, :math:`\sqrt{\bar q (1 - \bar q) / n_b}` at ``mean_predicted``.
 
     Examples
     --------
@@ -244,8 +249,7 @@ def expected_calibration_error(
 
         \text{ECE} = \sum_{b=1}^{B} \frac{n_b}{n}\,\big|\operatorname{acc}(b) - \operatorname{conf}(b)\big|
 
-    with ten equal-width bins by default, the last one closed at 1.0 (protocol §7), or equal-mass
-    bins with ``strategy="quantile"`` (:func:`bin_index`).
+    with the bins of :func:`bin_index` (ten equal-width bins by default, protocol §7).
 
     Examples
     --------
@@ -273,47 +277,6 @@ def overconfidence_gap(confidence: ArrayLike, correct: ArrayLike) -> float:
     return float(conf.mean() - corr.mean())
 
 
-def probability_of_change(prediction: ArrayLike, confidence: ArrayLike) -> np.ndarray:
-    """P(change) implied by a predicted side and the confidence of that side.
-
-    Examples
-    --------
-    >>> probability_of_change(["change", "stability"], [0.75, 0.75]).tolist()
-    [0.75, 0.25]
-    """
-    pred, conf = _paired(prediction, confidence, "prediction and confidence")
-    conf = conf.astype(np.float64)
-    return np.where(pred == "change", conf, 1.0 - conf)
-
-
-def brier_score(y_true: ArrayLike, p_change: ArrayLike) -> float:
-    r"""Brier score of P(change): :math:`\frac1n\sum_j (p_j - \mathbb 1[y_j = \text{change}])^2`.
-
-    Examples
-    --------
-    >>> brier_score(["change", "stability"], [0.8, 0.4])
-    0.1
-    """
-    t, p = _paired(y_true, p_change, "y_true and p_change")
-    return float(brier_score_loss(t == "change", p.astype(np.float64)))
-
-
-def negative_log_likelihood(y_true: ArrayLike, p_change: ArrayLike, eps: float = 1e-12) -> float:
-    r"""Mean negative log-likelihood of the true side (natural log), probabilities clipped to
-    :math:`[\epsilon, 1-\epsilon]`.
-
-    .. math:: \text{NLL} = -\frac1n \sum_j \log P(Y = y_j)
-
-    Examples
-    --------
-    >>> round(negative_log_likelihood(["change", "stability"], [0.5, 0.5]), 4)  # log 2
-    0.6931
-    """
-    t, p = _paired(y_true, p_change, "y_true and p_change")
-    p = np.clip(p.astype(np.float64), eps, 1.0 - eps)
-    return float(log_loss(t == "change", p, labels=[False, True]))
-
-
 # --- uncertainty: bootstrap intervals and paired tests over evaluation pairs ----------------------
 @dataclass(frozen=True)
 class Interval:
@@ -332,17 +295,13 @@ def bootstrap_indices(
 ) -> npt.NDArray[np.int64]:
     """Bootstrap index matrix: ``n_boot`` resamples with replacement of ``n`` items.
 
-    With ``strata`` every resample draws within each stratum as many items as it holds, so that each
-    stratum (a dimension, say) keeps its size.
-
     Parameters
     ----------
-    n : int
-        Number of items.
-    n_boot : int
-        Number of resamples.
+    n, n_boot : int
+        Numbers of items and of resamples.
     strata : array_like, shape (n,), optional
-        Stratum of each item.
+        Stratum of each item (a dimension, say): each resample draws within each stratum as many items as
+        it holds, in the same columns.
     random_state : int or Generator, optional
 
     Returns
@@ -378,14 +337,9 @@ def _row_statistic(
         return 100.0 * (cols[0] == cols[1])[idx].mean(axis=1)
     if statistic is macro_f1 and len(cols) == 2:
         t, p = cols
-        f1 = []
-        for c in CLASSES:
-            tp = ((t == c) & (p == c))[idx].sum(axis=1)
-            fp = ((t != c) & (p == c))[idx].sum(axis=1)
-            fn = ((t == c) & (p != c))[idx].sum(axis=1)
-            den = 2 * tp + fp + fn
-            f1.append(np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0))
-        return 100.0 * np.mean(f1, axis=0)
+        return 100.0 * np.mean([f1_from_counts(((t == c) & (p == c))[idx].sum(axis=1),
+                                               ((t != c) & (p == c))[idx].sum(axis=1),
+                                               ((t == c) & (p != c))[idx].sum(axis=1)) for c in CLASSES], axis=0)
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 
@@ -439,12 +393,10 @@ def bootstrap_ci(
 ) -> Interval:
     r"""Percentile bootstrap interval of a statistic over evaluation pairs.
 
-    Pairs are resampled with replacement (within ``strata`` when given, e.g. the dimension, so that
-    each stratum keeps its size); the interval is the :math:`(\tfrac{1-\text{level}}2,
-    \tfrac{1+\text{level}}2)` quantiles of the resampled statistic. With
-    ``average_over_strata=True`` the statistic is the unweighted mean over strata of the per-stratum
-    statistic: the "Average" column of the paper's tables,
-    :math:`\bar s = \frac1{|D|}\sum_{d \in D} s(\text{pairs of } d)`.
+    The interval is the :math:`(\tfrac{1-\text{level}}2, \tfrac{1+\text{level}}2)` quantiles of the
+    statistic over resamples of the pairs (:func:`bootstrap_indices`). With ``average_over_strata=True``
+    the statistic is the unweighted mean over strata of the per-stratum statistic, the "Average" of the
+    paper's tables, :math:`\bar s = \frac1{|D|}\sum_{d \in D} s(\text{pairs of } d)`.
 
     Parameters
     ----------
@@ -453,11 +405,10 @@ def bootstrap_ci(
         (those two are vectorised over bootstrap rows).
     *arrays : array_like, each shape (n,)
         Aligned per-pair arrays, resampled with the same indices.
-    n_boot : int
+    n_boot, strata, random_state
+        As in :func:`bootstrap_indices`.
     level : float
-    strata : array_like, shape (n,), optional
     average_over_strata : bool
-    random_state : int or Generator, optional
 
     Examples
     --------

@@ -75,13 +75,8 @@ def test_equal_mass_bins():
     assert m.expected_calibration_error(conf, correct, strategy="quantile") == pytest.approx(1 - conf.mean())
 
 
-def test_overconfidence_gap_brier_nll():
+def test_overconfidence_gap():
     assert m.overconfidence_gap([0.9, 0.8], [1, 0]) == pytest.approx(0.85 - 0.5)
-    y = np.array(["change", "stability"])
-    p = np.array([0.8, 0.4])
-    assert m.brier_score(y, p) == pytest.approx(((0.8 - 1) ** 2 + 0.4 ** 2) / 2)
-    assert m.negative_log_likelihood(y, p) == pytest.approx(-(math.log(0.8) + math.log(0.6)) / 2)
-    assert m.probability_of_change(["change", "stability"], [0.9, 0.7]).tolist() == pytest.approx([0.9, 0.3])
 
 
 def test_bad_calibration_input():
