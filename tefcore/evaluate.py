@@ -1,35 +1,20 @@
 r"""The one evaluation layer: from a probability cache to predictions, score tables, the "Average",
-the strongest baseline and paired comparisons.
+the strongest baseline and paired comparisons (each aggregate of the paper defined once, here).
 
-The cache (:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
-P(change) (``direct``) and the per-sentence P(change) (``sentences``); unreadable answers are NaN
-there. :func:`predict_pairs` flattens the sentences of all pairs into one array with a document index
-(:func:`flatten_sentences`), fuses them with :func:`tefcore.fusion.fuse_many` (no loop over pairs) and
-:func:`score_table` scores the predictions per group.
-
-Every aggregate of the paper has one definition here, used by the chapters and by the paper's own
-tables alike:
-
-* the "Average" of a table, the unweighted mean over dimensions (protocol §7):
-  :func:`dimension_average`;
-* the strongest baseline, the best of :data:`BASELINES` at a stated level, with its name and TEF's
-  gain over it: :func:`strongest_baseline`;
-* paired comparisons of two rules on the same pairs (stratified paired bootstrap and McNemar's test):
-  :func:`paired_comparisons`.
+A cache (:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
+P(change) (``direct``) and the per-sentence P(change) (``sentences``), NaN for an unreadable answer.
+:func:`predict_pairs` fuses the sentences of all pairs in one :func:`tefcore.fusion.fuse_many` call per
+rule (:func:`flatten_sentences`) and :func:`score_table` scores the predictions per group.
 
 Invalid answers: ``invalid="drop"`` (the default) leaves unreadable sentences out of the fusion and
 counts them; a pair with no readable sentence (or an unreadable Direct answer) is an *abstention*,
 scored as wrong. ``invalid="reference"`` reproduces the reference release, which turns every unreadable
-answer into P(change) = 0.5 (a change vote under Majority Vote and a change prediction under Direct,
-since a probability of 0.5 counts as change).
+answer into P(change) = 0.5 (a change vote under Majority Vote and a change prediction under Direct).
 
-A task of one's own (:mod:`tefcore.tasks`) names its sides per dimension: ``classes`` maps each
-dimension to them (K may differ between dimensions; a cache's provenance records them as ``sides``).
-A dimension with K > 2 sides is fused from the distributions (``direct_probs``, ``sentence_probs``)
-with the paper's general-K rules, and its macro-F1 averages the F1 of its K sides.
-
-This module knows rules, sides and pairs, never the names of the benchmark's dimensions: an order of
-dimensions is an argument (:func:`sort_table`).
+A task of one's own (:mod:`tefcore.tasks`) names its sides per dimension: ``classes`` maps each dimension
+to them (K may differ between dimensions); a dimension with K > 2 sides is fused from the distributions
+(``direct_probs``, ``sentence_probs``) with the general-K rules, and its macro-F1 averages its K sides.
+This module never names the benchmark's dimensions: an order of dimensions is an argument.
 """
 
 from __future__ import annotations
@@ -112,8 +97,8 @@ def flatten_sentences(
     Parameters
     ----------
     sentences : sequence of sequences
-        One list per pair, e.g. a cache's ``sentences`` column (probabilities) or its
-        ``sentence_sources`` column (``dtype=object``).
+        One list per pair, e.g. a cache's ``sentences`` column, or its ``sentence_sources`` column with
+        ``dtype=object``.
     dtype : numpy dtype
         Type of the flat array.
 
@@ -122,8 +107,7 @@ def flatten_sentences(
     flat : ndarray, shape (n_sentences,)
     doc_index : ndarray of int, shape (n_sentences,)
         Position of each sentence's pair, non-decreasing (the ``doc_index`` of
-        :func:`tefcore.fusion.fuse_many`); ``np.bincount(doc_index, minlength=len(sentences))`` gives
-        the number of sentences of every pair.
+        :func:`tefcore.fusion.fuse_many`).
 
     Examples
     --------
@@ -190,22 +174,21 @@ def predict_pairs(
     Parameters
     ----------
     df : DataFrame
-        A cache as :func:`tefcore.judges.cache.read_cache` returns it (columns ``post_id, lang, dimension,
-        side, direct, sentences``).
+        A cache (columns ``post_id, lang, dimension, side, direct, sentences``).
     rules : sequence of str, optional
         Rule names (default: all of :data:`tefcore.fusion.RULE_NAMES`).
     invalid : {"drop", "reference"}
         Handling of unreadable answers (see the module notes).
     classes : mapping of str to sequence of str, optional
-        A task's sides per dimension (default: MIND's, :data:`tefcore.fusion.CLASSES`, everywhere).
+        A task's sides per dimension (default: :data:`tefcore.fusion.CLASSES` everywhere).
     scores : bool
         Add ``scores``: the rule's score of every side (a dict per row).
 
     Returns
     -------
     DataFrame
-        Long format, one row per (pair, rule): ``post_id, lang, dimension, side, n_sentences, n_invalid,
-        rule, prediction, confidence, correct`` (and ``scores``). ``prediction`` is ``"abstain"`` where no
+        One row per (pair, rule): ``post_id, lang, dimension, side, n_sentences, n_invalid, rule,
+        prediction, confidence, correct`` (and ``scores``); ``prediction`` is :data:`ABSTAIN` where no
         readable answer was left.
 
     Examples
@@ -250,12 +233,10 @@ def _predict(df: pd.DataFrame, rules: Sequence[str], invalid: str, classes: Sequ
         raise ValueError(f"pair at row {bad} has no sentence probabilities")
     base["n_invalid"] = np.bincount(doc, weights=_unreadable(flat), minlength=len(base)).astype(int)
     frames = []
-    for rule in rules:
-        if rule == "direct":
-            fused = _fused(rule, _apply_policy(direct, invalid), np.arange(len(base)), len(base), classes, with_scores)
-        else:
-            fused = _fused(rule, _apply_policy(flat, invalid), doc, len(base), classes, with_scores)
-        frames.append(base.assign(rule=rule, **fused))
+    for rule in rules:  # Direct scores the whole post, each pair its own document
+        p, d = (direct, np.arange(len(base))) if rule == "direct" else (flat, doc)
+        frames.append(base.assign(rule=rule, **_fused(rule, _apply_policy(p, invalid), d, len(base), classes,
+                                                      with_scores)))
     out = pd.concat(frames, ignore_index=True)
     out["correct"] = out["prediction"].to_numpy() == out["side"].to_numpy()
     return out
@@ -267,14 +248,10 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
 
     Parameters
     ----------
-    df : DataFrame
-        A cache (:func:`tefcore.judges.cache.read_cache`).
+    df, invalid, classes
+        As in :func:`predict_pairs`.
     rules : sequence of str
         Rule names (default TEF alone).
-    invalid : {"drop", "reference"}
-        Handling of unreadable answers (see the module notes).
-    classes : mapping of str to sequence of str, optional
-        A task's sides per dimension (default MIND's).
     flat : bool
         One ``score_<side>`` column per side (default), or one ``scores`` column of ``{side: score}``.
 
@@ -303,21 +280,13 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
 
 
 # --- tables: order, Average, scores ---------------------------------------------------------------
-def _ranks(values: pd.Series, order: Sequence[Any], last: Sequence[Any] = ()) -> pd.Series:
-    """Rank of each value: its place in ``order``, then unlisted values by first appearance, ``last`` last."""
-    listed = set(order) | set(last)
-    ranked = [*order, *(v for v in pd.unique(values) if v not in listed), *last]
-    return values.map({v: i for i, v in enumerate(ranked)})
-
-
 def sort_table(
     table: pd.DataFrame, by: Sequence[str], orders: Mapping[str, Sequence[Any]] | None = None
 ) -> pd.DataFrame:
     """Rows sorted by the columns ``by``, each in its stated order (a stable sort).
 
     ``rule`` follows :data:`tefcore.fusion.RULE_NAMES` and ``dimension`` puts the :data:`AVERAGE` rows
-    last, unless ``orders`` says otherwise; a column's values that no order lists follow the listed ones
-    in order of first appearance.
+    last, unless ``orders`` says otherwise; values that no order lists follow in order of appearance.
 
     Parameters
     ----------
@@ -325,8 +294,8 @@ def sort_table(
     by : sequence of str
         Sort keys, most significant first.
     orders : mapping, optional
-        Column -> its values in the wanted order, e.g. ``{"dimension": TABLE_ORDER}`` for the paper's
-        column order (:data:`tefcore.mind.schema.TABLE_ORDER`).
+        Column -> its values in the wanted order, e.g. ``{"dimension": TABLE_ORDER}``
+        (:data:`tefcore.mind.schema.TABLE_ORDER`).
 
     Returns
     -------
@@ -340,11 +309,12 @@ def sort_table(
     [['direct', 'Culture'], ['tef', 'Culture'], ['tef', 'Average']]
     """
     orders = {"rule": RULE_NAMES, **(orders or {})}
-    keys = []
+    keys = [f"_{col}" for col in by]
     out = table.copy()
-    for col in by:
-        out[f"_{col}"] = _ranks(out[col], orders.get(col, ()), (AVERAGE,) if col == "dimension" else ())
-        keys.append(f"_{col}")
+    for col, key in zip(by, keys):  # the listed values, then the others as they come, the Average last
+        order, last = orders.get(col, ()), (AVERAGE,) if col == "dimension" else ()
+        ranked = [*order, *(v for v in pd.unique(out[col]) if v not in {*order, *last}), *last]
+        out[key] = out[col].map({v: i for i, v in enumerate(ranked)})
     return out.sort_values(keys, kind="stable").drop(columns=keys).reset_index(drop=True)
 
 
@@ -359,7 +329,7 @@ def dimension_average(
 
     .. math:: \bar s = \frac{1}{|D|} \sum_{d \in D} s_d
 
-    Rows whose ``dimension`` already is :data:`AVERAGE` (a printed Average) are left out.
+    Rows whose ``dimension`` already is :data:`AVERAGE` are left out.
 
     Parameters
     ----------
@@ -367,18 +337,15 @@ def dimension_average(
         One row per (group, dimension).
     by : sequence of str
         The columns of a group, e.g. ``["lang", "rule"]``.
-    values : sequence of str
-        Columns averaged.
-    counts : sequence of str
-        Columns summed instead (numbers of pairs).
+    values, counts : sequence of str
+        Columns averaged, and columns summed instead (numbers of pairs).
     dimension : str
         The dimension column.
 
     Returns
     -------
     DataFrame
-        One row per group (order of first appearance): ``*by, *values, *counts`` and ``dimension``
-        set to ``"Average"``.
+        One row per group (order of first appearance): ``*by, *values, *counts``, ``dimension`` = ``"Average"``.
 
     Examples
     --------
@@ -418,35 +385,25 @@ def score_table(
 ) -> pd.DataFrame:
     r"""Accuracy and macro-F1 (percent) per group, with the unweighted "Average" over dimensions.
 
-    Computed from per-group counts in one pass (no per-group metric calls); the tests check it
-    against :func:`tefcore.metrics.accuracy` and :func:`tefcore.metrics.macro_f1` (scikit-learn):
-
-    .. math::
-
-        \text{acc} = \frac{100}{n}\sum_j \mathbb 1[\hat y_j = y_j], \qquad
-        \text{F1}_c = \frac{2\,TP_c}{2\,TP_c + FP_c + FN_c}\ (0 \text{ when the denominator is } 0),
-
-    macro-F1 being the mean of :math:`\text{F1}_c` over both sides (a task's dimension: over its K
-    sides). An abstention is a miss of the true side.
+    The metrics of :func:`tefcore.metrics.accuracy` and :func:`tefcore.metrics.macro_f1` (a task's
+    dimension: over its K sides), computed from per-group counts in one pass (the tests check that they
+    agree); an abstention is a miss of the true side.
 
     Parameters
     ----------
     pred : DataFrame
-        Output of :func:`predict_pairs` (several caches may be concatenated with extra key columns
-        such as ``model``; pass them in ``by``).
+        Output of :func:`predict_pairs` (several may be concatenated with key columns such as ``model``).
     by : sequence of str
-        Grouping columns; when it ends with ``"dimension"`` the Average rows
-        (:func:`dimension_average`) are added.
+        Grouping columns; when it ends with ``"dimension"`` the :func:`dimension_average` rows are added.
     orders : mapping, optional
-        Orders of the rows (:func:`sort_table`), e.g. the paper's order of dimensions.
+        Orders of the rows (:func:`sort_table`).
     classes : mapping of str to sequence of str, optional
-        A task's sides per dimension (``by`` must then hold ``"dimension"``); default MIND's two.
+        A task's sides per dimension (``by`` must then hold ``"dimension"``).
 
     Returns
     -------
     DataFrame
-        Columns ``*by, n, n_abstain, accuracy, macro_f1``, sorted by ``by`` (:func:`sort_table`), the
-        Average last within its group.
+        Columns ``*by, n, n_abstain, accuracy, macro_f1``, sorted by ``by``, the Average last in its group.
 
     Examples
     --------
@@ -488,16 +445,11 @@ def strongest_baseline(
 ) -> pd.DataFrame:
     r"""The best of the baselines per group, and the challenger's gain over it.
 
-    The level is stated by ``by``: the rows of each (group, rule) are averaged (unweighted) first, then
-    the best baseline is picked, :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`. With the
-    paper's tidy Table 3 (columns ``model, lang, dimension, method, metric, value``):
-
-    * ``by=["model", "lang", "dimension", "metric"]``: per cell;
-    * ``by=["model", "lang", "metric"]``: per (model, language) on the Average of the six dimensions;
-    * ``by=["model", "metric"]``: per model across languages and dimensions (as Table 1 does).
-
-    Pass a :func:`score_table` either without its Average rows (they are recomputed alike) or with
-    those rows only.
+    ``by`` states the level: the rows of each (group, rule) are averaged (unweighted) first, then the
+    best baseline is picked, :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`; on the paper's tidy
+    Table 3, ``by=["model", "lang", "metric"]`` is per (model, language) on the Average and
+    ``by=["model", "metric"]`` per model (as Table 1 does). Pass a :func:`score_table` without its Average
+    rows (they are recomputed alike) or with those rows only.
 
     Parameters
     ----------
@@ -505,10 +457,9 @@ def strongest_baseline(
         Long scores: the ``by`` columns, a rule column and a value column.
     by : sequence of str
         Columns of a group (the level).
-    value : str
-        The value column, e.g. ``"accuracy"``, ``"macro_f1"`` or ``"value"``.
-    rule : str
-        The rule column (``"method"`` in the paper's tables).
+    value, rule : str
+        The value column (``"accuracy"``, ``"macro_f1"``, ``"value"``) and the rule column (``"method"``
+        in the paper's tables).
     baselines : sequence of str
         The competing rules; ties go to the first in this order.
     challenger : str or None
@@ -561,11 +512,9 @@ def paired_comparisons(
 ) -> pd.DataFrame:
     r"""Rule ``a`` against rule ``b`` on the same pairs, per group: paired bootstrap and McNemar.
 
-    The statistic is the Average of the metric (the mean over ``strata`` of the per-stratum metric,
-    :math:`\Delta = \bar s(a) - \bar s(b)`); the paired bootstrap
-    (:func:`tefcore.metrics.paired_bootstrap`) resamples pairs within strata and scores both rules on
-    the same draws. McNemar's test (:func:`tefcore.metrics.mcnemar_test`) is on the pooled correctness
-    (exact when fewer than 25 discordant pairs).
+    :math:`\Delta = \bar s(a) - \bar s(b)` is the difference of the Averages over ``strata``
+    (:func:`tefcore.metrics.paired_bootstrap` with ``average_over_strata``); McNemar's test
+    (:func:`tefcore.metrics.mcnemar_test`) is on the pooled correctness.
 
     Parameters
     ----------
@@ -582,8 +531,7 @@ def paired_comparisons(
     n_boot, level, random_state
         Bootstrap settings (the same seed for every group).
     strata : sequence of str
-        Columns whose combinations are the strata (``("lang", "dimension")`` averages over the
-        twelve language-dimension cells, as Table 1 does).
+        Columns whose combinations are the strata (``("lang", "dimension")``: as Table 1 does).
 
     Returns
     -------

@@ -1,15 +1,8 @@
-r"""What a sentence's posterior carries: entropy and information, the additive log-odds identity, and
-each rule's per-sentence contribution.
-
-The helpers of the book's chapters on the derivation and the propositions, model-free (they take
-posteriors, not a generative model; :mod:`tefcore.simulate` draws posteriors with known answers):
-
-* Proposition 1, a hard label throws information away: :func:`binary_entropy`,
-  :func:`mutual_information` (a plug-in estimate from a sample) and :class:`Information`
-  (:func:`tefcore.simulate.gaussian_information` gives the exact values of the simulated detectors);
-* Proposition 2, calibrated and conditionally independent sentences add their log-odds:
-  :func:`additive_log_odds` and :func:`calibration_slope`;
-* the rules on one scale: :func:`contributions` (what one sentence adds to each rule's decision).
+r"""What a sentence's posterior carries, model-free (:mod:`tefcore.simulate` draws posteriors with known
+answers): Proposition 1, a hard label throws information away (:func:`binary_entropy`,
+:func:`mutual_information`, :class:`Information`); Proposition 2, calibrated and conditionally independent
+sentences add their log-odds (:func:`additive_log_odds`, :func:`calibration_slope`); and the rules on one
+scale (:func:`contributions`).
 """
 
 from __future__ import annotations
@@ -33,6 +26,7 @@ FloatArray = npt.NDArray[np.float64]
 
 
 def _probabilities(p: npt.ArrayLike) -> FloatArray:
+    """A validated 1-D array of probabilities."""
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
         raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
@@ -41,7 +35,8 @@ def _probabilities(p: npt.ArrayLike) -> FloatArray:
 
 # --- Proposition 1: information -------------------------------------------------------------------
 def binary_entropy(p: npt.ArrayLike) -> FloatArray:
-    r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`.
+    r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`,
+    :math:`0 \log 0 = 0`.
 
     Parameters
     ----------
@@ -49,7 +44,7 @@ def binary_entropy(p: npt.ArrayLike) -> FloatArray:
 
     Returns
     -------
-    ndarray of float (same shape), with :math:`0 \log 0 = 0`.
+    ndarray of float, the shape of ``p``
 
     Examples
     --------
@@ -84,27 +79,24 @@ class Information:
 def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None = 32) -> float:
     r"""Plug-in estimate of :math:`I(Y; X)` in nats from a sample, with :math:`X` binned.
 
-    ``p`` is discretised into ``bins`` quantile bins to which :math:`1/2` is added as an edge, so that
-    the hard label :math:`\mathbb 1[p \ge 1/2]` is a function of the bin. The data processing inequality
-    then also holds for the empirical distribution: the estimate for ``p`` is never below the estimate
-    for the hard labels of the same sample. Pass ``bins=None`` when ``p`` is already discrete (for
-    example hard labels). The contingency-table estimate is
+    ``p`` is cut into ``bins`` quantile bins with :math:`1/2` as an extra edge, so that the hard label
+    :math:`\mathbb 1[p \ge 1/2]` is a function of the bin and the estimate for ``p`` is never below the
+    one for the hard labels of the same sample (data processing). The estimate is
     :func:`sklearn.metrics.mutual_info_score`.
 
     Parameters
     ----------
     y : array_like, shape (n,)
-        True sides (strings, booleans or 0/1).
+        True sides (as :func:`tefcore.metrics.is_change` reads them).
     p : array_like, shape (n,)
-        Posteriors in [0, 1] (binned), or discrete labels with ``bins=None``.
+        Posteriors in [0, 1], or discrete labels with ``bins=None``.
     bins : int or None
-        Number of quantile bins (>= 2).
+        Number of quantile bins (>= 2), or None for a ``p`` already discrete.
 
     Returns
     -------
     float
-        The estimate (biased upwards by about :math:`(\text{bins}-1)/(2n)` nats at small :math:`n`,
-        downwards by the binning).
+        Biased upwards by about :math:`(\text{bins}-1)/(2n)` nats, downwards by the binning.
 
     Examples
     --------
@@ -132,24 +124,21 @@ def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None =
 def additive_log_odds(
     p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
 ) -> FloatArray:
-    r"""Document log-odds obtained by adding sentence log-odds (the identity of Proposition 2).
-
-    For conditionally independent sentences with calibrated posteriors :math:`p_i`,
+    r"""Document log-odds as the sum of sentence log-odds (the identity of Proposition 2, unclipped):
 
     .. math::
 
         \log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})}
-        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi ,
+        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi
 
-    which with equal priors (:math:`\pi = 1/2`) is the plain sum of the sentence log-odds. No clipping
-    is applied (contrast :func:`tefcore.fusion.clipped_log_odds`).
+    for conditionally independent sentences with calibrated posteriors :math:`p_i`.
 
     Parameters
     ----------
     p : array_like of float, shape (n_sentences,)
         Sentence posteriors in (0, 1).
     doc_index : array_like of int, shape (n_sentences,)
-        Document of each sentence, values ``0 .. n_docs - 1``.
+        Document of each sentence, ``0 .. n_docs - 1``.
     prior : float
         :math:`\pi = P(c)`.
 
@@ -181,16 +170,15 @@ def additive_log_odds(
 def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
     r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`.
 
-    A log-odds score :math:`s` that is a calibrated posterior has :math:`\beta = 1`; :math:`\beta < 1`
-    means the score is overconfident (too large in magnitude), :math:`\beta > 1` underconfident. Fitted
-    by unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
+    A calibrated log-odds score has :math:`\beta = 1`, an overconfident one :math:`\beta < 1`; fitted by
+    unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
 
     Parameters
     ----------
     score : array_like of float, shape (n_docs,)
         Log-odds in favour of change.
     y : array_like, shape (n_docs,)
-        True sides (``"change"``/``"stability"``) or booleans (True = change).
+        True sides (as :func:`tefcore.metrics.is_change` reads them).
 
     Returns
     -------
@@ -221,11 +209,8 @@ CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_withou
 
 
 def contributions(p: npt.ArrayLike) -> pd.DataFrame:
-    r"""What one sentence adds to each rule's decision statistic (the rules of chapter 1 on one scale).
-
-    Each binary rule predicts change when a sum of per-sentence contributions
-    :math:`\varphi(p_i)` is non-negative (a tied Majority Vote, a zero sum, goes to the side of the
-    first vote, see :mod:`tefcore.fusion`):
+    r"""What one sentence adds to each rule's decision: each binary rule predicts change when the sum of
+    :math:`\varphi(p_i)` is non-negative (a tied Majority Vote, see :mod:`tefcore.fusion`):
 
     .. math::
 
@@ -234,10 +219,8 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
         \varphi_{\text{w/o Entropy}}(p) = \ell(p),\quad
         \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p),
 
-    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion` (clipped log-odds, normalised information
-    gain). Decisions are unchanged when a rule's :math:`\varphi` is multiplied by a positive constant,
-    so ratios of contributions within a rule ("how many sentences at :math:`p'` outweigh one at
-    :math:`p`") are meaningful across rules.
+    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion`. Only ratios within a rule ("how many
+    sentences at :math:`p'` outweigh one at :math:`p`") compare across rules.
 
     Parameters
     ----------
@@ -266,5 +249,3 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
             "tef": entropy_weight(arr) * ell,
         }
     )
-
-
