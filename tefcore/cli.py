@@ -1,6 +1,5 @@
 """The ``tef`` command: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``, ``models``,
-``claims``, ``cache``, and ``book`` and ``reproduce``, which run the book tools (``python -m tefbook``) in a
-subprocess.
+``claims``, ``cache``, and ``book`` and ``reproduce``, which run ``python -m tefbook`` in a subprocess.
 
 Examples
 --------
@@ -12,14 +11,10 @@ Examples
     tef extract --model qwen2.5-7b --lang en zh --prompt original verbose minimal   # a GPU box
     DEEPSEEK_API_KEY=... tef extract --model deepseek-v3.2 --lang zh                 # an API
 
-Every path a user gives (``--data-dir``, ``--out``, ``--cache``, ``--dest``, ``$MIND_DATA_DIR``) means
-what it means in the user's working directory. With no ``--data-dir`` and no ``$MIND_DATA_DIR`` the
-embedded MIND sample (``data/mind``, package data :mod:`tefcore.mind.sample`) is read.
-
-Errors the user can fix (unknown model, missing data or key, bad arguments, a cache of another
-provenance or without pairs, no network for ``download``) are one line on stderr naming the flags
-to change, and exit code 2; Ctrl-C (or SIGTERM) during ``extract`` stops between two records, says
-how far it got and how to resume, and exits with 130.
+Paths (``--data-dir``, ``--out``, ``--cache``, ``--dest``, ``$MIND_DATA_DIR``) are read in the user's working
+directory; with neither ``--data-dir`` nor ``$MIND_DATA_DIR`` the embedded MIND sample is read. Errors the
+user can fix are one line on stderr naming the flags to change, exit code 2; Ctrl-C (or SIGTERM) during
+``extract`` stops between two records, says how to resume, and exits with 130.
 """
 
 from __future__ import annotations
@@ -62,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
     from tefcore.fusion import RULE_NAMES
     from tefcore.judges.labels import READINGS
+    from tefcore.judges.local import MIN_CONTEXT
     from tefcore.mind.prompts import VARIANTS
     from tefcore.mind.schema import LANGS
     from tefcore.mind.segment import SEGMENTATION_RULES
@@ -92,11 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--reading", choices=READINGS, default="summed",
                     help="how P(change) is read from the answer token (LLM judges)")
     ex.add_argument("--batch-size", type=_positive, default=None, help="prompts per judge call")
-    ex.add_argument("--n-ctx", type=_context_size, default=None, metavar="N",
+    ex.add_argument("--n-ctx", type=_integer(MIN_CONTEXT, f"at least {MIN_CONTEXT} tokens"), metavar="N",
                     help="context length in tokens of a llama.cpp judge (default: the registry's, 4096 for "
                     "local); a longer prompt is recorded as an invalid answer and the run goes on")
     ex.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _ray_arguments(ex)
+    ex.add_argument("--engine", choices=("local", "ray"), default="local",
+                    help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
+                    "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
+    ray = ex.add_argument_group("--engine ray")
+    ray.add_argument("--address", default=None,
+                     help="Ray cluster: auto, ray://host:10001, ... (default: start a local Ray)")
+    ray.add_argument("--actors", type=_actors, default=None, metavar="N|MIN:MAX",
+                     help="judge actors: a fixed pool or an autoscaling one (default: as many as fit)")
+    ray.add_argument("--cpus-per-actor", type=float, default=None, metavar="C",
+                     help="logical CPUs per actor, also the threads of a llama.cpp or e5 judge")
+    ray.add_argument("--gpus-per-actor", type=float, default=None, metavar="G",
+                     help="GPUs per actor (default: a vLLM judge's tensor_parallel_size, else 0)")
+    ray.add_argument("--pairs-per-batch", type=_positive, default=None, metavar="B",
+                     help="pairs per actor call, one part file each (default: a quarter of --batch-size, >= 8)")
 
     ev = _command(
         sub, "evaluate", "accuracy and macro-F1 per dimension for every fusion rule",
@@ -185,25 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ray_arguments(ex: argparse.ArgumentParser) -> None:
-    """``tef extract``'s engine flags (the Ray ones apply to ``--engine ray`` only)."""
-    ex.add_argument("--engine", choices=("local", "ray"), default="local",
-                    help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
-                    "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
-    ray = ex.add_argument_group("--engine ray")
-    ray.add_argument("--address", default=None,
-                     help="Ray cluster: auto, ray://host:10001, ... (default: start a local Ray)")
-    ray.add_argument("--actors", type=_actors, default=None, metavar="N|MIN:MAX",
-                     help="judge actors: a fixed pool or an autoscaling one (default: as many as fit)")
-    ray.add_argument("--cpus-per-actor", type=float, default=None, metavar="C",
-                     help="logical CPUs per actor, also the threads of a llama.cpp or e5 judge")
-    ray.add_argument("--gpus-per-actor", type=float, default=None, metavar="G",
-                     help="GPUs per actor (default: a vLLM judge's tensor_parallel_size, else 0)")
-    ray.add_argument("--pairs-per-batch", type=_positive, default=None, metavar="B",
-                     help="pairs per actor call, one part file each (default: a quarter of --batch-size, >= 8)")
-
-
 def _actors(text: str) -> tuple[int, int]:
+    """``--actors``: a fixed pool N or an autoscaling MIN:MAX."""
     from tefcore.judges.ray_engine import parse_actors
 
     try:
@@ -225,16 +217,6 @@ def _user_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a path, got an empty string")
     return Path(text).expanduser().absolute()
-
-
-def _context_size(text: str) -> int:
-    """``--n-ctx``: at least the local judge's minimum context."""
-    from tefcore.judges.local import MIN_CONTEXT
-
-    value = int(text)
-    if value < MIN_CONTEXT:
-        raise argparse.ArgumentTypeError(f"expected at least {MIN_CONTEXT} tokens, got {text}")
-    return value
 
 
 def _integer(minimum: int, what: str) -> Callable[[str], int]:
@@ -489,12 +471,17 @@ def _heading(part: Any) -> str:
             f"{int(part['n'].max()):,} pairs, {int(first['invalid_sentences']):,} invalid sentences")
 
 
+def _records(frame: Any, fmt: str) -> str:
+    """A table as csv, or as a JSON list of objects with every float bit kept and non-ASCII text as it is."""
+    if fmt == "csv":
+        return frame.to_csv(index=False).rstrip("\n")
+    return json.dumps(json.loads(frame.to_json(orient="records", double_precision=15)), ensure_ascii=False, indent=1)
+
+
 def format_scores(results: Any, fmt: str, invalid: str) -> str:
     """The scores of every cache as ``--format`` asks: compact text tables, Markdown, csv or json."""
-    if fmt == "csv":
-        return results.to_csv(index=False).rstrip("\n")
-    if fmt == "json":
-        return _json_records(results)
+    if fmt in ("csv", "json"):
+        return _records(results, fmt)
     legend = (f"Acc = accuracy, F1 = macro-F1, in %; n = pairs per dimension; * best of its column;\n"
               f"(x) fewer than {FEW_PAIRS} pairs; unreadable answers: {invalid} (--invalid)")
     blocks = []
@@ -527,11 +514,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 # --- a task of one's own ----------------------------------------------------------------------
-def _json_records(frame: Any) -> str:
-    """A table as a JSON list of objects, every float bit kept, non-ASCII text as it is."""
-    return json.dumps(json.loads(frame.to_json(orient="records", double_precision=15)), ensure_ascii=False, indent=1)
-
-
 def cmd_fuse(args: argparse.Namespace) -> int:
     """One row per pair and rule: the decision, its confidence, every side's score and the gold side."""
     import pandas as pd
@@ -551,7 +533,7 @@ def cmd_fuse(args: argparse.Namespace) -> int:
                            .to_string(index=False, na_rep="", float_format="{:.3f}".format)
                            for (cache, dim), g in out.groupby(["cache", "dimension"], sort=False)))
     else:
-        print(out.to_csv(index=False).rstrip("\n") if args.format == "csv" else _json_records(out))
+        print(_records(out, args.format))
     return 0
 
 
@@ -615,20 +597,6 @@ def cmd_book(book_args: Sequence[str]) -> int:
     return subprocess.call([sys.executable, "-m", "tefbook", *book_args])
 
 
-def _is_user_error(exc: BaseException) -> bool:
-    """Errors raised on purpose: bad values, missing files or packages, any tefcore exception."""
-    if isinstance(exc, (ValueError, FileNotFoundError, FileExistsError, ImportError, PermissionError)):
-        return True
-    return any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)
-
-
-def _one_line(exc: BaseException) -> str:
-    from tefcore.judges.redact import redact
-
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return str(redact(text))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tef`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -678,10 +646,13 @@ def _guarded(command: Callable[[], int]) -> int:
     except BrokenPipeError:  # `tef evaluate ... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as exc:
-        if not _is_user_error(exc):
+    except Exception as exc:  # errors raised on purpose: bad values, missing files or packages, tefcore's own
+        if not (isinstance(exc, (ValueError, FileNotFoundError, FileExistsError, ImportError, PermissionError))
+                or any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)):
             raise
-        print(f"tef: error: {_one_line(exc)}", file=sys.stderr)
+        from tefcore.judges.redact import redact
+
+        print(f"tef: error: {redact(' '.join(str(exc).split()) or type(exc).__name__)}", file=sys.stderr)
         return EXIT_USAGE
 
 
