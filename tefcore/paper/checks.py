@@ -17,13 +17,12 @@ import numpy as np
 from scipy.special import entr, logit
 
 from tefcore import simulate as sim
-from tefcore.fusion import CLIP, EPS, clipped_log_odds, entropy_weight, fuse_many
+from tefcore.fusion import CLIP, EPS, FusionBatch, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import additive_log_odds
 from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, pair_counts
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
 from tefcore.paper.evidence import Evidence, Verdict, check, on_data, per_lang
-
 
 
 def _starts(doc: np.ndarray) -> np.ndarray:
@@ -90,12 +89,17 @@ def _tempering(ev: Evidence) -> Verdict:
     )
 
 
-@check("tef-score")
-def _tef_score(ev: Evidence) -> Verdict:
-    p, doc = sim.random_posts(2)
+def _against_hand(k: int) -> tuple[FusionBatch, np.ndarray, float]:
+    """TEF of tefcore.fusion on random K-class posts, Eq. 3 by hand on them, and their largest |difference|."""
+    p, doc = sim.random_posts(k)
     b = fuse_many(p, doc, rule="tef")
     hand = _hand_score(p, doc)
-    gap = float(np.abs(b.scores - hand).max())
+    return b, hand, float(np.abs(b.scores - hand).max())
+
+
+@check("tef-score")
+def _tef_score(ev: Evidence) -> Verdict:
+    b, _, gap = _against_hand(2)
     return Verdict(
         f"max |Δ| = {gap:.0e}",
         gap <= 1e-9 and bool(np.all(b.scores[:, 1] == -b.scores[:, 0])),
@@ -141,10 +145,7 @@ def _mv_sv(ev: Evidence) -> Verdict:
 
 @check("general-k")
 def _general_k(ev: Evidence) -> Verdict:
-    p, doc = sim.random_posts(3)
-    b = fuse_many(p, doc, rule="tef")
-    hand = _hand_score(p, doc)
-    gap = float(np.abs(b.scores - hand).max())
+    b, hand, gap = _against_hand(3)
     agree = int((b.index == hand.argmax(axis=1)).sum())
     return Verdict(
         f"K = 3: max |Δ| = {gap:.0e}",
@@ -313,8 +314,6 @@ def _soft_censoring(ev: Evidence) -> Verdict:
     )
 
 
-
-
 # --------------------------------------------------------------------------------------------------
 # the MIND data card
 # --------------------------------------------------------------------------------------------------
@@ -373,9 +372,8 @@ def _events(ev: Evidence) -> Verdict:
     holds = all(c["RU"] > 0 and c["GPT"] > 0 for c in counts.values())
     value = "RU " + per_lang({k: c["RU"] for k, c in counts.items()}) + "; GPT " + per_lang(
         {k: c["GPT"] for k, c in counts.items()})
-    verdict = on_data(ev, value, holds, sample_confirms=True)
     codes = sorted(set().union(*counts.values()))
-    return Verdict(verdict.value, verdict.holds, f"{verdict.note}; event codes present: {', '.join(codes)}")
+    return on_data(ev, value, holds, sample_confirms=True, detail=f"; event codes present: {', '.join(codes)}")
 
 
 @check("mind-subsets")
@@ -389,8 +387,6 @@ def _deduplicated(ev: Evidence) -> Verdict:
     dup = {lang: sum(n - 1 for n in Counter(p.text.strip() for p in posts).values())
            for lang, posts in ev.posts.items()}
     return on_data(ev, per_lang(dup) + " duplicates", not any(dup.values()), sample_confirms=False)
-
-
 
 
 for _id, _key, _digits in (("mind-posts", "posts", None), ("release-labels", "labels", None), ("release-pairs", "pairs", None),

@@ -58,7 +58,6 @@ SECTIONS: dict[str, str] = {
 HOLDS, NOT_HOLD, NOT_CHECKED, FAILS = "holds", "does not hold", "not checked", "FAILS"
 VERDICTS: tuple[str, ...] = (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)
 SAMPLE, FULL, CUSTOM = DATA_KINDS
-SLACK = 1e-9  # floating-point slack on comparisons of printed one-decimal numbers
 _ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
 
@@ -214,7 +213,7 @@ def fmt(x: float, digits: int = 1) -> str:
 
 def close_to(a: float, b: float) -> bool:
     """Within the rounding of a number printed with one decimal."""
-    return abs(a - b) <= paper.ROUNDING_TOLERANCE + SLACK
+    return abs(a - b) <= paper.ROUNDING_TOLERANCE + paper.SLACK
 
 
 def per_lang(values: Mapping[str, object]) -> str:
@@ -222,9 +221,10 @@ def per_lang(values: Mapping[str, object]) -> str:
     return " / ".join(f"{values[lang]} {lang}" for lang in ("zh", "en"))
 
 
-def on_data(ev: Evidence, value: str, holds: bool, *, sample_confirms: bool) -> Verdict:
-    """A data-card verdict: checked on the full release, and on the sample where a sample can confirm."""
+def on_data(ev: Evidence, value: str, holds: bool, *, sample_confirms: bool, detail: str = "") -> Verdict:
+    """A data-card verdict: checked on the full release, and on the sample where a sample can confirm;
+    ``detail`` ends its note."""
     if ev.dataset == FULL or (sample_confirms and ev.dataset == SAMPLE):
-        return Verdict(value, holds, f"on the {ev.dataset}")
+        return Verdict(value, holds, f"on the {ev.dataset}{detail}")
     why = "the claim is about MIND" if ev.dataset == CUSTOM else "needs the full release (tef download)"
-    return Verdict(value, None, f"{why}; the value is that of the {ev.dataset}")
+    return Verdict(value, None, f"{why}; the value is that of the {ev.dataset}{detail}")

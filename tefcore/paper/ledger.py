@@ -65,15 +65,8 @@ def reproduce_line(model: str, prompts: str = "original") -> str:
                        FULL_RELEASE_DIR, "--reading", "reference"])
 
 
-def _unchecked(claim: Claim) -> Verdict:
-    """The verdict of a ``gpu`` or ``cannot`` row without a cache at hand."""
-    command = f": {reproduce_line(claim.model, claim.prompts)}" if claim.model else ""
-    if claim.kind == "gpu":
-        return Verdict("—", None, f"needs {claim.needs}{command}")
-    return Verdict("—", None, claim.reason + (f"; with the key set{command}" if claim.model else ""))
-
-
 def _run(claim: Claim, ev: Evidence) -> Verdict:
+    """The verdict of a claim's check; a ``gpu`` or ``cannot`` row without a cache at hand says what it needs."""
     fn = CHECKS.get(claim.id)
     try:
         verdict = fn(ev) if fn is not None else None
@@ -81,7 +74,12 @@ def _run(claim: Claim, ev: Evidence) -> Verdict:
         return Verdict("—", None, f"not checked: {exc}")
     except Exception as exc:  # a check that raises fails, with the reason in the ledger
         return Verdict("error", not claim.expected, f"{type(exc).__name__}: {exc}")
-    return _unchecked(claim) if verdict is None else verdict
+    if verdict is not None:
+        return verdict
+    command = f": {reproduce_line(claim.model, claim.prompts)}" if claim.model else ""
+    if claim.kind == "gpu":
+        return Verdict("—", None, f"needs {claim.needs}{command}")
+    return Verdict("—", None, claim.reason + (f"; with the key set{command}" if claim.model else ""))
 
 
 def _verdict_label(holds: bool | None, expected: bool, kind: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from tefcore.evaluate import ABSTAIN, predict_pairs
+from tefcore.evaluate import ABSTAIN, BASELINES, METRICS, predict_pairs
 from tefcore.fusion import RULE_LABELS
 from tefcore.metrics import expected_calibration_error, overconfidence_gap
 from tefcore.mind.load import evaluation_pairs
@@ -21,8 +21,9 @@ from tefcore.mind.prompts import build_prompt
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.paper import review
 from tefcore.paper import tables as paper
-from tefcore.paper.evidence import SLACK, Evidence, Verdict, check, close_to, fmt
+from tefcore.paper.evidence import Evidence, Verdict, check, close_to, fmt
 from tefcore.paper.runs import against_paper
+from tefcore.paper.tables import SLACK
 
 # --------------------------------------------------------------------------------------------------
 # headline numbers (Table 3)
@@ -95,15 +96,14 @@ def _shortfall(ev: Evidence) -> Verdict:
 
 @check("voting-vs-direct")
 def _voting_direct(ev: Evidence) -> Verdict:
-    vd = paper.voting_versus_direct(ev.table(3))
-    mv, sv = (vd.loc[r].to_dict() for r in ("majority_vote", "soft_vote"))
-    mv, sv = ({k: int(v) if k != "mean_difference" else v for k, v in d.items()} for d in (mv, sv))
+    vd = paper.voting_versus_direct(ev.table(3)).rename(index={"majority_vote": "MV", "soft_vote": "SV"})
     return Verdict(
-        f"MV {mv['better']}/120, SV {sv['better']}/120 better",
+        f"MV {vd.at['MV', 'better']}/120, SV {vd.at['SV', 'better']}/120 better",
         bool((vd["better"] < 120).all() and (vd["worse"] > 0).all()),
-        f"cells where voting beats / ties / trails Direct: MV {mv['better']}/{mv['tied']}/{mv['worse']}, "
-        f"SV {sv['better']}/{sv['tied']}/{sv['worse']}; mean difference MV {fmt(mv['mean_difference'], 2)}, "
-        f"SV {fmt(sv['mean_difference'], 2)} points",
+        "cells where voting beats / ties / trails Direct: "
+        + ", ".join(f"{v.Index} {v.better}/{v.tied}/{v.worse}" for v in vd.itertuples())
+        + "; mean difference " + ", ".join(f"{v.Index} {fmt(v.mean_difference, 2)}" for v in vd.itertuples())
+        + " points",
     )
 
 
@@ -219,7 +219,7 @@ def _largest_drop(ev: Evidence) -> Verdict:
 def _deepseek_below_sv(ev: Evidence) -> Verdict:
     ds = paper.ablation_versus_soft_vote(ev.table(3), ev.table(4)).loc["deepseek-v3.2"]
     cols = ["margin_tef_without_entropy", "margin_tef_without_log_odds"]
-    below = {m: int((ds.xs(m, level="metric")[cols] < 0).to_numpy().sum()) for m in paper.METRICS}
+    below = {m: int((ds.xs(m, level="metric")[cols] < 0).to_numpy().sum()) for m in METRICS}
     acc = ds.xs("accuracy", level="metric")
     return Verdict(
         f"{below['accuracy']} of 4 below",
@@ -270,14 +270,10 @@ def _t1_from_t3(ev: Evidence) -> Verdict:
     )
 
 
-def _prompt_margins(ev: Evidence) -> pd.DataFrame:
-    pr = paper.prompt_robustness_summary(ev.table(1))
-    return pr[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
-
-
 @check("prompt-best")
 def _prompt_best(ev: Evidence) -> Verdict:
-    m = _prompt_margins(ev).to_numpy()
+    m = paper.prompt_robustness_summary(ev.table(1))[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
+    m = m.to_numpy()
     return Verdict(
         f"{int((m > 0).sum())} of {m.size}",
         bool((m > 0).all()) and m.size == 15,
@@ -336,14 +332,13 @@ def _cost(ev: Evidence) -> Verdict:
 
 @check("overhead-pays")
 def _overhead_pays(ev: Evidence) -> Verdict:
-    wide = paper.main_results_wide(ev.table(3))
-    better = {m: int((wide[m] - wide["direct"] > SLACK).sum()) for m in ("majority_vote", "soft_vote", "tef")}
-    worse = {m: int((wide[m] - wide["direct"] < -SLACK).sum()) for m in better}
+    vd = paper.voting_versus_direct(ev.table(3), ("majority_vote", "soft_vote", "tef"))
+    better = vd["better"]
     return Verdict(
         f"TEF {better['tef']}, SV {better['soft_vote']}, MV {better['majority_vote']} of 120",
-        better["tef"] >= 90 and max(better["soft_vote"], better["majority_vote"]) <= 60,
+        bool(better["tef"] >= 90 and max(better["soft_vote"], better["majority_vote"]) <= 60),
         "cells of Table 3 where each sentence-level rule beats Direct (trails it: "
-        + ", ".join(f"{m} {v}" for m, v in worse.items())
+        + ", ".join(f"{m} {v}" for m, v in vd["worse"].items())
         + "); read 'consistently' as in at least 3 of 4 cells, and 'only' as the voting rules in at most half",
     )
 
@@ -364,7 +359,7 @@ def _floors(ev: Evidence) -> Verdict:
         not below.sum(),
         "printed accuracy against the majority-class floor of its cell (always answering the larger side; "
         "pairs per side counted from the release's files, not printed by the paper); below per method: "
-        + ", ".join(f"{RULE_LABELS[m]} {int(below.get(m, 0))}" for m in paper.BASELINES + ("tef",))
+        + ", ".join(f"{RULE_LABELS[m]} {int(below.get(m, 0))}" for m in BASELINES + ("tef",))
         + f"; {int((f['high'] < f['floor']).sum())} of them lie below even with their sampling noise",
     )
 
@@ -470,29 +465,30 @@ def _on_run(model: str, table: int, methods: Sequence[str]) -> Callable[[Evidenc
 
 
 for _model in paper.MODELS:
-    check(f"table3-{_model}")(_on_run(_model, 3, paper.BASELINES + ("tef",)))
+    check(f"table3-{_model}")(_on_run(_model, 3, BASELINES + ("tef",)))
 for _model in ("qwen2.5-7b", "deepseek-v3.2"):
     check(f"table4-{_model}")(_on_run(_model, 4, ("tef_without_entropy", "tef_without_log_odds")))
 
 
-def _calibration(ev: Evidence) -> tuple[pd.DataFrame, str] | None:
-    """ECE and overconfidence gap (percent) of Direct, MV, SV and TEF per language on a Qwen2.5-7B run."""
-    run = ev.run("qwen2.5-7b")
-    if run is None:
-        return None
-    pred = predict_pairs(run.frame, rules=paper.BASELINES + ("tef",))
-    pred = pred[pred["prediction"] != ABSTAIN]
-    rows = [(lang, rule, 100 * expected_calibration_error(g["confidence"], g["correct"]),
-             100 * overconfidence_gap(g["confidence"], g["correct"])) for (lang, rule), g in pred.groupby(["lang", "rule"])]
-    return pd.DataFrame(rows, columns=["lang", "rule", "ece", "gap"]), run.label
+def _on_calibration(fn: Callable[[pd.DataFrame, str], Verdict]) -> Callable[[Evidence], Verdict | None]:
+    """A check of ``fn(table, run label)`` on the ECE and overconfidence gap (percent) of Direct, MV, SV and TEF
+    per language of a Qwen2.5-7B run of ours (``None`` without one)."""
+    def verdict(ev: Evidence) -> Verdict | None:
+        run = ev.run("qwen2.5-7b")
+        if run is None:
+            return None
+        pred = predict_pairs(run.frame, rules=BASELINES + ("tef",))
+        pred = pred[pred["prediction"] != ABSTAIN]
+        rows = [(lang, rule, 100 * expected_calibration_error(g["confidence"], g["correct"]),
+                 100 * overconfidence_gap(g["confidence"], g["correct"]))
+                for (lang, rule), g in pred.groupby(["lang", "rule"])]
+        return fn(pd.DataFrame(rows, columns=["lang", "rule", "ece", "gap"]), run.label)
+    return verdict
 
 
 @check("calibration-tef")
-def _calibration_tef(ev: Evidence) -> Verdict | None:
-    found = _calibration(ev)
-    if found is None:
-        return None
-    cal, label = found
+@_on_calibration
+def _calibration_tef(cal: pd.DataFrame, label: str) -> Verdict:
     lowest = {m: cal.loc[cal.groupby("lang")[m].idxmin(), "rule"].tolist() for m in ("ece", "gap")}
     return Verdict(
         "lowest ECE: " + ", ".join(f"{lang} {RULE_LABELS[r]}" for lang, r in zip(sorted(set(cal['lang'])), lowest["ece"])),
@@ -505,12 +501,9 @@ def _calibration_tef(ev: Evidence) -> Verdict | None:
 
 
 @check("calibration-baselines")
-def _calibration_baselines(ev: Evidence) -> Verdict | None:
-    found = _calibration(ev)
-    if found is None:
-        return None
-    cal, label = found
-    base = cal[cal["rule"].isin(paper.BASELINES)]
+@_on_calibration
+def _calibration_baselines(cal: pd.DataFrame, label: str) -> Verdict:
+    base = cal[cal["rule"].isin(BASELINES)]
     return Verdict(
         f"{int((base['gap'] > 0).sum())} of {len(base)} overconfident",
         bool((base["gap"] > 0).all()),

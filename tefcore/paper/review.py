@@ -1,17 +1,12 @@
-r"""The paper's own tables read as a reviewer reads them: floors, sampling noise, consistency, tokens.
+r"""The paper's own tables read as a reviewer reads them: the majority-class floor of each cell
+(:func:`floors`), the sampling noise of TEF's wins (:func:`noise`), whether a printed accuracy and
+macro-F1 can come from one confusion matrix (:func:`confusion_check`), what the sentence rules' spread
+requires of the posts (:func:`sentence_rules`) and a tokenizer-free lower bound on a prompt's tokens
+(:func:`prompt_words`, Table 2).
 
-Every function here reads the paper's printed numbers (:mod:`tefcore.paper.tables`) and the counts of
-the MIND release's files (:data:`tefcore.mind.release.FULL_RELEASE_PAIRS`: evaluation pairs per
-language, dimension and side, counted from the release, not printed by the paper):
-
-* :func:`cell_counts`, :func:`floors`: the majority-class floor of each cell, the accuracy of always
-  answering the larger side, :math:`\max(n_c, n_s) / n`, beside each printed accuracy;
-* :func:`wilson_interval`, :func:`noise`: the sampling noise of an accuracy on :math:`n` pairs, and
-  which of TEF's wins over the strongest baseline lie inside it;
-* :func:`reachable_f1`, :func:`confusion_check`: whether a printed accuracy and macro-F1 can come from
-  one confusion matrix on the cell's pairs;
-* :func:`sentence_rules`: what the sentence-level rules' spread requires of the posts;
-* :func:`prompt_words`: a tokenizer-free lower bound on a prompt's tokens (Table 2).
+They read the paper's printed numbers (:mod:`tefcore.paper.tables`) and the evaluation pairs per
+language, dimension and side counted from the release's files (:func:`cell_counts`), which the paper
+does not print.
 
 Examples
 --------
@@ -31,23 +26,21 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.stats import norm
 
-from tefcore.evaluate import BASELINES, strongest_baseline
-from tefcore.mind.release import FULL_RELEASE_PAIRS
+from tefcore.evaluate import BASELINES, SENTENCE_RULES, strongest_baseline
+from tefcore.mind.release import full_release_pairs
 from tefcore.mind.schema import SIDES
 from tefcore.paper.tables import ROUNDING_TOLERANCE
 
 __all__ = ["SENTENCE_RULES", "cell_counts", "confusion_check", "floors", "noise", "prompt_words", "reachable_f1",
            "sentence_rules", "wilson_interval"]
 
-SENTENCE_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds")
-"""The rules that fuse the same sentence posteriors (every rule but Direct)."""
-
 _CELL = ["model", "lang", "dimension"]
 _WORD = re.compile(r"[^\W\d_]+")
 
 
 def cell_counts() -> pd.DataFrame:
-    """Evaluation pairs of the full release per language and dimension, and the majority-class floor.
+    r"""Evaluation pairs of the full release per language and dimension, and the majority-class floor: the
+    accuracy of always answering the larger side, :math:`\max(n_c, n_s) / n`.
 
     Returns
     -------
@@ -60,9 +53,7 @@ def cell_counts() -> pd.DataFrame:
     >>> cell_counts().loc[("zh", "Culture")].to_dict()
     {'change': 669, 'stability': 1330, 'n': 1999, 'majority': 'stability', 'floor': 66.53326663331666}
     """
-    rows = [(lang, dim, *counts) for lang, dims in FULL_RELEASE_PAIRS.items() for dim, counts in dims.items()]
-    out = pd.DataFrame(rows, columns=["lang", "dimension", *SIDES]).set_index(["lang", "dimension"])
-    out["n"] = out["change"] + out["stability"]
+    out = full_release_pairs().rename(columns={"total": "n"}).set_index(["lang", "dimension"])
     out["majority"] = np.where(out["change"] >= out["stability"], "change", "stability")
     out["floor"] = 100 * out[list(SIDES)].max(axis=1) / out["n"]
     return out

@@ -1,26 +1,10 @@
 r"""The paper's published tables (``data/paper/*.csv``) and the arithmetic its text states about them.
 
-The four tables of the paper were transcribed into tidy CSV files (see ``data/paper/README.md``):
-
-========  ==================================  ====================================================
-name      file                                columns
-========  ==================================  ====================================================
-table1    ``table1_prompt_robustness.csv``    model, prompt, method, metric, value
-table2    ``table2_efficiency.csv``           model, method, quantity, unit, value
-table3    ``table3_main.csv``                 model, lang, dimension, method, metric, value, typeset
-table4    ``table4_ablation.csv``             model, lang, dimension, method, metric, value, typeset
-========  ==================================  ====================================================
-
-Method names are those of :data:`tefcore.fusion.RULE_NAMES` (``direct``, ``majority_vote``,
-``soft_vote``, ``tef``, ``tef_without_entropy``, ``tef_without_log_odds``), plus
-``strongest_baseline`` (Table 1) and ``voting`` (Table 2, MV and SV together). Models use the registry
-names (``qwen2.5-7b`` ...), languages ``zh``/``en``, dimensions their English names, metrics
-``accuracy``/``macro_f1`` in percent. ``typeset`` records how the paper typeset a number (``bold``,
-``underline`` or ``none``).
-
-The functions below recompute each aggregate the paper states about its tables, from the CSV files
-alone. The claims ledger (:mod:`tefcore.paper.ledger`) holds the paper's stated numbers and checks
-them with these functions.
+The four tables of the paper were transcribed into tidy CSV files, one row per printed number;
+``data/paper/README.md`` describes each file and the vocabulary of its columns (method names are those
+of :data:`tefcore.fusion.RULE_NAMES`, models the registry names, metrics in percent). The functions
+below recompute each aggregate the paper states about its tables, from the CSV files alone; the
+claims ledger (:mod:`tefcore.paper.ledger`) checks the paper's stated numbers with them.
 
 Examples
 --------
@@ -39,15 +23,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tefcore.evaluate import AVERAGE, BASELINES, METRICS, dimension_average, strongest_baseline
+from tefcore.evaluate import AVERAGE, BASELINES, dimension_average, strongest_baseline
 
 __all__ = [
-    "BASELINES",
+    "COLUMNS",
     "GAIN_LEVELS",
-    "METRICS",
     "MODELS",
     "MODEL_LABELS",
     "ROUNDING_TOLERANCE",
+    "SLACK",
     "TABLE_FILES",
     "ablation_drops",
     "ablation_versus_soft_vote",
@@ -77,12 +61,13 @@ TABLE_FILES: dict[str, str] = {
 }
 """CSV file of each table, in ``data/paper/``."""
 
-_COLUMNS: dict[str, tuple[str, ...]] = {
+COLUMNS: dict[str, tuple[str, ...]] = {
     "table1": ("model", "prompt", "method", "metric", "value"),
     "table2": ("model", "method", "quantity", "unit", "value"),
     "table3": ("model", "lang", "dimension", "method", "metric", "value", "typeset"),
     "table4": ("model", "lang", "dimension", "method", "metric", "value", "typeset"),
 }
+"""Columns of each table, in file order (``typeset``: ``bold``, ``underline`` or ``none``, as printed)."""
 
 MODELS: tuple[str, ...] = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
 """The paper's five judges, in its table order (registry names)."""
@@ -90,20 +75,22 @@ MODELS: tuple[str, ...] = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.
 MODEL_LABELS: dict[str, str] = dict(zip(MODELS, ("Qwen2.5-7B", "LLaMA3-8B", "Qwen3-14B", "DeepSeek-V3.2", "GPT-4o-mini")))
 """Model names as the paper prints them."""
 
-GAIN_LEVELS: tuple[str, ...] = ("cell", "model_lang", "model")
-"""Where the strongest baseline is chosen (see :func:`strongest_baseline_gain`)."""
+GAIN_LEVELS: dict[str, list[str]] = {
+    "cell": ["model", "lang", "dimension", "metric"],
+    "model_lang": ["model", "lang", "metric"],
+    "model": ["model", "metric"],
+}
+"""Where the strongest baseline is chosen (see :func:`strongest_baseline_gain`): level -> its keys."""
 
 ROUNDING_TOLERANCE: float = 0.05
 """A number printed with one decimal is consistent with a recomputed one within this distance."""
 
-_FLOAT_SLACK = 1e-9  # 71.25 printed as 71.3 is a difference of 0.05 up to floating-point error
+SLACK: float = 1e-9
+"""Floating-point slack on comparisons of printed numbers (71.25 printed as 71.3 differs by 0.05 up to it)."""
 
-_KEYS3 = ["model", "lang", "dimension", "metric"]
+_KEYS3 = GAIN_LEVELS["cell"]
 
 
-# --------------------------------------------------------------------------------------------------
-# loading
-# --------------------------------------------------------------------------------------------------
 def paper_dir(data_dir: str | Path | None = None) -> Path:
     """Directory of the paper's CSV tables.
 
@@ -143,14 +130,14 @@ def load_table(name: str, data_dir: str | Path | None = None) -> pd.DataFrame:
     if not path.is_file():
         raise ValueError(f"table file not found: {path}")
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in _COLUMNS[name] if c not in frame.columns]
+    missing = [c for c in COLUMNS[name] if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path} lacks column(s) {missing}; expected {list(_COLUMNS[name])}")
+        raise ValueError(f"{path} lacks column(s) {missing}; expected {list(COLUMNS[name])}")
     try:
         frame["value"] = frame["value"].astype(float)
     except ValueError as exc:
         raise ValueError(f"{path}: non-numeric value: {exc}") from None
-    return frame[list(_COLUMNS[name])]
+    return frame[list(COLUMNS[name])]
 
 
 def load_tables(data_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
@@ -170,8 +157,7 @@ def _in_model_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _per_model(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """One row per model (paper order), one column per combination of ``columns``."""
-    wide = table.pivot_table(index="model", columns=columns, values="value", aggfunc="first")
-    return _in_model_order(wide)
+    return _in_model_order(table.pivot_table(index="model", columns=columns, values="value", aggfunc="first"))
 
 
 def main_results_wide(table3: pd.DataFrame) -> pd.DataFrame:
@@ -226,17 +212,11 @@ def strongest_baseline_gain(
     level: str = "model_lang",
     baselines: Sequence[str] = BASELINES,
 ) -> pd.DataFrame:
-    r"""TEF minus the strongest baseline, the baseline chosen at a given level
-    (:func:`tefcore.evaluate.strongest_baseline` on the paper's tidy table).
-
-    ``level`` says over what the values are averaged before the best baseline is picked:
-
-    * ``"cell"``: no averaging; per (model, language, dimension, metric),
-      :math:`g = \text{TEF} - \max_b b`;
-    * ``"model_lang"``: per (model, language, metric), the six dimensions are averaged first (the
-      "Average" of protocol §7), then :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`;
-    * ``"model"``: per (model, metric), both languages and all dimensions are averaged first (as
-      Table 1 does for accuracy).
+    r"""TEF minus the strongest baseline, :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`, the
+    baseline chosen at a given level (:func:`tefcore.evaluate.strongest_baseline` on the paper's tidy
+    table, which explains the levels): per ``"cell"`` (model, language, dimension, metric), per
+    ``"model_lang"`` on the Average of the six dimensions (protocol §7), or per ``"model"`` across
+    languages and dimensions (as Table 1 does for accuracy).
 
     Parameters
     ----------
@@ -250,16 +230,11 @@ def strongest_baseline_gain(
     -------
     pandas.DataFrame
         Columns ``strongest_baseline`` (method name; the first in ``baselines`` order on ties),
-        ``baseline``, ``tef`` and ``gain``, indexed by the level's keys plus ``metric``.
+        ``baseline``, ``tef`` and ``gain``, indexed by the level's keys (:data:`GAIN_LEVELS`).
     """
     if level not in GAIN_LEVELS:
         raise ValueError(f"unknown level {level!r}; choose one of {', '.join(GAIN_LEVELS)}")
-    keys = {
-        "cell": _KEYS3,
-        "model_lang": ["model", "lang", "metric"],
-        "model": ["model", "metric"],
-    }[level]
-    return strongest_baseline(table3, keys, value="value", rule="method", baselines=baselines)
+    return strongest_baseline(table3, GAIN_LEVELS[level], value="value", rule="method", baselines=baselines)
 
 
 def average_gain(
@@ -290,7 +265,7 @@ def best_or_tied(table3: pd.DataFrame, *, baselines: Sequence[str] = BASELINES) 
         Cells with TEF >= every baseline, and the number of cells (120 for the paper).
     """
     gains = strongest_baseline_gain(table3, level="cell", baselines=baselines)
-    return int((gains["gain"] >= -_FLOAT_SLACK).sum()), int(gains.shape[0])
+    return int((gains["gain"] >= -SLACK).sum()), int(gains.shape[0])
 
 
 def shortfalls(table3: pd.DataFrame, *, baselines: Sequence[str] = BASELINES) -> pd.DataFrame:
@@ -303,7 +278,7 @@ def shortfalls(table3: pd.DataFrame, *, baselines: Sequence[str] = BASELINES) ->
         ``shortfall`` = -gain.
     """
     gains = strongest_baseline_gain(table3, level="cell", baselines=baselines)
-    out = gains[gains["gain"] < -_FLOAT_SLACK].copy()
+    out = gains[gains["gain"] < -SLACK].copy()
     out["shortfall"] = -out["gain"]
     return out.sort_values("shortfall", ascending=False)
 
@@ -329,28 +304,26 @@ def gain_by_group(
     return gains.groupby(list(by))["gain"].mean().sort_values(ascending=False)
 
 
-def voting_versus_direct(table3: pd.DataFrame) -> pd.DataFrame:
-    """How often each voting rule beats, ties or trails Direct over the 120 cells.
+def voting_versus_direct(
+    table3: pd.DataFrame, rules: Sequence[str] = ("majority_vote", "soft_vote")
+) -> pd.DataFrame:
+    """How often each voting rule (or any other of ``rules``) beats, ties or trails Direct over the 120
+    cells.
 
     Returns
     -------
     pandas.DataFrame
-        Index ``majority_vote``, ``soft_vote``; columns ``better``, ``tied``, ``worse``,
-        ``mean_difference``.
+        Index ``rules``; columns ``better``, ``tied``, ``worse``, ``mean_difference``.
     """
     wide = main_results_wide(table3)
-    rows = {}
-    for rule in ("majority_vote", "soft_vote"):
-        d = wide[rule] - wide["direct"]
-        rows[rule] = {
-            "better": int((d > _FLOAT_SLACK).sum()),
-            "tied": int((d.abs() <= _FLOAT_SLACK).sum()),
-            "worse": int((d < -_FLOAT_SLACK).sum()),
-            "mean_difference": float(d.mean()),
+    d = wide[list(rules)].sub(wide["direct"], axis=0)
+    return pd.DataFrame(
+        {
+            "better": (d > SLACK).sum(),
+            "tied": (d.abs() <= SLACK).sum(),
+            "worse": (d < -SLACK).sum(),
+            "mean_difference": d.apply(lambda column: column.mean()),  # a Series sum, as the ledger prints it
         }
-    out = pd.DataFrame.from_dict(rows, orient="index")
-    return out.astype(
-        {"better": "int64", "tied": "int64", "worse": "int64", "mean_difference": "float64"}
     )
 
 
@@ -374,21 +347,15 @@ def typesetting_check(table3: pd.DataFrame, *, ranking: str = "dense") -> pd.Dat
     """
     if ranking not in ("dense", "competition"):
         raise ValueError(f"ranking must be 'dense' or 'competition', got {ranking!r}")
-    rows = []
-    for key, g in table3.groupby(_KEYS3, sort=False):
-        values = g["value"].to_numpy()
-        top = values.max()
-        n_top = int(np.sum(values == top))
-        rest = values[values < top]
-        second = rest.max() if rest.size and (ranking == "dense" or n_top == 1) else None
-        for method, value, mark in zip(g["method"], values, g["typeset"], strict=False):
-            expected = "bold" if value == top else ("underline" if value == second else "none")
-            if expected != mark:
-                rows.append(
-                    dict(zip(_KEYS3, key, strict=False))
-                    | {"method": method, "value": value, "typeset": mark, "expected": expected}
-                )
-    return pd.DataFrame(rows, columns=[*_KEYS3, "method", "value", "typeset", "expected"])
+    cell = table3.groupby(_KEYS3, sort=False).ngroup()  # cells numbered in order of appearance
+    value = table3["value"]
+    top = value.groupby(cell).transform("max")
+    second = value.where(value < top).groupby(cell).transform("max")
+    if ranking == "competition":  # a tie for best leaves no second best
+        second = second.where((value == top).groupby(cell).transform("sum") == 1)
+    out = table3.assign(expected=np.select([value == top, value == second], ["bold", "underline"], "none"), cell=cell)
+    out = out[out["typeset"] != out["expected"]].sort_values("cell", kind="stable")
+    return out[[*_KEYS3, "method", "value", "typeset", "expected"]].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -407,19 +374,10 @@ def table1_from_table3(table3: pd.DataFrame) -> pd.DataFrame:
         ``tef``.
     """
     gains = strongest_baseline_gain(table3[table3["metric"] == "accuracy"], level="model")
-    gains = gains.xs("accuracy", level="metric")
-    out = pd.DataFrame(
-        {
-            "strongest_baseline": gains["baseline"],
-            "strongest_method": gains["strongest_baseline"],
-            "tef": gains["tef"],
-        }
+    out = gains.xs("accuracy", level="metric").rename(
+        columns={"baseline": "strongest_baseline", "strongest_baseline": "strongest_method"}
     )
-    return _in_model_order(out)
-
-
-def _table1_wide(table1: pd.DataFrame) -> pd.DataFrame:
-    return _per_model(table1, ["method", "prompt"])
+    return _in_model_order(out[["strongest_baseline", "strongest_method", "tef"]])
 
 
 def prompt_robustness_summary(table1: pd.DataFrame) -> pd.DataFrame:
@@ -431,7 +389,7 @@ def prompt_robustness_summary(table1: pd.DataFrame) -> pd.DataFrame:
         Columns ``margin_<prompt>`` (TEF - strongest baseline) and ``drop_<side>_<prompt>``
         (original - perturbed, for ``tef`` and ``strongest_baseline``; verbose and minimal).
     """
-    wide = _table1_wide(table1)
+    wide = _per_model(table1, ["method", "prompt"])
     out = pd.DataFrame(index=wide.index)
     for prompt in ("original", "verbose", "minimal"):
         out[f"margin_{prompt}"] = wide[("tef", prompt)] - wide[("strongest_baseline", prompt)]
@@ -478,15 +436,11 @@ def table4_average_check(table4: pd.DataFrame) -> pd.DataFrame:
         Index ``(model, lang, method, metric)``; columns ``printed``, ``recomputed``, ``difference``
         (printed - recomputed) and ``consistent`` (within :data:`ROUNDING_TOLERANCE`).
     """
-    printed = table4[table4["dimension"] == "Average"].set_index(
-        ["model", "lang", "method", "metric"]
-    )["value"]
-    keys = ["model", "lang", "method", "metric"]
-    dimension_averages(table4)  # validates six dimensions per row group
-    recomputed = dimension_average(table4, keys, ["value"]).set_index(keys)["value"]
+    printed = table4[table4["dimension"] == AVERAGE].set_index(["model", "lang", "method", "metric"])["value"]
+    recomputed = dimension_averages(table4).stack().reorder_levels([0, 1, 3, 2])
     out = pd.DataFrame({"printed": printed, "recomputed": recomputed.reindex(printed.index)})
     out["difference"] = out["printed"] - out["recomputed"]
-    out["consistent"] = out["difference"].abs() <= ROUNDING_TOLERANCE + _FLOAT_SLACK
+    out["consistent"] = out["difference"].abs() <= ROUNDING_TOLERANCE + SLACK
     return out
 
 
