@@ -1,13 +1,10 @@
 r"""The claims ledger: every checkable claim of the paper, one row each, with the kind of evidence its verdict
-rests on.
+rests on (:mod:`tefcore.paper.evidence`).
 
-The claims are data (``claims.yaml``, package data of :mod:`tefcore.paper`): the paper's words and number,
-where it says them, the chapter that examines them, the kind of evidence (:data:`~tefcore.paper.evidence.KINDS`)
-and the verdict recorded. Their checks are small functions (:mod:`tefcore.paper.checks`,
-:mod:`tefcore.paper.results`) that return our value, whether the claim holds and how it was computed.
-A ``gpu`` or ``cannot`` row without a cache at hand says what it needs, with the ``tef reproduce`` line
-that makes one; with the caches of that model present (``cache_dir``), it is checked on them and becomes
-``run``, naming the run from its provenance.
+The claims are data (``claims.yaml``, package data of :mod:`tefcore.paper`, one
+:class:`~tefcore.paper.evidence.Claim` each); their checks (:mod:`tefcore.paper.checks`,
+:mod:`tefcore.paper.results`) return our value, whether the claim holds and how it was computed. A ``gpu``
+or ``cannot`` row without a cache at hand gives the ``tef reproduce`` line that makes one.
 
 A checked claim *fails* when its check gives another verdict than the one recorded, or raises (a row
 checked on a run of ours has nothing recorded: it holds or it does not);
