@@ -27,7 +27,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from tefcore.evaluate import BASELINES, SENTENCE_RULES, strongest_baseline
-from tefcore.mind.release import full_release_pairs
+from tefcore.mind.release import FULL_RELEASE_PAIRS
 from tefcore.mind.schema import SIDES
 from tefcore.paper.tables import ROUNDING_TOLERANCE
 
@@ -53,7 +53,9 @@ def cell_counts() -> pd.DataFrame:
     >>> cell_counts().loc[("zh", "Culture")].to_dict()
     {'change': 669, 'stability': 1330, 'n': 1999, 'majority': 'stability', 'floor': 66.53326663331666}
     """
-    out = full_release_pairs().rename(columns={"total": "n"}).set_index(["lang", "dimension"])
+    rows = [(lang, dim, *counts) for lang, dims in FULL_RELEASE_PAIRS.items() for dim, counts in dims.items()]
+    out = pd.DataFrame(rows, columns=["lang", "dimension", *SIDES]).set_index(["lang", "dimension"])
+    out["n"] = out["change"] + out["stability"]
     out["majority"] = np.where(out["change"] >= out["stability"], "change", "stability")
     out["floor"] = 100 * out[list(SIDES)].max(axis=1) / out["n"]
     return out
