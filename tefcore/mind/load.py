@@ -136,8 +136,8 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
     path : str or path-like
         The file.
     lang : {"en", "zh"} or None
-        The file's language. ``None`` takes it from a ``mind_<lang>.jsonl`` file name, else from
-        the first record. Every record's ``lang`` and id prefix must equal it.
+        The file's language (None: from a ``mind_<lang>.jsonl`` name, else the first record); every
+        record's ``lang`` and id prefix must equal it.
 
     Returns
     -------
@@ -150,15 +150,10 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
         If ``lang`` is neither None nor a MIND language.
     MindFormatError
         On the first bad line (invalid JSON or UTF-8, a field, label, language or id against the schema,
-        a duplicate id, a blank line before the end), or a file without records (``line`` 0).
+        a duplicate id, a blank line before trailing ones, a torn last line), or a file without records
+        (``line`` 0). A UTF-8 byte-order mark is accepted.
     OSError
         If the file cannot be read (e.g. :class:`FileNotFoundError`).
-
-    Notes
-    -----
-    Blank lines at the end of the file are ignored; any other blank line is an error. A UTF-8
-    byte-order mark is accepted. The last line may lack its newline only if it is a complete
-    record. Work is linear in the file size; no length limit applies.
     """
     if lang is not None:
         check_lang(lang)
@@ -306,14 +301,11 @@ def _label(obj: object, number: int) -> Label:
 
 # --- data directory -------------------------------------------------------------------------
 def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Return the MIND data directory.
+    """Return the MIND data directory, absolute (it need not exist).
 
-    Resolution order (as in the reference release, with the embedded sample as the default): the
-    explicit ``data_dir``; else the environment variable ``MIND_DATA_DIR`` when it is set and not
-    blank; else the MIND sample shipped with the package (``data/mind`` of the repository, installed
-    as :mod:`tefcore.mind.sample`). A relative path is resolved against the current working
-    directory, so the result is absolute. The directory is not required to exist; :func:`load_posts`
-    says what to do when it lacks a file.
+    As in the reference release, with the embedded sample as the default: ``data_dir``; else
+    ``$MIND_DATA_DIR`` when set and not blank; else :func:`sample_dir`. A relative path means the
+    working directory.
 
     Examples
     --------
@@ -376,7 +368,7 @@ def load_posts(lang: str, data_dir: str | os.PathLike[str] | None = None) -> lis
 
 # --- evaluation pairs -----------------------------------------------------------------------
 def sides_by_dimension(labels: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
-    """Each dimension of ``(dimension, side)`` labels, in order of first appearance, with its labels' sides.
+    """The sides that ``(dimension, side)`` labels give each dimension, in order of first appearance.
 
     One side is the pair's target; labels on two sides leave the pair without one (protocol §2). MIND's
     posts (:func:`evaluation_pairs`) and a task's gold (:mod:`tefcore.tasks`) follow this one rule.
@@ -401,9 +393,8 @@ def _post_sides(post: Post) -> dict[str, set[str]]:
 def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
     """Build the evaluation pairs of protocol §2.
 
-    One pair per (post, dimension), dimensions in order of first appearance in the post's labels;
-    the target is the side shared by all labels of that dimension. Pairs whose labels fall on both
-    sides are left out (see :func:`excluded_pairs`).
+    One per (post, dimension) whose labels share one side, the target (:func:`sides_by_dimension`);
+    two-sided pairs are left out (:func:`excluded_pairs`).
 
     Parameters
     ----------

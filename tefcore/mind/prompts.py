@@ -10,7 +10,8 @@ answer letter, ``C`` (change-oriented) or ``S`` (stability-oriented), and has fo
 ``{text}``
     the input, stripped of surrounding white space.
 
-Slots are filled in a single pass (:func:`tefcore.tasks.schema.fill_slots`), so braces inside a text stay literal.
+Slots are filled in a single pass (:func:`tefcore.tasks.schema.fill_slots`), so braces inside a
+text stay literal.
 
 Examples
 --------

@@ -1,4 +1,4 @@
-"""The MIND release: download, data card, which data a run used, and the published counts (protocol §2)."""
+"""The MIND release: download, data card, which data a run used, the published counts (protocol §2)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ PUBLISHED_COUNTS: tuple[str, ...] = ("posts", "labels", "pairs", "excluded_pairs
 
 
 def published_counts(posts: Sequence[Post]) -> dict[str, int]:
-    """The :data:`PUBLISHED_COUNTS` of one language's posts: posts, labels, evaluation pairs, excluded pairs.
+    """The :data:`PUBLISHED_COUNTS` of one language's posts (posts, labels, pairs, excluded pairs).
 
     Examples
     --------
@@ -256,9 +256,9 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     Returns
     -------
     dict
-        ``lang``, the :func:`published_counts`, ``change_pairs``, ``stability_pairs``, ``mean_length`` in
-        its ``length_unit`` (zh characters, en words), ``segmentation_rule``, ``mean_sentences`` (per post)
-        and ``dimensions_per_post`` (number of dimensions -> number of posts).
+        ``lang``, the :func:`published_counts`, ``change_pairs``, ``stability_pairs``,
+        ``mean_length`` in its ``length_unit`` (zh characters, en words), ``segmentation_rule``,
+        ``mean_sentences`` (per post), ``dimensions_per_post`` (number of dimensions -> posts).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""The MIND label schema (protocol §1): six value dimensions, two subcategories each, two positions per subcategory.
+"""The MIND label schema (protocol §1): six dimensions, two subcategories each, two positions each.
 
 Every subcategory contrasts a change-oriented position with a stability-oriented one; the target of a
 (post, dimension) pair is the side, so K = 2. :data:`DIMENSIONS` is in schema order, the paper's tables

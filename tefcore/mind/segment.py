@@ -83,7 +83,7 @@ def split_sentences(
         Minimum sentence length in code points (punctuation included). The reference rule drops
         shorter pieces; the improved rule merges them into a neighbour.
     rule : {"reference", "improved"}, default "reference"
-        See the module docstring. ``"reference"`` reproduces the paper.
+        See the module notes; ``"reference"`` reproduces the paper.
 
     Returns
     -------
@@ -95,15 +95,9 @@ def split_sentences(
     ------
     ValueError
         On an unknown language or rule, or a negative ``min_length``.
+    TypeError
+        If ``text`` is not a string.
     """
-    _check_arguments(text, lang, min_length, rule)
-    split = _reference if rule == "reference" else _improved
-    sentences = split(text, lang, operator.index(min_length))
-    return sentences or [text.strip()]
-
-
-def _check_arguments(text: str, lang: str, min_length: int, rule: str) -> None:
-    """Raise ``ValueError``/``TypeError`` on invalid arguments of :func:`split_sentences`."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     check_lang(lang)
@@ -111,6 +105,8 @@ def _check_arguments(text: str, lang: str, min_length: int, rule: str) -> None:
         raise ValueError(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
     if isinstance(min_length, bool) or not hasattr(min_length, "__index__") or operator.index(min_length) < 0:
         raise ValueError(f"min_length must be a non-negative int, got {min_length!r}")
+    split = _reference if rule == "reference" else _improved
+    return split(text, lang, operator.index(min_length)) or [text.strip()]
 
 
 def _reference(text: str, lang: str, min_length: int) -> list[str]:

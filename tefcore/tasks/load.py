@@ -54,7 +54,7 @@ from tefcore.mind.load import EvaluationPair, sides_by_dimension
 from tefcore.mind.prompts import task_template
 from tefcore.mind.schema import LANGS
 from tefcore.mind.segment import SEGMENTATION_RULES
-from tefcore.tasks.schema import MAX_SIDES, PLACEHOLDERS, Choices, fill_prompt, placeholders
+from tefcore.tasks.schema import PLACEHOLDERS, Choices, fill_prompt, placeholders
 
 __all__ = ["DATA_FORMATS", "DEFAULT_PROMPT", "KEYS", "LANG_COLUMN", "Document", "Task", "TaskError", "load_task",
            "summary"]
@@ -228,13 +228,15 @@ def _dimensions(node: yaml.Node | None, where: str, problems: _Problems) -> list
         for key in sorted(set(entries) - {"sides"}):
             problems.at(line, f"dimension {name!r}: unknown key {key!r} (a dimension has `sides:`)")
         sides = _mapping(entries["sides"], where, problems) if "sides" in entries else {}
-        descriptions = {side: _text(text, where, f"the description of side {side!r} of {name!r}", problems)
-                        for side, text in sides.items()}
-        if not 2 <= len(sides) <= MAX_SIDES:
-            problems.at(line, f"dimension {name!r} has {len(sides)} side{'s' * (len(sides) != 1)} "
-                        f"({', '.join(sides) or 'none'}); a dimension needs 2 to {MAX_SIDES} named sides")
-        elif all(descriptions.values()):
-            found.append(Choices(name, tuple(sides), tuple(d or "" for d in descriptions.values())))
+        descriptions = [_text(text, where, f"the description of side {side!r} of {name!r}", problems)
+                        for side, text in sides.items()]
+        try:
+            choices = Choices(name, tuple(sides), tuple(d or "" for d in descriptions))
+        except ValueError as err:  # the number of sides
+            problems.at(line, str(err))
+        else:
+            if all(descriptions):
+                found.append(choices)
     if not found and not problems:
         problems.at(where, "`dimensions:` lists no dimension")
     return found

@@ -62,10 +62,12 @@ class Choices:
         if not self.letters:
             object.__setattr__(self, "letters", tuple(string.ascii_uppercase[:len(self.sides)]))
         k = len(self.sides)
-        if not 2 <= k <= MAX_SIDES or len(self.descriptions) != k or len(self.letters) != k:
-            raise ValueError(f"dimension {self.dimension!r}: need 2 to {MAX_SIDES} sides, each with a description "
-                             f"and a letter; got {k} sides, {len(self.descriptions)} descriptions, "
-                             f"{len(self.letters)} letters")
+        if not 2 <= k <= MAX_SIDES:
+            raise ValueError(f"dimension {self.dimension!r} has {k} side{'s' * (k != 1)} "
+                             f"({', '.join(self.sides) or 'none'}); a dimension needs 2 to {MAX_SIDES} named sides")
+        if len(self.descriptions) != k or len(self.letters) != k:
+            raise ValueError(f"dimension {self.dimension!r}: {k} sides need as many descriptions and letters; "
+                             f"got {len(self.descriptions)} and {len(self.letters)}")
         if len(set(self.sides)) != k or len(set(self.letters)) != k:
             raise ValueError(f"dimension {self.dimension!r}: side names and letters must be distinct")
 
@@ -97,7 +99,7 @@ def placeholders(template: str) -> list[str]:
 
 
 def fill_slots(template: str, values: Mapping[str, str]) -> str:
-    """Fill the ``{name}`` slots named in ``values`` in one pass; braces in a value, and other slots, stay as written.
+    """Fill the ``{name}`` slots named in ``values`` in one pass; other braces stay as written.
 
     Examples
     --------
