@@ -73,7 +73,7 @@ data = describe_data(data_dir)
 langs = [lang for lang in ("zh", "en") if lang in data.posts]  # the paper's order: Chinese first
 posts = {lang: load_posts(lang, data.directory) for lang in langs}
 pairs = {lang: evaluation_pairs(posts[lang]) for lang in langs}
-data.as_frame().assign(sha256=lambda d: d["sha256"].str[:12]).drop(columns="file").set_index("lang")
+ch03.data_frame(data).assign(sha256=lambda d: d["sha256"].str[:12]).drop(columns="file").set_index("lang")
 
 # %% tags=["hide-input"]
 glue("data_kind", data.kind, display=False)

@@ -28,7 +28,7 @@ from tefcore.mind.load import (
     resolve_data_dir,
     sample_dir,
 )
-from chapters.ch03 import label_counts
+from chapters.ch03 import data_frame, label_counts
 from tefcore.mind.release import (
     RELEASE_BASE_URL,
     DownloadError,
@@ -487,7 +487,7 @@ def test_describe_data_says_sample_full_or_custom(tmp_path: Path, monkeypatch: p
     assert (sample.kind, sample.directory) == ("MIND sample", sample_dir())
     assert sample.posts == {"en": 381, "zh": 649} and sample.pairs == {"en": 605, "zh": 1215}
     assert sample.sha256["en"] == _sha(sample_dir() / "mind_en.jsonl")
-    assert sample.as_frame()[["lang", "posts", "pairs"]].values.tolist() == [["en", 381, 605], ["zh", 649, 1215]]
+    assert data_frame(sample)[["lang", "posts", "pairs"]].values.tolist() == [["en", 381, 605], ["zh", 649, 1215]]
     # the same records in other bytes are still the sample; a part of it is custom data
     records = [json.loads(line) for line in (sample_dir() / "mind_en.jsonl").read_text(encoding="utf-8").splitlines()]
     _write_lines(tmp_path / "same", "en", [json.dumps(r, ensure_ascii=True, indent=None) for r in records])

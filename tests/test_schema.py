@@ -16,7 +16,6 @@ from tefcore.mind.schema import (
     Dimension,
     Position,
     Subcategory,
-    dimension_names,
     get_dimension,
     side_of,
 )
@@ -37,7 +36,6 @@ def test_schema_order_and_chinese_names() -> None:
         ("Politics", "政治", "Pol."), ("Economy", "经济", "Eco."), ("Culture", "文化", "Cul."),
         ("Society", "社会", "Soc."), ("Environment", "生态文明", "Env."), ("Technology", "科技", "Tech."),
     ]
-    assert dimension_names() == tuple(d.name for d in DIMENSIONS)
 
 
 def test_economy_in_full() -> None:
@@ -112,7 +110,7 @@ def test_side_of_errors() -> None:
 
 def test_positions_and_frozen() -> None:
     eco = get_dimension("Economy")
-    assert [p.name for p in eco.positions("stability")] == ["Interventionist", "Equality of Outcome"]
+    assert [sub.position("stability").name for sub in eco.subcategories] == ["Interventionist", "Equality of Outcome"]
     with pytest.raises(ValueError, match="unknown side 'left'"):
         eco.subcategories[0].position("left")
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
-from tefcore.mind.load import Post, evaluation_pairs
-from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS
+from tefcore.mind.load import Post, evaluation_pairs, mind_filename
+from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, DataDescription
 from tefcore.mind.schema import DIMENSIONS, SIDES, TABLE_ORDER
 from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
@@ -215,6 +215,16 @@ def glue_lopsided(lopsided: pd.DataFrame) -> None:
 
 
 # --- the chapter's tables of posts and labels, and the full-release check -----------------------------
+def data_frame(data: DataDescription) -> pd.DataFrame:
+    """One row per language of :func:`tefcore.mind.release.describe_data`: ``data, lang, posts, pairs, file,
+    sha256`` (full digests)."""
+    return pd.DataFrame([
+        {"data": data.kind, "lang": lang, "posts": data.posts[lang], "pairs": data.pairs[lang],
+         "file": str(data.directory / mind_filename(lang)), "sha256": data.sha256[lang]}
+        for lang in data.posts
+    ])
+
+
 def check_full_release(cards: Mapping[str, Mapping[str, Any]], pairs: pd.DataFrame) -> pd.DataFrame:
     """Compare recomputed counts with the published ones and raise if any differs.
 

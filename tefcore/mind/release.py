@@ -333,14 +333,6 @@ class DataDescription:
     pairs: dict[str, int]
     sha256: dict[str, str]
 
-    def as_frame(self) -> pd.DataFrame:
-        """One row per language: ``data, lang, posts, pairs, file, sha256`` (full digests)."""
-        return pd.DataFrame([
-            {"data": self.kind, "lang": lang, "posts": self.posts[lang], "pairs": self.pairs[lang],
-             "file": str(self.directory / mind_filename(lang)), "sha256": self.sha256[lang]}
-            for lang in self.posts
-        ])
-
 
 def describe_data(data_dir: str | os.PathLike[str] | None = None, langs: Sequence[str] = LANGS) -> DataDescription:
     """Say which data a MIND directory holds: the embedded sample, the full release, or custom data.

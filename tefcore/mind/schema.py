@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from tefcore.fusion import CLASSES
 
 __all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER", "Dimension",
-           "Position", "Subcategory", "check_lang", "dimension_names", "get_dimension", "side_of"]
+           "Position", "Subcategory", "check_lang", "get_dimension", "side_of"]
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
@@ -98,11 +98,6 @@ class Dimension:
     abbr: str
     subcategories: tuple[Subcategory, Subcategory]
 
-    def positions(self, side: str) -> tuple[Position, Position]:
-        """Return the two positions on ``side``, in schema order of the subcategories."""
-        first, second = self.subcategories
-        return (first.position(side), second.position(side))
-
     def subcategory(self, name: str) -> Subcategory:
         """Return the subcategory with English name ``name``.
 
@@ -177,11 +172,6 @@ def check_lang(lang: object) -> str:
     if lang not in LANGS:
         raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
     return str(lang)
-
-
-def dimension_names() -> tuple[str, ...]:
-    """Return the English dimension names in schema order."""
-    return tuple(_BY_NAME)
 
 
 def get_dimension(name: str) -> Dimension:

@@ -2,9 +2,7 @@
 
 Rooms: :mod:`~tefcore.tasks.schema` (the K sides of a dimension, their answer letters and the
 prompt's slots) and :mod:`~tefcore.tasks.load` (the task file, its checks and its evaluation pairs).
-MIND is one task among these: its pairs carry no ``choices`` and mean MIND's
-(:func:`tefcore.mind.prompts.choices`), and a task's default prompt is MIND's original prompt with the
-task's sides in it (:func:`tefcore.mind.prompts.task_template`).
+MIND is one task among these (:class:`tefcore.mind.load.EvaluationPair`).
 
 Examples
 --------

@@ -23,9 +23,8 @@ protocol §2 does).
 :func:`load_task` reads and checks everything before anything is scored and raises one
 :class:`TaskError` holding every problem found, one line each, naming the file, the line (YAML,
 JSON lines) or the row (CSV, Parquet) and the key or column. Without a prompt file the paper's
-original prompt is filled from the schema (:func:`tefcore.mind.prompts.task_template`: one answer
-letter per side, ``A, B, ...``). A prompt file's trailing white space is cut, as the protocol's
-templates end without one.
+original prompt is filled from the schema (:func:`tefcore.mind.prompts.task_template`). A prompt
+file's trailing white space is cut, as the protocol's templates end without one.
 
 Examples
 --------

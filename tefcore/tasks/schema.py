@@ -111,9 +111,7 @@ def fill_slots(template: str, values: Mapping[str, str]) -> str:
 
 
 def fill_prompt(template: str, text: str, choices: Choices, lang: str) -> str:
-    """Fill a task's template for one text: ``{text}`` stripped, the rest from ``choices``.
-
-    Slots are filled in one pass, so braces in a text stay literal; any other ``{...}`` stays as written.
+    """Fill a task's template for one text with :func:`fill_slots` (``{text}`` stripped).
 
     Parameters
     ----------
