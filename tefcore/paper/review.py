@@ -26,10 +26,10 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.stats import norm
 
-from tefcore.evaluate import BASELINES, SENTENCE_RULES, strongest_baseline
+from tefcore.evaluate import BASELINES, SENTENCE_RULES
 from tefcore.mind.release import FULL_RELEASE_PAIRS
 from tefcore.mind.schema import SIDES
-from tefcore.paper.tables import ROUNDING_TOLERANCE
+from tefcore.paper.tables import ROUNDING_TOLERANCE, SLACK, strongest_baseline_gain
 
 __all__ = ["SENTENCE_RULES", "cell_counts", "confusion_check", "floors", "noise", "prompt_words", "reachable_f1",
            "sentence_rules", "wilson_interval"]
@@ -119,9 +119,8 @@ def noise(table3: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.Data
     >>> int(nz["win"].sum()), int(nz["inside"].sum())
     (50, 26)
     """
-    acc = table3[(table3["metric"] == "accuracy") & (table3["dimension"] != "Average")]
-    out = strongest_baseline(acc, _CELL, value="value", rule="method", baselines=baselines).reset_index()
-    out = out.join(cell_counts()["n"], on=["lang", "dimension"])
+    gains = strongest_baseline_gain(table3, level="cell", baselines=baselines).xs("accuracy", level="metric")
+    out = gains.reset_index().join(cell_counts()["n"], on=["lang", "dimension"])
     out["low"], out["high"] = wilson_interval(out["tef"], out["n"])
     out["win"] = out["gain"] > 0
     out["inside"] = out["win"] & (out["baseline"] >= out["low"])
@@ -142,8 +141,8 @@ def reachable_f1(accuracy: float, macro_f1: float, n_change: int, n_stability: i
     (50.0, 89.89...)
     """
     n = n_change + n_stability
-    k = np.arange(np.ceil((accuracy - ROUNDING_TOLERANCE) * n / 100 - 1e-9),
-                  np.floor((accuracy + ROUNDING_TOLERANCE) * n / 100 + 1e-9) + 1)
+    k = np.arange(np.ceil((accuracy - ROUNDING_TOLERANCE) * n / 100 - SLACK),
+                  np.floor((accuracy + ROUNDING_TOLERANCE) * n / 100 + SLACK) + 1)
     tp = np.arange(n_change + 1)[:, None]
     tn = k[None, :] - tp
     fp, fn = n_stability - tn, n_change - tp
@@ -170,7 +169,7 @@ def confusion_check(table: pd.DataFrame) -> pd.DataFrame:
     wide["reachable"] = [reachable_f1(r.accuracy, r.macro_f1, *counts.loc[(r.lang, r.dimension), list(SIDES)])
                          for r in wide.itertuples()]
     wide["gap"] = (wide["macro_f1"] - wide["reachable"]).abs()
-    wide["consistent"] = wide["gap"] <= ROUNDING_TOLERANCE + 1e-9
+    wide["consistent"] = wide["gap"] <= ROUNDING_TOLERANCE + SLACK
     wide.columns.name = None
     return wide
 

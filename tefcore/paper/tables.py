@@ -145,11 +145,6 @@ def load_tables(data_dir: str | Path | None = None) -> dict[str, pd.DataFrame]:
     return {name: load_table(name, data_dir) for name in TABLE_FILES}
 
 
-def _dimension_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the six dimensions (a printed ``"Average"`` row left out)."""
-    return table[table["dimension"] != AVERAGE]
-
-
 def _in_model_order(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` indexed by model, reordered to the paper's :data:`MODELS` order."""
     return frame.reindex([m for m in MODELS if m in frame.index])
@@ -189,7 +184,7 @@ def dimension_averages(table: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Index ``(model, lang, metric)``, one column per method.
     """
-    rows = _dimension_rows(table)
+    rows = table[table["dimension"] != AVERAGE]
     counts = rows.groupby(["model", "lang", "metric", "method"])["dimension"].nunique()
     if (counts != 6).any():
         bad = counts[counts != 6].index[0]
@@ -454,7 +449,7 @@ def ablation_drops(table4: pd.DataFrame) -> pd.DataFrame:
         ``tef_without_entropy``, ``tef_without_log_odds``, ``drop_without_entropy`` and
         ``drop_without_log_odds`` (TEF - ablation).
     """
-    wide = main_results_wide(_dimension_rows(table4))
+    wide = main_results_wide(table4[table4["dimension"] != AVERAGE])
     wide["drop_without_entropy"] = wide["tef"] - wide["tef_without_entropy"]
     wide["drop_without_log_odds"] = wide["tef"] - wide["tef_without_log_odds"]
     return wide
@@ -470,10 +465,8 @@ def ablation_versus_soft_vote(table3: pd.DataFrame, table4: pd.DataFrame) -> pd.
         ablations, their margins over Soft Vote (``margin_*``) and the share of TEF's margin each keeps
         (``retained_*`` = ablation margin / TEF margin).
     """
-    ablated = dimension_averages(table4)
-    sv = dimension_averages(table3)["soft_vote"]
-    out = ablated.copy()
-    out["soft_vote"] = sv.reindex(out.index)
+    out = dimension_averages(table4)
+    out["soft_vote"] = dimension_averages(table3)["soft_vote"].reindex(out.index)
     for v in ("tef", "tef_without_entropy", "tef_without_log_odds"):
         out[f"margin_{v}"] = out[v] - out["soft_vote"]
     for v in ("tef_without_entropy", "tef_without_log_odds"):
