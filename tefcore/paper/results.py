@@ -2,8 +2,8 @@
 them (floors, noise, consistency, tokens), and the rows about one model's numbers checked on its caches.
 
 Each function is registered for its claim of ``claims.yaml`` (:func:`tefcore.paper.evidence.check`). A row
-about a paper model's results returns ``None`` when no cache of that model is at hand (the ledger then
-prints the command that makes one), and is checked on the caches, kind ``run``, when they are.
+about a paper model's results returns ``None`` without a cache of that model (the ledger then gives the
+command), and is checked on the caches, kind ``run``, when they are at hand.
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def load_table(name: str, data_dir: str | Path | None = None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The columns listed in the module documentation; ``value`` is float.
+        The columns of :data:`COLUMNS`; ``value`` is float.
 
     Raises
     ------
@@ -170,9 +170,8 @@ def main_results_wide(table3: pd.DataFrame) -> pd.DataFrame:
 
 def dimension_averages(table: pd.DataFrame) -> pd.DataFrame:
     r"""Unweighted mean over the six dimensions (protocol §7: a table's "Average",
-    :func:`tefcore.evaluate.dimension_average`), checking that each row group has all six.
-
-    Rows whose ``dimension`` is ``"Average"`` (Table 4's printed averages) are left out.
+    :func:`tefcore.evaluate.dimension_average`, printed Averages left out), checking that each row group
+    has all six.
 
     Parameters
     ----------
