@@ -20,16 +20,41 @@ user can fix are one line on stderr naming the flags to change, exit code 2; Ctr
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import json
 import logging
 import os
 import shlex
 import signal
+import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+import pandas as pd
+
+import tefcore.judges.run as extraction  # run_extraction and download_release are looked up when called
+import tefcore.mind.release as release
+from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table
+from tefcore.fusion import RULE_LABELS, RULE_NAMES
+from tefcore.judges import backend_class
+from tefcore.judges.cache import cache_path, read_cache_file
+from tefcore.judges.labels import READINGS
+from tefcore.judges.local import MIN_CONTEXT
+from tefcore.judges.parts import merge_parts
+from tefcore.judges.redact import redact
+from tefcore.judges.registry import REGISTRY_PATH, load_registry, resolve_model
+from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, mind_filename, resolve_data_dir
+from tefcore.mind.prompts import VARIANTS
+from tefcore.mind.schema import ABBREVIATIONS, LANGS, TABLE_ORDER
+from tefcore.mind.segment import SEGMENTATION_RULES
+from tefcore.paper.ledger import FORMATS as CLAIM_FORMATS
+from tefcore.paper.ledger import evaluate_ledger, failures, format_ledger
+from tefcore.tasks import TaskError, init_task, load_task, recorded_sides, summary
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "build_parser", "format_scores", "main",
            "score_display"]
@@ -55,13 +80,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
-    from tefcore.fusion import RULE_NAMES
-    from tefcore.judges.labels import READINGS
-    from tefcore.judges.local import MIN_CONTEXT
-    from tefcore.mind.prompts import VARIANTS
-    from tefcore.mind.schema import LANGS
-    from tefcore.mind.segment import SEGMENTATION_RULES
-
     parser = _Parser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -158,8 +176,6 @@ def build_parser() -> argparse.ArgumentParser:
              "Reads the model registry (tefcore/judges/models.yaml); writes nothing, prints each judge's name, "
              "backend and display name.", "tef models")
 
-    from tefcore.paper.ledger import FORMATS as CLAIM_FORMATS
-
     cl = _command(
         sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
         "Check every claim of the paper the ledger lists. Reads the paper's tables (shipped with tefcore, or "
@@ -206,8 +222,6 @@ def _actors(text: str) -> tuple[int, int]:
 
 def _command(sub: Any, name: str, summary: str, description: str, example: str) -> argparse.ArgumentParser:
     """A subcommand whose ``--help`` says what it reads and writes, with one example."""
-    import textwrap
-
     return sub.add_parser(name, help=summary, description=textwrap.fill(description, 88),
                           epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
 
@@ -234,8 +248,6 @@ _positive, _non_negative = _integer(1, "a positive integer"), _integer(0, "a non
 # --- extract ----------------------------------------------------------------------------------
 def _data_dir(data_dir: Path | None, langs: Sequence[str]) -> Path:
     """The MIND folder of ``--data-dir`` / ``$MIND_DATA_DIR`` / the embedded sample, checked to hold every language."""
-    from tefcore.mind.load import DATA_DIR_ENV, mind_filename, resolve_data_dir
-
     directory = resolve_data_dir(data_dir)
     missing = [mind_filename(lang) for lang in langs if not (directory / mind_filename(lang)).is_file()]
     if missing:
@@ -248,17 +260,12 @@ def _data_dir(data_dir: Path | None, langs: Sequence[str]) -> Path:
 
 
 def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[Any]]:
-    from tefcore.mind.load import evaluation_pairs, load_posts
-
     directory = _data_dir(data_dir, langs)
     return {lang: evaluation_pairs(load_posts(lang, directory)) for lang in langs}
 
 
 def _scope(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]], list[str], str]:
     """``tef extract``'s task (None for MIND), pairs by language, prompts and rule: checked before a model loads."""
-    from tefcore.mind.schema import LANGS
-    from tefcore.tasks import load_task
-
     if args.task is None:
         args.lang = args.lang or list(LANGS)
         return None, _load_pairs(args.lang, args.data_dir), args.prompt or ["original"], args.rule or "reference"
@@ -273,11 +280,6 @@ def _scope(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]], list[st
 
 def _judge_spec(args: argparse.Namespace) -> Any:
     """The registry entry with the options of the command line (cheap: nothing is loaded), checked to apply."""
-    import inspect
-
-    from tefcore.judges import backend_class
-    from tefcore.judges.registry import resolve_model
-
     spec = resolve_model(args.model).with_options(reading=args.reading)
     if args.n_ctx is not None:
         if "n_ctx" not in inspect.signature(backend_class(spec.backend)).parameters:
@@ -285,8 +287,6 @@ def _judge_spec(args: argparse.Namespace) -> Any:
                              f"({spec.backend} backend)")
         spec = spec.with_options(n_ctx=args.n_ctx)
     if args.fit_data is not None:
-        from tefcore.mind.load import mind_filename
-
         if spec.backend != "e5-crossfit":
             raise ValueError(f"--fit-data applies to the cross-fitted judges (e5-crossfit...), not to {spec.name} "
                              f"({spec.backend} backend)")
@@ -306,9 +306,7 @@ def _engine(args: argparse.Namespace) -> Any:
     if args.engine != "ray":
         if given:
             raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
-        from tefcore.judges.run import LocalEngine
-
-        return LocalEngine()
+        return extraction.LocalEngine()
     from tefcore.judges.ray_engine import RayEngine, RayOptions
 
     return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
@@ -316,9 +314,6 @@ def _engine(args: argparse.Namespace) -> Any:
 
 def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
-    from tefcore.judges.cache import cache_path
-    from tefcore.judges.run import ExtractionInterrupted, run_extraction
-
     task, pairs, variants, rule = _scope(args)  # fail on bad or missing data before loading a model
     spec = _judge_spec(args)
     engine = _engine(args)
@@ -326,10 +321,10 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, rule, args.reading)
             try:
-                report = run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
+                report = extraction.run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
                                         batch_size=args.batch_size, limit=args.limit, progress=not args.no_progress,
                                         engine=engine)
-            except ExtractionInterrupted as stop:
+            except extraction.ExtractionInterrupted as stop:
                 r = stop.report
                 print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {r.store or r.path} "
                       f"({r.pairs_written} written by this run, no partial record). To resume, run the same "
@@ -344,9 +339,6 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     """``tef cache merge``: parts directories -> cache files."""
-    from tefcore.judges.cache import read_cache_file
-    from tefcore.judges.parts import merge_parts
-
     if args.out is not None and len(args.parts) > 1:
         raise ValueError("--out takes one parts directory; give several without --out")
     for parts in args.parts:
@@ -373,13 +365,6 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any
 
     Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides.
     """
-    import pandas as pd
-
-    from tefcore.evaluate import predict_pairs, score_table
-    from tefcore.judges.cache import read_cache_file
-    from tefcore.mind.schema import TABLE_ORDER
-    from tefcore.tasks import recorded_sides
-
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
@@ -436,12 +421,6 @@ def score_display(table: Any) -> Any:
         TEF     (45.0*)  74.0*  59.5*
     n                 8     40     48
     """
-    import pandas as pd
-
-    from tefcore.evaluate import AVERAGE, METRIC_LABELS
-    from tefcore.fusion import RULE_LABELS, RULE_NAMES
-    from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
-
     present = dict.fromkeys(table["dimension"])  # MIND's in the paper's order, a task's as the table has them
     dims = [*(d for d in TABLE_ORDER if d in present), *(d for d in present if d not in (*TABLE_ORDER, AVERAGE)),
             *((AVERAGE,) if AVERAGE in present else ())]
@@ -497,8 +476,6 @@ def format_scores(results: Any, fmt: str, invalid: str) -> str:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print accuracy / macro-F1 per dimension and rule for each cache file."""
-    import pandas as pd
-
     scored, empty = [], []
     for file in _cache_files(args.cache):
         result = _evaluate_file(file, args.rules, args.invalid)
@@ -516,12 +493,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 # --- a task of one's own ----------------------------------------------------------------------
 def cmd_fuse(args: argparse.Namespace) -> int:
     """One row per pair and rule: the decision, its confidence, every side's score and the gold side."""
-    import pandas as pd
-
-    from tefcore.evaluate import decisions
-    from tefcore.judges.cache import read_cache_file
-    from tefcore.tasks import recorded_sides
-
     parts = [decisions(frame, args.rule, args.invalid, classes=recorded_sides(prov), flat=args.format != "json")
              .assign(cache=_shown(str(file))) for file in _cache_files(args.cache)
              for frame, prov in [read_cache_file(file)] if not frame.empty]
@@ -539,8 +510,6 @@ def cmd_fuse(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """What the task holds, or one line per problem and exit code 1."""
-    from tefcore.tasks import TaskError, load_task, summary
-
     try:
         print("\n".join(summary(load_task(args.task))))
     except TaskError as bad:
@@ -552,17 +521,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # --- the rest ---------------------------------------------------------------------------------
 def cmd_download(args: argparse.Namespace) -> int:
     """Download the release files into ``--dest``."""
-    from tefcore.mind.release import download_release
-
-    for lang, (path, digest) in download_release(args.dest, args.lang, force=args.force).items():
+    for lang, (path, digest) in release.download_release(args.dest, args.lang, force=args.force).items():
         print(f"{lang}: {path} sha256={digest}")
     return 0
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Print the claims ledger; exit code 1 when a checked claim fails."""
-    from tefcore.paper.ledger import evaluate_ledger, failures, format_ledger
-
     cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
     ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir, cache_dir=cache_dir)
     print(format_ledger(ledger, args.format))
@@ -577,8 +542,6 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_models() -> int:
     """List the registry: name, backend, display name."""
-    from tefcore.judges.registry import REGISTRY_PATH, load_registry
-
     for name, entry in load_registry().items():
         print(f"{name:16s} {entry['backend']:12s} {entry.get('display_name', '')}")
     print(f"(registry: {REGISTRY_PATH}; a path to a .gguf file also works)")
@@ -588,9 +551,6 @@ def cmd_models() -> int:
 def cmd_book(book_args: Sequence[str]) -> int:
     """Hand over to the book tools, ``python -m tefbook ...`` in a subprocess (``tef book`` builds the book,
     ``tef reproduce`` runs ``python -m tefbook reproduce``); the library never imports them."""
-    import importlib.util
-    import subprocess
-
     if importlib.util.find_spec("tefbook") is None:
         raise ImportError("the book tools are not installed: from the repository, pip install -e ./book "
                           "(scripts/setup.sh does)")
@@ -622,8 +582,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _init(folder: Path) -> int:
     """``tef init DIR`` (:func:`tefcore.tasks.init_task`)."""
-    from tefcore.tasks import init_task
-
     task = _shown(str(init_task(folder) / "task.yaml"))
     print(f"wrote {task}, and posts.csv, prompt.txt, README.md beside it; next: tef validate {task}")
     return 0
@@ -650,8 +608,6 @@ def _guarded(command: Callable[[], int]) -> int:
         if not (isinstance(exc, (ValueError, FileNotFoundError, FileExistsError, ImportError, PermissionError))
                 or any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)):
             raise
-        from tefcore.judges.redact import redact
-
         print(f"tef: error: {redact(' '.join(str(exc).split()) or type(exc).__name__)}", file=sys.stderr)
         return EXIT_USAGE
 
