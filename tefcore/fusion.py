@@ -1,24 +1,13 @@
 r"""Fusion rules of the paper (Section 3, Eq. 3, Algorithm 1; protocol §6), per document and over many
 documents at once.
 
-Every rule gives each class of a document a score and predicts the class with the highest score; the
-input is a sequence of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes :data:`CLASSES`)
-or an ``(n_sentences, K)`` array of distributions (two columns are read through the first). With
-natural logarithms, :math:`\epsilon = 10^{-6}`, :math:`M = 10`, :math:`T = 5`:
-
-.. math::
-
-    \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),\quad
-    \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon),\qquad
-    w(\mathbf p) = 1 - \frac{H(\mathbf p)}{\log K},
-
-    \operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big),\qquad
-    \hat Y = \arg\max_c \operatorname{Score}(c).
-
-Each rule's score is in its function's docstring. For :math:`K = 2` the formula runs on the change
-column and the stability column follows (:math:`\ell(1-p) = -\ell(p)`; shares and means complement to
-one). The confidence is the winner's score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)`
-for the two log-odds rules.
+Every rule gives each class of a document a score (its formula in the rule's docstring; TEF's, Eq. 3, is
+built from :func:`clipped_log_odds` and :func:`entropy_weight`) and predicts the class with the highest
+score. The input is a sequence of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes
+:data:`CLASSES`) or an ``(n_sentences, K)`` array of distributions (two columns are read through the
+first). For :math:`K = 2` a formula runs on the change column and the stability column follows
+(:math:`\ell(1-p) = -\ell(p)`; shares and means complement to one). The confidence is the winner's
+score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)` for the two log-odds rules.
 
 **Ties.** Probability rules tie exactly. Log-odds scores within :math:`2\tau E` of the best tie and get
 the mean of the tied (:func:`_gaps`), :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
@@ -86,16 +75,8 @@ IndexArray = npt.NDArray[np.intp]
 # ---- results -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FusionResult:
-    """The decision of one fusion rule on one document.
-
-    Attributes
-    ----------
-    prediction : str
-        The predicted class.
-    confidence : float
-        The confidence of the predicted class, as the protocol defines it for the rule.
-    scores : dict of str to float
-        The rule's score of every class, in class order.
+    """The decision of one fusion rule on one document: ``prediction`` (the class), ``confidence`` (as the
+    protocol defines it for the rule) and ``scores`` (the rule's score of every class, in class order).
 
     Examples
     --------
@@ -214,6 +195,7 @@ def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
 
 
 def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) -> None:
+    """One-line errors for parameters out of their range."""
     if not (0.0 < eps < 0.5):
         raise ValueError(f"eps must lie in (0, 0.5), got {eps!r}")
     if not (M > 0.0) or math.isinf(M):
@@ -228,26 +210,19 @@ def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) ->
 
 # ---- the paper's two building blocks -------------------------------------------------------------
 def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> FloatArray:
-    r"""Clipped log-odds :math:`\ell(p)` of probabilities (Algorithm 1, the inner loop).
-
-    .. math::
-
-        \ell(p) = \operatorname{clip}\Big(\log\frac{\tilde p}{1-\tilde p}, -M, M\Big),
-        \qquad \tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon)
+    r"""Clipped log-odds :math:`\ell(p) = \operatorname{clip}(\log\frac{\tilde p}{1-\tilde p}, -M, M)`,
+    :math:`\tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon)` (Algorithm 1, the inner loop).
 
     Parameters
     ----------
     p : array_like
-        Probabilities in [0, 1] (any shape).
-    eps : float
-        Probability clip :math:`\epsilon` (default :math:`10^{-6}`).
-    M : float
-        Log-odds clip (default 10).
+        Probabilities in [0, 1], any shape.
+    eps, M : float
+        Probability clip :data:`EPS` and log-odds clip :data:`CLIP`.
 
     Returns
     -------
-    ndarray of float
-        The same shape as ``p``.
+    ndarray of float, the shape of ``p``
 
     Examples
     --------
@@ -264,24 +239,18 @@ def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> Floa
 
 
 def entropy_weight(p: ArrayLike) -> FloatArray:
-    r"""Entropy weight :math:`w(\mathbf p) = 1 - H(\mathbf p)/\log K`, the normalised information gain.
-
-    .. math::
-
-        H(\mathbf p) = -\sum_{k=1}^{K} p^{(k)} \log p^{(k)}, \qquad 0 \log 0 = 0
-
-    computed on the unclipped probabilities.
+    r"""Entropy weight :math:`w(\mathbf p) = 1 - H(\mathbf p)/\log K`, the normalised information gain, with
+    :math:`H(\mathbf p) = -\sum_k p^{(k)} \log p^{(k)}` (:math:`0 \log 0 = 0`) of the unclipped probabilities.
 
     Parameters
     ----------
-    p : array_like
-        Either P(change) values (shape ``(n,)``, :math:`K = 2`) or distributions (shape ``(n, K)``;
-        two columns are read through the first, as everywhere in this module).
+    p : array_like, shape (n,) or (n, K)
+        P(change) values (:math:`K = 2`) or distributions (two columns are read through the first).
 
     Returns
     -------
     ndarray of float, shape (n,)
-        Weights in [0, 1]: 0 for a uniform distribution, 1 for a one-hot one.
+        0 for a uniform distribution, 1 for a one-hot one.
 
     Examples
     --------
@@ -406,26 +375,23 @@ def fuse_many(
     ties: str = "first_vote",
     tie_rtol: float = TIE_RTOL,
 ) -> FusionBatch:
-    r"""Fuse the sentence posteriors of many documents at once.
+    r"""Fuse the sentence posteriors of many documents at once (rules and ties as the module notes say).
 
     Parameters
     ----------
     p : array_like, shape (n,) or (n, K)
-        Flat sentence probabilities of all documents: P(change), or one distribution per row.
+        Sentence probabilities of all documents: P(change), or one distribution per row.
     doc_index : array_like of int, shape (n,), optional
-        Document of each row, non-decreasing: each run of equal values is one document. ``None`` makes
-        every row its own document (the natural input of ``rule="direct"``).
+        Document of each row, non-decreasing (a run of equal values is one document); ``None`` makes every
+        row its own document (the natural input of ``rule="direct"``).
     rule : str
-        One of :data:`RULE_NAMES` (default ``"tef"``).
+        One of :data:`RULE_NAMES`.
     classes : sequence of str, optional
         Names of the K classes in column order (default :data:`CLASSES` for K = 2, else ``class_0, ...``).
-    eps, M, T : float
-        Probability clip :data:`EPS`, log-odds clip :data:`CLIP` and confidence temperature
-        :data:`TEMPERATURE` of the log-odds rules.
+    eps, M, T, tie_rtol : float
+        :data:`EPS`, :data:`CLIP`, :data:`TEMPERATURE` and :data:`TIE_RTOL` of the log-odds rules.
     ties : {"first_vote", "first_class"}
-        Majority Vote's tie rule (:data:`TIE_RULES`; other rules break ties in class order).
-    tie_rtol : float
-        Relative tolerance :data:`TIE_RTOL` within which log-odds scores tie (see the module notes).
+        Majority Vote's tie rule (:data:`TIE_RULES`).
 
     Returns
     -------
@@ -433,18 +399,15 @@ def fuse_many(
 
     Notes
     -----
-    For TEF with K = 2 the arithmetic is ``np.add.reduceat(entropy_weight(p) * clipped_log_odds(p),
-    starts)``, and :math:`\operatorname{softmax}((s, -s)/T)` gives the winner :math:`\sigma(2|s|/T)`.
+    TEF with K = 2 is ``np.add.reduceat(entropy_weight(p) * clipped_log_odds(p), starts)``; the winner's
+    :math:`\operatorname{softmax}((s, -s)/T)` is :math:`\sigma(2|s|/T)`.
 
     Examples
     --------
     >>> b = fuse_many([0.9, 0.45, 0.4, 0.3], doc_index=[0, 0, 1, 1])
     >>> b.prediction.tolist(), b.classes
     (['change', 'stability'], ('change', 'stability'))
-
-    A 2-2 vote goes to the side voted first:
-
-    >>> fuse_many([0.4826, 0.8299, 0.8195, 0.2447], [0, 0, 0, 0], "majority_vote").prediction.tolist()
+    >>> fuse_many([0.4826, 0.8299, 0.8195, 0.2447], [0, 0, 0, 0], "majority_vote").prediction.tolist()  # 2-2
     ['stability']
     >>> fuse_many([0.4826, 0.8299, 0.8195, 0.2447], [0, 0, 0, 0], "majority_vote",
     ...           ties="first_class").prediction.tolist()
@@ -483,17 +446,19 @@ def _one(p: ArrayLike, rule: str, **options: Any) -> FusionResult:
 
 
 def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
-    r"""Direct prediction from one query on the whole post.
-
-    .. math:: \hat Y = \text{change} \iff p \ge 0.5, \qquad \text{confidence} = \max(p, 1-p)
+    r"""Direct prediction from one query on the whole post: change iff :math:`p \ge 0.5`, confidence
+    :math:`\max(p, 1-p)`.
 
     Parameters
     ----------
     p : float or array_like
-        P(change) of the whole post (a scalar or a one-element sequence), or its distribution over
-        K >= 2 classes (shape (K,) or (1, K)).
+        P(change) of the whole post (a scalar or one value), or its distribution, shape (K,) or (1, K).
     classes : sequence of str, optional
         Class names, as in :func:`fuse_many`.
+
+    Returns
+    -------
+    FusionResult
 
     Examples
     --------
@@ -511,14 +476,9 @@ def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> Fus
 def majority_vote(
     p: ArrayLike, *, classes: Sequence[str] | None = None, ties: str = "first_vote"
 ) -> FusionResult:
-    r"""Majority vote of the sentences' hard labels.
-
-    .. math::
-
-        v_i = \arg\max_k p_i^{(k)} \ (\text{change} \iff p_i \ge 0.5),\qquad
-        \hat Y = \operatorname{mode}(v_1, \dots, v_N),
-
-    confidence = the winning share of votes; ties as the module notes say.
+    r"""Majority vote of the sentences' hard labels, :math:`\hat Y = \operatorname{mode}(v_1, \dots, v_N)` with
+    :math:`v_i = \arg\max_k p_i^{(k)}` (change iff :math:`p_i \ge 0.5`); the confidence is the winning
+    share of votes, ties as the module notes say.
 
     Parameters
     ----------
@@ -526,6 +486,10 @@ def majority_vote(
         Sentence posteriors of one document, in sentence order.
     classes, ties
         As in :func:`fuse_many`.
+
+    Returns
+    -------
+    FusionResult
 
     Examples
     --------
@@ -541,17 +505,19 @@ def majority_vote(
 
 
 def soft_vote(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
-    r"""Soft vote: the mean sentence probability.
-
-    .. math:: m = \frac1N \sum_i p_i,\qquad \hat Y = \text{change} \iff m \ge 0.5,\qquad
-              \text{confidence} = \max(m, 1-m)
+    r"""Soft vote, the mean sentence probability :math:`m = \frac1N \sum_i p_i`: change iff :math:`m \ge 0.5`,
+    confidence :math:`\max(m, 1-m)`.
 
     Parameters
     ----------
     p : array_like, shape (n,) or (n, K)
         Sentence posteriors of one document.
     classes : sequence of str, optional
-        Class names, as in :func:`fuse_many`.
+        As in :func:`fuse_many`.
+
+    Returns
+    -------
+    FusionResult
 
     Examples
     --------
@@ -566,7 +532,7 @@ def tef(
     p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
     T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
 ) -> FusionResult:
-    r"""Tempered Evidence Fusion (Eq. 3, Algorithm 1).
+    r"""Tempered Evidence Fusion (Eq. 3, Algorithm 1), with the confidence of the module notes:
 
     .. math::
 
@@ -580,6 +546,10 @@ def tef(
         Sentence posteriors of one document.
     classes, eps, M, T, tie_rtol
         As in :func:`fuse_many`.
+
+    Returns
+    -------
+    FusionResult
 
     Examples
     --------
@@ -598,11 +568,8 @@ def tef_without_entropy(
     p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
     T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
 ) -> FusionResult:
-    r"""Ablation "w/o Entropy": TEF with every :math:`w_i = 1`.
-
-    .. math:: \operatorname{Score}(c) = \sum_i \ell\big(p_i^{(c)}\big)
-
-    Parameters are those of :func:`tef`.
+    r"""Ablation "w/o Entropy": TEF with every :math:`w_i = 1`, :math:`\operatorname{Score}(c) = \sum_i
+    \ell(p_i^{(c)})`. Parameters and Returns are those of :func:`tef`.
 
     Examples
     --------
@@ -613,14 +580,9 @@ def tef_without_entropy(
 
 
 def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
-    r"""Ablation "w/o Log-Odds": the entropy-weighted mean probability.
-
-    .. math::
-
-        m_w = \frac{\sum_i w_i p_i}{\sum_i w_i} \ (1/K \text{ when } \textstyle\sum_i w_i = 0),\qquad
-        \hat Y = \text{change} \iff m_w \ge 0.5,\qquad \text{confidence} = \max(m_w, 1-m_w)
-
-    Parameters are those of :func:`soft_vote`.
+    r"""Ablation "w/o Log-Odds": the entropy-weighted mean probability :math:`m_w = \sum_i w_i p_i / \sum_i w_i`
+    (:math:`1/K` when every :math:`w_i = 0`): change iff :math:`m_w \ge 0.5`, confidence
+    :math:`\max(m_w, 1-m_w)`. Parameters and Returns are those of :func:`soft_vote`.
 
     Examples
     --------
