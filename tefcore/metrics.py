@@ -57,13 +57,13 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
 
 def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASSES) -> float:
     r"""Macro-F1 in percent over both sides, always: :math:`\frac{100}{|C|}\sum_{c \in C} \text{F1}_c`
-    (:func:`f1_from_counts`). Predictions outside ``labels`` count as misses of the true side.
+    (:func:`f1_from_counts`); a prediction outside ``labels`` is a miss of the true side.
 
     Parameters
     ----------
     y_true, y_pred : array_like of str, shape (n,)
     labels : sequence of str
-        The sides averaged over (default ``("change", "stability")``).
+        The sides averaged over.
 
     Returns
     -------
@@ -79,13 +79,13 @@ def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASS
 
 
 def f1_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> np.ndarray:
-    r"""F1 of a class from its counts, :math:`\text{F1}_c = 2\,TP_c / (2\,TP_c + FP_c + FN_c)`, and 0 for
-    a class absent from both truth and prediction (protocol §7).
+    r"""F1 of a class from its counts, :math:`2\,TP_c / (2\,TP_c + FP_c + FN_c)`, and 0 for a class absent
+    from both truth and prediction (protocol §7).
 
     Parameters
     ----------
     tp, fp, fn : array_like of int
-        True positives, false positives and false negatives (any shape, aligned).
+        True positives, false positives and false negatives, aligned.
 
     Returns
     -------
@@ -180,29 +180,12 @@ def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") ->
     raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
 
 
-def _bins(conf: np.ndarray, corr: np.ndarray, n_bins: int, strategy: str) -> tuple[np.ndarray, ...]:
-    """Per-bin count, mean confidence, mean correctness (NaN where empty) and edges."""
-    ids = bin_index(conf, n_bins, strategy)
-    count = np.bincount(ids, minlength=n_bins).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.bincount(ids, weights=conf, minlength=n_bins) / count
-        mean_acc = np.bincount(ids, weights=corr, minlength=n_bins) / count
-    if strategy == "uniform":
-        edges = np.arange(n_bins + 1) / n_bins
-    else:
-        order = np.sort(conf)
-        cuts = np.searchsorted(np.sort(ids), np.arange(n_bins + 1))
-        edges = np.append(order[np.minimum(cuts[:-1], conf.size - 1)], order[-1])
-    return count, mean_conf, mean_acc, edges
-
-
 def reliability_table(
     prob: ArrayLike, outcome: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
 ) -> pd.DataFrame:
-    r"""Binned reliability of forecast probabilities: a reliability diagram as a table.
-
-    The probability may be a decision's confidence (the outcome: the decision was right) or a P(change)
-    (the outcome: the side is change); calibrated means ``observed`` :math:`\approx` ``mean_predicted``.
+    r"""Binned reliability of forecast probabilities (a reliability diagram as a table): a decision's
+    confidence and whether it was right, or a P(change) and whether the side is change; calibrated means
+    ``observed`` :math:`\approx` ``mean_predicted``.
 
     Parameters
     ----------
@@ -229,7 +212,17 @@ def reliability_table(
     2    9      1       1.0
     """
     conf, corr = _confidence_and_correct(prob, outcome)
-    count, mean_pred, observed, edges = _bins(conf, corr, n_bins, strategy)
+    ids = bin_index(conf, n_bins, strategy)
+    count = np.bincount(ids, minlength=n_bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # NaN in the empty bins, left out below
+        mean_pred = np.bincount(ids, weights=conf, minlength=n_bins) / count
+        observed = np.bincount(ids, weights=corr, minlength=n_bins) / count
+    if strategy == "uniform":
+        edges = np.arange(n_bins + 1) / n_bins
+    else:  # the smallest member of each bin, and the largest value
+        order = np.sort(conf)
+        cuts = np.searchsorted(np.sort(ids), np.arange(n_bins + 1))
+        edges = np.append(order[np.minimum(cuts[:-1], conf.size - 1)], order[-1])
     full = np.flatnonzero(count > 0)
     table = pd.DataFrame({"bin": full, "bin_lower": edges[full], "bin_upper": edges[full + 1],
                           "count": count[full].astype(np.int64), "mean_predicted": mean_pred[full],
@@ -243,30 +236,23 @@ def reliability_table(
 def expected_calibration_error(
     confidence: ArrayLike, correct: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
 ) -> float:
-    r"""Expected calibration error (a fraction).
-
-    .. math::
-
-        \text{ECE} = \sum_{b=1}^{B} \frac{n_b}{n}\,\big|\operatorname{acc}(b) - \operatorname{conf}(b)\big|
-
-    with the bins of :func:`bin_index` (ten equal-width bins by default, protocol §7).
+    r"""Expected calibration error (a fraction) over the bins of :func:`bin_index` (ten equal-width bins by
+    default, protocol §7),
+    :math:`\text{ECE} = \sum_{b=1}^{B} \frac{n_b}{n}\,\big|\operatorname{acc}(b) - \operatorname{conf}(b)\big|`.
 
     Examples
     --------
     >>> round(expected_calibration_error([0.9, 0.9, 0.6, 0.6], [True, False, True, True]), 3)
     0.4
     """
-    conf, corr = _confidence_and_correct(confidence, correct)
-    count, mean_conf, mean_acc, _ = _bins(conf, corr, n_bins, strategy)
-    full = count > 0
-    n = count[full].sum()
-    return float(np.sum(count[full] / n * np.abs(mean_acc[full] - mean_conf[full])))
+    table = reliability_table(confidence, correct, n_bins, strategy)  # the non-empty bins
+    count = table["count"].to_numpy()
+    return float(np.sum(count / count.sum() * np.abs(table["gap"].to_numpy())))
 
 
 def overconfidence_gap(confidence: ArrayLike, correct: ArrayLike) -> float:
-    r"""Mean confidence minus accuracy (a fraction; positive means overconfident).
-
-    .. math:: \text{gap} = \frac1n\sum_j \text{conf}_j - \frac1n \sum_j \mathbb 1[\hat y_j = y_j]
+    r"""Mean confidence minus accuracy (a fraction; positive means overconfident),
+    :math:`\frac1n\sum_j \text{conf}_j - \frac1n \sum_j \mathbb 1[\hat y_j = y_j]`.
 
     Examples
     --------
@@ -391,24 +377,26 @@ def bootstrap_ci(
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
 ) -> Interval:
-    r"""Percentile bootstrap interval of a statistic over evaluation pairs.
-
-    The interval is the :math:`(\tfrac{1-\text{level}}2, \tfrac{1+\text{level}}2)` quantiles of the
-    statistic over resamples of the pairs (:func:`bootstrap_indices`). With ``average_over_strata=True``
-    the statistic is the unweighted mean over strata of the per-stratum statistic, the "Average" of the
-    paper's tables, :math:`\bar s = \frac1{|D|}\sum_{d \in D} s(\text{pairs of } d)`.
+    r"""Percentile bootstrap interval of a statistic over evaluation pairs: the
+    :math:`(\tfrac{1-\text{level}}2, \tfrac{1+\text{level}}2)` quantiles of the statistic over resamples.
+    With ``average_over_strata=True`` the statistic is the unweighted mean over strata of the per-stratum
+    statistic, the "Average" of the paper's tables, :math:`\bar s = \frac1{|D|}\sum_{d \in D} s(\text{pairs
+    of } d)`.
 
     Parameters
     ----------
     statistic : callable
-        ``statistic(*arrays_resampled) -> float``, e.g. :func:`accuracy` or :func:`macro_f1`
-        (those two are vectorised over bootstrap rows).
+        ``statistic(*arrays_resampled) -> float``; :func:`accuracy` and :func:`macro_f1` are vectorised.
     *arrays : array_like, each shape (n,)
         Aligned per-pair arrays, resampled with the same indices.
     n_boot, strata, random_state
         As in :func:`bootstrap_indices`.
     level : float
     average_over_strata : bool
+
+    Returns
+    -------
+    Interval
 
     Examples
     --------
@@ -425,17 +413,10 @@ def bootstrap_ci(
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """Difference of a metric between two methods on the same pairs.
-
-    Attributes
-    ----------
-    difference : float
-        ``metric(a) - metric(b)`` on all pairs.
-    low, high : float
-        Percentile bootstrap interval of the difference.
-    p_value : float
-        Two-sided bootstrap p-value: twice the smaller share of resampled differences on either side
-        of zero (capped at 1).
+    """Difference of a metric between two methods on the same pairs: ``difference`` (``metric(a) -
+    metric(b)`` on all pairs), its percentile bootstrap interval ``low``, ``high``, and the two-sided
+    bootstrap ``p_value`` (twice the smaller share of resampled differences on either side of zero, at
+    most 1).
     """
 
     difference: float
@@ -458,10 +439,8 @@ def paired_bootstrap(
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
 ) -> PairedComparison:
-    r"""Paired bootstrap of :math:`\Delta = \text{metric}(y, \hat y_a) - \text{metric}(y, \hat y_b)`.
-
-    Both methods are scored on the same resampled pairs, so the interval reflects the paired design.
-    ``strata`` and ``average_over_strata`` work as in :func:`bootstrap_ci`.
+    r"""Paired bootstrap of :math:`\Delta = \text{metric}(y, \hat y_a) - \text{metric}(y, \hat y_b)`: both
+    methods are scored on the same resampled pairs (options as in :func:`bootstrap_ci`).
 
     Examples
     --------
@@ -496,12 +475,9 @@ class McNemarResult:
 
 
 def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike, exact: bool | None = None) -> McNemarResult:
-    r"""McNemar's test of equal error rates for paired predictions.
-
-    With :math:`b` and :math:`c` the discordant counts, the exact test is the two-sided binomial test
-    of :math:`b \sim \text{Bin}(b + c, 1/2)`; the asymptotic one uses the continuity-corrected statistic
-
-    .. math:: \chi^2 = \frac{(|b - c| - 1)^2}{b + c} \sim \chi^2_1 .
+    r"""McNemar's test of equal error rates for paired predictions. With :math:`b` and :math:`c` the
+    discordant counts, the exact test is the two-sided binomial test of :math:`b \sim \text{Bin}(b + c,
+    1/2)`, the asymptotic one :math:`\chi^2 = (|b - c| - 1)^2 / (b + c) \sim \chi^2_1`.
 
     Parameters
     ----------
