@@ -53,12 +53,7 @@ METRIC_LABELS: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
 
 
 def check_metric(metric: str) -> Callable[..., float]:
-    """The scoring function of a metric name of :data:`METRICS`.
-
-    Raises
-    ------
-    ValueError
-        For any other name.
+    """The scoring function of a metric name of :data:`METRICS`; a ValueError for any other name.
 
     Examples
     --------
@@ -97,17 +92,14 @@ def flatten_sentences(
     Parameters
     ----------
     sentences : sequence of sequences
-        One list per pair, e.g. a cache's ``sentences`` column, or its ``sentence_sources`` column with
-        ``dtype=object``.
+        One list per pair: a cache's ``sentences`` column, or its ``sentence_sources`` with ``dtype=object``.
     dtype : numpy dtype
-        Type of the flat array.
 
     Returns
     -------
     flat : ndarray, shape (n_sentences,)
     doc_index : ndarray of int, shape (n_sentences,)
-        Position of each sentence's pair, non-decreasing (the ``doc_index`` of
-        :func:`tefcore.fusion.fuse_many`).
+        Each sentence's pair, non-decreasing (the ``doc_index`` of :func:`tefcore.fusion.fuse_many`).
 
     Examples
     --------
@@ -182,7 +174,7 @@ def predict_pairs(
     classes : mapping of str to sequence of str, optional
         A task's sides per dimension (default: :data:`tefcore.fusion.CLASSES` everywhere).
     scores : bool
-        Add ``scores``: the rule's score of every side (a dict per row).
+        Add ``scores``, the rule's score of every side (a dict per row).
 
     Returns
     -------
@@ -258,8 +250,8 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
     Returns
     -------
     DataFrame
-        ``lang, id, dimension, rule, decision, confidence, gold, n_sentences, n_invalid`` and one
-        ``score_<side>`` column per side (empty where the side is not one of the pair's dimension).
+        ``lang, id, dimension, rule, decision, confidence, gold, n_sentences, n_invalid`` and the scores
+        (empty where the side is not one of the pair's dimension).
 
     Examples
     --------
@@ -283,24 +275,21 @@ def decisions(df: pd.DataFrame, rules: Sequence[str] = ("tef",), invalid: str = 
 def sort_table(
     table: pd.DataFrame, by: Sequence[str], orders: Mapping[str, Sequence[Any]] | None = None
 ) -> pd.DataFrame:
-    """Rows sorted by the columns ``by``, each in its stated order (a stable sort).
-
-    ``rule`` follows :data:`tefcore.fusion.RULE_NAMES` and ``dimension`` puts the :data:`AVERAGE` rows
-    last, unless ``orders`` says otherwise; values that no order lists follow in order of appearance.
+    """Rows sorted by the columns ``by`` (most significant first), each in its stated order: ``orders`` maps a
+    column to its values in order (``rule`` follows :data:`tefcore.fusion.RULE_NAMES` unless it says
+    otherwise); values it does not list follow as they come, and the :data:`AVERAGE` dimension last.
 
     Parameters
     ----------
     table : DataFrame
     by : sequence of str
-        Sort keys, most significant first.
     orders : mapping, optional
-        Column -> its values in the wanted order, e.g. ``{"dimension": TABLE_ORDER}``
-        (:data:`tefcore.mind.schema.TABLE_ORDER`).
+        E.g. ``{"dimension": TABLE_ORDER}`` (:data:`tefcore.mind.schema.TABLE_ORDER`).
 
     Returns
     -------
     DataFrame
-        A sorted copy with a fresh index.
+        A sorted copy (stable sort) with a fresh index.
 
     Examples
     --------
@@ -325,11 +314,8 @@ def dimension_average(
     counts: Sequence[str] = (),
     dimension: str = "dimension",
 ) -> pd.DataFrame:
-    r"""The "Average" of a table: per group, the unweighted mean over its dimensions (protocol §7).
-
-    .. math:: \bar s = \frac{1}{|D|} \sum_{d \in D} s_d
-
-    Rows whose ``dimension`` already is :data:`AVERAGE` are left out.
+    r"""The "Average" of a table: per group, the unweighted mean over its dimensions (protocol §7),
+    :math:`\bar s = \frac{1}{|D|} \sum_{d \in D} s_d`, leaving out rows already :data:`AVERAGE`.
 
     Parameters
     ----------
@@ -383,11 +369,9 @@ def score_table(
     orders: Mapping[str, Sequence[Any]] | None = None,
     classes: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
-    r"""Accuracy and macro-F1 (percent) per group, with the unweighted "Average" over dimensions.
-
-    The metrics of :func:`tefcore.metrics.accuracy` and :func:`tefcore.metrics.macro_f1` (a task's
-    dimension: over its K sides), computed from per-group counts in one pass (the tests check that they
-    agree); an abstention is a miss of the true side.
+    """Accuracy and macro-F1 (percent) per group, with the unweighted "Average" over dimensions: the metrics
+    of :func:`tefcore.metrics.accuracy` and :func:`tefcore.metrics.macro_f1` (a task's dimension: over its
+    K sides), from per-group counts in one pass; an abstention is a miss of the true side.
 
     Parameters
     ----------
@@ -443,11 +427,10 @@ def strongest_baseline(
     baselines: Sequence[str] = BASELINES,
     challenger: str | None = "tef",
 ) -> pd.DataFrame:
-    r"""The best of the baselines per group, and the challenger's gain over it.
-
-    ``by`` states the level: the rows of each (group, rule) are averaged (unweighted) first, then the
-    best baseline is picked, :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`; on the paper's tidy
-    Table 3, ``by=["model", "lang", "metric"]`` is per (model, language) on the Average and
+    r"""The best of the baselines per group, and the challenger's gain over it. ``by`` states the level: the
+    rows of each (group, rule) are averaged (unweighted) first, then the best baseline is picked (ties to
+    the first of ``baselines``), :math:`g = \overline{\text{TEF}} - \max_b \overline{b}`; on the paper's
+    tidy Table 3, ``by=["model", "lang", "metric"]`` is per (model, language) on the Average and
     ``by=["model", "metric"]`` per model (as Table 1 does). Pass a :func:`score_table` without its Average
     rows (they are recomputed alike) or with those rows only.
 
@@ -456,20 +439,17 @@ def strongest_baseline(
     scores : DataFrame
         Long scores: the ``by`` columns, a rule column and a value column.
     by : sequence of str
-        Columns of a group (the level).
     value, rule : str
-        The value column (``"accuracy"``, ``"macro_f1"``, ``"value"``) and the rule column (``"method"``
-        in the paper's tables).
+        The value column and the rule column (``"method"`` in the paper's tables).
     baselines : sequence of str
-        The competing rules; ties go to the first in this order.
     challenger : str or None
         The rule whose gain is reported (``None``: only the best baseline).
 
     Returns
     -------
     DataFrame
-        Indexed by ``by`` (sorted): ``strongest_baseline`` (its rule name), ``baseline`` (its value)
-        and, with a challenger, a column named after it and ``gain``.
+        Indexed by ``by`` (sorted): ``strongest_baseline`` (its rule name), ``baseline`` (its value) and,
+        with a challenger, a column named after it and ``gain``.
 
     Raises
     ------
@@ -510,34 +490,31 @@ def paired_comparisons(
     random_state: int = 0,
     strata: Sequence[str] = ("dimension",),
 ) -> pd.DataFrame:
-    r"""Rule ``a`` against rule ``b`` on the same pairs, per group: paired bootstrap and McNemar.
-
-    :math:`\Delta = \bar s(a) - \bar s(b)` is the difference of the Averages over ``strata``
-    (:func:`tefcore.metrics.paired_bootstrap` with ``average_over_strata``); McNemar's test
-    (:func:`tefcore.metrics.mcnemar_test`) is on the pooled correctness.
+    r"""Rule ``a`` against rule ``b`` on the same pairs, per group: :math:`\Delta = \bar s(a) - \bar s(b)`, the
+    difference of the Averages over ``strata`` (:func:`tefcore.metrics.paired_bootstrap`), and McNemar's test
+    on the pooled correctness (:func:`tefcore.metrics.mcnemar_test`).
 
     Parameters
     ----------
     pred : DataFrame
         :func:`predict_pairs` output (several runs may be stacked with key columns such as ``model``).
     a : str
-        The rule under test (e.g. ``"tef"``).
+        The rule under test.
     b : str or mapping
-        The rule compared with, or a mapping from a group key tuple (``by`` order) to it, e.g. the
-        strongest baseline of each group; groups the mapping leaves out are skipped.
+        The rule compared with, or a mapping from a group's key tuple to it (the strongest baseline of each
+        group, say); groups it leaves out are skipped.
     by : sequence of str
-        Columns of a group.
     metric : {"accuracy", "macro_f1"}
     n_boot, level, random_state
         Bootstrap settings (the same seed for every group).
     strata : sequence of str
-        Columns whose combinations are the strata (``("lang", "dimension")``: as Table 1 does).
+        Columns whose combinations are the strata (``("lang", "dimension")`` as Table 1 does).
 
     Returns
     -------
     DataFrame
-        ``*by, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c, p_mcnemar, n``.
-        ``difference`` is ``metric(a) - metric(b)`` in points.
+        ``*by, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c, p_mcnemar, n``, the
+        difference in points.
 
     Raises
     ------
