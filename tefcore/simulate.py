@@ -1,31 +1,20 @@
-r"""Synthetic sentence detectors whose calibration and independence are under our control.
+r"""Synthetic sentence detectors whose calibration and independence are under our control, for which the
+right answer is known (the theory chapters and the teaching lab derive and use them).
 
-Detectors for which the right answer is known (the theory chapters and the teaching lab), drawn from a
-Gaussian shift model.
-
-Generative model
-----------------
 A document has a latent side :math:`Y`, change (:math:`s = +1`) with probability :math:`\pi`, else
-stability (:math:`s = -1`). Sentence :math:`i` carries a latent observation of *strength*
-:math:`\mu_i \ge 0` and noise correlation :math:`\rho \in [0, 1)` within the document,
+stability (:math:`s = -1`). Sentence :math:`i` has a *strength* :math:`\mu_i \ge 0` and a latent
+observation, with noise correlation :math:`\rho \in [0, 1)` within the document,
 
 .. math::
 
     x_i = s\,\frac{\mu_i}{2} + \sqrt{\rho}\, z + \sqrt{1-\rho}\, e_i, \qquad z, e_i \sim \mathcal N(0, 1),
 
-so that the exact single-sentence posterior log-odds is
-:math:`\lambda_i = \mu_i x_i + \operatorname{logit}\pi` and :math:`\sigma(\lambda_i)` is calibrated. The
-detector *reports*
-
-.. math::
-
-    p_i = \sigma\big(\lambda_i / T + b + \eta_i\big), \qquad \eta_i \sim \mathcal N(0, \tau^2):
-
-with :math:`T = 1`, :math:`b = 0`, :math:`\tau = 0`, :math:`\rho = 0` the sentences are calibrated and
-conditionally independent (Proposition 2's hypotheses). *Decisive* sentences have strength ``strength``,
-*uncertain* ones ``uncertain_strength``; a :class:`Detector` holds the seven parameters. Arrays are flat
-with a sorted ``doc_index``, the input of :func:`tefcore.fusion.fuse_many`; :mod:`tefcore.information`
-measures what the posteriors carry.
+whose exact posterior log-odds :math:`\lambda_i = \mu_i x_i + \operatorname{logit}\pi` is calibrated.
+The detector reports :math:`p_i = \sigma(\lambda_i / T + b + \eta_i)`, :math:`\eta_i \sim \mathcal
+N(0, \tau^2)`: with :math:`T = 1`, :math:`b = \tau = \rho = 0` the sentences are calibrated and
+conditionally independent (Proposition 2's hypotheses). *Decisive* sentences have strength
+``strength``, *uncertain* ones ``uncertain_strength``; a :class:`Detector` holds the seven parameters.
+Arrays are flat with a sorted ``doc_index``, the input of :func:`tefcore.fusion.fuse_many`.
 
 Examples
 --------
@@ -154,30 +143,19 @@ def _check(name: str, value: float, ok: bool, bound: str) -> None:
 # --- the detector ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Detector:
-    r"""A sentence detector of the Gaussian shift model: how much its sentences say and how it reports.
+    r"""A sentence detector of the Gaussian shift model (the module notes): how much its sentences say and how
+    it reports. A parameter out of its range raises a ValueError that names it.
 
     Attributes
     ----------
-    strength : float
-        Strength :math:`\mu \ge 0` of the decisive sentences; one of them alone is right with probability
-        :math:`\Phi(\mu/2)` under equal priors (0.93 at the default 3).
-    uncertain_strength : float
-        Strength of the uncertain sentences (>= 0; at 0 they carry no information).
-    temperature : float
-        :math:`T > 0`: < 1 overconfident, > 1 underconfident.
-    logit_noise : float
-        :math:`\tau \ge 0`: a detector wrong in ways unrelated to the document.
-    logit_bias : float
-        :math:`b`: a lean towards change (> 0) or stability (< 0), as an LLM that prefers one answer letter.
-    correlation : float
-        :math:`\rho \in [0, 1)`.
-    prior : float
-        :math:`\pi = P(Y = \text{change})`, in (0, 1).
-
-    Raises
-    ------
-    ValueError
-        When a parameter is out of its range (the message names it).
+    strength, uncertain_strength : float
+        :math:`\mu \ge 0` of the decisive and of the uncertain sentences; one decisive sentence alone is
+        right with probability :math:`\Phi(\mu/2)` under equal priors (0.93 at the default 3).
+    temperature, logit_noise, logit_bias : float
+        :math:`T > 0` (< 1 overconfident), :math:`\tau \ge 0` and :math:`b` (a lean towards change when
+        > 0, as an LLM that prefers one answer letter).
+    correlation, prior : float
+        :math:`\rho \in [0, 1)` and :math:`\pi = P(Y = \text{change}) \in (0, 1)`.
 
     Examples
     --------
@@ -228,17 +206,15 @@ def simulate_documents(
     rng: RandomState = None,
     **params: float,
 ) -> SimulatedCorpus:
-    r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model.
-
-    Within a document the sentences come in random order, so that their position carries no
-    information (a tied Majority Vote goes to the side voted first).
+    r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model, in random order
+    within a document (their position carries no information; a tied Majority Vote goes to the first vote).
 
     Parameters
     ----------
     n_docs : int
         Number of documents (>= 1).
     detector : Detector, optional
-        The detector (default: ``Detector()``, calibrated and independent).
+        Default ``Detector()``, calibrated and independent.
     n_decisive, n_uncertain : int or array_like of int
         Sentences of each kind, for all documents or per document (at least one sentence each).
     rng : int, numpy.random.Generator or None
@@ -250,22 +226,18 @@ def simulate_documents(
     -------
     SimulatedCorpus
 
+    Notes
+    -----
+    :math:`x \mid Y \sim \mathcal N(s\,m, \Sigma)`, :math:`m_i = \mu_i/2`, :math:`\Sigma = (1-\rho) I +
+    \rho\,\mathbf 1\mathbf 1^\top` gives the exact document log-odds :math:`\operatorname{logit}\pi +
+    2\,m^\top\Sigma^{-1}x = \operatorname{logit}\pi + \frac{2}{1-\rho}\big(\sum_i m_i x_i - \frac{\rho
+    \sum_i m_i \sum_i x_i}{1-\rho+N\rho}\big)`.
+
     Examples
     --------
     >>> c = simulate_documents(2, Detector(strength=4.0), n_decisive=1, n_uncertain=2, rng=1)
     >>> c.doc_index.tolist(), c.decisive.tolist()
     ([0, 0, 0, 1, 1, 1], [False, False, True, False, False, True])
-
-    Notes
-    -----
-    :math:`x \mid Y \sim \mathcal N(s\,m, \Sigma)` with :math:`m_i = \mu_i/2` and
-    :math:`\Sigma = (1-\rho) I + \rho\,\mathbf 1\mathbf 1^\top` gives the exact document log-odds
-
-    .. math::
-
-        \operatorname{logit}\pi + 2\,m^\top\Sigma^{-1}x
-        = \operatorname{logit}\pi + \frac{2}{1-\rho}\Big(\sum_i m_i x_i
-          - \frac{\rho \sum_i m_i \sum_i x_i}{1-\rho+N\rho}\Big).
     """
     if not isinstance(n_docs, (int, np.integer)) or n_docs < 1:
         raise ValueError(f"n_docs must be a positive integer, got {n_docs!r}")
@@ -323,18 +295,15 @@ def simulate_documents(
 def decisive_counts(
     share: float, n_uncertain: int, n_docs: int, *, rng: RandomState = None
 ) -> IntArray:
-    r"""Per-document numbers of decisive sentences that make a given share of all sentences decisive.
-
-    A share :math:`q` beside :math:`u` uncertain sentences needs on average :math:`r = u\,q/(1-q)`
-    decisive ones; each document gets :math:`\lceil r\rceil` with probability :math:`r - \lfloor r\rfloor`,
-    else :math:`\lfloor r\rfloor` (possibly none), so the pooled share is :math:`q` in expectation.
+    r"""Per-document numbers of decisive sentences that make a share :math:`q` of all sentences decisive
+    beside :math:`u` uncertain ones: with :math:`r = u\,q/(1-q)`, :math:`\lceil r\rceil` with probability
+    :math:`r - \lfloor r\rfloor`, else :math:`\lfloor r\rfloor` (possibly none), so the pooled share is
+    :math:`q` in expectation.
 
     Parameters
     ----------
-    share : float
-        :math:`q`, in [0, 1).
-    n_uncertain : int
-        :math:`u \ge 1`.
+    share, n_uncertain : float, int
+        :math:`q \in [0, 1)` and :math:`u \ge 1`.
     n_docs : int
     rng : int, numpy.random.Generator or None
 
@@ -365,18 +334,16 @@ def gaussian_information(
     temperature: float = 1.0,
     logit_noise: float = 0.0,
 ) -> Information:
-    r"""Exact :math:`I(Y; p_i)` and :math:`I(Y; \hat y_i)` of one sentence of the Gaussian shift model.
-
-    Logit noise makes a Gaussian shift of strength :math:`\mu_e = \mu/\sqrt{1 + (T\tau/\mu)^2}`; a
-    temperature alone is an invertible map of :math:`p_i` and changes neither quantity. Then
+    r"""Exact :math:`I(Y; p_i)` and :math:`I(Y; \hat y_i)` of one sentence of the Gaussian shift model. Logit
+    noise makes a Gaussian shift of strength :math:`\mu_e = \mu/\sqrt{1 + (T\tau/\mu)^2}` (a temperature
+    alone changes neither quantity), so that, by Gauss-Hermite quadrature,
 
     .. math::
 
         I(Y; p_i) = h(\pi) - \mathbb E\big[h\big(\sigma(\mu_e u + \operatorname{logit}\pi)\big)\big],
         \qquad u \mid Y \sim \mathcal N(\pm\mu_e/2, 1),
 
-    by Gauss-Hermite quadrature, and the hard label is a binary channel with
-    :math:`P(\hat y = 1 \mid Y) = 1 - \Phi\big(c - s\,\mu_e/2\big)`,
+    and the hard label is a binary channel, :math:`P(\hat y = 1 \mid Y) = 1 - \Phi(c - s\,\mu_e/2)` with
     :math:`c = -\operatorname{logit}\pi / (\mu\sqrt{1+(T\tau/\mu)^2})`:
 
     .. math:: I(Y; \hat y_i) = h\big(P(\hat y = 1)\big) - \sum_y P(y)\, h\big(P(\hat y = 1\mid y)\big).
@@ -391,7 +358,7 @@ def gaussian_information(
     Returns
     -------
     tefcore.information.Information
-        ``soft`` and ``hard`` in nats, floats for a scalar ``strength``, arrays otherwise.
+        In nats; floats for a scalar ``strength``, arrays otherwise.
 
     Examples
     --------
@@ -447,28 +414,24 @@ def fusion_study(
     rng: RandomState = None,
     **params: float,
 ) -> pd.DataFrame:
-    r"""Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences).
-
-    Every cell draws ``n_docs`` documents (decisive counts from :func:`decisive_counts`); all cells go
-    through one :func:`tefcore.fusion.fuse_many` call per rule. ``oracle`` is the Bayes-optimal decision
-    (the sign of :attr:`SimulatedCorpus.true_log_odds`).
+    """Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences): ``n_docs``
+    documents per cell (:func:`decisive_counts`), one :func:`tefcore.fusion.fuse_many` call per rule, and
+    ``oracle``, the Bayes-optimal decision (the sign of :attr:`SimulatedCorpus.true_log_odds`).
 
     Parameters
     ----------
     decisive_shares, n_uncertain_values : sequence
-        The grid: shares of decisive sentences in [0, 1), and uncertain sentences per document (>= 1).
+        The grid: shares in [0, 1), and uncertain sentences per document (>= 1).
     detector, rng, **params
         As in :func:`simulate_documents`.
     n_docs : int
-        Documents per cell.
     rules : sequence of str
         Sentence-level rules of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``).
 
     Returns
     -------
     pandas.DataFrame
-        Long format: ``decisive_share``, ``n_uncertain``, ``rule`` (the rule names and ``oracle``),
-        ``accuracy`` (a fraction), ``n_docs``.
+        ``decisive_share, n_uncertain, rule`` (with ``oracle``), ``accuracy`` (a fraction), ``n_docs``.
 
     Examples
     --------
@@ -503,21 +466,19 @@ def fusion_study(
 
 # --- posts for numerical checks of the method (the claims ledger and the theory chapters share them) ---
 def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntArray]:
-    """``n`` random posts of 1 to 8 sentences, for checks that must hold on any input.
+    """``n`` random posts of 1 to 8 sentences, for checks that must hold on any input: for ``k = 2``
+    P(change) ~ Beta(0.7, 0.7), 5 % of them set to 0, 0.5 or 1; for ``k > 2`` rows ~ Dirichlet(0.8).
 
     Parameters
     ----------
-    k : int
-        Number of classes: ``2`` gives P(change) ~ Beta(0.7, 0.7), 5 % of them set to 0, 0.5 or 1;
-        ``k > 2`` rows ~ Dirichlet(0.8).
-    n, seed : int
-        Number of posts; seed of :func:`numpy.random.default_rng`.
+    k, n, seed : int
+        Classes, posts, and the seed of :func:`numpy.random.default_rng`.
 
     Returns
     -------
     p : ndarray, shape (n_sentences,) or (n_sentences, k)
     doc_index : ndarray of int, shape (n_sentences,)
-        Post of each sentence, non-decreasing (the input of :func:`tefcore.fusion.fuse_many`).
+        Post of each sentence, non-decreasing.
 
     Examples
     --------
@@ -536,24 +497,18 @@ def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntAr
 
 
 def gaussian_shift_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[FloatArray, IntArray, FloatArray]:
-    r"""Posts of calibrated, independent sentences with known likelihoods, and their exact log-odds.
-
-    Post :math:`d` is change with probability :math:`\pi` (``prior``); each of its 1 to 8 sentences has
+    r"""Posts of calibrated, independent sentences with known likelihoods, and their exact log-odds. Post
+    :math:`d` is change with probability :math:`\pi` (``prior``); each of its 1 to 8 sentences has
     :math:`\mu_i \sim U(0.2, 3)` and :math:`x_i \sim N(\pm\mu_i/2, 1)`, so :math:`p_i = \pi\phi(x_i-\mu_i/2)
-    / (\pi\phi(x_i-\mu_i/2) + (1-\pi)\phi(x_i+\mu_i/2))`; the exact log-odds of the post come from the
-    joint likelihood, a route that never forms a sentence posterior:
-
-    .. math::
-
-        \log\frac{P(\text{change}\mid x_{1:N})}{P(\text{stability}\mid x_{1:N})}
-        = \ell(\pi) + \sum_i \big[\log\phi(x_i - \mu_i/2) - \log\phi(x_i + \mu_i/2)\big].
+    / (\pi\phi(x_i-\mu_i/2) + (1-\pi)\phi(x_i+\mu_i/2))`; the exact log-odds come from the joint
+    likelihood, a route that never forms a sentence posterior,
+    :math:`\ell(\pi) + \sum_i [\log\phi(x_i - \mu_i/2) - \log\phi(x_i + \mu_i/2)]`.
 
     Returns
     -------
     p : ndarray, shape (n_sentences,)
     doc_index : ndarray of int, shape (n_sentences,)
     exact : ndarray, shape (n,)
-        The exact posterior log-odds of every post.
 
     Examples
     --------
