@@ -1,25 +1,13 @@
-r"""tefcore: Tempered Evidence Fusion (TEF) of LLM judgments, exact to the paper.
+"""tefcore: Tempered Evidence Fusion (TEF) of LLM judgments, exact to the paper.
 
-The face of the library is the paper's fusion rules and their metrics::
-
-    from tefcore import tef, fuse_many, majority_vote, soft_vote, direct
-
-Rooms (imports run one way, from the top of this list to the bottom):
-
-* :mod:`tefcore.paper`: the paper's published Tables 1-4 as data and the claims ledger with its checks
-  (``tef claims``);
-* :mod:`tefcore.judges`: extraction machinery, prompts in and probabilities out (one module per judge,
-  the registry, the provenance cache, the extraction loop);
-* :mod:`tefcore.mind`: the MIND benchmark as the protocol defines it (schema, validated loading,
-  evaluation pairs, segmentation, prompts, release);
-* the core, pure functions on arrays: :mod:`tefcore.fusion` (the rules), :mod:`tefcore.metrics`,
-  :mod:`tefcore.evaluate` (the one evaluation layer: predictions, score tables, the Average, the
-  strongest baseline, paired comparisons), :mod:`tefcore.information` (entropy, information, the
-  additive identity) and :mod:`tefcore.simulate` (synthetic detectors).
-
-:mod:`tefcore.cli` (the ``tef`` command) sits above all rooms. Everything that exists only for the book
-(the build tool ``tefbook``, the chapter support ``companion`` and ``chapters``) is a separate distribution
-in the repository's ``book/`` folder, which this library never imports.
+The face of the library is the paper's fusion rules (:mod:`tefcore.fusion`) and their metrics
+(:mod:`tefcore.metrics`). Imports run one way, from :mod:`tefcore.cli` (the ``tef`` command) through
+:mod:`tefcore.paper` (the paper's tables and the claims ledger), :mod:`tefcore.judges` (prompts in,
+probabilities out) and :mod:`tefcore.mind` (the MIND benchmark) down to the core of pure functions on
+arrays: :mod:`tefcore.fusion`, :mod:`tefcore.metrics`, :mod:`tefcore.evaluate` (predictions, score
+tables, the Average, the strongest baseline, paired comparisons), :mod:`tefcore.information` and
+:mod:`tefcore.simulate`. What exists only for the book is a separate distribution in ``book/``, which
+this library never imports.
 
 Examples
 --------

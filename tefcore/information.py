@@ -57,14 +57,8 @@ def binary_entropy(p: npt.ArrayLike) -> FloatArray:
 
 @dataclass(frozen=True)
 class Information:
-    """Mutual information (nats) of the true side with a sentence's posterior and its hard label.
-
-    Attributes
-    ----------
-    soft : float or ndarray
-        :math:`I(Y; p_i)`.
-    hard : float or ndarray
-        :math:`I(Y; \\hat y_i)` with :math:`\\hat y_i = \\mathbb 1[p_i \\ge 1/2]`.
+    r"""Mutual information (nats) of the true side with a sentence's posterior, ``soft`` :math:`= I(Y; p_i)`,
+    and with its hard label, ``hard`` :math:`= I(Y; \hat y_i)`, :math:`\hat y_i = \mathbb 1[p_i \ge 1/2]`.
     """
 
     soft: float | FloatArray
@@ -77,12 +71,9 @@ class Information:
 
 
 def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None = 32) -> float:
-    r"""Plug-in estimate of :math:`I(Y; X)` in nats from a sample, with :math:`X` binned.
-
-    ``p`` is cut into ``bins`` quantile bins with :math:`1/2` as an extra edge, so that the hard label
-    :math:`\mathbb 1[p \ge 1/2]` is a function of the bin and the estimate for ``p`` is never below the
-    one for the hard labels of the same sample (data processing). The estimate is
-    :func:`sklearn.metrics.mutual_info_score`.
+    r"""Plug-in estimate of :math:`I(Y; X)` in nats (:func:`sklearn.metrics.mutual_info_score`), ``p`` cut into
+    ``bins`` quantile bins with :math:`1/2` as an extra edge: the hard label :math:`\mathbb 1[p \ge 1/2]` is
+    then a function of the bin, so the estimate for ``p`` is never below the one for its hard labels.
 
     Parameters
     ----------
@@ -124,14 +115,10 @@ def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None =
 def additive_log_odds(
     p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
 ) -> FloatArray:
-    r"""Document log-odds as the sum of sentence log-odds (the identity of Proposition 2, unclipped):
-
-    .. math::
-
-        \log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})}
-        = \sum_{i=1}^{N} \operatorname{logit} p_i - (N - 1)\operatorname{logit}\pi
-
-    for conditionally independent sentences with calibrated posteriors :math:`p_i`.
+    r"""Document log-odds as the sum of sentence log-odds, unclipped (Proposition 2): for conditionally
+    independent sentences with calibrated posteriors :math:`p_i`,
+    :math:`\log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})} = \sum_{i=1}^{N} \operatorname{logit} p_i -
+    (N - 1)\operatorname{logit}\pi`.
 
     Parameters
     ----------
@@ -168,10 +155,9 @@ def additive_log_odds(
 
 
 def calibration_slope(score: npt.ArrayLike, y: npt.ArrayLike) -> float:
-    r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`.
-
-    A calibrated log-odds score has :math:`\beta = 1`, an overconfident one :math:`\beta < 1`; fitted by
-    unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`).
+    r"""Slope :math:`\beta` of the logistic recalibration :math:`P(\text{change}) = \sigma(\alpha + \beta s)`,
+    fitted by unpenalised maximum likelihood (:class:`sklearn.linear_model.LogisticRegression`): 1 for a
+    calibrated log-odds score, below 1 for an overconfident one.
 
     Parameters
     ----------
@@ -209,18 +195,18 @@ CONTRIBUTION_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef_withou
 
 
 def contributions(p: npt.ArrayLike) -> pd.DataFrame:
-    r"""What one sentence adds to each rule's decision: each binary rule predicts change when the sum of
-    :math:`\varphi(p_i)` is non-negative (a tied Majority Vote, see :mod:`tefcore.fusion`):
+    r"""What one sentence adds to each rule's decision: a binary rule predicts change when the sum of
+    :math:`\varphi(p_i)` is non-negative (ties as in :mod:`tefcore.fusion`), with
 
     .. math::
 
         \varphi_{\mathrm{MV}}(p) = \operatorname{sign}(p - \tfrac12)\ (+1 \text{ at } \tfrac12),\quad
         \varphi_{\mathrm{SV}}(p) = p - \tfrac12,\quad
         \varphi_{\text{w/o Entropy}}(p) = \ell(p),\quad
-        \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p),
+        \varphi_{\mathrm{TEF}}(p) = w(p)\,\ell(p).
 
-    with :math:`\ell` and :math:`w` of :mod:`tefcore.fusion`. Only ratios within a rule ("how many
-    sentences at :math:`p'` outweigh one at :math:`p`") compare across rules.
+    Only ratios within a rule ("how many sentences at :math:`p'` outweigh one at :math:`p`") compare
+    across rules.
 
     Parameters
     ----------
