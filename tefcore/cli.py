@@ -86,9 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex = _command(
         sub, "extract", "score MIND pairs, or a task's texts, with a judge into a cache",
         "Score every evaluation pair (the whole post for Direct, each sentence for the fusion rules) with a "
-        "judge. Reads mind_<lang>.jsonl from --data-dir (default: $MIND_DATA_DIR, else the embedded MIND "
-        "sample), or a --task file; writes one cache per prompt and language, <out>/<model>/<prompt>/<lang>.jsonl, "
-        "one record per pair. Running the same command again resumes: pairs already there are skipped.",
+        "judge. Reads mind_<lang>.jsonl from --data-dir, or a --task file; writes one cache per prompt and "
+        "language under --out, one record per pair. Running the same command again resumes: pairs already "
+        "there are skipped.",
         "tef extract --model e5-zeroshot --lang en --limit 5 --out /tmp/caches",
     )
     ex.add_argument("--model", required=True, help="registry name (see `tef models`) or a .gguf file")
@@ -178,12 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cl = _command(
         sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
-        "Check every claim of the paper the ledger lists. Reads the paper's tables (shipped with tefcore, or "
-        "--paper-dir), the MIND data (--data-dir, else $MIND_DATA_DIR, else the embedded sample) and the caches "
-        "of the paper's models under --cache-dir (after `tef reproduce`, the rows about that model are checked "
-        "on them); writes nothing, prints the verdicts per kind of evidence and the ledger (grouped by the "
-        "paper's sections: the paper's number, ours, the kind of evidence, the verdict) and exits 1 when a "
-        "checked claim does not give its recorded verdict.",
+        "Check every claim of the paper the ledger lists. Reads the paper's tables (--paper-dir), the MIND data "
+        "(--data-dir) and the caches of the paper's models under --cache-dir (after `tef reproduce`, the rows "
+        "about that model are checked on them); writes nothing, prints the verdicts per kind of evidence and the "
+        "ledger by the paper's sections, and exits 1 when a checked claim does not give its recorded verdict.",
         "tef claims --cache-dir data/caches --format markdown > claims.md",
     )
     cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
@@ -322,8 +320,8 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
             out = cache_path(args.out, spec.name, variant, lang, rule, args.reading)
             try:
                 report = extraction.run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
-                                        batch_size=args.batch_size, limit=args.limit, progress=not args.no_progress,
-                                        engine=engine)
+                                                   batch_size=args.batch_size, limit=args.limit,
+                                                   progress=not args.no_progress, engine=engine)
             except extraction.ExtractionInterrupted as stop:
                 r = stop.report
                 print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {r.store or r.path} "
