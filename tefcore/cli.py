@@ -39,7 +39,7 @@ import pandas as pd
 
 import tefcore.judges.run as extraction  # run_extraction and download_release are looked up when called
 import tefcore.mind.release as release
-from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table
+from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table, sort_table
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.judges import backend_class
 from tefcore.judges.cache import cache_path, read_cache_file
@@ -393,16 +393,13 @@ def score_display(table: Any) -> Any:
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`tefcore.evaluate.score_table` rows of one language (columns ``rule, dimension, n,
-        accuracy, macro_f1``), the ``Average`` among the dimensions.
+        :func:`tefcore.evaluate.score_table` rows of one language, the ``Average`` among the dimensions.
 
     Returns
     -------
     pandas.DataFrame
-        Index (metric, rule) with the paper's short names (``Acc``/``F1``; ``Direct``, ``MV``, ...) and
-        a last row ``n`` (pairs per dimension); columns the paper's dimension abbreviations, then
-        ``Avg.``. The best value of each column has a ``*``; values computed on fewer than
-        :data:`FEW_PAIRS` pairs are in parentheses.
+        Rows (metric, rule) and ``n`` (pairs), columns the dimensions, all with the paper's short names; a
+        ``*`` on the best value of each column, parentheses on values from fewer than :data:`FEW_PAIRS` pairs.
 
     Examples
     --------
@@ -419,11 +416,10 @@ def score_display(table: Any) -> Any:
         TEF     (45.0*)  74.0*  59.5*
     n                 8     40     48
     """
-    present = dict.fromkeys(table["dimension"])  # MIND's in the paper's order, a task's as the table has them
-    dims = [*(d for d in TABLE_ORDER if d in present), *(d for d in present if d not in (*TABLE_ORDER, AVERAGE)),
-            *((AVERAGE,) if AVERAGE in present else ())]
+    by_dim = sort_table(table.drop_duplicates("dimension"), ["dimension"], {"dimension": TABLE_ORDER})
+    n = by_dim.set_index("dimension")["n"]  # MIND's in the paper's order, a task's as the table has them
+    dims = n.index.tolist()
     rules = [r for r in RULE_NAMES if r in set(table["rule"])]
-    n = table.drop_duplicates("dimension").set_index("dimension")["n"].reindex(dims)
     blocks = {METRIC_LABELS[metric]: _marked(table.pivot(index="rule", columns="dimension", values=metric)
                                               .reindex(index=rules, columns=dims), n)
               for metric in ("accuracy", "macro_f1")}

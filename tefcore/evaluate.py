@@ -1,20 +1,16 @@
-r"""The one evaluation layer: from a probability cache to predictions, score tables, the "Average",
-the strongest baseline and paired comparisons (each aggregate of the paper defined once, here).
-
-A cache (:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
+"""The one evaluation layer: from a probability cache to predictions, score tables, the "Average", the
+strongest baseline and paired comparisons (each aggregate of the paper defined here, once). A cache
+(:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
 P(change) (``direct``) and the per-sentence P(change) (``sentences``), NaN for an unreadable answer.
-:func:`predict_pairs` fuses the sentences of all pairs in one :func:`tefcore.fusion.fuse_many` call per
-rule (:func:`flatten_sentences`) and :func:`score_table` scores the predictions per group.
 
 Invalid answers: ``invalid="drop"`` (the default) leaves unreadable sentences out of the fusion and
 counts them; a pair with no readable sentence (or an unreadable Direct answer) is an *abstention*,
 scored as wrong. ``invalid="reference"`` reproduces the reference release, which turns every unreadable
 answer into P(change) = 0.5 (a change vote under Majority Vote and a change prediction under Direct).
 
-A task of one's own (:mod:`tefcore.tasks`) names its sides per dimension: ``classes`` maps each dimension
-to them (K may differ between dimensions); a dimension with K > 2 sides is fused from the distributions
-(``direct_probs``, ``sentence_probs``) with the general-K rules, and its macro-F1 averages its K sides.
-This module never names the benchmark's dimensions: an order of dimensions is an argument.
+A task of one's own (:mod:`tefcore.tasks`) names its sides per dimension (``classes``; K may differ
+between dimensions): a dimension with K > 2 sides is fused from the distributions (``direct_probs``,
+``sentence_probs``) with the general-K rules. An order of dimensions is always an argument.
 """
 
 from __future__ import annotations
