@@ -236,9 +236,7 @@ def _single_lang(posts: Sequence[Post]) -> str:
     if len(langs) != 1:
         found = sorted(langs) if langs else "no posts"
         raise ValueError(f"a data card needs posts of exactly one language, got {found}")
-    lang = langs.pop()
-    check_lang(lang)
-    return lang
+    return check_lang(langs.pop())
 
 
 def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = MIN_LENGTH) -> dict[str, Any]:

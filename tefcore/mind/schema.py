@@ -72,11 +72,9 @@ class Subcategory:
         ValueError
             If ``side`` is not one of :data:`SIDES`.
         """
-        if side == CHANGE:
-            return self.change
-        if side == STABILITY:
-            return self.stability
-        raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
+        if side not in SIDES:
+            raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
+        return self.change if side == CHANGE else self.stability
 
 
 @dataclass(frozen=True)

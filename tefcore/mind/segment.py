@@ -180,18 +180,12 @@ def _stripped_spans(text: str, cuts: Iterator[int]) -> Iterator[tuple[int, int]]
 def _merge_short(spans: list[tuple[int, int]], min_length: int) -> list[tuple[int, int]]:
     """Merge every span shorter than ``min_length`` into the next one (the last into the previous)."""
     merged: list[tuple[int, int]] = []
-    pending: int | None = None
+    pending: int | None = None  # where the short spans not yet merged begin
     for start, end in spans:
-        begin = start if pending is None else pending
-        if end - begin < min_length:
-            pending = begin
-            continue
-        merged.append((begin, end))
-        pending = None
+        pending = start if pending is None else pending
+        if end - pending >= min_length:
+            merged.append((pending, end))
+            pending = None
     if pending is not None:
-        last_end = spans[-1][1]
-        if merged:
-            merged[-1] = (merged[-1][0], last_end)
-        else:
-            merged.append((pending, last_end))
+        merged[-1:] = [(merged[-1][0] if merged else pending, spans[-1][1])]
     return merged
