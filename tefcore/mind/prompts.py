@@ -43,10 +43,8 @@ VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 ANSWER_LETTERS: dict[str, str] = {"change": "C", "stability": "S"}
 """Side -> the answer letter a prompt asks for."""
 
-# The original and verbose prompts of a language ask the same question (dimension, the sides, the
-# text); only their instructions around it differ. They are written once with two slots of a task's own
-# schema, ``{sides}`` (one line per side) and ``{letters}`` (the answer letters), and MIND's templates fill
-# those slots from its schema: the result is protocol §4's text verbatim (tests/test_prompts.py).
+# The original and verbose prompts are written once with a task's slots {sides} and {letters}
+# (task_template); MIND's fill them from its schema, giving protocol §4's text verbatim.
 _QUESTION = {
     "en": "Dimension: {dimension}\n{sides}\n\nText: {text}\n\n",
     "zh": "维度：{dimension}\n{sides}\n\n文本：{text}\n\n",

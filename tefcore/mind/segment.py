@@ -80,8 +80,7 @@ def split_sentences(
     lang : {"en", "zh"}
         Its language; any other value is an error.
     min_length : int, default 10
-        Minimum sentence length in code points (punctuation included). The reference rule drops
-        shorter pieces; the improved rule merges them into a neighbour.
+        Minimum sentence length in code points (punctuation included).
     rule : {"reference", "improved"}, default "reference"
         See the module notes; ``"reference"`` reproduces the paper.
 
