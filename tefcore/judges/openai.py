@@ -6,21 +6,16 @@ Each request is one user message (the prompt of protocol §4) answered greedily 
 of that first position go to :func:`tefcore.judges.labels.score_token_logprobs`, the code every LLM
 backend shares after the model call.
 
-Reliability: every request runs under a :class:`tefcore.judges.retry.RetryPolicy` (the client's own
-retries are switched off) and a batch under :func:`tefcore.judges.retry.map_batch`: transient failures are
-retried with bounded backoff, other 4xx are not, an unreadable answer is recorded as ``invalid`` (never
-0.5), and a batch stops at its first error, so a :func:`tefcore.judges.run.run_extraction` chunk is
-either scored whole or not written at all. A well-formed answer without log-probabilities, with an empty
-content list or with neither letter in its top-k goes to :func:`score_token_logprobs` as it is
-(``invalid``, or ``generated_text`` under the reference reading).
+Reliability is :mod:`tefcore.judges.retry`'s (the client's own retries are switched off): each request
+runs under a :class:`~tefcore.judges.retry.RetryPolicy`, a batch under
+:func:`~tefcore.judges.retry.map_batch`. A well-formed answer without log-probabilities or without either
+letter goes to :func:`score_token_logprobs` as it is (``invalid``, or ``generated_text`` under the
+reference reading), never 0.5.
 
-What the API answered is kept: every score carries the ``model`` and ``system_fingerprint`` of the
-response that produced it (:class:`ServedScore`; an alias such as ``deepseek-chat`` is re-pointed at each
-release, the fingerprint says which build answered), and the cache stores them per pair record. A
-prompt that the server refuses as longer than the model's context (HTTP 400 naming the maximum context
-length, as ``vllm serve`` answers) is recorded as ``invalid`` with that reason, and the run goes on.
-``chat_template_kwargs`` (Qwen3's ``{"enable_thinking": false}`` behind ``vllm serve``) are sent in the
-request body, so that the server renders the prompt as the offline vLLM backend does.
+Every score carries the ``model`` and ``system_fingerprint`` of the response that produced it
+(:class:`ServedScore`: an alias such as ``deepseek-chat`` is re-pointed at each release), and the cache
+stores them per pair record. ``chat_template_kwargs`` (Qwen3's ``{"enable_thinking": false}`` behind
+``vllm serve``) are sent in the request body, so that the server renders as the offline vLLM judge does.
 
 The API key is read once, at construction, from the environment variable named by ``api_key_env``;
 it is never a parameter, never stored in provenance and never printed: every message passes through
@@ -38,16 +33,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.labels import READINGS, score_token_logprobs
+from tefcore.judges.labels import LogprobJudge, check_reading, score_token_logprobs
 from tefcore.judges.redact import clean_url, redact
 from tefcore.judges.retry import BackendError, RetryPolicy, map_batch, retry_after
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
 
 __all__ = ["BackendError", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
 
@@ -106,16 +98,15 @@ class ServedScore(Score):
 
 def _served(score: Score, response: Any) -> Score:
     """``score`` with the response's ``model`` and ``system_fingerprint`` attached (when it has any)."""
-    model, fingerprint = _get(response, "model"), _get(response, "system_fingerprint")
-    model = model if isinstance(model, str) and model else None
-    fingerprint = fingerprint if isinstance(fingerprint, str) and fingerprint else None
+    model, fingerprint = (value if isinstance(value := _get(response, name), str) and value else None
+                          for name in ("model", "system_fingerprint"))
     if model is None and fingerprint is None:
         return score
-    values = {f.name: getattr(score, f.name) for f in fields(Score)}
-    return ServedScore(**values, served_model=model, system_fingerprint=fingerprint)
+    return ServedScore(**vars(score), served_model=model, system_fingerprint=fingerprint)
 
 
 def _import_openai() -> Any:
+    """``import openai``, or a one-line :class:`BackendError` naming the extra to install."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -160,16 +151,13 @@ def read_first_position(choice: Any) -> tuple[list[tuple[str, float]], str | Non
         The answer text (``message.content``, ``delta.content``, else the first content token).
     """
     entries: list[tuple[str, float]] = []
-    message = _get(choice, "message") or _get(choice, "delta")
-    generated = _get(message, "content")
+    generated = _get(_get(choice, "message") or _get(choice, "delta"), "content")
     logprobs = _get(choice, "logprobs")
     content = _get(logprobs, "content")
     if isinstance(content, Sequence) and content:
         first = content[0]
-        for item in _get(first, "top_logprobs") or ():
-            entry = _entry(_get(item, "token"), _get(item, "logprob"))
-            if entry is not None:
-                entries.append(entry)
+        entries = [e for item in _get(first, "top_logprobs") or ()
+                   if (e := _entry(_get(item, "token"), _get(item, "logprob"))) is not None]
         sampled = _entry(_get(first, "token"), _get(first, "logprob"))
         if sampled is not None and all(text != sampled[0] for text, _ in entries):
             entries.append(sampled)
@@ -180,14 +168,11 @@ def read_first_position(choice: Any) -> tuple[list[tuple[str, float]], str | Non
     else:
         legacy = _get(logprobs, "top_logprobs")
         if isinstance(legacy, Sequence) and legacy and isinstance(legacy[0], Mapping):
-            for token, lp in legacy[0].items():
-                entry = _entry(token, lp)
-                if entry is not None:
-                    entries.append(entry)
+            entries = [e for token, lp in legacy[0].items() if (e := _entry(token, lp)) is not None]
     return entries, generated if isinstance(generated, str) else None
 
 
-class OpenAIBackend:
+class OpenAIBackend(LogprobJudge):
     """Read P(change) from an OpenAI-compatible chat-completions endpoint.
 
     Parameters
@@ -205,8 +190,9 @@ class OpenAIBackend:
         Requests in flight at once.
     timeout : float, default 60.0
         Seconds per HTTP request.
-    max_retries : int, default 6
-        Retries per request (so at most ``max_retries + 1`` requests).
+    max_retries, base_delay, max_delay, max_total_wait, retry_after_cap, malformed_retries, rng, sleep
+        The retry policy (:class:`~tefcore.judges.retry.RetryPolicy`; defaults 6, 0.5, 30.0, 300.0, 60.0,
+        2, a fresh ``random.Random()``, a wait that wakes up when the batch is aborted).
     top_logprobs_cap : int, default 20
         The endpoint's cap on ``top_logprobs`` (OpenAI: 20; many APIs: 5); a larger ``top_logprobs`` is
         a ``ValueError`` here rather than a 400 from the server.
@@ -214,18 +200,6 @@ class OpenAIBackend:
         Sent as ``seed`` when given.
     reading : {"summed", "reference"}, default "summed"
         How letters are read from the top-k (see :mod:`tefcore.judges.labels`).
-    base_delay, max_delay : float, default 0.5, 30.0
-        Backoff: the n-th retry waits :math:`U(0, \\min(d_{max}, d_0 2^n))` seconds.
-    max_total_wait : float, default 300.0
-        Backoff seconds allowed per request, all retries together.
-    retry_after_cap : float, default 60.0
-        The longest ``Retry-After`` honoured.
-    malformed_retries : int, default 2
-        Retries of a 200 whose body is not JSON before the request is recorded invalid.
-    rng : random.Random, optional
-        Source of the jitter (inject a seeded one in tests).
-    sleep : callable, optional
-        Called with each backoff delay (default: wait, waking up early when the batch is aborted).
     extra_body : mapping, optional
         Vendor-specific request fields, sent as they are and recorded in provenance.
     chat_template_kwargs : mapping, optional
@@ -288,8 +262,7 @@ class OpenAIBackend:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
         if not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-        if reading not in READINGS:
-            raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+        self.reading = check_reading(reading)
         self.name = name or type(self).name
         self.model = model
         self.base_url = base_url
@@ -297,7 +270,6 @@ class OpenAIBackend:
         self.max_concurrency = int(max_concurrency)
         self.timeout = float(timeout)
         self.seed = seed
-        self.reading = reading
         self.policy = RetryPolicy(int(max_retries), float(base_delay), float(max_delay), float(max_total_wait),
                                   float(retry_after_cap), int(malformed_retries), rng or random.Random(), sleep)
         self.extra_body = dict(extra_body or {})
@@ -315,6 +287,7 @@ class OpenAIBackend:
     # -- construction helpers --------------------------------------------------------------------
     @staticmethod
     def _read_key(api_key_env: str) -> str:
+        """The key in the variable named ``api_key_env`` (a one-line error that never shows a value)."""
         if not isinstance(api_key_env, str) or not _ENV_NAME.match(api_key_env):
             # never echo it: a caller may have passed the key itself instead of a variable's name
             raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, "
@@ -349,11 +322,9 @@ class OpenAIBackend:
         Returns
         -------
         dict
-            ``backend`` (``"openai"``), ``model`` (the name requested; each record keeps the model
-            and fingerprint that answered), ``base_url`` (credentials stripped), ``top_logprobs``,
-            ``reading``, ``temperature``, ``max_tokens``, ``seed``, ``weights_sha256`` (None: weights
-            are remote), ``label_read``, and ``server``, ``chat_template_kwargs`` and ``extra_body``
-            when given.
+            The request's settings (``model`` as requested, ``base_url`` without credentials),
+            ``weights_sha256`` None (remote weights), and ``server``, ``hardware``,
+            ``chat_template_kwargs`` and ``extra_body`` when given.
         """
         prov: dict[str, Any] = {
             "backend": "openai",
@@ -377,10 +348,6 @@ class OpenAIBackend:
             prov["extra_body"] = json.loads(redact(json.dumps(self.extra_body, sort_keys=True), self._secrets))
         return prov
 
-    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
-                recorded: Mapping[str, Any] | None = None) -> None:
-        """Nothing to fit for an LLM judge."""
-
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """Score every request, at most ``max_concurrency`` in flight, results in request order.
 
@@ -401,7 +368,8 @@ class OpenAIBackend:
         tefcore.judges.retry.BackendRejected
             The endpoint refused a request with a non-retryable 4xx.
         """
-        return self._map(requests, self._score_one, self.max_concurrency)
+        return self._map(requests, self._score_one, lambda detail: replace(INVALID, detail=detail),
+                         self.max_concurrency)
 
     def measure_streaming(self, requests: Sequence[ScoreRequest], *,
                           max_concurrency: int = 1) -> list[StreamTiming]:
@@ -424,28 +392,30 @@ class OpenAIBackend:
         list of StreamTiming
             One per request, in order.
         """
-        return self._map(requests, self._stream_one, max_concurrency)
+        return self._map(requests, self._stream_one, lambda detail: StreamTiming(
+            math.nan, math.nan, None, None, "", replace(INVALID, detail=detail)), max_concurrency)
 
     def measure_ttft(self, requests: Sequence[ScoreRequest], *, max_concurrency: int = 1) -> list[float]:
         """Client-side time to first token, in seconds, per request (see :meth:`measure_streaming`)."""
         return [t.ttft for t in self.measure_streaming(requests, max_concurrency=max_concurrency)]
 
     # -- concurrency -----------------------------------------------------------------------------
-    def _map(self, requests: Sequence[ScoreRequest], one: Callable[[ScoreRequest, str, threading.Event], T],
-             workers: int) -> list[T]:
-        """``one`` for every request under :func:`tefcore.judges.retry.map_batch`."""
+    def _map(self, requests: Sequence[ScoreRequest], attempt: Callable[[ScoreRequest], T],
+             unreadable: Callable[[str], T], workers: int) -> list[T]:
+        """``attempt`` for every request, each under the retry policy, the batch under :func:`map_batch`."""
         requests = list(requests)
         for r in requests:
             if not isinstance(r, ScoreRequest):
                 raise TypeError(f"expected ScoreRequest objects, got {type(r).__name__}")
         where = [f"request {i + 1}/{len(requests)} ({r.kind} of post {r.post_id}, {r.dimension})"
                  for i, r in enumerate(requests)]
-        return map_batch(requests, one, where, int(workers), name="tef-openai")
-
-    def _with_retries(self, call: Callable[[], T], unreadable: Callable[[str], T], where: str,
-                      abort: threading.Event) -> T:
         endpoint = f"{clean_url(self.base_url)} (model {self.model})"
-        return self.policy.run(call, self._classify, unreadable, where, endpoint, abort, self._secrets)
+
+        def one(req: ScoreRequest, where: str, abort: threading.Event) -> T:
+            return self.policy.run(lambda: attempt(req), self._classify, unreadable, where, endpoint, abort,
+                                   self._secrets)
+
+        return map_batch(requests, one, where, int(workers), name="tef-openai")
 
     # -- one request -----------------------------------------------------------------------------
     def _params(self, req: ScoreRequest) -> dict[str, Any]:
@@ -463,58 +433,51 @@ class OpenAIBackend:
             params["extra_body"] = dict(self.extra_body)
         return params
 
-    def _score_one(self, req: ScoreRequest, where: str, abort: threading.Event) -> Score:
-        def call() -> Score:
-            response = self._client.chat.completions.create(**self._params(req))
-            choices = _get(response, "choices")
-            if isinstance(response, (str, bytes)) or choices is None:
-                raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
-            entries, generated = read_first_position(choices[0] if choices else None)
-            return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
+    def _score_one(self, req: ScoreRequest) -> Score:
+        """One scoring attempt: the response's first position read by :func:`score_token_logprobs`."""
+        response = self._client.chat.completions.create(**self._params(req))
+        choices = _get(response, "choices")
+        if isinstance(response, (str, bytes)) or choices is None:
+            raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
+        entries, generated = read_first_position(choices[0] if choices else None)
+        return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
 
-        return self._with_retries(call, lambda detail: replace(INVALID, detail=detail), where, abort)
-
-    def _stream_one(self, req: ScoreRequest, where: str, abort: threading.Event) -> StreamTiming:
-        def call() -> StreamTiming:
-            t0 = time.perf_counter()
-            stream = self._client.chat.completions.create(
-                **self._params(req), stream=True, stream_options={"include_usage": True})
-            ttft = math.nan
-            first_any = math.nan
-            text: list[str] = []
-            entries: list[tuple[str, float]] = []
-            usage: Any = None
-            try:
-                for chunk in stream:
-                    now = time.perf_counter() - t0
-                    usage = _get(chunk, "usage") or usage
-                    for choice in _get(chunk, "choices") or ():
-                        if math.isnan(first_any):
-                            first_any = now
-                        part_entries, part = read_first_position(choice)
-                        if part and math.isnan(ttft):
-                            ttft = now
-                        if part:
-                            text.append(part)
-                        if part_entries and not entries:
-                            entries = part_entries
-            finally:
-                stream.close()
-            total = time.perf_counter() - t0
-            answer = "".join(text)
-            return StreamTiming(
-                ttft=ttft if not math.isnan(ttft) else first_any,
-                total=total,
-                prompt_tokens=_get(usage, "prompt_tokens"),
-                completion_tokens=_get(usage, "completion_tokens"),
-                text=answer,
-                score=score_token_logprobs(entries, answer or None, reading=self.reading, letters=req.letters),
-            )
-
-        def unreadable(detail: str) -> StreamTiming:
-            return StreamTiming(math.nan, math.nan, None, None, "", replace(INVALID, detail=detail))
-
-        return self._with_retries(call, unreadable, where, abort)
+    def _stream_one(self, req: ScoreRequest) -> StreamTiming:
+        """One streamed attempt, timed on the client."""
+        t0 = time.perf_counter()
+        stream = self._client.chat.completions.create(
+            **self._params(req), stream=True, stream_options={"include_usage": True})
+        ttft = math.nan
+        first_any = math.nan
+        text: list[str] = []
+        entries: list[tuple[str, float]] = []
+        usage: Any = None
+        try:
+            for chunk in stream:
+                now = time.perf_counter() - t0
+                usage = _get(chunk, "usage") or usage
+                for choice in _get(chunk, "choices") or ():
+                    if math.isnan(first_any):
+                        first_any = now
+                    part_entries, part = read_first_position(choice)
+                    if part and math.isnan(ttft):
+                        ttft = now
+                    if part:
+                        text.append(part)
+                    if part_entries and not entries:
+                        entries = part_entries
+        finally:
+            stream.close()
+        total = time.perf_counter() - t0
+        answer = "".join(text)
+        return StreamTiming(
+            ttft=ttft if not math.isnan(ttft) else first_any,
+            total=total,
+            prompt_tokens=_get(usage, "prompt_tokens"),
+            completion_tokens=_get(usage, "completion_tokens"),
+            text=answer,
+            score=score_token_logprobs(entries, answer or None, reading=self.reading, letters=req.letters),
+        )
 
     # -- the retry policy ------------------------------------------------------------------------
     def _classify(self, exc: BaseException) -> tuple[str, bool, float | None]:
