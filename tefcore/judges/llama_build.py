@@ -84,7 +84,6 @@ def build_features(llama_cpp: Any) -> str:
 
 
 def _features(text: str) -> str:
-    """The features switched on in llama.cpp's ``NAME = 1 | ...`` system info."""
     pairs = (part.rsplit("=", 1) for part in text.split("|") if "=" in part)
     return " ".join(name.split(":")[-1].strip() for name, on in pairs if on.strip() == "1")
 

@@ -213,13 +213,12 @@ class ChatTemplate:
         self.source = source
         self._template = _jinja_template(source)
         self._vars = {"bos_token": bos_token, "eos_token": eos_token, **dict(template_kwargs or {})}
-        self._swap = None if keep_default_system else _strip_default_system(self._messages)
-        if self._swap is not None:
-            self.system_prompt = "none (template default removed)"
-        elif keep_default_system and _inserts_default_system(self._messages):
-            self.system_prompt = "template default (reference rendering)"
-        else:
-            self.system_prompt = "none"
+        inserted = _inserts_default_system(self._messages)
+        self._swap = _strip_default_system(self._messages) if inserted and not keep_default_system else None
+        self.system_prompt = "none"
+        if inserted:
+            self.system_prompt = ("template default (reference rendering)" if keep_default_system
+                                  else "none (template default removed)")
 
     def provenance(self) -> dict[str, str]:
         """The template's SHA-256 and :attr:`system_prompt`, as every judge that renders records them."""
@@ -312,9 +311,8 @@ class LocalBackend(LogprobJudge):
     model_path : path-like, optional
         A GGUF file; ``None`` or ``"default"`` is the embedded SmolLM2-135M-Instruct.
     n_ctx : int
-        Context length in tokens. A prompt that does not fit is not scored: its answer is
-        ``invalid`` with the reason in :attr:`Score.detail <tefcore.judges.base.Score>`, and the run
-        goes on.
+        Context length in tokens; a prompt that does not fit is an ``invalid`` answer with the reason in
+        :attr:`Score.detail <tefcore.judges.base.Score>`, and the run goes on.
     n_threads : int
         CPU threads in all.
     workers : int
@@ -325,12 +323,10 @@ class LocalBackend(LogprobJudge):
         How P(change) is read (:mod:`tefcore.judges.labels`).
     reuse_prefix : bool
         Evaluate the shared prompt prefix once (default) or every prompt from scratch.
-    keep_default_system : bool
-        See :class:`ChatTemplate` (default: kept, the reference rendering).
     chat_template : str, optional
         A Jinja2 template to use instead of the GGUF's ``tokenizer.chat_template``.
-    chat_template_kwargs : mapping, optional
-        Extra template variables.
+    keep_default_system, chat_template_kwargs
+        As for :class:`ChatTemplate` (``keep_default_system``, ``template_kwargs``).
     name : str, optional
         Judge name (default: ``"local"`` for the embedded model, else the file stem).
 

@@ -106,7 +106,6 @@ def _served(score: Score, response: Any) -> Score:
 
 
 def _import_openai() -> Any:
-    """``import openai``, or a one-line :class:`BackendError` naming the extra to install."""
     try:
         import openai
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -287,7 +286,6 @@ class OpenAIBackend(LogprobJudge):
     # -- construction helpers --------------------------------------------------------------------
     @staticmethod
     def _read_key(api_key_env: str) -> str:
-        """The key in the variable named ``api_key_env`` (a one-line error that never shows a value)."""
         if not isinstance(api_key_env, str) or not _ENV_NAME.match(api_key_env):
             # never echo it: a caller may have passed the key itself instead of a variable's name
             raise ValueError("api_key_env must be the NAME of an environment variable (letters, digits, "

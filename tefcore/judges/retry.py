@@ -2,23 +2,19 @@
 
 :class:`RetryPolicy` runs one request:
 
-- **retried**: connection errors (refused, reset, a body cut short), timeouts, HTTP 429 and HTTP 5xx, with
-  exponential backoff and full jitter, :math:`d_n \\sim U(0, \\min(d_{max}, d_0 2^n))`; a 429's
-  ``Retry-After`` (or ``retry-after-ms``) is honoured instead, capped at ``retry_after_cap``;
-- **bounded**: at most ``max_retries`` retries per request and at most ``max_total_wait`` seconds of
-  backoff; then :class:`BackendUnavailable` is raised with the attempts, the last status and a reminder
-  that the cache is resumable;
-- **never retried**: any other 4xx (a wrong model, key or parameter would fail again):
-  :class:`BackendRejected` is raised at once; a prompt the server refuses as longer than the model's
-  context (:func:`is_context_overflow`) is recorded as invalid with that reason;
-- **unreadable answers are recorded, not voted**: a 200 whose body is not JSON (a flaky proxy cutting it)
-  is transient and retried at most ``malformed_retries`` times, after which the request is recorded
-  invalid (P = NaN) and the run goes on.
+- **retried**: connection errors (refused, reset, a body cut short), timeouts, HTTP 429 and 5xx, with
+  exponential backoff and full jitter, :math:`d_n \\sim U(0, \\min(d_{max}, d_0 2^n))`, or a 429's
+  ``Retry-After`` (or ``retry-after-ms``) capped at ``retry_after_cap``;
+- **bounded**: at most ``max_retries`` retries and ``max_total_wait`` seconds of backoff per request, then
+  :class:`BackendUnavailable` (the attempts, the last status, and that the cache is resumable);
+- **never retried**: any other 4xx (:class:`BackendRejected` at once), except a prompt the server refuses
+  as longer than the model's context (:func:`is_context_overflow`), recorded as invalid with that reason;
+- **unreadable answers are recorded, not voted**: a 200 whose body is not JSON is retried at most
+  ``malformed_retries`` times, then recorded invalid (P = NaN), and the run goes on.
 
-:func:`map_batch` runs a batch of requests concurrently, and **stops it at its first error**: queued
-requests are cancelled and retrying ones give up, so a :func:`tefcore.judges.run.run_extraction` chunk
-is either scored whole or not written at all; Ctrl-C returns at once without waiting for requests in
-flight. :class:`tefcore.judges.openai.OpenAIBackend` uses both.
+:func:`map_batch` runs a batch concurrently and **stops it at its first error**, so that a
+:func:`tefcore.judges.run.run_extraction` chunk is scored whole or not written at all.
+:class:`tefcore.judges.openai.OpenAIBackend` uses both.
 """
 
 from __future__ import annotations
@@ -32,9 +28,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from tefcore.judges.redact import redact
 
@@ -46,6 +42,10 @@ log = logging.getLogger(__name__)
 
 _CONTEXT_OVERFLOW = re.compile(r"maximum context length|maximum model length|context[_ ]length[_ ]exceeded|"
                                r"longer than the max", re.IGNORECASE)
+_HINTS = {**dict.fromkeys(("401", "403"), " Check the API key's environment variable and its permissions."),
+          "404": " Check the model name and the base URL.",
+          **dict.fromkeys(("400", "422"), " Check the request options (top_logprobs cap, model support for logprobs).")}
+"""What to check after a refusal, by HTTP status."""
 
 
 class BackendError(RuntimeError):
@@ -93,23 +93,15 @@ class BackendStats:
 
     Attributes
     ----------
-    requests : int
-        HTTP requests sent (first attempts and retries).
-    retries : int
-        Retries, i.e. ``requests`` minus first attempts.
+    requests, retries : int
+        HTTP requests sent (first attempts and retries), and the retries among them.
     retried : Counter
-        Retries by the reason of the failure that caused them (``"429"``, ``"503"``, ``"timeout"``,
-        ``"connection"``, ``"unparseable"``, ...).
+        Retries by the reason of the failure that caused them (``"429"``, ``"timeout"``, ``"unparseable"``, ...).
     delays : list of float
         Every backoff delay slept, in seconds, in the order slept.
-    unreadable : int
-        Requests recorded as invalid because the body stayed unparseable.
-    exhausted : int
-        Requests that gave up (:class:`BackendUnavailable`).
-    rejected : int
-        Requests refused with a non-retryable 4xx (:class:`BackendRejected`).
-    too_long : int
-        Requests refused as longer than the model's context, recorded as invalid.
+    unreadable, exhausted, rejected, too_long : int
+        Requests recorded invalid (body unparseable), given up (:class:`BackendUnavailable`), refused
+        (:class:`BackendRejected`), and refused as longer than the context (recorded invalid).
     """
 
     requests: int = 0
@@ -168,16 +160,11 @@ class RetryPolicy:
 
     Attributes
     ----------
-    max_retries : int
-        Retries per request (so at most ``max_retries + 1`` requests).
-    base_delay, max_delay : float
-        Backoff: the n-th retry waits :math:`U(0, \\min(d_{max}, d_0 2^n))` seconds.
-    max_total_wait : float
-        Backoff seconds allowed per request, all retries together.
-    retry_after_cap : float
-        The longest ``Retry-After`` honoured.
-    malformed_retries : int
-        Retries of a 200 whose body is not JSON before the request is recorded invalid.
+    max_retries, malformed_retries : int
+        Retries per request (at most ``max_retries + 1`` requests), of which at most ``malformed_retries``
+        for a 200 whose body is not JSON.
+    base_delay, max_delay, max_total_wait, retry_after_cap : float
+        Backoff :math:`d_0` and :math:`d_{max}`, backoff seconds per request in all, longest ``Retry-After`` honoured.
     rng : random.Random
         Source of the jitter (inject a seeded one in tests).
     sleep : callable, optional
@@ -208,13 +195,6 @@ class RetryPolicy:
         ceiling = min(self.max_delay, self.base_delay * (2.0 ** min(retry_index, 62)))
         with self.lock:
             return self.rng.uniform(0.0, ceiling)
-
-    def wait(self, delay: float, abort: threading.Event) -> None:
-        """Sleep ``delay`` seconds (``sleep`` when given), waking up early when the batch is aborted."""
-        if self.sleep is not None:
-            self.sleep(delay)
-        else:
-            abort.wait(delay)
 
     def run(self, call: Callable[[], T], classify: Callable[[Exception], tuple[str, bool, float | None]],
             unreadable: Callable[[str], T], where: str, endpoint: str, abort: threading.Event,
@@ -259,16 +239,9 @@ class RetryPolicy:
             if not retryable:
                 with self.lock:
                     self.stats.rejected += 1
-                hint = ""
-                if reason in ("401", "403"):
-                    hint = " Check the API key's environment variable and its permissions."
-                elif reason == "404":
-                    hint = " Check the model name and the base URL."
-                elif reason in ("400", "422"):
-                    hint = " Check the request options (top_logprobs cap, model support for logprobs)."
                 raise BackendRejected(
                     f"{endpoint} refused {where} with HTTP {reason}; not retried (a 4xx other than 429 "
-                    f"would fail again). {detail}.{hint}", status=int(reason)) from None
+                    f"would fail again). {detail}.{_HINTS.get(reason, '')}", status=int(reason)) from None
             if reason == "unparseable":
                 malformed += 1
                 if malformed > self.malformed_retries or attempts > self.max_retries:
@@ -277,13 +250,19 @@ class RetryPolicy:
                     log.warning("%s: %s stayed unreadable after %d attempts (%s); recorded as invalid",
                                 endpoint, where, attempts, detail)
                     return unreadable("the response stayed unreadable")
-            if attempts > self.max_retries:
-                self.give_up(where, endpoint, attempts, waited, reason, detail, "retries exhausted")
-            delay = wait_for if wait_for is not None else self.backoff(attempts - 1)
-            if waited + delay > self.max_total_wait:
-                self.give_up(where, endpoint, attempts, waited, reason, detail,
-                             f"the next wait ({delay:.1f} s) would pass max_total_wait "
-                             f"({self.max_total_wait:g} s)")
+            exhausted = attempts > self.max_retries
+            delay = 0.0 if exhausted else wait_for if wait_for is not None else self.backoff(attempts - 1)
+            if exhausted or waited + delay > self.max_total_wait:
+                with self.lock:
+                    self.stats.exhausted += 1
+                why = ("retries exhausted" if exhausted else
+                       f"the next wait ({delay:.1f} s) would pass max_total_wait ({self.max_total_wait:g} s)")
+                status = {"timeout": "timeout", "connection": "connection error"}.get(reason, f"HTTP {reason}")
+                raise BackendUnavailable(
+                    f"{endpoint} unavailable: gave up on {where} after {attempts} attempts and {waited:.1f} s of "
+                    f"backoff ({why}); last status: {status} ({detail}). Nothing is lost: pairs already in the "
+                    "cache are kept and rerunning the same command resumes from there.",
+                    attempts=attempts, last_status=reason) from None
             with self.lock:
                 self.stats.retries += 1
                 self.stats.retried[reason] += 1
@@ -291,19 +270,10 @@ class RetryPolicy:
             waited += delay
             log.info("%s: %s failed (%s); retry %d/%d in %.2f s", endpoint, where, detail, attempts,
                      self.max_retries, delay)
-            self.wait(delay, abort)
-
-    def give_up(self, where: str, endpoint: str, attempts: int, waited: float, reason: str,
-                detail: str, why: str) -> NoReturn:
-        """Raise :class:`BackendUnavailable`: the retry budget is spent."""
-        with self.lock:
-            self.stats.exhausted += 1
-        status = {"timeout": "timeout", "connection": "connection error"}.get(reason, f"HTTP {reason}")
-        raise BackendUnavailable(
-            f"{endpoint} unavailable: gave up on {where} after {attempts} attempts and {waited:.1f} s of "
-            f"backoff ({why}); last status: {status} ({detail}). Nothing is lost: pairs already in the "
-            "cache are kept and rerunning the same command resumes from there.",
-            attempts=attempts, last_status=reason) from None
+            if self.sleep is not None:
+                self.sleep(delay)
+            else:
+                abort.wait(delay)
 
 
 def map_batch(items: Sequence[Any], one: Callable[[Any, str, threading.Event], T], where: Sequence[str],
@@ -323,14 +293,11 @@ def map_batch(items: Sequence[Any], one: Callable[[Any, str, threading.Event], T
     if workers == 1 or n == 1:
         return [one(r, w, abort) for r, w in zip(requests, where)]
     pool = ThreadPoolExecutor(max_workers=min(workers, n), thread_name_prefix=name)
-    futures: list[Future[T]] = []
     try:
         futures = [pool.submit(one, r, w, abort) for r, w in zip(requests, where)]
         wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
         if failed:
-            # stop the batch: queued requests are cancelled, retrying ones give up at their next
-            # attempt; the first real error (in request order) is raised once all have stopped
             abort.set()
             for f in futures:
                 f.cancel()

