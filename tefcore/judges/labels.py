@@ -154,10 +154,8 @@ def _scored(logprobs: list[float], read: list[float], source: str) -> Score:
     if len(logprobs) == 2:
         p = math.nan if source == "invalid" else _renormalised(*read)
         return Score(p, logprobs[0], logprobs[1], mass, source)
-    if source == "invalid":
-        return Score(math.nan, logprobs[0], logprobs[1], mass, source, probs=(math.nan,) * len(read),
-                     logprobs=tuple(logprobs))
-    probs = tuple(float(x) for x in np.exp(np.asarray(read) - logsumexp(read)))
+    probs = ((math.nan,) * len(read) if source == "invalid"
+             else tuple(float(x) for x in np.exp(np.asarray(read) - logsumexp(read))))
     return Score(probs[0], logprobs[0], logprobs[1], mass, source, probs=probs, logprobs=tuple(logprobs))
 
 

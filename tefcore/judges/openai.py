@@ -140,12 +140,10 @@ def read_first_position(choice: Any) -> tuple[list[tuple[str, float]], str | Non
     Returns
     -------
     entries : list of (str, float)
-        ``(decoded token text, log-probability)`` at the first answer position, most probable first,
-        from ``logprobs.content[0].top_logprobs`` plus the sampled token itself when the list left it
-        out; the legacy completions shape ``logprobs.top_logprobs[0]`` is read too. Empty when the
-        server returned no log-probabilities. Several token ids may share a text: merging them is
-        :func:`tefcore.judges.labels.score_token_logprobs`'s job (summed, or first-only under the
-        reference reading), as for the local and vLLM backends.
+        ``(decoded token text, log-probability)`` at the first answer position, most probable first:
+        ``logprobs.content[0].top_logprobs`` plus the sampled token when the list left it out (or the
+        legacy ``logprobs.top_logprobs[0]``); empty without log-probabilities. Texts shared by several
+        ids are merged by :func:`tefcore.judges.labels.score_token_logprobs`.
     generated : str or None
         The answer text (``message.content``, ``delta.content``, else the first content token).
     """
@@ -181,8 +179,8 @@ class OpenAIBackend(LogprobJudge):
     base_url : str
         The endpoint's base URL, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8000/v1``.
     api_key_env : str
-        The NAME of the environment variable holding the key (read once, here). Servers without
-        authentication (``vllm serve``, ``llama_cpp.server``) accept any non-empty value.
+        The NAME of the environment variable holding the key (read once, here; any non-empty value for a
+        server without authentication).
     top_logprobs : int, default 5
         k of the top-k log-probabilities requested (protocol §5: 5 for the APIs, 20 for vLLM).
     max_concurrency : int, default 8
@@ -193,24 +191,17 @@ class OpenAIBackend(LogprobJudge):
         The retry policy (:class:`~tefcore.judges.retry.RetryPolicy`; defaults 6, 0.5, 30.0, 300.0, 60.0,
         2, a fresh ``random.Random()``, a wait that wakes up when the batch is aborted).
     top_logprobs_cap : int, default 20
-        The endpoint's cap on ``top_logprobs`` (OpenAI: 20; many APIs: 5); a larger ``top_logprobs`` is
-        a ``ValueError`` here rather than a 400 from the server.
+        The endpoint's cap on ``top_logprobs`` (OpenAI: 20; many APIs: 5), checked here.
     seed : int, optional
         Sent as ``seed`` when given.
     reading : {"summed", "reference"}, default "summed"
         How letters are read from the top-k (see :mod:`tefcore.judges.labels`).
-    extra_body : mapping, optional
-        Vendor-specific request fields, sent as they are and recorded in provenance.
-    chat_template_kwargs : mapping, optional
-        Template variables the server applies when it renders the prompt (``vllm serve``:
-        ``{"enable_thinking": False}`` for Qwen3); sent as ``extra_body["chat_template_kwargs"]`` and
-        recorded in provenance.
-    server : str, optional
-        What serves the model, when known (the registry's ``*-serve`` entries say ``"vllm serve"``);
-        recorded in provenance.
-    hardware : str, optional
-        The hardware class of the server, when known (``"CPU"`` for vLLM's CPU build, ``"GPU"``);
-        recorded as ``hardware: {"class": ...}``, beside the start time, outside the provenance id.
+    extra_body, chat_template_kwargs : mapping, optional
+        Vendor-specific request fields, and the template variables the server applies when it renders
+        the prompt (sent as ``extra_body["chat_template_kwargs"]``); both recorded in provenance.
+    server, hardware : str, optional
+        What serves the model (``"vllm serve"``) and its hardware class (``"CPU"``, ``"GPU"``), when
+        known; recorded in provenance (the hardware outside the provenance id).
     name : str, optional
         The judge's name (the registry passes its entry's name); default ``"openai"``.
 
@@ -361,8 +352,7 @@ class OpenAIBackend(LogprobJudge):
         Raises
         ------
         tefcore.judges.retry.BackendUnavailable
-            A request still failed after the retry budget (nothing of this batch is returned; pairs
-            already cached elsewhere stay, and a rerun resumes).
+            A request still failed after the retry budget (nothing of this batch is returned).
         tefcore.judges.retry.BackendRejected
             The endpoint refused a request with a non-retryable 4xx.
         """
@@ -380,10 +370,8 @@ class OpenAIBackend(LogprobJudge):
         ----------
         requests : sequence of ScoreRequest
         max_concurrency : int, default 1
-            Streams in flight at once. The default sends them one after another, so that a time to
-            first token is the endpoint's latency, not time spent queueing behind the other requests
-            (some servers, e.g. ``llama_cpp.server`` by default, even interrupt a stream when a new
-            request arrives).
+            Streams in flight at once; one by default, so that a time to first token is the endpoint's
+            latency, not queueing (``llama_cpp.server`` even interrupts a stream when a request arrives).
 
         Returns
         -------
@@ -450,7 +438,7 @@ class OpenAIBackend(LogprobJudge):
         text: list[str] = []
         entries: list[tuple[str, float]] = []
         usage: Any = None
-        try:
+        with stream:
             for chunk in stream:
                 now = time.perf_counter() - t0
                 usage = _get(chunk, "usage") or usage
@@ -464,8 +452,6 @@ class OpenAIBackend(LogprobJudge):
                         text.append(part)
                     if part_entries and not entries:
                         entries = part_entries
-        finally:
-            stream.close()
         total = time.perf_counter() - t0
         answer = "".join(text)
         return StreamTiming(

@@ -2,15 +2,8 @@
 
 API keys live only in environment variables (never in a parameter, a file of the repository or a notebook).
 Whatever text may leave the process (an exception message, a log record, a provenance URL) goes through
-:func:`redact` first, which replaces
-
-- the value of every environment variable whose name looks secret (:func:`is_secret_name`, the one
-  rule of the project: ``*API_KEY*``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY`` ...;
-  :func:`secret_variables`),
-- any secret passed explicitly,
-- ``Bearer <token>`` credentials, ``sk-...`` style keys, URL user-info and secret-looking query values
-
-with :data:`MASK`. :func:`clean_url` strips credentials from a base URL for provenance records.
+:func:`redact` first; :func:`is_secret_name` is the project's one rule of what names a secret, and
+:func:`clean_url` strips credentials from a base URL for provenance records.
 """
 
 from __future__ import annotations
@@ -60,14 +53,13 @@ def is_secret_name(name: str) -> bool:
 
     Names containing ``secret``, ``password``/``passwd``, ``api_key``/``apikey``, ``access_key``,
     ``private_key`` or ``credential`` (any case), or with a word ``key``, ``token``, ``pwd``, ``auth``,
-    ``bearer`` or ``passphrase`` (words of snake, kebab or camel case; a word ending in ``token``
-    counts) are secret. Plural counts such as ``max_tokens`` are not.
+    ``bearer`` or ``passphrase`` (snake, kebab or camel case; a word ending in ``token`` counts) are
+    secret. Plural counts such as ``max_tokens`` are not.
 
     Parameters
     ----------
     name : str
-        A variable name such as ``OPENAI_API_KEY``, ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, or a
-        notebook parameter such as ``apiKey``.
+        A variable name (``OPENAI_API_KEY``, ``HF_TOKEN``) or a notebook parameter (``apiKey``).
 
     Returns
     -------
@@ -115,14 +107,13 @@ def secret_values(extra: Iterable[str | None] | None = None,
     extra : iterable of str, optional
         Secrets given explicitly (any non-empty value counts, whatever its length).
     environ : mapping, optional
-        The environment to read (default :data:`os.environ`, read at call time).
+        As for :func:`secret_variables`.
 
     Returns
     -------
     list of str
-        Values of :func:`secret_variables` at least :data:`MIN_ENV_SECRET_LENGTH` long, plus
-        the explicit ones, without duplicates, longest first (so a secret that contains another is masked
-        whole).
+        Values of :func:`secret_variables` at least :data:`MIN_ENV_SECRET_LENGTH` long and the explicit
+        ones, without duplicates, longest first (a secret that contains another is masked whole).
 
     Examples
     --------
@@ -142,10 +133,8 @@ def redact(text: object, secrets: Iterable[str | None] | None = None,
     ----------
     text : object
         The text (anything else is converted with :func:`str`).
-    secrets : iterable of str, optional
-        Extra secret values to mask, besides those found in the environment.
-    environ : mapping, optional
-        The environment to scan (default :data:`os.environ`).
+    secrets, environ : optional
+        Extra secret values, and the environment, as for :func:`secret_values`.
 
     Returns
     -------
@@ -179,8 +168,7 @@ def clean_url(url: str) -> str:
     Returns
     -------
     str
-        The same URL with user-info dropped and the values of query parameters whose names look secret
-        (``key``, ``token``, ``secret``, ``sig``, ...) replaced by :data:`MASK`.
+        The URL without user-info, secret-looking query values (``key``, ``token``, ``sig``, ...) masked.
 
     Examples
     --------
