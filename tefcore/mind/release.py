@@ -311,19 +311,8 @@ DATA_KINDS: tuple[str, ...] = ("MIND sample", "full MIND release", "custom data"
 
 @dataclass(frozen=True)
 class DataDescription:
-    """Which MIND data a directory holds, with its counts and the files' SHA-256.
-
-    Attributes
-    ----------
-    kind : str
-        One of :data:`DATA_KINDS` (see :func:`describe_data`).
-    directory : Path
-        The data directory (absolute).
-    posts, pairs : dict of str to int
-        Posts and evaluation pairs per language.
-    sha256 : dict of str to str
-        SHA-256 hex digest of each language's file.
-    """
+    """Which MIND data a directory holds (``kind``, one of :data:`DATA_KINDS`), the absolute ``directory``,
+    and per language the ``posts``, evaluation ``pairs`` and the file's ``sha256``."""
 
     kind: str
     directory: Path

@@ -33,15 +33,8 @@ LANGS: tuple[str, str] = ("en", "zh")
 
 @dataclass(frozen=True)
 class Position:
-    """One position (value orientation) of a subcategory.
-
-    Attributes
-    ----------
-    name : str
-        English name, as written in the ``orientation`` field of a MIND label.
-    zh : str
-        Chinese name.
-    """
+    """One position (value orientation) of a subcategory: ``name`` as in a MIND label's ``orientation``,
+    ``zh`` in Chinese."""
 
     name: str
     zh: str
@@ -49,15 +42,8 @@ class Position:
 
 @dataclass(frozen=True)
 class Subcategory:
-    """A subcategory of a dimension: one change-oriented and one stability-oriented position.
-
-    Attributes
-    ----------
-    name, zh : str
-        English and Chinese names.
-    change, stability : Position
-        The position on each side.
-    """
+    """A subcategory of a dimension (English ``name``, Chinese ``zh``) with its ``change`` and ``stability``
+    positions."""
 
     name: str
     zh: str
@@ -79,17 +65,8 @@ class Subcategory:
 
 @dataclass(frozen=True)
 class Dimension:
-    """A value dimension with its two subcategories, in schema order.
-
-    Attributes
-    ----------
-    name, zh : str
-        English and Chinese names.
-    abbr : str
-        The abbreviation used in the paper's tables (e.g. ``"Cul."``).
-    subcategories : tuple of Subcategory
-        The two subcategories, in schema order.
-    """
+    """A value dimension (English ``name``, Chinese ``zh``, ``abbr`` of the paper's tables, e.g. ``"Cul."``)
+    with its two ``subcategories`` in schema order."""
 
     name: str
     zh: str

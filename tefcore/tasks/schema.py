@@ -39,19 +39,9 @@ _ANY_SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 @dataclass(frozen=True)
 class Choices:
-    """The K sides of one dimension, in order, with their descriptions and answer letters.
-
-    Attributes
-    ----------
-    dimension : str
-        The dimension as a prompt names it (MIND's Chinese prompts name it in Chinese).
-    sides : tuple of str
-        Side names; a gold label is one of them, and so is every prediction.
-    descriptions : tuple of str
-        One description per side.
-    letters : tuple of str
-        The answer letter of each side (default ``A, B, C, ...``).
-    """
+    """The K ``sides`` of one ``dimension`` (as a prompt names it), in order, with one of ``descriptions``
+    and one answer letter of ``letters`` (default ``A, B, C, ...``) each. A gold label is one of the
+    sides, and so is every prediction."""
 
     dimension: str
     sides: tuple[str, ...]
