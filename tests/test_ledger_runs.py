@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from tefcore import cli
-from tefcore.judges.cache import provenance_id
+from tefcore.judges.cache import cache_path, provenance_id
 from tefcore.paper.evidence import KINDS
-from tefcore.paper.ledger import LEDGER, evaluate_ledger, summary_counts
+from tefcore.paper.ledger import LEDGER, evaluate_ledger, reproduce_line, summary_counts
 from tefcore.paper.runs import load_run, run_label
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +26,8 @@ FIXTURE_MODEL = "test fixture: e5-small cross-fit probabilities of the MIND samp
 QWEN_ROWS = ("table3-qwen2.5-7b", "table4-qwen2.5-7b", "calibration-tef", "calibration-baselines")
 
 
-def _fixture(cache_dir: Path, model: str = "qwen2.5-7b", prompt: str = "original") -> Path:
-    """Write the fixture caches under ``cache_dir/<model>/<prompt>/``; return ``cache_dir``."""
+def _fixture(cache_dir: Path, model: str = "qwen2.5-7b", prompt: str = "original", reading: str = "summed") -> Path:
+    """Write the fixture caches under ``cache_dir/<model>/<prompt>/`` as ``reading`` names them; return ``cache_dir``."""
     for lang in ("en", "zh"):
         lines = (ROOT / "data" / "caches" / "e5-crossfit" / "original" / f"{lang}.jsonl").read_text(
             encoding="utf-8").splitlines()
@@ -36,7 +36,7 @@ def _fixture(cache_dir: Path, model: str = "qwen2.5-7b", prompt: str = "original
         pid = provenance_id(provenance)
         records = [{"type": "header", "provenance": provenance, "provenance_id": pid},
                    *({**json.loads(line), "provenance_id": pid} for line in lines[1:] if line.strip())]
-        out = cache_dir / model / prompt / f"{lang}.jsonl"
+        out = cache_path(cache_dir, model, prompt, lang, reading=reading)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
     return cache_dir
@@ -82,6 +82,17 @@ def test_the_run_is_scored_like_the_paper(tmp_path: Path) -> None:
     assert set(scores["method"]) >= {"direct", "majority_vote", "soft_vote", "tef"}
     assert len(scores[scores["method"] == "tef"]) == 12  # 2 languages x 6 dimensions
     assert load_run(tmp_path, "llama3-8b") is None
+
+
+def test_the_run_the_ledger_asks_for_is_found(tmp_path: Path) -> None:
+    """``reproduce_line`` asks for the reference reading, which writes ``<lang>.reading-reference.jsonl``."""
+    assert "--reading reference" in reproduce_line("qwen2.5-7b")
+    run = load_run(_fixture(tmp_path, reading="reference"), "qwen2.5-7b")
+    assert run is not None and len(run.frame) > 0
+    _fixture(tmp_path / "one", reading="reference")
+    (tmp_path / "one" / "qwen2.5-7b" / "original" / "zh.reading-reference.jsonl").unlink()
+    assert load_run(tmp_path / "one", "qwen2.5-7b") is None  # one language alone is no run
+    assert load_run(_fixture(tmp_path / "one"), "qwen2.5-7b") is not None  # the summed reading of both
 
 
 def test_run_label_reads_the_provenance() -> None:

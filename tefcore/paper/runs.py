@@ -1,6 +1,6 @@
 """Caches of the paper's models made by a run of ours (``tef reproduce`` on a GPU box), scored like the paper.
 
-When ``<cache_dir>/<model>/<prompt>/<lang>.jsonl`` exist for both languages, :func:`load_run` reads them
+When the caches of both languages exist under ``<cache_dir>/<model>/<prompt>/``, :func:`load_run` reads them
 and names the run from its provenance (:func:`run_label`: weights, engine, hardware, data), and
 :func:`against_paper` sets our accuracies beside the paper's printed ones, each paper number inside or
 outside the sampling noise of ours (:func:`tefcore.paper.review.wilson_interval`).
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from tefcore.evaluate import predict_pairs, score_table
-from tefcore.judges.cache import read_cache
+from tefcore.judges.cache import cache_path, read_cache
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import LANGS
 from tefcore.paper.review import wilson_interval
@@ -66,9 +66,17 @@ def run_label(provenance: Mapping[str, Any], pairs: Mapping[str, int]) -> str:
 
 
 def load_run(cache_dir: str | Path, model: str, prompt: str = "original") -> PaperRun | None:
-    """The caches of ``model`` and ``prompt`` under ``cache_dir``, or ``None`` unless both languages hold pairs."""
-    files = {lang: Path(cache_dir) / model / prompt / f"{lang}.jsonl" for lang in LANGS}
-    if not all(f.is_file() for f in files.values()):
+    """The caches of ``model`` and ``prompt`` under ``cache_dir``, or ``None`` unless both languages hold pairs.
+
+    The reference release's reading of the answer token (``<lang>.reading-reference.jsonl``, what
+    :func:`tefcore.paper.ledger.reproduce_line` asks for) is read when both languages have it, else the summed
+    reading (``<lang>.jsonl``).
+    """
+    for reading in ("reference", "summed"):
+        files = {lang: cache_path(cache_dir, model, prompt, lang, reading=reading) for lang in LANGS}
+        if all(f.is_file() for f in files.values()):
+            break
+    else:
         return None
     read = {lang: read_cache(f) for lang, f in files.items()}
     if any(frame.empty for frame, _ in read.values()):
