@@ -176,8 +176,7 @@ def predict_pairs(
     -------
     DataFrame
         One row per (pair, rule): ``post_id, lang, dimension, side, n_sentences, n_invalid, rule,
-        prediction, confidence, correct`` (and ``scores``); ``prediction`` is :data:`ABSTAIN` where no
-        readable answer was left.
+        prediction`` (:data:`ABSTAIN` where no readable answer was left), ``confidence, correct``.
 
     Examples
     --------
@@ -310,17 +309,15 @@ def dimension_average(
     counts: Sequence[str] = (),
     dimension: str = "dimension",
 ) -> pd.DataFrame:
-    r"""The "Average" of a table: per group, the unweighted mean over its dimensions (protocol §7),
-    :math:`\bar s = \frac{1}{|D|} \sum_{d \in D} s_d`, leaving out rows already :data:`AVERAGE`.
+    r"""The "Average" of a table: per group of ``by``, the unweighted mean over its dimensions of ``values``
+    (protocol §7), :math:`\bar s = \frac{1}{|D|} \sum_{d \in D} s_d`, and the sum of ``counts`` (numbers of
+    pairs), leaving out rows already :data:`AVERAGE`.
 
     Parameters
     ----------
     table : DataFrame
         One row per (group, dimension).
-    by : sequence of str
-        The columns of a group, e.g. ``["lang", "rule"]``.
-    values, counts : sequence of str
-        Columns averaged, and columns summed instead (numbers of pairs).
+    by, values, counts : sequence of str
     dimension : str
         The dimension column.
 
@@ -434,10 +431,9 @@ def strongest_baseline(
     ----------
     scores : DataFrame
         Long scores: the ``by`` columns, a rule column and a value column.
-    by : sequence of str
+    by, baselines : sequence of str
     value, rule : str
         The value column and the rule column (``"method"`` in the paper's tables).
-    baselines : sequence of str
     challenger : str or None
         The rule whose gain is reported (``None``: only the best baseline).
 
@@ -486,31 +482,28 @@ def paired_comparisons(
     random_state: int = 0,
     strata: Sequence[str] = ("dimension",),
 ) -> pd.DataFrame:
-    r"""Rule ``a`` against rule ``b`` on the same pairs, per group: :math:`\Delta = \bar s(a) - \bar s(b)`, the
-    difference of the Averages over ``strata`` (:func:`tefcore.metrics.paired_bootstrap`), and McNemar's test
-    on the pooled correctness (:func:`tefcore.metrics.mcnemar_test`).
+    r"""Rule ``a`` against rule ``b`` on the same pairs, per group of ``by``: :math:`\Delta = \bar s(a) - \bar
+    s(b)`, the difference of the Averages over ``strata`` in points, with its paired bootstrap
+    (:func:`tefcore.metrics.paired_bootstrap`, the same seed for every group), and McNemar's test on the
+    pooled correctness (:func:`tefcore.metrics.mcnemar_test`).
 
     Parameters
     ----------
     pred : DataFrame
         :func:`predict_pairs` output (several runs may be stacked with key columns such as ``model``).
-    a : str
-        The rule under test.
-    b : str or mapping
-        The rule compared with, or a mapping from a group's key tuple to it (the strongest baseline of each
-        group, say); groups it leaves out are skipped.
-    by : sequence of str
-    metric : {"accuracy", "macro_f1"}
-    n_boot, level, random_state
-        Bootstrap settings (the same seed for every group).
-    strata : sequence of str
-        Columns whose combinations are the strata (``("lang", "dimension")`` as Table 1 does).
+    a, b : str
+        The rule under test and the rule compared with; ``b`` may map a group's key tuple to its rule (the
+        strongest baseline of each group, say), groups it leaves out being skipped.
+    by, strata : sequence of str
+        Columns of a group, and those whose combinations are the strata (``("lang", "dimension")`` as
+        Table 1 does).
+    metric, n_boot, level, random_state
+        ``"accuracy"`` or ``"macro_f1"``, and the bootstrap's settings.
 
     Returns
     -------
     DataFrame
-        ``*by, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c, p_mcnemar, n``, the
-        difference in points.
+        ``*by, a, b, metric, difference, low, high, p_bootstrap, mcnemar_b, mcnemar_c, p_mcnemar, n``.
 
     Raises
     ------

@@ -60,22 +60,10 @@ _GH_WEIGHTS = _GH_WEIGHTS / math.sqrt(2.0 * math.pi)  # expectations under N(0, 
 # --- the corpus -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SimulatedCorpus:
-    """Documents drawn from the Gaussian shift model.
-
-    Attributes
-    ----------
-    p, doc_index : ndarray, shape (n_sentences,)
-        Reported sentence posteriors :math:`p_i` (what a judge writes into a cache) and the document of
-        each sentence, ``0 .. n_docs - 1``, non-decreasing.
-    y : ndarray of str, shape (n_docs,)
-        True side of each document.
-    true_log_odds : ndarray of float, shape (n_docs,)
-        Exact posterior log-odds of each document under the model (correlation included).
-    sentence_log_odds, decisive : ndarray, shape (n_sentences,)
-        Calibrated :math:`\\lambda_i` before any miscalibration; whether each sentence is a decisive one.
-    params : dict
-        The generating parameters.
-    """
+    r"""Documents drawn from the Gaussian shift model: ``p`` (reported posteriors, what a judge writes into a
+    cache), ``doc_index`` (non-decreasing), ``sentence_log_odds`` (the calibrated :math:`\lambda_i`) and
+    ``decisive`` per sentence; ``y`` (true side) and ``true_log_odds`` (exact, correlation included) per
+    document; ``params``, the generating parameters."""
 
     p: FloatArray
     doc_index: IntArray
