@@ -329,43 +329,32 @@ def _row_statistic(
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 
-def _draw(
-    arrays: Sequence[ArrayLike], strata: ArrayLike | None, average_over_strata: bool, n_boot: int,
-    random_state: int | np.random.Generator | None,
-) -> tuple[list[np.ndarray], list[np.ndarray] | None, np.ndarray]:
-    """Validated columns (sorted by stratum when averaging over strata), strata groups and the bootstrap
-    index matrix ``(n_boot, n)``."""
-    cols = [np.asarray(a) for a in arrays]
-    n = cols[0].shape[0] if cols else 0
-    if n == 0 or any(c.ndim != 1 or c.shape[0] != n for c in cols):
+def _bootstrap(
+    statistic: Callable[..., float], samples: list[list[ArrayLike]], strata: ArrayLike | None,
+    average_over_strata: bool, n_boot: int, random_state: int | np.random.Generator | None,
+) -> list[tuple[np.ndarray, float]]:
+    """The statistic on every resample and on the whole sample, for each of ``samples`` (aligned columns, all
+    resampled alike); with ``average_over_strata``, its unweighted mean over the strata (:func:`bootstrap_indices`
+    draws each stratum into the columns of its members in stratum order)."""
+    cols = [[np.asarray(c) for c in sample] for sample in samples]
+    n = cols[0][0].shape[0] if cols[0] else 0
+    if n == 0 or any(c.ndim != 1 or c.shape[0] != n for sample in cols for c in sample):
         raise ValueError("the bootstrap needs non-empty 1-D arrays of equal length")
     st = None if strata is None else np.asarray(strata)
     if st is not None and st.shape != (n,):
         raise ValueError(f"strata must have shape ({n},), got {st.shape}")
     if average_over_strata and st is None:
         raise ValueError("average_over_strata=True needs strata")
-    groups = None
+    idx, whole, groups = bootstrap_indices(n, n_boot, st, random_state), np.arange(n), [np.arange(n)]
     if average_over_strata:
         codes = np.unique(st, return_inverse=True)[1]
-        order = np.argsort(codes, kind="stable")
+        whole = np.argsort(codes, kind="stable")  # the members of each stratum, stratum after stratum
         groups = np.split(np.arange(n), np.cumsum(np.bincount(codes))[:-1])
-        cols = [c[order] for c in cols]
-        st = st[order]
-    return cols, groups, bootstrap_indices(n, n_boot, st, random_state)
 
+    def over(sample: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+        return np.mean([_row_statistic(statistic, sample, rows[:, g]) for g in groups], axis=0)
 
-def _boot_and_estimate(
-    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray,
-    groups: list[np.ndarray] | None,
-) -> tuple[np.ndarray, float]:
-    """The statistic on every bootstrap row of ``idx`` and on the whole sample; with ``groups``, its
-    unweighted mean over the strata."""
-    def over(rows: np.ndarray) -> np.ndarray:
-        if groups is None:
-            return _row_statistic(statistic, cols, rows)
-        return np.mean([_row_statistic(statistic, cols, rows[:, g]) for g in groups], axis=0)
-
-    return over(idx), float(over(np.arange(cols[0].size)[None, :])[0])
+    return [(over(sample, idx), float(over(sample, whole[None, :])[0])) for sample in cols]
 
 
 def bootstrap_ci(
@@ -405,8 +394,7 @@ def bootstrap_ci(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    cols, groups, idx = _draw(arrays, strata, average_over_strata, n_boot, random_state)
-    boots, estimate = _boot_and_estimate(statistic, cols, idx, groups)
+    [(boots, estimate)] = _bootstrap(statistic, [list(arrays)], strata, average_over_strata, n_boot, random_state)
     lo, hi = np.nanquantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return Interval(estimate, float(lo), float(hi), level, n_boot)
 
@@ -449,11 +437,8 @@ def paired_bootstrap(
     >>> round(cmp.difference, 1), cmp.low <= cmp.difference <= cmp.high
     (40.0, True)
     """
-    (t, a, b), groups, idx = _draw(
-        [y_true, pred_a, pred_b], strata, average_over_strata, n_boot, random_state
-    )
-    boots_a, estimate_a = _boot_and_estimate(metric, [t, a], idx, groups)
-    boots_b, estimate_b = _boot_and_estimate(metric, [t, b], idx, groups)
+    (boots_a, estimate_a), (boots_b, estimate_b) = _bootstrap(
+        metric, [[y_true, pred_a], [y_true, pred_b]], strata, average_over_strata, n_boot, random_state)
     diffs, diff = boots_a - boots_b, estimate_a - estimate_b
     lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
     p = min(1.0, 2.0 * min(np.mean(diffs <= 0.0), np.mean(diffs >= 0.0)))
