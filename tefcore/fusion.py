@@ -195,17 +195,14 @@ def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
 
 
 def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) -> None:
-    """One-line errors for parameters out of their range."""
-    if not (0.0 < eps < 0.5):
-        raise ValueError(f"eps must lie in (0, 0.5), got {eps!r}")
-    if not (M > 0.0) or math.isinf(M):
-        raise ValueError(f"M must be a positive finite number, got {M!r}")
-    if not (T > 0.0) or math.isinf(T):
-        raise ValueError(f"T must be a positive finite temperature, got {T!r}")
-    if ties not in TIE_RULES:
-        raise ValueError(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
-    if not (0.0 <= tie_rtol < 1.0):
-        raise ValueError(f"tie_rtol must lie in [0, 1), got {tie_rtol!r}")
+    """One-line errors for parameters out of their range (a NaN is in none)."""
+    for ok, error in ((0.0 < eps < 0.5, f"eps must lie in (0, 0.5), got {eps!r}"),
+                      (0.0 < M < math.inf, f"M must be a positive finite number, got {M!r}"),
+                      (0.0 < T < math.inf, f"T must be a positive finite temperature, got {T!r}"),
+                      (ties in TIE_RULES, f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}"),
+                      (0.0 <= tie_rtol < 1.0, f"tie_rtol must lie in [0, 1), got {tie_rtol!r}")):
+        if not ok:
+            raise ValueError(error)
 
 
 # ---- the paper's two building blocks -------------------------------------------------------------
