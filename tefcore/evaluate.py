@@ -342,20 +342,6 @@ def dimension_average(
     return avg.assign(**{dimension: AVERAGE})
 
 
-def _group_counts(pred: pd.DataFrame, by: list[str], names: Sequence[str]) -> pd.DataFrame:
-    """Per-group counts: ``n``, abstentions, hits and TP/FP/FN of each side (one groupby pass)."""
-    side, guess = pred["side"].to_numpy(), pred["prediction"].to_numpy()
-    counts = pred[by].copy()
-    counts["n"] = 1
-    counts["n_abstain"] = (guess == ABSTAIN).astype(int)
-    counts["hit"] = (side == guess).astype(int)
-    for c in names:
-        counts[f"tp_{c}"] = ((side == c) & (guess == c)).astype(int)
-        counts[f"fp_{c}"] = ((side != c) & (guess == c)).astype(int)
-        counts[f"fn_{c}"] = ((side == c) & (guess != c)).astype(int)
-    return counts.groupby(by, sort=False).sum().reset_index()
-
-
 def score_table(
     pred: pd.DataFrame,
     by: Sequence[str] = ("lang", "rule", "dimension"),
@@ -397,12 +383,17 @@ def score_table(
     if classes is not None and "dimension" not in by:
         raise ValueError("macro-F1 over a task's sides is per dimension: put 'dimension' in by")
     names = CLASSES if classes is None else tuple(dict.fromkeys(c for sides in classes.values() for c in sides))
-    g = _group_counts(pred, by, names)
-    f1, member = [], []
-    for c in names:
-        f1.append(metrics.f1_from_counts(g[f"tp_{c}"], g[f"fp_{c}"], g[f"fn_{c}"]))
-        member.append(np.ones(len(g)) if classes is None else g["dimension"].map(lambda d: c in classes[d]).to_numpy())
-    macro = (np.asarray(f1) * member).sum(axis=0) / np.sum(member, axis=0)
+    side, guess = pred["side"].to_numpy(), pred["prediction"].to_numpy()
+    counts = pred[by].assign(n=1, n_abstain=(guess == ABSTAIN).astype(int), hit=(side == guess).astype(int))
+    for c in names:  # every group's counts in one groupby pass
+        counts[f"tp_{c}"] = ((side == c) & (guess == c)).astype(int)
+        counts[f"fp_{c}"] = ((side != c) & (guess == c)).astype(int)
+        counts[f"fn_{c}"] = ((side == c) & (guess != c)).astype(int)
+    g = counts.groupby(by, sort=False).sum().reset_index()
+    f1 = np.array([metrics.f1_from_counts(g[f"tp_{c}"], g[f"fp_{c}"], g[f"fn_{c}"]) for c in names])
+    member = np.ones_like(f1) if classes is None else np.array([g["dimension"].map(lambda d: c in classes[d])
+                                                                for c in names], dtype=np.float64)
+    macro = (f1 * member).sum(axis=0) / member.sum(axis=0)
     table = g[[*by, "n", "n_abstain"]].assign(accuracy=100.0 * g["hit"] / g["n"], macro_f1=100.0 * macro)
     if by[-1] == "dimension":
         avg = dimension_average(table, by[:-1], counts=["n", "n_abstain"])
