@@ -25,14 +25,6 @@ __all__ = ["CONTRIBUTION_RULES", "Information", "additive_log_odds", "binary_ent
 FloatArray = npt.NDArray[np.float64]
 
 
-def _probabilities(p: npt.ArrayLike) -> FloatArray:
-    """A validated 1-D array of probabilities."""
-    arr = np.asarray(p, dtype=np.float64)
-    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
-        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
-    return arr
-
-
 # --- Proposition 1: information -------------------------------------------------------------------
 def binary_entropy(p: npt.ArrayLike) -> FloatArray:
     r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`,
@@ -225,7 +217,9 @@ def contributions(p: npt.ArrayLike) -> pd.DataFrame:
     0            1.0       0.05                0.201  0.001
     1            1.0       0.49                4.595  4.224
     """
-    arr = _probabilities(np.atleast_1d(p))
+    arr = np.atleast_1d(np.asarray(p, dtype=np.float64))
+    if arr.ndim != 1 or not (arr.size and arr.min() >= 0.0 and arr.max() <= 1.0):
+        raise ValueError("p must be a non-empty 1-D array of probabilities in [0, 1] (no NaN)")
     ell = clipped_log_odds(arr)
     return pd.DataFrame(
         {
