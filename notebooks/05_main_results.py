@@ -66,7 +66,7 @@ from companion.labels import LANG_LABELS, run_table, short_names
 from companion.ledger import chapter_claims, claim_link
 from companion.runs import chapter_runs, parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
-from tefcore.paper import tables as paper
+from tefpaper import tables as paper
 
 setup_notebook()
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
@@ -283,7 +283,7 @@ ch05.glue_versus(vs)
 # larger side of that language and dimension on the full release:
 
 # %%
-from tefcore.paper import review
+from tefpaper import review
 
 floors = review.floors(t3)
 floors.groupby("method")["below"].agg(["sum", "size"]).rename(

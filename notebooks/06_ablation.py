@@ -66,7 +66,7 @@ from companion.results import REFERENCE_ROWS, majority_rate, side_by_side
 from companion.runs import chapter_runs, parse_list
 from companion.tables import show_by, glue_all
 from tefcore.fusion import RULE_LABELS
-from tefcore.paper import tables as paper
+from tefpaper import tables as paper
 
 setup_notebook()
 ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
@@ -303,7 +303,7 @@ glue_all(ch06.margin_numbers(margins))
 # more rules to compare: all five sentence rules of a cell fuse the same posteriors.
 
 # %%
-from tefcore.paper import review
+from tefpaper import review
 
 floors = review.floors(t4)
 floors.pivot_table(index="method", columns=["model", "lang"], values="below", aggfunc="sum").rename(

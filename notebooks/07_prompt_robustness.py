@@ -59,7 +59,7 @@ from companion.ledger import chapter_claims, claim_link
 from companion.results import posterior_summary
 from companion.runs import concat_runs, load_runs, parse_list
 from tefcore.fusion import RULE_LABELS
-from tefcore.paper import tables as paper
+from tefpaper import tables as paper
 
 setup_notebook()
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
@@ -299,7 +299,7 @@ glue_all(ch07.build_numbers(scored, answers))
 # below what always answering the larger side would score on the same pairs.
 
 # %%
-from tefcore.paper import review
+from tefpaper import review
 
 counts = review.cell_counts()
 paper_floor = counts["floor"].groupby("lang").mean().mean()

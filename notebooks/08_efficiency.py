@@ -70,7 +70,7 @@ from companion.labels import LANG_LABELS
 from companion.ledger import chapter_claims
 from companion.runs import parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
-from tefcore.paper import tables as paper
+from tefpaper import tables as paper
 
 setup_notebook()
 lang_list = parse_list(langs)
@@ -131,7 +131,7 @@ paper.efficiency_summary(table2).rename(index=paper.MODEL_LABELS).T.round(2)  # 
 from tefcore.mind.prompts import build_prompt
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import TABLE_ORDER
-from tefcore.paper.review import prompt_words
+from tefpaper.review import prompt_words
 
 release = pd.DataFrame(FULL_RELEASE).T[["pairs", "mean_length", "mean_sentences"]]
 release["sentence queries"] = release["pairs"] * release["mean_sentences"]

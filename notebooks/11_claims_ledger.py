@@ -69,10 +69,10 @@ from companion.labels import LANG_LABELS
 from companion.ledger import ledger_html
 from companion.runs import repo_path
 from tefcore.fusion import RULE_LABELS
-from tefcore.paper import review
-from tefcore.paper import tables as paper
-from tefcore.paper.evidence import KINDS, SECTIONS
-from tefcore.paper.ledger import assert_ledger, evaluate_ledger, summary_counts
+from tefpaper import review
+from tefpaper import tables as paper
+from tefpaper.evidence import KINDS, SECTIONS
+from tefpaper.ledger import assert_ledger, evaluate_ledger, summary_counts
 
 _ = setup_notebook()
 shown: list[str] = []

@@ -2,7 +2,7 @@
 
 The face of the library is the paper's fusion rules (:mod:`tefcore.fusion`) and their metrics
 (:mod:`tefcore.metrics`). Imports run one way, from :mod:`tefcore.cli` (the ``tef`` command) through
-:mod:`tefcore.paper` (the paper's tables and the claims ledger), :mod:`tefcore.judges` (prompts in,
+:mod:`tefpaper` (the paper's tables and the claims ledger), :mod:`tefcore.judges` (prompts in,
 probabilities out) and :mod:`tefcore.mind` (the MIND benchmark) down to the core of pure functions on
 arrays: :mod:`tefcore.fusion`, :mod:`tefcore.metrics`, :mod:`tefcore.evaluate` (predictions, score
 tables, the Average, the strongest baseline, paired comparisons), :mod:`tefcore.information` and

@@ -1,5 +1,6 @@
 """The ``tef`` command: ``extract``, ``evaluate``, ``fuse``, ``init``, ``validate``, ``download``, ``models``,
-``claims``, ``cache``, and ``book`` and ``reproduce``, which run ``python -m tefbook`` in a subprocess.
+``cache``, and ``book``, ``reproduce`` and ``claims``, which run the book's tools in a subprocess
+(``python -m tefbook``, ``python -m tefpaper``).
 
 Examples
 --------
@@ -52,8 +53,6 @@ from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, mind_f
 from tefcore.mind.prompts import VARIANTS
 from tefcore.mind.schema import ABBREVIATIONS, LANGS, TABLE_ORDER
 from tefcore.mind.segment import SEGMENTATION_RULES
-from tefcore.paper.ledger import FORMATS as CLAIM_FORMATS
-from tefcore.paper.ledger import evaluate_ledger, failures, format_ledger
 from tefcore.tasks import TaskError, init_task, load_task, recorded_sides, summary
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "build_parser", "format_scores", "main",
@@ -61,7 +60,7 @@ __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "build_pars
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-EXIT_CLAIMS_FAIL = 1
+EXIT_FAILS = 1
 FORMATS: tuple[str, ...] = ("text", "csv", "json", "markdown")
 """Output formats of ``tef evaluate``."""
 FEW_PAIRS = 20
@@ -176,20 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
              "Reads the model registry (tefcore/judges/models.yaml); writes nothing, prints each judge's name, "
              "backend and display name.", "tef models")
 
-    cl = _command(
-        sub, "claims", "check the paper's claims (the claims ledger); exit 1 if a checked claim fails",
-        "Check every claim of the paper the ledger lists. Reads the paper's tables (--paper-dir), the MIND data "
-        "(--data-dir) and the caches of the paper's models under --cache-dir (after `tef reproduce`, the rows "
-        "about that model are checked on them); writes nothing, prints the verdicts per kind of evidence and the "
-        "ledger by the paper's sections, and exits 1 when a checked claim does not give its recorded verdict.",
-        "tef claims --cache-dir data/caches --format markdown > claims.md",
-    )
-    cl.add_argument("--format", choices=CLAIM_FORMATS, default="text", help="text: compact, under 100 columns")
-    cl.add_argument("--paper-dir", type=_user_path, default=None,
-                    help="folder with the paper's table*.csv (default: the tables shipped with tefcore)")
-    cl.add_argument("--data-dir", type=_user_path, default=None, help=_DATA_DIR_HELP)
-    cl.add_argument("--cache-dir", type=_user_path, default=None,
-                    help="root of caches <model>/<prompt>/<lang>.jsonl (default: data/caches when it exists)")
+    sub.add_parser("claims", help="check the paper's claims (the claims ledger); exit 1 if a checked claim fails "
+                   "(`tef claims --help`)", add_help=False)
     sub.add_parser("reproduce", help="extract a model's caches and rebuild the result chapters (5-9) with it "
                    "(`tef reproduce --help`)", add_help=False)
     sub.add_parser("book", help="execute the chapters and build the book (`tef book --help`)", add_help=False)
@@ -508,7 +495,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print("\n".join(summary(load_task(args.task))))
     except TaskError as bad:
         print("\n".join(f"tef: error: {problem}" for problem in bad.problems), file=sys.stderr)
-        return EXIT_CLAIMS_FAIL
+        return EXIT_FAILS
     return 0
 
 
@@ -520,20 +507,6 @@ def cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_claims(args: argparse.Namespace) -> int:
-    """Print the claims ledger; exit code 1 when a checked claim fails."""
-    cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
-    ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir, cache_dir=cache_dir)
-    print(format_ledger(ledger, args.format))
-    if "data_problem" in ledger.attrs:
-        print(f"tef: warning: the data-card rows are not checked: {ledger.attrs['data_problem']}", file=sys.stderr)
-    bad = failures(ledger)
-    if len(bad):
-        print(f"tef: {len(bad)} claim(s) fail: {', '.join(bad['id'])}", file=sys.stderr)
-        return EXIT_CLAIMS_FAIL
-    return 0
-
-
 def cmd_models() -> int:
     """List the registry: name, backend, display name."""
     for name, entry in load_registry().items():
@@ -542,22 +515,24 @@ def cmd_models() -> int:
     return 0
 
 
-def cmd_book(book_args: Sequence[str]) -> int:
-    """Hand over to the book tools, ``python -m tefbook ...`` in a subprocess (``tef book`` builds the book,
-    ``tef reproduce`` runs ``python -m tefbook reproduce``); the library never imports them."""
-    if importlib.util.find_spec("tefbook") is None:
-        raise ImportError("the book tools are not installed: from the repository, pip install -e ./book "
-                          "(scripts/setup.sh does)")
-    return subprocess.call([sys.executable, "-m", "tefbook", *book_args])
+def hand_over(module: str, args: Sequence[str]) -> int:
+    """Run ``python -m <module> ARGS`` of the book's distribution in a subprocess (``tef book`` and
+    ``tef reproduce``: :mod:`tefbook`; ``tef claims``: :mod:`tefpaper`); the library never imports them."""
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(f"{module} is not installed: it comes with the book's tools; from the repository, "
+                          "pip install -e ./book (scripts/setup.sh does)")
+    return subprocess.call([sys.executable, "-m", module, *args])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tef`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["book"]:  # every later argument belongs to `python -m tefbook`
-        return _guarded(lambda: cmd_book(argv[1:]))
+        return _guarded(lambda: hand_over("tefbook", argv[1:]))
     if argv[:1] == ["reproduce"]:  # every later argument belongs to `python -m tefbook reproduce`
-        return _guarded(lambda: cmd_book(argv))
+        return _guarded(lambda: hand_over("tefbook", argv))
+    if argv[:1] == ["claims"]:  # every later argument belongs to `python -m tefpaper`
+        return _guarded(lambda: hand_over("tefpaper", argv[1:]))
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="tef: %(levelname)s: %(message)s")
     commands: dict[str, Callable[[], int]] = {
@@ -565,7 +540,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evaluate": lambda: cmd_evaluate(args),
         "download": lambda: cmd_download(args),
         "models": cmd_models,
-        "claims": lambda: cmd_claims(args),
         "cache": lambda: cmd_cache(args),
         "fuse": lambda: cmd_fuse(args),
         "init": lambda: _init(args.dir),

@@ -1,13 +1,14 @@
 """The walls of the code, read from the source (every import, lazy ones included).
 
 The library (``tefcore``, the wheel a user installs) has rooms whose imports run one way: the
-application layer (``cli``) -> ``paper`` (the paper's tables and the claims ledger) -> ``judges`` ->
+application layer (``cli``) -> ``judges`` ->
 ``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``fusion``, ``metrics``,
 ``evaluate``, ``simulate``, ``information``). Judges turn prompts into probabilities and know nothing of
 fusion. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
 (``companion``, ``chapters``), nor the book toolchain.
 
-The book's code (``book/``: ``tefbook``, ``companion``, ``chapters``) builds on the library: ``tefbook``
+The book's code (``book/``: ``tefbook``, ``tefpaper``, ``companion``, ``chapters``) builds on the library:
+``tefpaper`` (the paper's tables and the claims ledger, which ``tef claims`` runs) and ``tefbook``
 knows nothing of chapter support, ``companion`` (what several chapters share) knows no chapter, and
 no chapter's module imports another chapter's.
 
@@ -28,10 +29,10 @@ PACKAGE = Path(tefcore.__file__).resolve().parent
 BOOK = PACKAGE.parent / "book"
 CORE = ("fusion", "metrics", "evaluate", "simulate", "information")
 APPLICATION = ("cli",)
-ROOMS = ("mind", "tasks", "judges", "paper")
-LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "paper": 3, "application": 4}
+ROOMS = ("mind", "tasks", "judges")
+LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "application": 4}
 FUSION_SIDE = {f"tefcore.{name}" for name in ("fusion", "evaluate", "simulate", "information")}
-BOOK_CODE = ("tefbook", "companion", "chapters")
+BOOK_CODE = ("tefbook", "tefpaper", "companion", "chapters")
 BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval", "jupytext", "IPython",
                   "plotly", "altair")
 LIMITS = {"tefcore": 700, "companion": 600}
@@ -41,8 +42,8 @@ LIMITS = {"tefcore": 700, "companion": 600}
 def room(module: str) -> str:
     """The room of a dotted tefcore module name.
 
-    >>> room("tefcore.judges.e5"), room("tefcore.fusion"), room("tefcore.cli"), room("tefcore.paper.ledger")
-    ('judges', 'core', 'application', 'paper')
+    >>> room("tefcore.judges.e5"), room("tefcore.fusion"), room("tefcore.cli"), room("tefcore.mind.load")
+    ('judges', 'core', 'application', 'mind')
     """
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in APPLICATION:
@@ -204,8 +205,10 @@ def test_no_import_cycle(side: str) -> None:
 def test_the_book_tool_knows_no_chapter_and_companion_no_chapter_module(name: str) -> None:
     targets = {target.split(".")[0] for _, target in imports(BOOK_SUPPORT[name])}
     package = name.split(".")[0]
-    if package == "tefbook":
+    if package in ("tefbook", "tefpaper"):
         assert not targets & {"companion", "chapters"}, f"{name} imports chapter support"
+    if package == "tefpaper":
+        assert "tefbook" not in targets, f"{name} imports the book's build tool"
     if package == "companion":
         assert "chapters" not in targets, f"{name} imports a chapter's module"
     if package == "chapters":
@@ -214,7 +217,8 @@ def test_the_book_tool_knows_no_chapter_and_companion_no_chapter_module(name: st
         assert not others, f"{name} imports another chapter's module: {sorted(others)}"
 
 
-@pytest.mark.parametrize("path", [*SOURCES, *(BOOK_SUPPORT[n] for n in sorted(BOOK_SUPPORT) if n.startswith("companion"))],
+@pytest.mark.parametrize("path", [*SOURCES, *(BOOK_SUPPORT[n] for n in sorted(BOOK_SUPPORT)
+                                               if n.split(".")[0] in ("companion", "tefpaper"))],
                          ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_modules_stay_small(path: Path) -> None:
     limit = LIMITS["companion" if "companion" in path.parts else "tefcore"]
@@ -228,7 +232,7 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from tefcore import chapters\n    import papermill\n", encoding="utf-8")
     assert imports(src) == [(2, "tefcore.chapters"), (3, "papermill")]
-    assert LAYERS[room("tefcore.paper")] > LAYERS[room("tefcore.judges.run")]
+    assert LAYERS[room("tefcore.cli")] > LAYERS[room("tefcore.judges.run")]
     (tmp_path / "a.py").write_text("import b\n", encoding="utf-8")
     (tmp_path / "b.py").write_text("def f():\n    from a import g\n", encoding="utf-8")
     graph = import_graph({"a": tmp_path / "a.py", "b": tmp_path / "b.py"})

@@ -1,7 +1,7 @@
-"""Tests of the claims ledger (tefcore.paper.ledger) and of `tef claims`.
+"""Tests of the claims ledger (tefpaper.ledger) and of `tef claims`.
 
 Each recomputed value of the ledger is reached a second way where one exists: by hand from the CSV
-files with the csv module (no pandas, no tefcore.paper.tables), or from the MIND files with json.
+files with the csv module (no pandas, no tefpaper.tables), or from the MIND files with json.
 Every check is also shown to be able to fail: a changed table or a broken library function makes the
 ledger, `assert_ledger` and `tef claims` fail.
 """
@@ -22,9 +22,10 @@ import pytest
 from companion import ledger as book_ledger
 from tefcore import cli, information
 from tefcore.mind.load import sample_dir
-from tefcore.paper import checks, evidence
-from tefcore.paper import ledger as claims
-from tefcore.paper import tables as paper
+from tefpaper import checks, evidence
+from tefpaper.__main__ import main as tef_claims
+from tefpaper import ledger as claims
+from tefpaper import tables as paper
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ("direct", "majority_vote", "soft_vote")
@@ -326,9 +327,10 @@ def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
 # --------------------------------------------------------------------------------------------------
 # tef claims
 # --------------------------------------------------------------------------------------------------
-def test_tef_claims_exit_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tef_claims_exit_zero(capfd: pytest.CaptureFixture[str]) -> None:
+    """``tef claims`` hands over to ``python -m tefpaper`` (the book's distribution) in a subprocess."""
     assert cli.main(["claims"]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "116 of 120" in out and "gain-accuracy" in out
     assert max(map(len, out.splitlines())) <= 100
 
@@ -344,26 +346,32 @@ def test_tef_claims_fails_on_a_changed_table(
         t4["method"] == "tef_without_entropy") & (t4["metric"] == "accuracy")
     t4.loc[mask, "value"] = "61.4"
     t4.to_csv(tmp_path / paper.TABLE_FILES["table4"], index=False)
-    assert cli.main(["claims", "--paper-dir", str(tmp_path), "--format", "csv"]) == 1
+    assert tef_claims(["--paper-dir", str(tmp_path), "--format", "csv"]) == 1
     err = capsys.readouterr().err
     assert "ablation-drop" in err and "fail" in err
     # the same through a monkeypatched table loader
     changed = _changed_tables("llama3-8b", "zh", "Environment", 70.0)
     monkeypatch.setattr(paper, "load_tables", lambda data_dir=None: changed)
-    assert cli.main(["claims"]) == 1
+    assert tef_claims([]) == 1
     assert "max-shortfall" in capsys.readouterr().err
+
+
+def test_tef_claims_without_the_tables_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert tef_claims(["--paper-dir", str(tmp_path / "nowhere")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"tef claims: error: table file not found: {tmp_path / 'nowhere' / paper.TABLE_FILES['table1']}\n"
 
 
 def test_tef_claims_bad_format_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
-        cli.main(["claims", "--format", "yaml"])
+        tef_claims(["--format", "yaml"])
     assert stop.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
 
 
 def test_tef_claims_without_a_language_file_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(sample_dir() / "mind_en.jsonl", tmp_path / "mind_en.jsonl")
-    assert cli.main(["claims", "--data-dir", str(tmp_path)]) == 0  # nothing fails: the data rows are unchecked
+    assert tef_claims(["--data-dir", str(tmp_path)]) == 0  # nothing fails: the data rows are unchecked
     out, err = capsys.readouterr()
     assert f"data: no mind_zh.jsonl in {tmp_path}" in out and "error" not in out
     assert err.strip() == f"tef: warning: the data-card rows are not checked: no mind_zh.jsonl in {tmp_path}"

@@ -178,22 +178,24 @@ def test_book_and_download_dispatch(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     assert code == 0 and seen["dl"] == (Path("/tmp/x"), ["en"], False) and "sha256=" + "ab" * 32 in out
 
 
-def test_book_and_reproduce_run_the_book_tools_in_a_subprocess(monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_book_reproduce_and_claims_run_the_book_tools_in_a_subprocess(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util
     import subprocess
 
     seen: list[list[str]] = []
     monkeypatch.setattr(subprocess, "call", lambda argv: seen.append(argv[1:]) or 0)
     assert cli.main(["reproduce", "qwen2.5-7b", "--dry-run"]) == 0
-    assert seen == [["-m", "tefbook", "reproduce", "qwen2.5-7b", "--dry-run"]]
+    assert cli.main(["claims", "--format", "csv"]) == 0
+    assert seen == [["-m", "tefbook", "reproduce", "qwen2.5-7b", "--dry-run"], ["-m", "tefpaper", "--format", "csv"]]
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tefbook" else real(name, *a))
-    for command in (["book"], ["reproduce", "qwen2.5-7b"]):
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("tefbook", "tefpaper") else real(name, *a))
+    for command in (["book"], ["reproduce", "qwen2.5-7b"], ["claims"]):
         assert cli.main(command) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "pip install -e ./book" in err, err
-    assert len(seen) == 1  # nothing was run without the book tools
+    assert len(seen) == 2  # nothing was run without the book tools
 
 
 def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -389,7 +391,7 @@ def test_a_run_that_scored_nothing_leaves_no_cache(judge: type, code: int, tmp_p
 
 
 def test_speed_is_the_loops_and_the_preparation_is_said_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     import math
     import time
 

@@ -213,7 +213,7 @@ def test_token_counter_refuses_remote_apis_and_embedders() -> None:
 
 # --- the chapter's tables: the paper's rows hold the paper's numbers only ------------------------------
 def _table2() -> pd.DataFrame:
-    from tefcore.paper.tables import load_table
+    from tefpaper.tables import load_table
 
     return load_table("table2")
 

@@ -85,7 +85,7 @@ def test_paired_comparison_of_a_rule_with_itself_is_zero():
 
 # ---------------------------------------------------------------------------------------------------
 def test_side_by_side_layout_with_the_paper():
-    from tefcore.paper.tables import load_table
+    from tefpaper.tables import load_table
 
     pred = ex.predict_runs(synthetic_cache(8).assign(model="e5-zeroshot", prompt="original"))
     table = ex.score_runs(pred)
@@ -119,7 +119,7 @@ def test_side_by_side_layout_with_the_paper():
 def test_side_by_side_gives_the_paper_one_average_per_quantity():
     """Table 4's Qwen2.5-7B zh TEF accuracy prints 71.3; Table 3 prints no Average: both chapters show
     the mean of the six printed dimensions, 71.25, which rounds half up to Table 4's 71.3."""
-    from tefcore.paper.tables import load_table
+    from tefpaper.tables import load_table
 
     pred = ex.predict_runs(synthetic_cache(9).assign(model="local", prompt="original"))
     w3 = ex.side_by_side(ex.score_runs(pred), load_table("table3"), rules=["tef"], paper_models=["qwen2.5-7b"])

@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tefcore import cli
 from tefcore.judges.cache import cache_path, provenance_id
-from tefcore.paper.evidence import KINDS
-from tefcore.paper.ledger import LEDGER, evaluate_ledger, reproduce_line, summary_counts
-from tefcore.paper.runs import load_run, run_label
+from tefpaper.__main__ import main as tef_claims
+from tefpaper.evidence import KINDS
+from tefpaper.ledger import LEDGER, evaluate_ledger, reproduce_line, summary_counts
+from tefpaper.runs import load_run, run_label
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_MODEL = "test fixture: e5-small cross-fit probabilities of the MIND sample, not Qwen2.5-7B"
@@ -103,7 +103,7 @@ def test_run_label_reads_the_provenance() -> None:
 
 def test_tef_claims_reads_the_caches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _fixture(tmp_path)
-    code = cli.main(["claims", "--cache-dir", str(tmp_path), "--format", "csv"])
+    code = tef_claims(["--cache-dir", str(tmp_path), "--format", "csv"])
     frame = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out)).set_index("id")
     assert frame.loc["table3-qwen2.5-7b", "kind"] == KINDS["run"]
     assert code == 0  # a row checked on a run holds or does not; it has no recorded verdict to fail

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefcore.paper import tables as paper
-from tefcore.paper.tables import (
+from tefpaper import tables as paper
+from tefpaper.tables import (
     ROUNDING_TOLERANCE,
     ablation_drops,
     ablation_versus_soft_vote,

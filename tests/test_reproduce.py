@@ -486,9 +486,9 @@ def test_running_md_shows_the_generated_commands(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_ledger_names_the_command_tef_reproduce_plans() -> None:
-    """tefcore.paper cannot import the book tools; its GPU rows print the same line they would."""
+    """tefpaper cannot import the book tools; its GPU rows print the same line they would."""
     from tefcore.mind.release import FULL_RELEASE_DIR
-    from tefcore.paper.ledger import reproduce_line
+    from tefpaper.ledger import reproduce_line
 
     for model, prompts in (("qwen2.5-7b", "original"), ("llama3-8b", "original,verbose,minimal")):
         assert reproduce_line(model, prompts) == reproduce_command(

@@ -1,4 +1,4 @@
-"""The paper's tables read as a reviewer reads them (tefcore.paper.review), each number reached a second way:
+"""The paper's tables read as a reviewer reads them (tefpaper.review), each number reached a second way:
 from the CSV files with the csv module, Wilson intervals from scipy's binomial test, confusion matrices by
 brute force."""
 
@@ -14,8 +14,8 @@ import pytest
 from scipy.stats import binomtest
 
 from tefcore.mind.release import FULL_RELEASE_PAIRS
-from tefcore.paper import review
-from tefcore.paper import tables as paper
+from tefpaper import review
+from tefpaper import tables as paper
 
 
 def _accuracies(table: str = "table3") -> list[dict[str, str]]:

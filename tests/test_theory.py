@@ -15,7 +15,7 @@ from companion import tables as pres
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.fusion import clipped_log_odds, entropy_weight
-from tefcore.paper.ledger import LEDGER, evaluate_ledger
+from tefpaper.ledger import LEDGER, evaluate_ledger
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
 from companion.tables import bold_best, format_cell, paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
-from tefcore.paper.tables import MODEL_LABELS, MODELS
+from tefpaper.tables import MODEL_LABELS, MODELS
 
 BELOW = " (below the floor)"
 """Appended to the name of a judge none of whose rules clears the majority-class floor in a language."""

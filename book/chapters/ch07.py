@@ -10,7 +10,7 @@ import pandas as pd
 from companion.labels import LANG_LABELS
 from companion.results import NOT_RUN
 from companion.tables import bold_best
-from tefcore.paper.tables import MODEL_LABELS, MODELS
+from tefpaper.tables import MODEL_LABELS, MODELS
 
 MARGIN_ROW = "TEF − baseline"
 """Row of the Table 1 layout with TEF's margin over the strongest baseline (shown, never ranked)."""
@@ -159,7 +159,7 @@ def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) 
     """The paper's Table 1 against the floor of its quantity (``wide``: models x (method, prompt)): the
     numbers below it, by method; the range of TEF's margin; for how many models the margin grows from the
     original to the verbose to the minimal prompt."""
-    from tefcore.paper import tables as paper
+    from tefpaper import tables as paper
 
     margins = paper.prompt_robustness_summary(paper_table1)[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
     grows = (margins["margin_verbose"] > margins["margin_original"]) & (

@@ -6,7 +6,7 @@ The chapters show the lines that *are* the lesson (a weight, a sum of log-odds, 
 :func:`tefcore.fusion.fuse_many` or :func:`tefcore.simulate.fusion_study`); this module holds the rest,
 so that each figure or table is one call. The definitions are those of :mod:`tefcore.fusion`,
 :mod:`tefcore.information` and :mod:`tefcore.simulate`; the checks that the claims ledger also runs
-use the ledger's own posts (:mod:`tefcore.paper.ledger`), so a number printed by a chapter and by
+use the ledger's own posts (:mod:`tefpaper.ledger`), so a number printed by a chapter and by
 the ledger is one number.
 
 Chapter 1

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from companion.provenance import PAPER_LABEL
-from tefcore.paper.tables import MODEL_LABELS
+from tefpaper.tables import MODEL_LABELS
 
 JUDGE_LABELS: dict[str, str] = {
     "local": "SmolLM2-135M (CPU)",

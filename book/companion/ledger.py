@@ -1,6 +1,6 @@
 """The claims ledger on the book's pages: an anchor per row, links from the chapters, the HTML table.
 
-The ledger itself (claims, checks, verdicts) is :mod:`tefcore.paper`; this module only presents it.
+The ledger itself (claims, checks, verdicts) is :mod:`tefpaper`; this module only presents it.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from tefcore.paper.evidence import FAILS, HOLDS, NOT_CHECKED, NOT_HOLD
-from tefcore.paper.ledger import LEDGER
+from tefpaper.evidence import FAILS, HOLDS, NOT_CHECKED, NOT_HOLD
+from tefpaper.ledger import LEDGER
 
 
 def claim_anchor(claim_id: str) -> str:
@@ -88,7 +88,7 @@ def chapter_claims(chapter: str, data_dir: str | None = None, page: str = "11_cl
     >>> chapter_claims("06_ablation").count("<tr>") > 1
     True
     """
-    from tefcore.paper.ledger import evaluate_ledger
+    from tefpaper.ledger import evaluate_ledger
 
     rows = evaluate_ledger([c for c in LEDGER if c.chapter == chapter], data_dir=data_dir)
     kind = "kind" if "kind" in rows.columns else "how"

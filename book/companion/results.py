@@ -223,9 +223,9 @@ def side_by_side(
         :func:`score_runs` output (columns ``model, lang, rule, dimension, accuracy, macro_f1``; a
         ``prompt`` column, if present, should hold one value).
     paper_table : DataFrame, optional
-        The paper's Table 3 or Table 4 in tidy form (:func:`tefcore.paper.tables.load_table`). Its
+        The paper's Table 3 or Table 4 in tidy form (:func:`tefpaper.tables.load_table`). Its
         Average is the mean of its six printed dimensions, for both tables (Table 4's printed
-        Average is that mean rounded half up, :func:`tefcore.paper.tables.table4_average_check`),
+        Average is that mean rounded half up, :func:`tefpaper.tables.table4_average_check`),
         so that one quantity has one value in every chapter.
     labels : mapping, optional
         The label of each judge's rows (:func:`companion.runs.row_labels`); default

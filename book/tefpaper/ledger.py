@@ -1,9 +1,9 @@
 r"""The claims ledger: every checkable claim of the paper, one row each, with the kind of evidence its verdict
-rests on (:mod:`tefcore.paper.evidence`).
+rests on (:mod:`tefpaper.evidence`).
 
-The claims are data (``claims.yaml``, package data of :mod:`tefcore.paper`, one
-:class:`~tefcore.paper.evidence.Claim` each); their checks (:mod:`tefcore.paper.checks`,
-:mod:`tefcore.paper.results`) return our value, whether the claim holds and how it was computed. A ``gpu``
+The claims are data (``claims.yaml``, package data of :mod:`tefpaper`, one
+:class:`~tefpaper.evidence.Claim` each); their checks (:mod:`tefpaper.checks`,
+:mod:`tefpaper.results`) return our value, whether the claim holds and how it was computed. A ``gpu``
 or ``cannot`` row without a cache at hand gives the ``tef reproduce`` line that makes one.
 
 A checked claim *fails* when its check gives another verdict than the one recorded, or raises (a row
@@ -14,7 +14,7 @@ language's file missing) leaves them unchecked, saying why.
 
 Examples
 --------
->>> from tefcore.paper.ledger import LEDGER, evaluate_ledger, summary_counts
+>>> from tefpaper.ledger import LEDGER, evaluate_ledger, summary_counts
 >>> row = evaluate_ledger([c for c in LEDGER if c.id == "gain-accuracy"]).iloc[0]
 >>> row["value"], row["verdict"], row["kind"]
 ('4.465', 'holds', "recomputed from the paper's tables")
@@ -33,8 +33,8 @@ import pandas as pd
 import yaml
 
 from tefcore.mind.release import FULL_RELEASE_DIR
-from tefcore.paper import checks, results  # noqa: F401 (they register the checks)
-from tefcore.paper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, Claim,
+from tefpaper import checks, results  # noqa: F401 (they register the checks)
+from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, Claim,
                                     DataUnavailable, Evidence, LedgerError, Verdict)
 
 __all__ = ["FORMATS", "LEDGER", "assert_ledger", "evaluate_ledger", "failures", "format_ledger", "reproduce_line",
@@ -44,7 +44,7 @@ FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
 """Output formats of :func:`format_ledger` (``tef claims --format``)."""
 
 LEDGER: list[Claim] = [Claim(**entry) for entry in yaml.safe_load(
-    resources.files("tefcore.paper").joinpath("claims.yaml").read_text(encoding="utf-8"))]
+    resources.files("tefpaper").joinpath("claims.yaml").read_text(encoding="utf-8"))]
 """Every checkable claim of the paper, in ledger order."""
 
 
@@ -98,7 +98,7 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     claims : sequence of Claim, optional
         Default :data:`LEDGER`.
     tables, paper_dir, data_dir, cache_dir
-        See :class:`~tefcore.paper.evidence.Evidence`.
+        See :class:`~tefpaper.evidence.Evidence`.
 
     Returns
     -------
@@ -132,7 +132,7 @@ def failures(ledger: pd.DataFrame) -> pd.DataFrame:
 
 
 def assert_ledger(ledger: pd.DataFrame) -> None:
-    """Raise :class:`~tefcore.paper.evidence.LedgerError` naming every failing claim."""
+    """Raise :class:`~tefpaper.evidence.LedgerError` naming every failing claim."""
     bad = failures(ledger)
     if len(bad):
         listed = "; ".join(f"{r.id}: ours {r.value} ({r.note})" for r in bad.itertuples())
@@ -140,7 +140,7 @@ def assert_ledger(ledger: pd.DataFrame) -> None:
 
 
 def summary_counts(ledger: pd.DataFrame) -> pd.DataFrame:
-    """Claims per kind of evidence (rows, in :data:`~tefcore.paper.evidence.KINDS` order) and verdict (columns),
+    """Claims per kind of evidence (rows, in :data:`~tefpaper.evidence.KINDS` order) and verdict (columns),
     with totals.
 
     Examples

@@ -1,7 +1,7 @@
 """The checks of the paper's results: its text against its Tables 1-4, the tables read as a reviewer reads
 them (floors, noise, consistency, tokens), and the rows about one model's numbers checked on its caches.
 
-Each function is registered for its claim of ``claims.yaml`` (:func:`tefcore.paper.evidence.check`). A row
+Each function is registered for its claim of ``claims.yaml`` (:func:`tefpaper.evidence.check`). A row
 about a paper model's results returns ``None`` without a cache of that model (the ledger then gives the
 command), and is checked on the caches, kind ``run``, when they are at hand.
 """
@@ -19,11 +19,11 @@ from tefcore.metrics import expected_calibration_error, overconfidence_gap
 from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.prompts import build_prompt
 from tefcore.mind.release import FULL_RELEASE
-from tefcore.paper import review
-from tefcore.paper import tables as paper
-from tefcore.paper.evidence import Evidence, Verdict, check, close_to, fmt
-from tefcore.paper.runs import against_paper
-from tefcore.paper.tables import SLACK
+from tefpaper import review
+from tefpaper import tables as paper
+from tefpaper.evidence import Evidence, Verdict, check, close_to, fmt
+from tefpaper.runs import against_paper
+from tefpaper.tables import SLACK
 
 # --------------------------------------------------------------------------------------------------
 # headline numbers (Table 3)
@@ -341,7 +341,7 @@ def _overhead_pays(ev: Evidence) -> Verdict:
 
 
 # --------------------------------------------------------------------------------------------------
-# the tables read as a reviewer reads them (tefcore.paper.review)
+# the tables read as a reviewer reads them (tefpaper.review)
 # --------------------------------------------------------------------------------------------------
 def _cell_name(row: pd.Series) -> str:
     return f"{paper.MODEL_LABELS[row['model']]} {row['lang']} {row['dimension']}"

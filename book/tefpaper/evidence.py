@@ -29,8 +29,8 @@ import pandas as pd
 
 from tefcore.mind.load import MindFormatError, Post, load_posts, mind_filename, resolve_data_dir
 from tefcore.mind.release import DATA_KINDS, data_card, describe_data, is_full_release
-from tefcore.paper import runs as paper_runs
-from tefcore.paper import tables as paper
+from tefpaper import runs as paper_runs
+from tefpaper import tables as paper
 
 KINDS: dict[str, str] = {
     "run": "reproduced by our run",
@@ -75,7 +75,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable claim of the paper, as ``tefcore/paper/claims.yaml`` lists it.
+    """One checkable claim of the paper, as ``book/tefpaper/claims.yaml`` lists it.
 
     Attributes
     ----------
@@ -112,7 +112,7 @@ class Claim:
 
 
 class LedgerError(AssertionError):
-    """Raised by :func:`tefcore.paper.ledger.assert_ledger` when a checked claim does not give its verdict."""
+    """Raised by :func:`tefpaper.ledger.assert_ledger` when a checked claim does not give its verdict."""
 
 
 class DataUnavailable(LookupError):
@@ -126,7 +126,7 @@ class Evidence:
     Parameters
     ----------
     tables : mapping of str to DataFrame, optional
-        The paper's tables (:func:`tefcore.paper.tables.load_tables`); read from ``paper_dir`` when omitted.
+        The paper's tables (:func:`tefpaper.tables.load_tables`); read from ``paper_dir`` when omitted.
     paper_dir : str or Path, optional
         Directory of the paper's CSV tables (default: those shipped with the package).
     data_dir : str or Path, optional

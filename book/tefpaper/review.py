@@ -4,13 +4,13 @@ macro-F1 can come from one confusion matrix (:func:`confusion_check`), what the 
 requires of the posts (:func:`sentence_rules`) and a tokenizer-free lower bound on a prompt's tokens
 (:func:`prompt_words`, Table 2).
 
-They read the paper's printed numbers (:mod:`tefcore.paper.tables`) and the evaluation pairs per
+They read the paper's printed numbers (:mod:`tefpaper.tables`) and the evaluation pairs per
 language, dimension and side counted from the release's files (:func:`cell_counts`), which the paper
 does not print.
 
 Examples
 --------
->>> from tefcore.paper.tables import load_table
+>>> from tefpaper.tables import load_table
 >>> f = floors(load_table("table3"))
 >>> int(f["below"].sum()), len(f)
 (103, 240)
@@ -29,7 +29,7 @@ from scipy.stats import norm
 from tefcore.evaluate import BASELINES, SENTENCE_RULES
 from tefcore.mind.release import FULL_RELEASE_PAIRS
 from tefcore.mind.schema import SIDES
-from tefcore.paper.tables import ROUNDING_TOLERANCE, SLACK, strongest_baseline_gain
+from tefpaper.tables import ROUNDING_TOLERANCE, SLACK, strongest_baseline_gain
 
 __all__ = ["SENTENCE_RULES", "cell_counts", "confusion_check", "floors", "noise", "prompt_words", "reachable_f1",
            "sentence_rules", "wilson_interval"]
@@ -114,7 +114,7 @@ def noise(table3: pd.DataFrame, baselines: Sequence[str] = BASELINES) -> pd.Data
 
     Examples
     --------
-    >>> from tefcore.paper.tables import load_table
+    >>> from tefpaper.tables import load_table
     >>> nz = noise(load_table("table3"))
     >>> int(nz["win"].sum()), int(nz["inside"].sum())
     (50, 26)

@@ -4,11 +4,11 @@ The four tables of the paper were transcribed into tidy CSV files, one row per p
 ``data/paper/README.md`` describes each file and the vocabulary of its columns (method names are those
 of :data:`tefcore.fusion.RULE_NAMES`, models the registry names, metrics in percent). The functions
 below recompute each aggregate the paper states about its tables, from the CSV files alone; the
-claims ledger (:mod:`tefcore.paper.ledger`) checks the paper's stated numbers with them.
+claims ledger (:mod:`tefpaper.ledger`) checks the paper's stated numbers with them.
 
 Examples
 --------
->>> from tefcore.paper.tables import load_table, average_gain
+>>> from tefpaper.tables import load_table, average_gain
 >>> t3 = load_table("table3")
 >>> {k: round(v, 3) for k, v in average_gain(t3, level="model_lang").items()}
 {'accuracy': 4.465, 'macro_f1': 4.618}
@@ -17,7 +17,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +87,9 @@ ROUNDING_TOLERANCE: float = 0.05
 SLACK: float = 1e-9
 """Floating-point slack on comparisons of printed numbers (71.25 printed as 71.3 differs by 0.05 up to it)."""
 
+PUBLISHED: Path = Path(__file__).resolve().parents[2] / "data" / "paper"
+"""The paper's tables as transcribed in the repository (``data/paper``)."""
+
 _KEYS3 = GAIN_LEVELS["cell"]
 
 
@@ -97,12 +99,10 @@ def paper_dir(data_dir: str | Path | None = None) -> Path:
     Parameters
     ----------
     data_dir : str or Path, optional
-        An explicit directory; default the paper's tables shipped with the package (``data/paper`` of
-        the repository, installed as :mod:`tefcore.paper.published`).
+        An explicit directory; default :data:`PUBLISHED`, ``data/paper`` of the repository this package is
+        installed from (``pip install -e ./book``).
     """
-    if data_dir is not None:
-        return Path(data_dir)
-    return Path(str(resources.files("tefcore.paper.published")))
+    return PUBLISHED if data_dir is None else Path(data_dir)
 
 
 def load_table(name: str, data_dir: str | Path | None = None) -> pd.DataFrame:

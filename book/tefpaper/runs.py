@@ -3,7 +3,7 @@
 When the caches of both languages exist under ``<cache_dir>/<model>/<prompt>/``, :func:`load_run` reads them
 and names the run from its provenance (:func:`run_label`: weights, engine, hardware, data), and
 :func:`against_paper` sets our accuracies beside the paper's printed ones, each paper number inside or
-outside the sampling noise of ours (:func:`tefcore.paper.review.wilson_interval`).
+outside the sampling noise of ours (:func:`tefpaper.review.wilson_interval`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tefcore.evaluate import predict_pairs, score_table
 from tefcore.judges.cache import cache_path, read_cache
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import LANGS
-from tefcore.paper.review import wilson_interval
+from tefpaper.review import wilson_interval
 
 __all__ = ["PaperRun", "against_paper", "load_run", "run_label"]
 
@@ -69,7 +69,7 @@ def load_run(cache_dir: str | Path, model: str, prompt: str = "original") -> Pap
     """The caches of ``model`` and ``prompt`` under ``cache_dir``, or ``None`` unless both languages hold pairs.
 
     The reference release's reading of the answer token (``<lang>.reading-reference.jsonl``, what
-    :func:`tefcore.paper.ledger.reproduce_line` asks for) is read when both languages have it, else the summed
+    :func:`tefpaper.ledger.reproduce_line` asks for) is read when both languages have it, else the summed
     reading (``<lang>.jsonl``).
     """
     for reading in ("reference", "summed"):

@@ -1,7 +1,7 @@
 """The checks of the paper's method, propositions and data card: formula and simulation checks, and counts
 of the MIND files.
 
-Each function is registered for its claim of ``claims.yaml`` (:func:`tefcore.paper.evidence.check`). The
+Each function is registered for its claim of ``claims.yaml`` (:func:`tefpaper.evidence.check`). The
 method's rules are computed twice, by :mod:`tefcore.fusion` and by the paper's formulas written out again
 with SciPy; the propositions are checked on simulated detectors whose exact posteriors are known
 (:mod:`tefcore.simulate`); the data card is counted on the MIND data at hand.
@@ -22,7 +22,7 @@ from tefcore.information import additive_log_odds
 from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, pair_counts
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
-from tefcore.paper.evidence import Evidence, Verdict, check, on_data, per_lang
+from tefpaper.evidence import Evidence, Verdict, check, on_data, per_lang
 
 
 def _starts(doc: np.ndarray) -> np.ndarray:

@@ -1,0 +1,80 @@
+"""``python -m tefpaper``, which ``tef claims`` runs: check every claim of the paper the ledger lists.
+
+Reads the paper's tables (``--paper-dir``), the MIND data (``--data-dir``) and the caches of the paper's models
+under ``--cache-dir``; writes nothing, prints the verdicts, and exits 1 when a checked claim does not give its
+recorded verdict, 2 on a usage error (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from tefpaper.ledger import FORMATS, evaluate_ledger, failures, format_ledger
+from tefpaper.tables import load_tables
+
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+DESCRIPTION = (
+    "Check every claim of the paper the ledger lists. Reads the paper's tables (--paper-dir), the MIND data "
+    "(--data-dir) and the caches of the paper's models under --cache-dir (after `tef reproduce`, the rows about "
+    "that model are checked on them); writes nothing, prints the verdicts per kind of evidence and the ledger by "
+    "the paper's sections, and exits 1 when a checked claim does not give its recorded verdict."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _user_path(text: str) -> Path:
+    """A path as the user typed it, made absolute against the working directory (``~`` expanded)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return Path(text).expanduser().absolute()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``tef claims``."""
+    parser = _Parser(prog="tef claims", description=textwrap.fill(DESCRIPTION, 88),
+                     epilog="example:\n  tef claims --cache-dir data/caches --format markdown > claims.md",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--format", choices=FORMATS, default="text", help="text: compact, under 100 columns")
+    parser.add_argument("--paper-dir", type=_user_path, default=None,
+                        help="folder with the paper's table*.csv (default: the repository's data/paper)")
+    parser.add_argument("--data-dir", type=_user_path, default=None,
+                        help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
+    parser.add_argument("--cache-dir", type=_user_path, default=None,
+                        help="root of caches <model>/<prompt>/<lang>.jsonl (default: data/caches when it exists)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the claims ledger; exit code 1 when a checked claim fails, 2 on a usage error."""
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
+    try:
+        load_tables(args.paper_dir)  # a wrong --paper-dir is one line, not a ledger of failed checks
+        ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir, cache_dir=cache_dir)
+    except (ValueError, OSError) as exc:
+        print(f"tef claims: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_ledger(ledger, args.format))
+    if "data_problem" in ledger.attrs:
+        print(f"tef: warning: the data-card rows are not checked: {ledger.attrs['data_problem']}", file=sys.stderr)
+    bad = failures(ledger)
+    if len(bad):
+        print(f"tef: {len(bad)} claim(s) fail: {', '.join(bad['id'])}", file=sys.stderr)
+        return EXIT_FAIL
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
