@@ -17,19 +17,13 @@ probability; the provenance names the sides.
 
 JSON has no NaN or infinity: an unreadable P(change) is ``null`` (NaN when read) and a letter that
 was never seen has log-probability ``null`` (``-inf`` when read). Texts are not stored (MIND's licence
-keeps them in MIND); the segmentation rule in the provenance regenerates the sentences.
+keeps them in MIND); the segmentation rule in the provenance regenerates the sentences. A run resumes
+into a file only under the same :func:`provenance_id`. The Ray engine's parts directories hold the same
+records (:mod:`tefcore.judges.parts`).
 
-Provenance (:func:`provenance_id`): the SHA-256 of the canonical JSON of the provenance without its
-time fields (:data:`TIME_KEYS`). A run resumes into a file only under the same provenance id.
-
-Parts directories (the Ray engine): :mod:`tefcore.judges.parts` stores the same records as Parquet parts
-and merges them into the usual cache file.
-
-Crash safety: a writer holds an exclusive ``flock`` on the file (a second run into the same file is
-refused), and each record is appended with one ``write`` of the whole line, then flushed and
-``fsync``-ed, so a kill at any moment leaves at most one torn last line. On opening for resume a torn
-last line (no newline at the end, or not JSON) is cut away with a warning; a bad line elsewhere is an
-error naming its line number. Duplicate pairs are an error on reading.
+Crash safety (:class:`CacheWriter`): one writer per file (``flock``), each record appended whole then
+``fsync``-ed, so a kill leaves at most one torn last line, which resuming cuts away with a warning; a
+bad line elsewhere is an error naming its line number, and so is a duplicate pair.
 """
 
 from __future__ import annotations
@@ -41,7 +35,6 @@ import logging
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +46,8 @@ from tefcore.mind.release import file_sha256 as file_sha256  # the one file hash
 log = logging.getLogger(__name__)
 
 TIME_KEYS: tuple[str, ...] = ("started_at", "hardware")
-"""Provenance fields that are recorded but left out of the provenance id: when the run started, and the
-machine it ran on (``hardware``: e.g. the visible GPUs; a run may resume on another machine as long as
-everything that changes the numbers, such as the tensor-parallel size, is the same)."""
+"""Provenance fields recorded but left out of the provenance id: when the run started, and the machine
+(e.g. the visible GPUs: a run may resume on another machine if nothing that changes the numbers differs)."""
 
 KEY_COLUMNS: tuple[str, ...] = ("post_id", "lang", "dimension", "side")
 """Identify a pair (with ``side`` as its gold target)."""
@@ -91,6 +83,15 @@ def provenance_mismatch(path: Path, old: Mapping[str, Any], new: Mapping[str, An
     keys = sorted(k for k in set(old) | set(new) if k not in TIME_KEYS and old.get(k) != new.get(k))
     return (f"{path} holds another provenance (differs in: {', '.join(keys)}); refusing to mix results: "
             f"choose another --out or move it away")
+
+
+def lock_exclusive(fd: int, target: Path, command: str) -> None:
+    """Lock ``fd`` for this run alone (``flock``): two runs never write one store; ``command`` names the writer."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise CacheError(f"{target} is being written by another run ({command}); wait for it to finish or "
+                         f"stop it first") from None
 
 
 def canonical_json(obj: Any) -> str:
@@ -160,12 +161,12 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
 
     Notes
     -----
-    When the scores come from an API that says which model and build answered
-    (:class:`tefcore.judges.openai.ServedScore`), the record also holds ``served_models`` and
-    ``system_fingerprints`` (the distinct values among its answers). When an answer is invalid for a
-    reason the judge gave (:attr:`Score.detail <tefcore.judges.base.Score>`, e.g. a prompt longer than
-    the context), the record holds ``direct_detail`` and ``sentence_details`` (one string per answer,
-    empty for the others).
+    Fields written only when there is something to say: ``served_models`` and ``system_fingerprints``
+    (the distinct values among the answers, sorted) when an API said which model and build answered
+    (:class:`tefcore.judges.openai.ServedScore`); ``direct_detail`` and ``sentence_details`` (one string
+    per answer, empty for the others) when an answer is invalid for a reason the judge gave
+    (:attr:`Score.detail <tefcore.judges.base.Score>`, e.g. a prompt longer than the context); a K > 2
+    pair's distributions (K nulls for an invalid answer) and, from an LLM judge, its log-probabilities.
     """
     return {
         "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
@@ -186,9 +187,7 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
 
 
 def _k_fields(choices: Any, scores: Sequence[Score]) -> dict[str, Any]:
-    """A K > 2 pair's distributions (an answer without one, an invalid one, is K nulls) and, from an LLM
-    judge, each letter's log-probability: ``direct_probs``, ``sentence_probs`` (``direct_logprobs``,
-    ``sentence_logprobs``)."""
+    """A K > 2 pair's ``direct_probs``, ``sentence_probs`` (and ``direct_logprobs``, ``sentence_logprobs``)."""
     k = getattr(choices, "K", 2)
     if k <= 2:
         return {}
@@ -203,8 +202,7 @@ def _k_fields(choices: Any, scores: Sequence[Score]) -> dict[str, Any]:
 
 
 def _detail_fields(direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
-    """Why answers are invalid, when the judge said (``direct_detail``, ``sentence_details``; e.g. a
-    prompt longer than the model's context): only in records that have such an answer."""
+    """``direct_detail`` and ``sentence_details``, in records with an answer the judge said was invalid."""
     details = [getattr(s, "detail", "") or "" for s in (direct, *sentences)]
     if not any(details):
         return {}
@@ -212,8 +210,7 @@ def _detail_fields(direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
 
 
 def _served_fields(scores: Sequence[Score]) -> dict[str, list[str]]:
-    """What an API said about the answers of one pair (``served_models``, ``system_fingerprints``: the
-    distinct values, sorted), when its scores carry them (:class:`tefcore.judges.openai.ServedScore`)."""
+    """``served_models`` and ``system_fingerprints`` of one pair, when its scores carry them."""
     out: dict[str, list[str]] = {}
     for attr, key in (("served_model", "served_models"), ("system_fingerprint", "system_fingerprints")):
         values = sorted({v for s in scores if isinstance(v := getattr(s, attr, None), str)})
@@ -228,17 +225,11 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
 
 
 # --- reading lines ----------------------------------------------------------------------------
-@dataclass
-class _Lines:
-    """The parsed lines of a cache file and where its valid part ends."""
+def _parse(path: Path) -> tuple[list[dict[str, Any]], int, bool]:
+    """The records of every line, the bytes of the valid part, and whether the last line is torn.
 
-    records: list[dict[str, Any]]
-    valid_bytes: int
-    torn: bool
-
-
-def _parse(path: Path) -> _Lines:
-    """Parse every line; a torn last line is reported, a bad middle line raises."""
+    A torn last line is reported; a bad line elsewhere raises.
+    """
     raw = path.read_bytes()
     lines = raw.split(b"\n")
     complete, tail = lines[:-1], lines[-1]  # ``tail`` is b"" when the file ends with a newline
@@ -251,11 +242,11 @@ def _parse(path: Path) -> _Lines:
                 raise ValueError("not a JSON object")
         except (UnicodeDecodeError, ValueError) as exc:
             if number == len(complete) and not tail:
-                return _Lines(records, offset, True)
+                return records, offset, True
             raise CacheError(f"{path}, line {number}: not a valid cache record ({exc})") from None
         records.append(obj)
         offset += len(line) + 1
-    return _Lines(records, offset, bool(tail))
+    return records, offset, bool(tail)
 
 
 def check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -344,13 +335,13 @@ def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[st
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"cache file {path} not found")
-    lines = _parse(path)
-    if lines.torn:
+    records, _, torn = _parse(path)
+    if torn:
         raise CacheError(f"{path}: the last line is torn (an interrupted write); run the same "
                          f"`tef extract` again to repair and finish it")
-    header = check_header(path, lines.records)
+    header = check_header(path, records)
     pid = header["provenance_id"]
-    frame = cache_frame([record_row(rec) for rec in check_pairs(path, lines.records, pid)])
+    frame = cache_frame([record_row(rec) for rec in check_pairs(path, records, pid)])
     return frame, {**header["provenance"], "provenance_id": pid}
 
 
@@ -393,14 +384,6 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
 
 
 # --- writing ----------------------------------------------------------------------------------
-def _write_all(fd: int, data: bytes) -> None:
-    """Write every byte (``os.write`` may write fewer than asked)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 class CacheWriter:
     """Append pair records to a cache file, crash-safely; resume an existing one.
 
@@ -437,46 +420,40 @@ class CacheWriter:
         self.text_hashes: dict[tuple[str, str], str] = {}
         self.repaired = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._file = open(self.path, "ab")  # appends only, whatever a seek says
         try:
-            self._lock()
+            lock_exclusive(self._file.fileno(), self.path, "tef extract")
             self._open_existing()
         except BaseException:
-            os.close(self._fd)
+            self._file.close()
             raise
-
-    def _lock(self) -> None:
-        """Hold an exclusive lock for the writer's lifetime: two runs never append to one file."""
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise CacheError(f"{self.path} is being written by another run (tef extract); wait for it to "
-                             f"finish or stop it first") from None
 
     def _open_existing(self) -> None:
         """Repair a torn tail, check the header, load the done pairs; write a header if empty."""
-        lines = _parse(self.path)
-        if lines.torn:
+        records, valid_bytes, torn = _parse(self.path)
+        if torn:
             log.warning("%s: cut away a torn last line (%d bytes kept); that pair will be scored again",
-                        self.path, lines.valid_bytes)
-            os.ftruncate(self._fd, lines.valid_bytes)
-            os.fsync(self._fd)
+                        self.path, valid_bytes)
+            os.ftruncate(self._file.fileno(), valid_bytes)
+            os.fsync(self._file.fileno())
             self.repaired = True
-        if not lines.records:
+        if not records:
             header = {"type": "header", "provenance": self.provenance, "provenance_id": self.provenance_id}
             self._append(header)
             return
-        header = check_header(self.path, lines.records)
+        header = check_header(self.path, records)
         if header["provenance_id"] != self.provenance_id:
             raise ProvenanceMismatch(provenance_mismatch(self.path, header["provenance"], self.provenance))
-        pairs = check_pairs(self.path, lines.records, self.provenance_id)
+        pairs = check_pairs(self.path, records, self.provenance_id)
         self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
         self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
                             for r in pairs if "text_sha256" in r}
 
     def _append(self, record: Mapping[str, Any]) -> None:
-        _write_all(self._fd, encode_record(record))
-        os.fsync(self._fd)
+        """Write one whole line, then flush and ``fsync`` it."""
+        self._file.write(encode_record(record))
+        self._file.flush()
+        os.fsync(self._file.fileno())
 
     def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
         """Append one complete pair record (one write, then fsync); return the record."""
@@ -489,10 +466,8 @@ class CacheWriter:
         return record
 
     def close(self) -> None:
-        """Close the file descriptor (idempotent)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Close the file (idempotent)."""
+        self._file.close()
 
     def __enter__(self) -> CacheWriter:
         return self

@@ -1,47 +1,33 @@
 """``tef extract --engine ray``: the engine that spreads the extraction over a Ray cluster with Ray Data.
 
-:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction`
-checks the scope, skips the pairs already stored and counts the records, as for the local engine. The
-session's plan is the one Ray Data can checkpoint: read -> map -> write.
+:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction` checks
+the scope, skips the pairs already stored and counts the records, as for the local engine. The session's
+plan is the one Ray Data can checkpoint, read -> map -> write:
 
-1. The driver prepares the judge once (``prepare(pairs)``: e5 temperatures, cross-fitted probes) and
-   writes the provenance header of a *parts directory* (:func:`tefcore.judges.parts.parts_path`,
-   ``<lang>.parts`` beside ``<lang>.jsonl``), which it holds locked for the run.
-2. The loop's pending pairs are cut into its chunks (:func:`tefcore.judges.run.chunks`) and whole
-   chunks grouped into blocks of at least ``pairs_per_batch`` pairs; a custom Ray Data source hands
-   each block to one read task (the texts travel in the tasks and are never written to disk). Rows
-   are pairs, keyed by a stable ``pair_id``.
-3. An actor pool scores the blocks (:class:`JudgeActor`: each actor holds one judge and sends every
-   chunk to :func:`tefcore.judges.run.score_chunk`, the local loop's own call, then builds records with
-   :func:`tefcore.judges.cache.pair_record`), and Ray Data writes Parquet parts to ``data/``, one per
-   block. Ray's job-level checkpoint (``checkpoint/``, keyed by ``pair_id``, two-phase commit) records
-   the committed pairs, so a rerun of the same command scores only the missing ones. Dead actors are
-   restarted and their blocks retried.
-4. The driver checks that every pair it sent is now in a part, and merges the parts into the usual
-   ``<lang>.jsonl`` (:func:`tefcore.judges.parts.merge_parts`), so ``tef evaluate`` and the book read
-   it unchanged.
+1. The driver prepares the judge once and writes the provenance header of a *parts directory*
+   (:mod:`tefcore.judges.parts`, ``<lang>.parts`` beside ``<lang>.jsonl``), held locked for the run.
+2. The pending pairs, cut into the local loop's chunks (:func:`tefcore.judges.run.chunks`), go in blocks
+   of whole chunks (at least ``pairs_per_batch`` pairs) to one read task each; the texts travel in the
+   tasks, never to disk. Rows are pairs, keyed by a stable ``pair_id``.
+3. An actor pool (:class:`JudgeActor`) scores each block with the local loop's own code
+   (:func:`tefcore.judges.run.score_pairs`), and Ray Data writes one Parquet part per block to ``data/``.
+   Ray's checkpoint (``checkpoint/``, keyed by ``pair_id``) records the committed pairs, so a rerun
+   scores only the missing ones; dead actors are restarted and their blocks retried.
+4. The driver checks that every pair it sent is in a part, and merges the parts into ``<lang>.jsonl``.
 
-How an actor gets the driver's judge (:class:`JudgeShipment`): a judge that fits something in
-``prepare`` (the e5 judges, or any judge object given directly) is pickled after ``prepare`` and
-unpickled in every actor; the e5 embedding engine is reopened there, with the embeddings ``prepare``
-computed (:data:`SHIPPED_CACHE_MAX_BYTES`). LLM judges (llama.cpp, vLLM, OpenAI-compatible) fit nothing: each actor
-builds its own from the registry entry, so the driver never loads a model; one probe task with the
-actors' resources reads their provenance first. Every actor checks that its judge has the driver's
-provenance id before it scores anything.
-
-Resources: llama.cpp and e5 judges by threads (``--cpus-per-actor`` is also their thread count), an
-OpenAI-compatible judge by a small CPU fraction with ``--actors`` as its concurrency budget, vLLM by
-``num_gpus = tensor_parallel_size``. Two hangs are refused up front (:func:`check_fits`): actors that
-hold every logical CPU starve Ray Data's read and write tasks, and a resumed run needs one more CPU
-slot for the checkpoint filter.
-
-Ray is an optional extra (``pip install 'tefcore[ray]'``), imported only when a run starts.
+How an actor gets the judge (:class:`JudgeShipment`): a judge that fits something in ``prepare`` (the
+e5 judges, or any judge object given directly) is pickled after ``prepare``, the embeddings it computed
+included (:data:`SHIPPED_CACHE_MAX_BYTES`); an LLM judge fits nothing, so each actor builds its own from
+the registry entry and the driver loads no model (one probe task reads its provenance first). Every
+actor checks that its judge has the driver's provenance id before it scores anything. Resources:
+:func:`plan_resources` and :func:`check_fits`. Ray is an optional extra (``pip install 'tefcore[ray]'``),
+imported only when a run starts.
 """
 
 from __future__ import annotations
 
 import copyreg
-import fcntl
+import io
 import logging
 import math
 import os
@@ -55,19 +41,18 @@ from pathlib import Path
 from typing import Any
 
 from tefcore.judges.base import Backend
-from tefcore.judges.cache import CacheError, pair_record, provenance_id, recorded_provenance
+from tefcore.judges.cache import CacheError, lock_exclusive, pair_record, provenance_id
 from tefcore.judges.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, PARTS_PENDING, merge_parts, open_parts,
                                   pair_id, part_record, parts_path, read_parts, records_table)
 from tefcore.judges.registry import ModelSpec
-from tefcore.judges.run import Setting, chunks, preferred_batch_size, prepare_judge, run_provenance, score_chunk
+from tefcore.judges.run import (Setting, chunks, dimension_order, preferred_batch_size, prepare_judge, run_provenance,
+                                score_pairs)
 from tefcore.mind.load import EvaluationPair
 
-__all__ = ["INSTALL_HINT", "SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayEngine", "RayOptions",
-           "Resources", "check_fits", "map_arguments", "parse_actors", "plan_resources", "require_ray", "ship_prepared"]
+__all__ = ["SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayEngine", "RayOptions", "Resources",
+           "check_fits", "map_arguments", "parse_actors", "plan_resources", "ship_prepared"]
 
 log = logging.getLogger(__name__)
-
-INSTALL_HINT = "pip install 'tefcore[ray]'"
 
 SHIPPED_CACHE_MAX_BYTES = 256 * 2**20
 """Embeddings computed by ``prepare`` travel to the actors with the judge up to this size; beyond it
@@ -81,20 +66,6 @@ DEFAULT_MAX_ACTORS = 16
 
 LOCK_FILE = ".lock"
 """The file of a parts directory that a running driver holds locked."""
-
-
-def require_ray() -> None:
-    """Check that Ray Data can be imported.
-
-    Raises
-    ------
-    ImportError
-        With the line to install it.
-    """
-    try:
-        import ray.data  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"--engine ray needs Ray Data: {INSTALL_HINT}") from exc
 
 
 # --- options and resources ----------------------------------------------------------------------
@@ -208,29 +179,20 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     spec_options = spec_options or {}
     default_cpus = float(spec_options.get("n_threads", 1)) if kind == "llama_cpp" else DEFAULT_CPUS.get(kind, 1.0)
     cpus = float(options.cpus_per_actor if options.cpus_per_actor is not None else default_cpus)
-    gpus = options.gpus_per_actor if options.gpus_per_actor is not None else _default_gpus(kind, spec_options)
-    actors = options.actors or _default_actors(cpus, gpus, cluster)
-    ppb = options.pairs_per_batch or max(8, batch_size // 4)
-    return Resources(actors, cpus, float(gpus), max(1, math.floor(cpus)), ppb)
-
-
-def _default_gpus(kind: str, spec_options: Mapping[str, Any]) -> float:
-    """0, or a vLLM judge's ``tensor_parallel_size`` (``"auto"`` must be said with ``--gpus-per-actor``)."""
-    if kind != "vllm":
-        return 0.0
-    size = spec_options.get("tensor_parallel_size", 1)
-    if size == "auto":
-        raise ValueError("this vLLM judge has tensor_parallel_size 'auto': say how many GPUs each actor holds "
-                         "(and gives vLLM) with --gpus-per-actor")
-    return float(size)
-
-
-def _default_actors(cpus: float, gpus: float, cluster: Mapping[str, float]) -> tuple[int, int]:
+    gpus = float(options.gpus_per_actor or 0.0)
+    if options.gpus_per_actor is None and kind == "vllm":
+        size = spec_options.get("tensor_parallel_size", 1)
+        if size == "auto":
+            raise ValueError("this vLLM judge has tensor_parallel_size 'auto': say how many GPUs each actor holds "
+                             "(and gives vLLM) with --gpus-per-actor")
+        gpus = float(size)
     fit = math.floor((cluster.get("CPU", 0.0) - 2) / cpus + 1e-9)
     if gpus > 0:
         fit = min(fit, math.floor(cluster.get("GPU", 0.0) / gpus + 1e-9))
-    n = max(1, min(fit, DEFAULT_MAX_ACTORS))
-    return n, n
+    fits = max(1, min(fit, DEFAULT_MAX_ACTORS))
+    actors = options.actors or (fits, fits)
+    ppb = options.pairs_per_batch or max(8, batch_size // 4)
+    return Resources(actors, cpus, gpus, max(1, math.floor(cpus)), ppb)
 
 
 def check_fits(resources: Resources, cluster: Mapping[str, float], resuming: bool) -> None:
@@ -299,9 +261,8 @@ def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
     """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed.
 
     The embedder's own pickling drops its embeddings; shipping them (up to
-    :data:`SHIPPED_CACHE_MAX_BYTES`) spares the actors embedding every sentence again (the e5
-    zero-shot judge's ``prepare`` embeds them all). Returns ``None`` when the e5 module was never
-    imported (then no e5 judge is in the object).
+    :data:`SHIPPED_CACHE_MAX_BYTES`) spares the actors embedding every sentence again. ``None`` when
+    the e5 module was never imported (then no e5 judge is in the object).
     """
     module = sys.modules.get("tefcore.judges.e5")
     if module is None:
@@ -337,8 +298,6 @@ def ship_prepared(backend: Backend, threads: int = 1) -> bytes:
     ValueError
         When the judge holds something that cannot be pickled.
     """
-    import io
-
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     table = dict(copyreg.dispatch_table)
@@ -386,7 +345,7 @@ class JudgeShipment:
 
 
 class JudgeActor:
-    """One Ray actor: one judge, scoring batches of pairs exactly as the local loop does.
+    """One Ray actor: one judge, scoring blocks of pairs with the local loop's code.
 
     Parameters
     ----------
@@ -394,6 +353,8 @@ class JudgeActor:
         The judge.
     setting : Setting
         The run's language, prompt variant and segmentation.
+    batch_size : int, optional
+        Prompts per judge call, the driver's (default: the judge's ``preferred_batch_size``).
 
     Raises
     ------
@@ -401,9 +362,10 @@ class JudgeActor:
         When the judge built here has another provenance than the driver's.
     """
 
-    def __init__(self, shipment: JudgeShipment, setting: Setting) -> None:
+    def __init__(self, shipment: JudgeShipment, setting: Setting, batch_size: int | None = None) -> None:
         self.backend = shipment.build()
         self.setting = setting
+        self.batch_size = batch_size or preferred_batch_size(self.backend)
         self.provenance_id = provenance_id(run_provenance(self.backend, setting))
         if shipment.provenance_id and self.provenance_id != shipment.provenance_id:
             raise RuntimeError(f"the judge built in a Ray actor has another provenance "
@@ -411,21 +373,17 @@ class JudgeActor:
                                f"check that every node has the same model files and package versions")
 
     def __call__(self, batch: Any) -> Any:
-        """Score a batch of input rows (an Arrow table of whole chunks) -> an Arrow table of part rows.
+        """Score a block (an Arrow table of whole chunks, see :func:`_blocks`) -> an Arrow table of part rows.
 
-        Each chunk of the batch (column ``chunk``) is one :func:`tefcore.judges.run.score_chunk` call,
-        with the pairs and requests the local loop would send.
+        The block's pairs go to :func:`tefcore.judges.run.score_pairs`, which cuts them into the chunks
+        the local loop would send.
         """
-        by_chunk: dict[int, list[dict[str, Any]]] = {}
-        for row in batch.to_pylist():
-            by_chunk.setdefault(int(row["chunk"]), []).append(row)
-        out: list[tuple[int, dict[str, Any]]] = []
-        for rows in by_chunk.values():
-            pairs = [self.setting.pair_of(r) for r in rows]
-            chunk = [(pair, self.setting.requests(pair)) for pair in pairs]
-            for (pair, scores), row in zip(score_chunk(self.backend, chunk), rows):
-                out.append((int(row["seq"]), pair_record(pair, scores[0], scores[1:], self.provenance_id)))
-        return records_table(out)
+        rows = batch.to_pylist()
+        seq = {row["pair_id"]: int(row["seq"]) for row in rows}
+        scored = score_pairs(self.backend, [self.setting.pair_of(r) for r in rows], self.setting, self.batch_size)
+        return records_table([(seq[pair_id(pair.post_id, pair.dimension)],
+                               pair_record(pair, scores[0], scores[1:], self.provenance_id))
+                              for pair, scores in scored])
 
 
 def _probe_provenance(shipment: JudgeShipment, setting: Setting) -> dict[str, Any]:
@@ -449,7 +407,10 @@ class RayEngine:
     """
 
     def __init__(self, options: RayOptions | None = None) -> None:
-        require_ray()
+        try:
+            import ray.data  # noqa: F401
+        except ImportError as exc:
+            raise ImportError("--engine ray needs Ray Data: pip install 'tefcore[ray]'") from exc
         self.options = options or RayOptions()
 
     @contextmanager
@@ -469,7 +430,10 @@ class RayEngine:
             provenance, shipment = _ship(judge, pairs, setting, parts, resources, progress)
             prepared = time.perf_counter() - started
             shipment = replace(shipment, provenance_id=open_parts(parts, provenance))
-            with _locked(parts):
+            with open(parts / LOCK_FILE, "ab") as lock:
+                # a second run into the directory would undo this one's writes: Ray Data's recovery
+                # deletes the parts of unfinished writes, which for a running run are writes in progress
+                lock_exclusive(lock.fileno(), parts, "tef extract --engine ray")
                 yield _RaySession(shipment, setting, parts, size, resources, cluster, pairs, prepared, progress)
                 if parts.joinpath(PARTS_DATA).is_dir():
                     merge_parts(parts, out_path)
@@ -486,7 +450,8 @@ class _RaySession:
                  prepare_seconds: float, progress: bool) -> None:
         self.shipment, self.setting, self.store, self.batch_size = shipment, setting, parts, batch_size
         self.resources, self.cluster, self.progress = resources, cluster, progress
-        self.seq = _sequence(pairs)
+        # each pair's place in the local loop's order over all pairs (stable under ``limit``)
+        self.seq = {pair_id(p.post_id, p.dimension): i for i, p in enumerate(dimension_order(pairs))}
         self.prepare_seconds, self.repaired = prepare_seconds, False
         self.done = _done_hashes(parts)
 
@@ -498,7 +463,7 @@ class _RaySession:
         if self.shipment.payload is not None:
             _probe(self.shipment, self.setting, self.resources)
         try:
-            _execute(pending, self.seq, self)
+            _execute(pending, self)
         except KeyboardInterrupt:
             yield self._committed_now()  # counted as done, then the interruption goes on
             raise
@@ -506,6 +471,7 @@ class _RaySession:
         _check_complete(pending, self.store)
 
     def _committed_now(self) -> list[dict[str, Any]]:
+        """The records committed since the session opened."""
         rows, _ = read_parts(self.store)
         return [part_record(row) for row in rows if (row["post_id"], row["dimension"]) not in self.done]
 
@@ -522,25 +488,6 @@ def _connect(address: str | None) -> bool:
     else:
         ray.init(address=address, logging_level=logging.WARNING)
     return True
-
-
-@contextmanager
-def _locked(parts: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the parts directory: a second run into it would undo the first's writes.
-
-    (Ray Data's recovery deletes the parts of unfinished writes it finds, which, for a run still going
-    on, are writes in progress.)
-    """
-    fd = os.open(parts / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise CacheError(f"{parts} is being written by another run (tef extract --engine ray); wait for it "
-                             f"to finish or stop it first") from None
-        yield
-    finally:
-        os.close(fd)
 
 
 def _check_complete(pending: Sequence[EvaluationPair], parts: Path) -> None:
@@ -568,7 +515,7 @@ def _ship(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: 
         from tefcore.judges import make_backend
 
         judge = make_backend(judge)
-    prepare_judge(judge, pairs, recorded_provenance(parts / PARTS_HEADER), progress)
+    prepare_judge(judge, pairs, parts / PARTS_HEADER, progress)
     return run_provenance(judge, setting), JudgeShipment(payload=ship_prepared(judge, resources.threads))
 
 
@@ -590,15 +537,6 @@ def _probe(shipment: JudgeShipment, setting: Setting, resources: Resources) -> d
     return provenance
 
 
-def _sequence(pairs: Sequence[EvaluationPair]) -> dict[str, int]:
-    """``pair_id -> position`` in the local loop's order over all pairs (by dimension; stable under ``limit``)."""
-    first: dict[str, int] = {}
-    for p in pairs:
-        first.setdefault(p.dimension, len(first))
-    ordered = sorted(pairs, key=lambda p: first[p.dimension])
-    return {pair_id(p.post_id, p.dimension): i for i, p in enumerate(ordered)}
-
-
 def _done_hashes(parts: Path) -> dict[tuple[str, str], str | None]:
     """``(post_id, dimension) -> text_sha256`` of the committed parts (empty for a new directory)."""
     if not parts.joinpath(PARTS_DATA).is_dir():
@@ -613,30 +551,26 @@ def _resuming(parts: Path) -> bool:
     return folder.is_dir() and any(not f.name.endswith(PARTS_PENDING) for f in folder.glob("*.parquet"))
 
 
-def _blocks(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session: _RaySession) -> list[Any]:
-    """The pending pairs as Arrow tables of whole chunks (the local loop's), at least ``pairs_per_batch`` each.
+def _blocks(pending: Sequence[EvaluationPair], session: _RaySession) -> list[Any]:
+    """The pending pairs as Arrow tables of whole chunks (the local loop's), at least ``pairs_per_batch`` pairs each.
 
-    Columns: ``pair_id``, ``seq``, ``chunk`` (the chunk's number), ``post_id``, ``lang``, ``dimension``,
-    ``side``, ``text``.
+    Columns: ``pair_id``, ``seq``, ``post_id``, ``lang``, ``dimension``, ``side``, ``text``.
     """
     import pyarrow as pa
 
-    blocks, rows = [], []
-    for number, chunk in enumerate(chunks(pending, session.setting, session.batch_size)):
-        rows.extend((number, pair) for pair, _ in chunk)
-        if len(rows) >= session.resources.pairs_per_batch:
-            blocks.append(rows)
-            rows = []
-    if rows:
-        blocks.append(rows)
+    blocks, block = [], []
+    for chunk in chunks(pending, session.setting, session.batch_size):
+        block.extend(pair for pair, _ in chunk)
+        if len(block) >= session.resources.pairs_per_batch:
+            blocks.append(block)
+            block = []
+    if block:
+        blocks.append(block)
 
-    def table(block: list[tuple[int, EvaluationPair]]) -> Any:
-        ids = [pair_id(p.post_id, p.dimension) for _, p in block]
-        return pa.table({"pair_id": ids, "seq": pa.array([seq[i] for i in ids], pa.int64()),
-                         "chunk": pa.array([n for n, _ in block], pa.int64()),
-                         "post_id": [p.post_id for _, p in block], "lang": [p.lang for _, p in block],
-                         "dimension": [p.dimension for _, p in block], "side": [p.side for _, p in block],
-                         "text": [p.text for _, p in block]})
+    def table(block: list[EvaluationPair]) -> Any:
+        ids = [pair_id(p.post_id, p.dimension) for p in block]
+        columns = {key: [getattr(p, key) for p in block] for key in ("post_id", "lang", "dimension", "side", "text")}
+        return pa.table({"pair_id": ids, "seq": pa.array([session.seq[i] for i in ids], pa.int64()), **columns})
 
     return [table(b) for b in blocks]
 
@@ -663,12 +597,12 @@ def _pair_source(blocks: list[Any]) -> Any:
     return PairSource()
 
 
-def _execute(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session: _RaySession) -> None:
+def _execute(pending: Sequence[EvaluationPair], session: _RaySession) -> None:
     """read -> map (the actor pool) -> write, under Ray Data's checkpoint."""
     import ray.data
     from ray.data.checkpoint import CheckpointConfig
 
-    blocks = _blocks(pending, seq, session)
+    blocks = _blocks(pending, session)
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.checkpoint_config, ctx.enable_progress_bars)
     ctx.checkpoint_config = CheckpointConfig(id_column="pair_id", checkpoint_path=str(session.store / PARTS_CHECKPOINT),
@@ -677,8 +611,8 @@ def _execute(pending: Sequence[EvaluationPair], seq: Mapping[str, int], session:
     try:
         # as many output blocks as read tasks: Ray Data must not split a block (it would split chunks)
         ds = ray.data.read_datasource(_pair_source(blocks), override_num_blocks=len(blocks))
-        ds = ds.map_batches(JudgeActor, fn_constructor_kwargs={"shipment": session.shipment, "setting": session.setting},
-                            **map_arguments(session.resources))
+        actor_kwargs = {"shipment": session.shipment, "setting": session.setting, "batch_size": session.batch_size}
+        ds = ds.map_batches(JudgeActor, fn_constructor_kwargs=actor_kwargs, **map_arguments(session.resources))
         ds.write_parquet(str(session.store / PARTS_DATA))
     except Exception as exc:
         raise _user_error(exc) from None

@@ -1,31 +1,17 @@
 """The one extraction loop: pairs -> sentences -> prompts -> judge -> cache, whatever engine scores them.
 
-For every evaluation pair the judge scores the whole post (Direct) and every sentence of it (protocol §3
-segmentation, §4 prompts). :func:`run_extraction` is the loop, for every engine:
+:func:`run_extraction` checks the scope (one language, a known prompt and segmentation rule), has the
+engine open a *session* (the judge built and prepared, the store of the cache opened under the run's
+provenance), skips the pairs already stored (a pair whose text changed is an error: each record keeps
+``text_sha256``, a hash of the post's text), and counts what the session stores into an
+:class:`ExtractionReport` with one progress bar; Ctrl-C stops between two records
+(:class:`ExtractionInterrupted`).
 
-1. check the scope (one language, a known prompt variant and segmentation rule);
-2. the engine opens a *session*: it builds and prepares the judge (a resume hands the judge the
-   provenance recorded in the cache, so that a judge whose fit is recorded there need not fit again)
-   and opens the store the records go to, under the run's provenance;
-3. the pairs already in the store are skipped (a pair whose text changed is an error);
-4. the session scores the others chunk by chunk and stores each pair's record whole; the loop counts
-   them into an :class:`ExtractionReport` and shows one progress bar; Ctrl-C stops between two records
-   (:class:`ExtractionInterrupted`).
-
-Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process, appending to
-the cache file (:class:`tefcore.judges.cache.CacheWriter`), and
-:class:`tefcore.judges.ray_engine.RayEngine`, a Ray cluster writing Parquet parts that are merged into the
-same file at the end. Both cut the pairs into the same chunks (:func:`chunks`: by dimension, about
-``batch_size`` prompts each, since the prompts of one dimension share their prefix, which the local and
-vLLM backends reuse) and score a chunk with :func:`score_chunk`, so their records are the same.
-
-What a pair's prompts are is the :class:`Setting`'s job (:meth:`Setting.requests`): the loop and the
-engines never build a prompt themselves. A task of one's own (:class:`tefcore.tasks.Task`: its sides,
-its prompt, its segmentation) plugs in as the setting's ``task``; its pairs carry their sides to the
-judge in every request.
-
-Each record also stores ``text_sha256`` (a hash of the post's text, not the text): resuming refuses a
-pair whose text changed since it was scored.
+Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process appending to
+the cache file, and :class:`tefcore.judges.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
+merged into the same file at the end. Both cut the pairs into the same chunks (:func:`chunks`) and
+score a chunk with :func:`score_chunk`, so their records are the same. A pair's prompts are the
+:class:`Setting`'s (:meth:`Setting.requests`), for MIND or a task of one's own (:class:`tefcore.tasks.Task`).
 """
 
 from __future__ import annotations
@@ -45,7 +31,7 @@ from tqdm.auto import tqdm
 
 from tefcore import __version__
 from tefcore.judges.base import Backend, Score, ScoreRequest
-from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance
+from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance, text_sha256
 from tefcore.judges.registry import ModelSpec
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
@@ -53,9 +39,9 @@ from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 from tefcore.tasks.load import Task
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
-           "Session", "Setting", "build_requests", "check_scope", "chunks", "count_record", "pending_pairs",
+           "Session", "Setting", "build_requests", "check_scope", "chunks", "dimension_order", "pending_pairs",
            "preferred_batch_size", "prepare_judge", "run_extraction", "run_provenance", "score_chunk",
-           "signals_deferred"]
+           "score_pairs", "signals_deferred"]
 
 DEFAULT_BATCH_SIZE = 64
 """Prompts per judge call when neither the caller nor the judge (``preferred_batch_size``) says."""
@@ -126,26 +112,45 @@ def build_requests(pair: EvaluationPair, variant: str, rule: str, task: Task | N
     return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
 
 
-def chunks(pairs: Sequence[EvaluationPair], setting: Setting, batch_size: int) -> Iterator[Chunk]:
-    """Pairs grouped by dimension (first-appearance order), cut into chunks of about ``batch_size`` prompts.
+def dimension_order(pairs: Sequence[EvaluationPair]) -> list[EvaluationPair]:
+    """The pairs grouped by dimension, dimensions in first-appearance order: the order the loop scores them.
 
-    Whole pairs only: a chunk closes at the first pair that brings it to ``batch_size`` prompts.
+    Examples
+    --------
+    >>> pairs = [EvaluationPair(str(i), "en", dim, "change", "") for i, dim in enumerate("ABA")]
+    >>> [p.post_id for p in dimension_order(pairs)]
+    ['0', '2', '1']
     """
-    by_dimension: dict[str, list[EvaluationPair]] = {}
+    first: dict[str, int] = {}
     for pair in pairs:
-        by_dimension.setdefault(pair.dimension, []).append(pair)
-    for group in by_dimension.values():
-        chunk: Chunk = []
-        size = 0
-        for pair in group:
-            requests = setting.requests(pair)
-            chunk.append((pair, requests))
-            size += len(requests)
-            if size >= batch_size:
-                yield chunk
-                chunk, size = [], 0
-        if chunk:
+        first.setdefault(pair.dimension, len(first))
+    return sorted(pairs, key=lambda p: first[p.dimension])
+
+
+def chunks(pairs: Sequence[EvaluationPair], setting: Setting, batch_size: int) -> Iterator[Chunk]:
+    """The pairs in :func:`dimension_order`, cut into chunks of one dimension and about ``batch_size`` prompts.
+
+    Whole pairs only: a chunk closes at the first pair that brings it to ``batch_size`` prompts. The
+    prompts of one dimension share their prefix, which the local and vLLM backends reuse.
+    """
+    chunk: Chunk = []
+    size = 0
+    for pair in dimension_order(pairs):
+        if chunk and (size >= batch_size or pair.dimension != chunk[0][0].dimension):
             yield chunk
+            chunk, size = [], 0
+        requests = setting.requests(pair)
+        chunk.append((pair, requests))
+        size += len(requests)
+    if chunk:
+        yield chunk
+
+
+def score_pairs(backend: Backend, pairs: Sequence[EvaluationPair], setting: Setting,
+                batch_size: int) -> Iterator[tuple[EvaluationPair, list[Score]]]:
+    """Each pair with its scores, chunk by chunk (:func:`chunks`, :func:`score_chunk`): what every engine runs."""
+    for chunk in chunks(pairs, setting, batch_size):
+        yield from score_chunk(backend, chunk)
 
 
 def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, list[Score]]]:
@@ -202,15 +207,14 @@ def preferred_batch_size(judge: Backend | ModelSpec) -> int:
     return int(getattr(judge, "preferred_batch_size", DEFAULT_BATCH_SIZE))
 
 
-def prepare_judge(backend: Backend, pairs: Sequence[EvaluationPair], recorded: Mapping[str, Any] | None,
-                  progress: bool) -> float:
+def prepare_judge(backend: Backend, pairs: Sequence[EvaluationPair], resumed: Path, progress: bool) -> float:
     """``backend.prepare`` on every pair; return its wall time in seconds.
 
-    ``recorded`` is the provenance of the cache being resumed (None for a new one): a judge whose fit
-    is recorded there, made on the same pairs, takes it instead of fitting again.
+    ``resumed`` is the cache file (or parts header) the run goes on with: a judge whose fit is recorded
+    in its provenance, made on the same pairs, takes it instead of fitting again.
     """
     started = time.perf_counter()
-    backend.prepare(pairs, progress=progress, recorded=recorded)
+    backend.prepare(pairs, progress=progress, recorded=recorded_provenance(resumed))
     return time.perf_counter() - started
 
 
@@ -234,8 +238,7 @@ class ExtractionReport:
     seconds : float
         Wall time of the scoring loop.
     prepare_seconds : float
-        Wall time of the judge's preparation before the loop (a judge that fits, such as the
-        cross-fitted e5 judge, embeds and fits there).
+        Wall time of the judge's preparation before the loop (where the e5 judges embed and fit).
     sources : Counter
         Sources of the numbers scored by this run.
     details : Counter
@@ -274,9 +277,7 @@ class ExtractionReport:
 
     @property
     def prompts_per_second(self) -> float:
-        r"""Prompts scored per second of the scoring loop (the progress bar's rate, in prompts).
-
-        The judge's preparation has its own time (:attr:`prepare_seconds`), shown beside it.
+        r"""Prompts scored per second of the scoring loop (the progress bar's rate; preparation aside).
 
         .. math:: \text{rate} = \frac{\text{prompts}}{t_\text{loop}}
         """
@@ -291,6 +292,18 @@ class ExtractionReport:
         """Share of each source among this run's numbers."""
         total = sum(self.sources.values())
         return {k: v / total for k, v in sorted(self.sources.items())} if total else {}
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        """Add one stored pair record (see :func:`tefcore.judges.cache.pair_record`)."""
+        sources = [record["direct_source"], *record["sentence_sources"]]
+        masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
+        details = [record.get("direct_detail"), *(record.get("sentence_details") or ())]
+        self.pairs_written += 1
+        self.prompts += len(sources)
+        self.sources.update(sources)
+        self.details.update(d for d in details if d)
+        self.mass_sum += sum(masses)
+        self.mass_count += len(masses)
 
     def summary(self) -> str:
         """One line for the terminal; the C+S mass is ``n/a`` for judges without one (embeddings).
@@ -318,19 +331,6 @@ class ExtractionInterrupted(KeyboardInterrupt):
     def __init__(self, report: ExtractionReport) -> None:
         super().__init__(f"interrupted after {report.pairs_done} of {report.pairs_in_scope} pairs")
         self.report = report
-
-
-def count_record(report: ExtractionReport, record: Mapping[str, Any]) -> None:
-    """Add one stored pair record (see :func:`tefcore.judges.cache.pair_record`) to ``report``."""
-    sources = [record["direct_source"], *record["sentence_sources"]]
-    masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
-    details = [record.get("direct_detail"), *(record.get("sentence_details") or ())]
-    report.pairs_written += 1
-    report.prompts += len(sources)
-    report.sources.update(sources)
-    report.details.update(d for d in details if d)
-    report.mass_sum += sum(masses)
-    report.mass_count += len(masses)
 
 
 # --- the engines ----------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ class LocalEngine:
     def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
                 out_path: Path, batch_size: int | None, progress: bool) -> Iterator[_LocalSession]:
         backend = self.judge(judge)
-        prepared = prepare_judge(backend, pairs, recorded_provenance(out_path), progress)
+        prepared = prepare_judge(backend, pairs, out_path, progress)
         with CacheWriter(out_path, run_provenance(backend, setting)) as writer:
             try:
                 yield _LocalSession(backend, writer, setting, batch_size or preferred_batch_size(backend), prepared)
@@ -393,6 +393,8 @@ class LocalEngine:
 
 
 class _LocalSession:
+    """The session of :class:`LocalEngine`: a judge and a :class:`~tefcore.judges.cache.CacheWriter`."""
+
     def __init__(self, backend: Backend, writer: CacheWriter, setting: Setting, batch_size: int,
                  prepare_seconds: float) -> None:
         self.backend, self.writer, self.setting, self.batch_size = backend, writer, setting, batch_size
@@ -400,11 +402,10 @@ class _LocalSession:
         self.done = {key: writer.text_hashes.get(key) for key in writer.done}
 
     def score(self, pending: list[EvaluationPair]) -> Iterator[list[dict[str, Any]]]:
-        for chunk in chunks(pending, self.setting, self.batch_size):
-            for pair, scores in score_chunk(self.backend, chunk):
-                # Ctrl-C waits until the record is written and counted: a stored pair is a counted pair
-                with signals_deferred():
-                    yield [self.writer.write_pair(pair, scores[0], scores[1:])]
+        for pair, scores in score_pairs(self.backend, pending, self.setting, self.batch_size):
+            # Ctrl-C waits until the record is written and counted: a stored pair is a counted pair
+            with signals_deferred():
+                yield [self.writer.write_pair(pair, scores[0], scores[1:])]
 
 
 @contextmanager
@@ -448,8 +449,6 @@ def check_scope(pairs: Sequence[EvaluationPair], variant: str | None, rule: str,
 def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
                   store: Path) -> list[EvaluationPair]:
     """The pairs of ``scope`` not stored yet (data order); a stored pair whose text changed is an error."""
-    from tefcore.judges.cache import text_sha256
-
     pending = []
     for pair in scope:
         key = (pair.post_id, pair.dimension)
@@ -511,33 +510,26 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     setting = check_scope(pairs, variant, rule, task)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
-    engine = engine or LocalEngine()
     scope = list(pairs if limit is None else pairs[:limit])
-    with engine.session(judge, pairs, setting, Path(out_path), batch_size, progress) as session:
+    with (engine or LocalEngine()).session(judge, pairs, setting, Path(out_path), batch_size, progress) as session:
         report = ExtractionReport(Path(out_path), len(scope), prepare_seconds=session.prepare_seconds,
                                   repaired=session.repaired, store=session.store)
         pending = pending_pairs(scope, session.done, session.store)
         report.pairs_skipped = len(scope) - len(pending)
-        _loop(session, pending, setting, report, progress)
-    return report
-
-
-def _loop(session: Session, pending: list[EvaluationPair], setting: Setting, report: ExtractionReport,
-          progress: bool) -> None:
-    """Count what the session stores, with one bar (pairs/s and prompts/s over the same time)."""
-    bar = tqdm(total=len(pending), unit="pair", desc=f"{setting.lang} {setting.variant}", dynamic_ncols=True,
-               smoothing=0, disable=not progress or not pending)  # smoothing 0: the mean rate, as the postfix
-    start = time.perf_counter()
-    try:
-        for records in session.score(pending):
-            for record in records:
-                count_record(report, record)
+        bar = tqdm(total=len(pending), unit="pair", desc=f"{setting.lang} {setting.variant}", dynamic_ncols=True,
+                   smoothing=0, disable=not progress or not pending)  # smoothing 0: the mean rate, as the postfix
+        start = time.perf_counter()
+        try:
+            for records in session.score(pending):
+                for record in records:
+                    report.add_record(record)
+                report.seconds = time.perf_counter() - start
+                bar.update(len(records))
+                bar.set_postfix_str(f"{report.prompts_per_second:.2f} prompts/s", refresh=False)
+        except KeyboardInterrupt:
+            report.interrupted = True
+            raise ExtractionInterrupted(report) from None
+        finally:
             report.seconds = time.perf_counter() - start
-            bar.update(len(records))
-            bar.set_postfix_str(f"{report.prompts_per_second:.2f} prompts/s", refresh=False)
-    except KeyboardInterrupt:
-        report.interrupted = True
-        raise ExtractionInterrupted(report) from None
-    finally:
-        report.seconds = time.perf_counter() - start
-        bar.close()
+            bar.close()
+    return report
