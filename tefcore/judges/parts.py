@@ -1,11 +1,8 @@
 """Parts directories: the store of a Ray run (:mod:`tefcore.judges.ray_engine`), merged into a cache file at the end.
 
 ``<lang>.parts/`` beside ``<lang>.jsonl`` holds ``header.json`` (the header line of a cache file),
-``data/*.parquet`` (the same records as the cache file, one row each with its ``pair_id`` and ``seq``, the
-local loop's order; Parquet keeps every float bit) and Ray Data's ``checkpoint/``. Only committed parts
-are read (:func:`committed_parts`), one copy per pair (two different copies are an error);
-:func:`merge_parts` writes the usual cache file from them and :func:`read_parts_cache` reads a parts
-directory like a cache file.
+``data/*.parquet`` (the cache file's records, one row each with its ``pair_id`` and ``seq``, the local
+loop's order; Parquet keeps every float bit) and Ray Data's ``checkpoint/``.
 """
 
 from __future__ import annotations
@@ -22,8 +19,8 @@ from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, cache
                                   encode_record, provenance_id, provenance_mismatch, read_cache_file, record_row)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "PARTS_SUFFIX", "RECORD_KEYS",
-           "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path",
-           "parts_schema", "read_parts", "read_parts_cache", "records_table"]
+           "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path", "read_parts",
+           "read_parts_cache", "records_table"]
 
 PARTS_SUFFIX = ".parts"
 """A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
@@ -66,8 +63,19 @@ def parts_path(cache_file: str | os.PathLike[str]) -> Path:
     return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
 
 
-def parts_schema() -> Any:
-    """The Arrow schema of a part file: ``pair_id``, ``seq`` (the local loop's order), then the record."""
+def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
+    """An Arrow table of pair records: ``pair_id``, ``seq`` (the local loop's order), then the record's fields.
+
+    Parameters
+    ----------
+    rows : sequence of (int, dict)
+        ``seq`` and the record of :func:`tefcore.judges.cache.pair_record`.
+
+    Raises
+    ------
+    ValueError
+        When a record has a field that :data:`RECORD_KEYS` lacks.
+    """
     import pyarrow as pa
 
     floats, strings = pa.list_(pa.float64()), pa.list_(pa.string())
@@ -79,19 +87,7 @@ def parts_schema() -> Any:
              "system_fingerprints": strings, "direct_detail": pa.string(), "sentence_details": strings,
              "direct_probs": floats, "sentence_probs": pa.list_(floats), "direct_logprobs": floats,
              "sentence_logprobs": pa.list_(floats), "provenance_id": pa.string()}
-    return pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
-
-
-def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
-    """An Arrow table of pair records (with their ``seq``), in :func:`parts_schema`.
-
-    Parameters
-    ----------
-    rows : sequence of (int, dict)
-        ``seq`` and the record of :func:`tefcore.judges.cache.pair_record`.
-    """
-    import pyarrow as pa
-
+    schema = pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
     columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in RECORD_KEYS}}
     for seq, rec in rows:
         unknown = set(rec) - {"type", *RECORD_KEYS}
@@ -101,7 +97,7 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
         columns["seq"].append(seq)
         for key in RECORD_KEYS:
             columns[key].append(rec.get(key))
-    return pa.Table.from_pydict(columns, schema=parts_schema())
+    return pa.Table.from_pydict(columns, schema=schema)
 
 
 def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -257,7 +253,14 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
     target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
     header, pairs = _parts_records(parts)
     if target.exists():
-        _check_merge_target(target, header, {pair_id(r["post_id"], r["dimension"]) for r in pairs})
+        frame, prov = read_cache_file(target)
+        if prov["provenance_id"] != header["provenance_id"]:
+            raise ProvenanceMismatch(f"{target} holds another provenance than the parts; refusing to replace it")
+        lost = sorted(set(map(pair_id, frame["post_id"], frame["dimension"])) -
+                      {pair_id(r["post_id"], r["dimension"]) for r in pairs})
+        if lost:
+            raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
+                             f"refusing to replace it")
     tmp = target.with_name(f".{target.name}.merging")
     with open(tmp, "wb") as handle:
         for rec in [header, *pairs]:
@@ -266,13 +269,3 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
         os.fsync(handle.fileno())
     os.replace(tmp, target)
     return target
-
-
-def _check_merge_target(target: Path, header: Mapping[str, Any], ids: set[str]) -> None:
-    frame, prov = read_cache_file(target)
-    if prov["provenance_id"] != header["provenance_id"]:
-        raise ProvenanceMismatch(f"{target} holds another provenance than the parts; refusing to replace it")
-    lost = sorted(set(map(pair_id, frame["post_id"], frame["dimension"])) - ids)
-    if lost:
-        raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
-                         f"refusing to replace it")

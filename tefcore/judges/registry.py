@@ -9,13 +9,8 @@ Strings in the registry may refer to environment variables, following the shell'
 
 Only the entry that is looked up is expanded, so a missing API setting of one model never stops
 another. A value that is one whole ``${...}`` and expands to a YAML number or boolean becomes one
-(``tensor_parallel_size: ${TP:-1}`` gives the integer 1).
-
-An ``openai`` entry may name the ``vllm`` entry whose model it reaches through ``vllm serve``
-(``serves: qwen3-14b``): it then takes that entry's model id as the served model name and its
-``chat_template_kwargs`` (Qwen3's ``enable_thinking: false``), which the OpenAI-compatible backend
-sends with every request, so that the server renders the prompt as the offline backend does
-(:func:`served_spec`).
+(``tensor_parallel_size: ${TP:-1}`` gives the integer 1). An ``openai`` entry may name the ``vllm``
+entry whose model it reaches through ``vllm serve`` (``serves: qwen3-14b``, see :func:`served_spec`).
 """
 
 from __future__ import annotations
@@ -47,7 +42,7 @@ BACKENDS: tuple[str, ...] = tuple(BACKEND_CLASSES)
 """Values of an entry's ``backend`` field."""
 
 _LOGPROB_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
-"""Backends that read answer-token log-probabilities: :attr:`ModelSpec.reads_logprobs` is the one test."""
+"""Backends that read answer-token log-probabilities (:attr:`ModelSpec.reads_logprobs`)."""
 
 __all__ = [
     "BACKEND_CLASSES",
@@ -160,43 +155,28 @@ def expand(text: str, env: Mapping[str, str] | None = None) -> str:
                              f"set it or use ${{{name}:-default}}")
         return value
 
-    out, pos = [], 0
-    for match in _REFERENCE.finditer(text):
-        _check_plain(text[pos:match.start()], text)
-        out.append(text[pos:match.start()])
-        out.append(one(match))
-        pos = match.end()
-    _check_plain(text[pos:], text)
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _check_plain(chunk: str, text: str) -> None:
-    """Refuse a ``${`` left outside the recognised forms."""
-    if "${" in chunk:
+    if "${" in _REFERENCE.sub("\0", text):  # a ``${`` left outside the recognised forms
         raise ValueError(f"malformed variable reference in {text!r}: use ${{NAME}} or ${{NAME:-default}}")
-
-
-def _coerce(original: str, expanded: str) -> Any:
-    """Turn a whole-``${...}`` value into a number or boolean when it reads as one."""
-    if not _WHOLE.match(original.strip()):
-        return expanded
-    try:
-        value = yaml.safe_load(expanded)
-    except yaml.YAMLError:
-        return expanded
-    return value if isinstance(value, (bool, int, float)) else expanded
+    return _REFERENCE.sub(one, text)
 
 
 def expand_value(value: Any, env: Mapping[str, str] | None = None) -> Any:
-    """Expand every string inside ``value`` (dicts and lists recursively)."""
-    if isinstance(value, str):
-        return _coerce(value, expand(value, env)) if "$" in value else value
+    """Expand every string inside ``value`` (dicts and lists recursively); a whole ``${...}`` that reads
+    as a number or boolean becomes one."""
     if isinstance(value, Mapping):
         return {k: expand_value(v, env) for k, v in value.items()}
     if isinstance(value, list):
         return [expand_value(v, env) for v in value]
-    return value
+    if not isinstance(value, str) or "$" not in value:
+        return value
+    expanded = expand(value, env)
+    if not _WHOLE.match(value.strip()):
+        return expanded
+    try:
+        typed = yaml.safe_load(expanded)
+    except yaml.YAMLError:
+        return expanded
+    return typed if isinstance(typed, (bool, int, float)) else expanded
 
 
 @lru_cache(maxsize=8)
@@ -231,15 +211,6 @@ def is_gguf_path(name: str) -> bool:
     return name.lower().endswith(".gguf")
 
 
-def _gguf_spec(name: str) -> ModelSpec:
-    """A spec for a user's GGUF file, run by the local llama.cpp backend."""
-    path = Path(name).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"GGUF model file {path} not found")
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", path.stem)
-    return ModelSpec(stem, "llama_cpp", {"model_path": str(path.resolve())}, path.name)
-
-
 def resolve_model(name: str, env: Mapping[str, str] | None = None,
                   path: str | os.PathLike[str] | None = None) -> ModelSpec:
     """Look a model up and expand its entry.
@@ -266,8 +237,12 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None,
     FileNotFoundError
         On a ``.gguf`` path that does not exist.
     """
-    if is_gguf_path(name):
-        return _gguf_spec(name)
+    if is_gguf_path(name):  # a user's GGUF file, run by the local llama.cpp backend
+        gguf = Path(name).expanduser()
+        if not gguf.is_file():
+            raise FileNotFoundError(f"GGUF model file {gguf} not found")
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", gguf.stem)
+        return ModelSpec(stem, "llama_cpp", {"model_path": str(gguf.resolve())}, gguf.name)
     registry = load_registry(path)
     if name not in registry:
         raise ValueError(f"unknown model {name!r}; known models: {', '.join(registry)} "
@@ -287,11 +262,10 @@ def served_spec(name: str, base_url: str | None = None, env: Mapping[str, str] |
     """The ``openai`` judge that reaches a ``vllm`` entry's model through ``vllm serve``.
 
     The served model name is the entry's model id (``tef reproduce`` serves it under that name), the
-    server's hardware class is ``$VLLM_SERVER_HARDWARE`` when set (``tef reproduce`` sets it from the platform
-    vLLM reports), and the entry's ``chat_template_kwargs`` go with every request, so that the server renders each prompt
-    as the offline backend does (Qwen3 with thinking disabled). The key is read from
-    ``VLLM_API_KEY`` (any non-empty value for a server without authentication); the top-20
-    log-probabilities are read (protocol §5).
+    server's hardware class is ``$VLLM_SERVER_HARDWARE`` when set, and the entry's ``chat_template_kwargs``
+    go with every request, so that the server renders each prompt as the offline backend does (Qwen3
+    with thinking disabled). The key is read from ``VLLM_API_KEY`` (any non-empty value for a server
+    without authentication); the top-20 log-probabilities are read (protocol §5).
 
     Parameters
     ----------
