@@ -94,8 +94,7 @@ class RayOptions:
     Attributes
     ----------
     address : str, optional
-        ``"auto"``, ``"ray://host:10001"``, ...; ``None`` uses a running Ray of this process or
-        starts a local one.
+        ``"auto"``, ``"ray://host:10001"``, ...; ``None``: this process's Ray, else a new local one.
     actors : (int, int), optional
         Size of the actor pool, ``(min, max)``.
     cpus_per_actor, gpus_per_actor : float, optional
@@ -148,11 +147,10 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
                    spec_options: Mapping[str, Any] | None = None) -> Resources:
     """Fill in the defaults of ``options`` for a judge of backend ``kind`` on ``cluster``.
 
-    Defaults: CPUs per actor from :data:`DEFAULT_CPUS` (llama.cpp: its ``n_threads``, else 1); GPUs
-    per actor 0, vLLM its ``tensor_parallel_size`` (``"auto"`` is refused: the GPUs an actor holds are
-    what vLLM sees, so they must be given); pairs per batch ``max(8, batch_size // 4)``
-    (vLLM's 4,096 prompts per call give batches of 1,024 pairs); actors as many as fit beside two
-    free CPUs (:func:`check_fits`), at most :data:`DEFAULT_MAX_ACTORS`.
+    Defaults: CPUs per actor from :data:`DEFAULT_CPUS` (llama.cpp: its ``n_threads``); GPUs per actor 0,
+    vLLM its ``tensor_parallel_size`` (``"auto"`` is refused: the GPUs an actor holds are what vLLM sees);
+    pairs per batch ``max(8, batch_size // 4)``; actors as many as fit beside two free CPUs
+    (:func:`check_fits`), at most :data:`DEFAULT_MAX_ACTORS`.
 
     Parameters
     ----------
@@ -258,12 +256,8 @@ def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, An
 
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
-    """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed.
-
-    The embedder's own pickling drops its embeddings; shipping them (up to
-    :data:`SHIPPED_CACHE_MAX_BYTES`) spares the actors embedding every sentence again. ``None`` when
-    the e5 module was never imported (then no e5 judge is in the object).
-    """
+    """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed
+    (its own pickling drops them); ``None`` when no e5 module was imported (no e5 judge to ship)."""
     module = sys.modules.get("tefcore.judges.e5")
     if module is None:
         return None
@@ -491,11 +485,8 @@ def _connect(address: str | None) -> bool:
 
 
 def _check_complete(pending: Sequence[EvaluationPair], parts: Path) -> None:
-    """Every pair sent to Ray must now be in a committed part.
-
-    A pair that Ray's checkpoint lists but no part holds (parts removed by hand, the directory
-    written by two runs at once) is skipped by Ray's id filter for ever: say so instead of losing it.
-    """
+    """Every pair sent to Ray must now be in a committed part: one that Ray's checkpoint lists but no
+    part holds (parts removed by hand) would be skipped by Ray's id filter for ever."""
     done = _done_hashes(parts)
     missing = [pair_id(p.post_id, p.dimension) for p in pending if (p.post_id, p.dimension) not in done]
     if missing:
@@ -522,9 +513,8 @@ def _ship(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: 
 def _probe(shipment: JudgeShipment, setting: Setting, resources: Resources) -> dict[str, Any]:
     """Build the judge once where actors run, with their resources: its provenance, or the actors' error.
 
-    An LLM judge's provenance is read this way; for a shipped judge it checks, before the actor pool
-    starts, that the judge arrives whole (Ray Data reports an actor that fails to start only as a
-    dead actor).
+    For a shipped judge, this checks that it arrives whole before the pool starts (Ray Data reports an
+    actor that fails to start only as a dead actor).
     """
     import ray
 
@@ -576,11 +566,8 @@ def _blocks(pending: Sequence[EvaluationPair], session: _RaySession) -> list[Any
 
 
 def _pair_source(blocks: list[Any]) -> Any:
-    """A Ray Data source with one read task per block, so that a block (whole chunks) is never split.
-
-    A custom source is a read, so Ray Data's checkpoint (read -> map -> write) applies; the pairs
-    travel in the read tasks, nothing of their texts is written to disk.
-    """
+    """A Ray Data source with one read task per block (whole chunks, never split): a read, so that Ray
+    Data's checkpoint applies, and the texts travel in the tasks, never to disk."""
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
 

@@ -185,11 +185,8 @@ def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, li
 
 
 def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
-    """Everything that identifies the numbers of a run: the judge's and the setting's provenance.
-
-    The start time is recorded too and kept out of the provenance id
-    (:data:`tefcore.judges.cache.TIME_KEYS`).
-    """
+    """Everything that identifies the numbers of a run (the judge's and the setting's provenance), and the
+    start time (one of :data:`tefcore.judges.cache.TIME_KEYS`)."""
     prov = dict(backend.provenance())
     prov.setdefault("reading", getattr(backend, "reading", None))
     prov.update({"judge": getattr(backend, "name", prov.get("model")), **setting.provenance(),
@@ -227,26 +224,18 @@ class ExtractionReport:
     ----------
     path : Path
         The cache file.
-    pairs_in_scope : int
-        Pairs asked for (after ``limit``).
-    pairs_skipped : int
-        Pairs already in the cache when the run started.
-    pairs_written : int
-        Pairs scored and stored by this run.
+    pairs_in_scope, pairs_skipped, pairs_written : int
+        Pairs asked for (after ``limit``), already in the cache when the run started, scored by this run.
     prompts : int
         Prompts scored by this run (Direct and sentences).
-    seconds : float
-        Wall time of the scoring loop.
-    prepare_seconds : float
-        Wall time of the judge's preparation before the loop (where the e5 judges embed and fit).
+    seconds, prepare_seconds : float
+        Wall time of the scoring loop, and of the judge's preparation before it (where e5 judges fit).
     sources : Counter
         Sources of the numbers scored by this run.
     details : Counter
         Why answers were invalid, when the judge said (e.g. a prompt longer than the context).
-    mass_sum : float
-        Sum of the C+S mass of those numbers (NaN masses left out).
-    mass_count : int
-        How many masses entered ``mass_sum``.
+    mass_sum, mass_count : float, int
+        Sum of the C+S mass of those numbers (NaN masses left out), and how many entered it.
     interrupted : bool
         True when the run stopped on Ctrl-C (only whole records were stored).
     repaired : bool
@@ -361,8 +350,8 @@ class Engine(Protocol):
 class LocalEngine:
     """Score in this process: one chunk per judge call, each record appended to the cache file at once.
 
-    A registry entry (:class:`~tefcore.judges.registry.ModelSpec`) is built once and kept for the
-    engine's later runs (another language or prompt variant loads no model again).
+    A registry entry is built once and kept for the engine's later runs (another language or prompt
+    variant loads no model again).
     """
 
     def __init__(self) -> None:
@@ -412,8 +401,7 @@ class _LocalSession:
 def signals_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM while a record is written; raise KeyboardInterrupt right after.
 
-    Only in the main thread, and only for signals that are not ignored (a run started in the
-    background by a shell ignores SIGINT; that choice is kept).
+    Only in the main thread, and only signals not ignored (a shell's background job ignores SIGINT).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -504,8 +492,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
 
     Notes
     -----
-    A local run that ends, or stops, before any pair is in the cache removes the file it opened: a
-    cache is never a header alone.
+    A local run that ends, or stops, before any pair is in the cache removes the file it opened.
     """
     setting = check_scope(pairs, variant, rule, task)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
