@@ -11,10 +11,10 @@ import importlib
 import inspect
 from typing import Any
 
-from tefcore.judges.base import INVALID, SOURCES, Backend, Score, ScoreRequest
+from tefcore.judges.base import Backend
 from tefcore.judges.registry import BACKEND_CLASSES, ModelSpec, resolve_model
 
-__all__ = ["BACKEND_CLASSES", "INVALID", "SOURCES", "Backend", "Score", "ScoreRequest", "backend_class", "make_backend"]
+__all__ = ["BACKEND_CLASSES", "backend_class", "make_backend"]
 
 
 def backend_class(backend: str) -> type:

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from tefcore.judges.cache import (COLUMNS, CacheError, ProvenanceMismatch, cache_frame, check_header, check_pairs,
-                                  encode_record, provenance_id, provenance_mismatch, read_cache_file, record_row)
+from tefcore.judges.cache import (COLUMNS, CacheError, CacheWriter, ProvenanceMismatch, cache_frame, check_header,
+                                  check_pairs, encode_record, read_cache_file, record_row)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "PARTS_SUFFIX", "RECORD_KEYS",
            "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path", "read_parts",
@@ -112,8 +112,8 @@ def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
 def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any]) -> str:
     """Create a parts directory with its header, or check the header of an existing one.
 
-    The header (``header.json``, the first line of a cache file) is written once, atomically,
-    before any part.
+    The header (``header.json``) is a cache file of one line, its header, written before any part by
+    a :class:`~tefcore.judges.cache.CacheWriter` (which checks the provenance of an existing one).
 
     Returns
     -------
@@ -125,23 +125,12 @@ def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any])
     ProvenanceMismatch
         When the directory was written under another provenance.
     """
-    parts = Path(parts_dir)
-    pid = provenance_id(provenance)
-    header_file = parts / PARTS_HEADER
-    if header_file.is_file():
-        header = _parts_header(parts)
-        if header["provenance_id"] != pid:
-            raise ProvenanceMismatch(provenance_mismatch(parts, header["provenance"], provenance))
-        return pid
-    parts.mkdir(parents=True, exist_ok=True)
-    tmp = header_file.with_suffix(".tmp")
-    # the header line of a cache file, byte for byte (merge_parts writes it back)
-    tmp.write_bytes(encode_record({"type": "header", "provenance": dict(provenance), "provenance_id": pid}))
-    os.replace(tmp, header_file)
-    return pid
+    with CacheWriter(Path(parts_dir) / PARTS_HEADER, provenance) as header:
+        return header.provenance_id
 
 
 def _parts_header(parts: Path) -> dict[str, Any]:
+    """The header record of a parts directory."""
     header_file = parts / PARTS_HEADER
     try:
         header = json.loads(header_file.read_text(encoding="utf-8"))
