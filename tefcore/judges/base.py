@@ -118,6 +118,11 @@ class Score:
                                                         self.probs[0] != self.p_change):
             raise ValueError(f"probs must be a distribution whose first entry is p_change, got {self.probs!r}")
 
+    @property
+    def valid(self) -> bool:
+        """True when the score can enter a fusion rule."""
+        return self.source != "invalid"
+
 
 INVALID = Score(math.nan, -math.inf, -math.inf, 0.0, "invalid")
 """The score of an unreadable answer."""
