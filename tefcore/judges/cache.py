@@ -58,11 +58,8 @@ COLUMNS: tuple[str, ...] = (
 )
 """Columns of :func:`read_cache`'s DataFrame (the contract's columns first)."""
 
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    *KEY_COLUMNS, "direct", "direct_source", "direct_mass",
-    "sentences", "sentence_sources", "sentence_masses",
-)
-"""Fields every pair record must have."""
+REQUIRED_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if "logprob" not in c)
+"""Fields every pair record must have (all of :data:`COLUMNS` but the log-probabilities)."""
 
 _SENTENCE_LISTS = ("sentences", "sentence_sources", "sentence_masses")
 

@@ -9,9 +9,9 @@ provenance), skips the pairs already stored (a pair whose text changed is an err
 
 Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process appending to
 the cache file, and :class:`tefcore.judges.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
-merged into the same file at the end. Both cut the pairs into the same chunks (:func:`chunks`) and
-score a chunk with :func:`score_chunk`, so their records are the same. A pair's prompts are the
-:class:`Setting`'s (:meth:`Setting.requests`), for MIND or a task of one's own (:class:`tefcore.tasks.Task`).
+merged into the same file at the end. Both score with :func:`score_pairs` (the same chunks, one judge
+call each), so their records are the same. A pair's prompts are the :class:`Setting`'s, for MIND or a
+task of one's own (:class:`tefcore.tasks.Task`).
 """
 
 from __future__ import annotations
