@@ -203,16 +203,6 @@ def test_workers_give_the_same_numbers(judge: Any) -> None:
     assert LocalBackend(n_threads=1, workers=4)._pool is None  # capped at one worker per thread
 
 
-def test_share_out_balances_and_keeps_every_request() -> None:
-    from tefcore.judges.local import _share_out
-
-    reqs = [ScoreRequest("x" * n, "x", "en", "Economy", str(i)) for i, n in enumerate([50, 10, 40, 30, 20, 5])]
-    shares = _share_out(reqs, 2)
-    assert sorted(i for share in shares for i in share) == list(range(6))
-    loads = [sum(len(reqs[i].prompt) for i in share) for share in shares]
-    assert abs(loads[0] - loads[1]) <= 5 and all(share == sorted(share) for share in shares)
-
-
 @pytest.mark.slow
 def test_prompt_longer_than_the_context_is_an_invalid_answer(judge: Any) -> None:
     """A long post does not stop a run: its prompt is recorded as invalid, with the reason."""

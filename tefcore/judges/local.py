@@ -34,6 +34,7 @@ import importlib.util
 import logging
 import math
 import os
+import queue
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -50,7 +51,7 @@ from tefcore.judges.llama_build import NEEDS_LLAMA_CPP, BrokenBuild, build_featu
 from tefcore.mind.release import file_sha256
 
 __all__ = ["EMBEDDED_FILE", "EMBEDDED_PACKAGE", "MIN_CONTEXT", "ChatTemplate", "LocalBackend", "MissingLocalModel",
-           "PromptTooLong", "default_model_path", "resolve_model_path", "weights_sha256"]
+           "default_model_path", "resolve_model_path", "weights_sha256"]
 
 MIN_CONTEXT = 16
 """The smallest context length (``n_ctx``, in tokens) a :class:`LocalBackend` accepts."""
@@ -65,19 +66,6 @@ log = logging.getLogger(__name__)
 
 class MissingLocalModel(FileNotFoundError):
     """The embedded model or a given GGUF file is not there."""
-
-
-class PromptTooLong(ValueError):
-    """A rendered prompt does not fit in the context; :meth:`LocalBackend.score_one` records it as invalid."""
-
-    def __init__(self, post_id: str, n_tokens: int, n_ctx: int) -> None:
-        super().__init__(f"prompt of post {post_id} has {n_tokens} tokens, more than n_ctx={n_ctx}")
-        self.post_id, self.n_tokens, self.n_ctx = post_id, n_tokens, n_ctx
-
-    @property
-    def reason(self) -> str:
-        """The reason recorded with the invalid answer (the same for every prompt of a run)."""
-        return f"prompt longer than the context (n_ctx={self.n_ctx} tokens)"
 
 
 # --- the model file ---------------------------------------------------------------------------
@@ -261,11 +249,11 @@ class _Context:
         """Token ids of a rendered prompt: special tokens parsed, no BOS added (the template has it)."""
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
-    def last_logprobs(self, rendered: str, prefix_key: str | None, post_id: str) -> np.ndarray:
-        """Log-softmax of the last position's logits (float64, whole vocabulary)."""
+    def last_logprobs(self, rendered: str, prefix_key: str | None) -> np.ndarray | None:
+        """Log-softmax of the last position's logits (float64, whole vocabulary); None when it does not fit."""
         tokens = self.tokenize(rendered)
         if len(tokens) >= self.n_ctx:
-            raise PromptTooLong(post_id, len(tokens), self.n_ctx)
+            return None
         start = self._restore_prefix(prefix_key, tokens) if prefix_key else 0
         if start == 0:
             self._clear()
@@ -363,6 +351,9 @@ class LocalBackend(LogprobJudge):
         self.labels = label_token_ids(self._pieces.__getitem__, self.n_vocab)
         self.chat = self._chat_template(chat_template, keep_default_system, chat_template_kwargs)
         self._pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+        self._free: queue.SimpleQueue[_Context] = queue.SimpleQueue()  # the contexts no worker is using
+        for ctx in self._contexts:
+            self._free.put(ctx)
         self.prompts_too_long = 0
 
     @property
@@ -412,19 +403,18 @@ class LocalBackend(LogprobJudge):
         }
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
-        """Score every request (order preserved); with several workers, shared out among them."""
+        """Score every request (order preserved); with several workers, each in the next free context."""
         if self._pool is None or len(requests) < 2:
-            return [self.score_one(r, self._contexts[0]) for r in requests]
-        shares = _share_out(requests, len(self._contexts))
-        futures = [self._pool.submit(self._score_many, requests, idx, ctx)
-                   for idx, ctx in zip(shares, self._contexts)]
-        scores: dict[int, Score] = {}
-        for idx, future in zip(shares, futures):
-            scores.update(zip(idx, future.result()))
-        return [scores[i] for i in range(len(requests))]
+            return [self.score_one(r) for r in requests]
+        return list(self._pool.map(self._score_in_free_context, requests))
 
-    def _score_many(self, requests: Sequence[ScoreRequest], idx: list[int], ctx: _Context) -> list[Score]:
-        return [self.score_one(requests[i], ctx) for i in idx]
+    def _score_in_free_context(self, request: ScoreRequest) -> Score:
+        """:meth:`score_one` in a context no other worker is using."""
+        ctx = self._free.get()
+        try:
+            return self.score_one(request, ctx)
+        finally:
+            self._free.put(ctx)
 
     def score_one(self, request: ScoreRequest, ctx: _Context | None = None) -> Score:
         """Score one request: render, evaluate, read the labels.
@@ -433,13 +423,11 @@ class LocalBackend(LogprobJudge):
         """
         ctx = ctx or self._contexts[0]
         rendered = self.chat.render(request.prompt)
-        key = _prefix_key(rendered, request) if self.reuse_prefix else None
-        try:
-            logprobs = ctx.last_logprobs(rendered, key, request.post_id)
-        except PromptTooLong as too_long:
-            log.debug("%s", too_long)
+        logprobs = ctx.last_logprobs(rendered, _prefix_key(rendered, request) if self.reuse_prefix else None)
+        if logprobs is None:
+            log.debug("the prompt of post %s does not fit in n_ctx=%d", request.post_id, self.n_ctx)
             self.prompts_too_long += 1
-            return replace(INVALID, detail=too_long.reason)
+            return replace(INVALID, detail=f"prompt longer than the context (n_ctx={self.n_ctx} tokens)")
         top = int(np.argmax(logprobs))
         ids = np.union1d(self.letter_ids(request.letters), [top])
         ids = ids[np.argsort(-logprobs[ids], kind="stable")]
@@ -454,17 +442,6 @@ def _prefix_key(rendered: str, request: ScoreRequest) -> str | None:
     head = request.prompt[:at].rstrip() if at > 0 else ""  # a trailing space would merge with the text
     cut = rendered.find(head) if head else -1
     return rendered[:cut + len(head)] if cut >= 0 else None
-
-
-def _share_out(requests: Sequence[ScoreRequest], n: int) -> list[list[int]]:
-    """Split request indices among ``n`` workers, longest prompts first to the least loaded one."""
-    loads = [0] * n
-    shares: list[list[int]] = [[] for _ in range(n)]
-    for i in sorted(range(len(requests)), key=lambda i: -len(requests[i].prompt)):
-        w = loads.index(min(loads))
-        shares[w].append(i)
-        loads[w] += len(requests[i].prompt)
-    return [sorted(share) for share in shares]
 
 
 def main(argv: list[str] | None = None) -> int:
