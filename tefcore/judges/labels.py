@@ -1,36 +1,28 @@
 """From the answer position's log-probabilities to a :class:`~tefcore.judges.base.Score`.
 
-Every LLM judge (local llama.cpp, vLLM, OpenAI-compatible APIs) ends in this module: the code after
-the model call is shared, so a number means the same thing whichever machine produced it.
-
-The answer token of protocol §5 is one letter, ``C`` (change) or ``S`` (stability). A tokenizer has
-several tokens that decode to that letter (``"C"``, ``" C"``, ``"C."``, the full-width ``"Ｃ"``, ...).
+Every LLM judge (local llama.cpp, vLLM, OpenAI-compatible APIs) ends in this module, so a number means
+the same thing whichever machine produced it. The answer token of protocol §5 is one letter, ``C``
+(change) or ``S`` (stability), and several tokens decode to it (``"C"``, ``" C"``, ``"C."``, ``"Ｃ"``, ...).
 Two readings are offered:
 
 ``"summed"`` (default)
-    The probability of a letter is the sum over *every* token whose decoded text normalises to it
+    The probability of a letter is the sum over *every* token that normalises to it
     (:func:`normalize_letter`), and
 
     .. math::
 
         P(\\text{change}) = \\frac{P(C)}{P(C) + P(S)}, \\qquad \\text{mass} = P(C) + P(S).
 
-    When only one letter was seen (a top-k list that left the other out) the source is
-    ``"partial"`` and the missing letter is bounded by the probability left outside the list,
-    :math:`1 - \\sum_{t \\in \\text{top}} P(t)`, which holds every unseen variant: P(change) is then
-    the least extreme value consistent with what was read, never a hard 0 or 1 unless the list
-    already holds all the probability. Neither letter: ``"invalid"`` (P = NaN).
-A task's dimension with K sides asks for K letters (``A``, ``B``, ... or its own): with two, the reading
-is the one above with the task's two letters, and ``p_change`` is the first side's probability. With
-K > 2 the letters' summed probabilities are renormalised over the K answers,
-:math:`P(k) = P(L_k) / \\sum_j P(L_j)`, and letters missing from a top-k list share the probability
-left outside it equally (with one missing letter, the bound above).
+    When a top-k list left one letter out (source ``"partial"``), the missing letter is bounded by the
+    probability left outside the list, :math:`1 - \\sum_{t \\in \\text{top}} P(t)`: P(change) is the least
+    extreme value consistent with what was read. Neither letter: ``"invalid"`` (P = NaN). A task's
+    dimension with K sides has K letters; ``p_change`` is the first side's probability, and with K > 2,
+    :math:`P(k) = P(L_k) / \\sum_j P(L_j)`, missing letters sharing the probability outside the list equally.
 
 ``"reference"``
-    The reference release: for each letter only the *first* variant present in the order ``X``,
-    ``" X"``, ``"X."``, ``" X."``, ``"X:"``, ``" X:"``; when a letter is missing, the generated text
-    decides (it starts with C -> 1.0, with S -> 0.0, source ``"generated_text"``), anything else is
-    ``"invalid"`` (NaN here; the release's 0.5 is applied at evaluation time,
+    The reference release: for each letter only the *first* variant present of :data:`REFERENCE_VARIANTS`;
+    when a letter is missing, the generated text decides (it starts with C -> 1.0, with S -> 0.0, source
+    ``"generated_text"``), else ``"invalid"`` (NaN here; the release's 0.5 is applied at evaluation time,
     ``tefcore.evaluate.predict_pairs(invalid="reference")``, never stored).
 """
 
@@ -127,10 +119,7 @@ def merge_logprobs(entries: Iterable[tuple[str, float]], how: str = "sum") -> di
     if how not in ("sum", "first"):
         raise ValueError(f"how must be 'sum' or 'first', got {how!r}")
     merged: dict[str, float] = {}
-    for text, logprob in entries:
-        value = _clean(logprob)
-        if value is None:
-            continue
+    for text, value in ((text, v) for text, lp in entries if (v := _clean(lp)) is not None):
         if text not in merged:
             merged[text] = value
         elif how == "sum":
@@ -228,12 +217,9 @@ def score_token_logprobs(entries: Iterable[tuple[str, float]], generated: str | 
     ----------
     entries : iterable of (str, float)
         ``(decoded text, log-probability)`` per token id, most probable first.
-    generated : str, optional
-        The greedy answer's text.
-    reading : {"summed", "reference"}
-        ``"summed"`` adds ids that share a text; ``"reference"`` keeps the first (as the release did).
-    letters : tuple of str
-        The answer letters (default ``C`` and ``S``).
+    generated, reading, letters
+        As for :func:`score_from_logprobs`; ids that share a text are added (``"summed"``) or the first
+        is kept (``"reference"``, as the release did).
 
     Returns
     -------
