@@ -25,7 +25,6 @@ it is never a parameter, never stored in provenance and never printed: every mes
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import random
@@ -44,7 +43,6 @@ from tefcore.judges.retry import BackendError, RetryPolicy, map_batch, retry_aft
 __all__ = ["BackendError", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHOWABLE_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

@@ -96,10 +96,7 @@ def device_class(device: str) -> str:
     >>> device_class("cpu"), device_class("cuda"), device_class("rocm"), device_class("tpu")
     ('CPU', 'GPU', 'GPU', 'TPU')
     """
-    device = device.lower()
-    if device == "cpu":
-        return "CPU"
-    return "GPU" if device in ("cuda", "rocm", "hip") else device.upper() or "unknown"
+    return {"cpu": "CPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}.get(device.lower(), device.upper() or "unknown")
 
 
 def engine_platform(vllm: Any = None) -> dict[str, str]:
@@ -233,26 +230,22 @@ def attention_heads(model: str) -> int | None:
 
 
 def _resolve_tensor_parallel(value: int | str, model: str,
-                             platform: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+                             platform: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     """The tensor-parallel size to use and the hardware record (outside the provenance id)."""
     if isinstance(value, bool) or not (value == TP_AUTO or (isinstance(value, int) and value >= 1)):
         raise ValueError(f"tensor_parallel_size must be a positive integer or {TP_AUTO!r}, got {value!r}")
-    platform = dict(platform or {})
-    if platform.get("class") == "CPU":
+    if platform["class"] == "CPU":
         size = 1 if value == TP_AUTO else int(value)
-        return size, {"class": "CPU", "platform": platform.get("platform"), "processor": _cpu_model(),
+        return size, {"class": "CPU", "platform": platform["platform"], "processor": _cpu_model(),
                       "cpus": os.cpu_count(), "tensor_parallel": f"{'auto' if value == TP_AUTO else 'fixed'}: {size}"}
     visible = visible_gpus()
     hardware: dict[str, Any] = {"class": "GPU", "gpus_visible": visible,
                                 "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
-    if platform.get("platform", "unknown") != "unknown":
+    if platform["platform"] != "unknown":
         hardware["platform"] = platform["platform"]
-    if value == TP_AUTO:
-        size = choose_tensor_parallel(visible, attention_heads(model))
-        hardware["tensor_parallel"] = f"auto: {size} of {visible} visible GPU(s)"
-        return size, hardware
-    hardware["tensor_parallel"] = f"fixed: {value}"
-    return value, hardware
+    size = choose_tensor_parallel(visible, attention_heads(model)) if value == TP_AUTO else value
+    hardware["tensor_parallel"] = f"auto: {size} of {visible} visible GPU(s)" if value == TP_AUTO else f"fixed: {size}"
+    return size, hardware
 
 
 def _checked_model(model: str) -> str:
