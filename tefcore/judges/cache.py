@@ -49,14 +49,12 @@ TIME_KEYS: tuple[str, ...] = ("started_at", "hardware")
 """Provenance fields recorded but left out of the provenance id: when the run started, and the machine
 (e.g. the visible GPUs: a run may resume on another machine if nothing that changes the numbers differs)."""
 
-KEY_COLUMNS: tuple[str, ...] = ("post_id", "lang", "dimension", "side")
-"""Identify a pair (with ``side`` as its gold target)."""
-
 COLUMNS: tuple[str, ...] = (
-    *KEY_COLUMNS, "direct", "direct_source", "direct_mass", "direct_logprob_c", "direct_logprob_s",
-    "sentences", "sentence_sources", "sentence_masses", "sentence_logprobs_c", "sentence_logprobs_s",
+    "post_id", "lang", "dimension", "side", "direct", "direct_source", "direct_mass", "direct_logprob_c",
+    "direct_logprob_s", "sentences", "sentence_sources", "sentence_masses", "sentence_logprobs_c",
+    "sentence_logprobs_s",
 )
-"""Columns of :func:`read_cache`'s DataFrame (the contract's columns first)."""
+"""Columns of :func:`read_cache`'s DataFrame: a pair's key (``side`` is its gold target), then its numbers."""
 
 REQUIRED_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if "logprob" not in c)
 """Fields every pair record must have (all of :data:`COLUMNS` but the log-probabilities)."""
@@ -75,13 +73,6 @@ class ProvenanceMismatch(CacheError):
     """The cache was written under another provenance (model, prompt, rule, reading, ...)."""
 
 
-def provenance_mismatch(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Why a cache cannot take a run: the provenance fields that differ."""
-    keys = sorted(k for k in set(old) | set(new) if k not in TIME_KEYS and old.get(k) != new.get(k))
-    return (f"{path} holds another provenance (differs in: {', '.join(keys)}); refusing to mix results: "
-            f"choose another --out or move it away")
-
-
 def lock_exclusive(fd: int, target: Path, command: str) -> None:
     """Lock ``fd`` for this run alone (``flock``): two runs never write one store; ``command`` names the writer."""
     try:
@@ -91,15 +82,12 @@ def lock_exclusive(fd: int, target: Path, command: str) -> None:
                          f"stop it first") from None
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 characters kept: the form that is hashed."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
 def provenance_id(provenance: Mapping[str, Any]) -> str:
-    """SHA-256 hex digest of the canonical JSON of ``provenance`` without :data:`TIME_KEYS`."""
+    """SHA-256 hex digest of the canonical JSON (sorted keys, no spaces, UTF-8 characters kept) of
+    ``provenance`` without :data:`TIME_KEYS`."""
     stable = {k: v for k, v in provenance.items() if k not in TIME_KEYS}
-    return hashlib.sha256(canonical_json(stable).encode("utf-8")).hexdigest()
+    canonical = json.dumps(stable, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: str,
@@ -440,7 +428,10 @@ class CacheWriter:
             return
         header = check_header(self.path, records)
         if header["provenance_id"] != self.provenance_id:
-            raise ProvenanceMismatch(provenance_mismatch(self.path, header["provenance"], self.provenance))
+            old, new = header["provenance"], self.provenance
+            keys = sorted(k for k in set(old) | set(new) if k not in TIME_KEYS and old.get(k) != new.get(k))
+            raise ProvenanceMismatch(f"{self.path} holds another provenance (differs in: {', '.join(keys)}); "
+                                     f"refusing to mix results: choose another --out or move it away")
         pairs = check_pairs(self.path, records, self.provenance_id)
         self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
         self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
