@@ -187,21 +187,16 @@ def read_parts(parts_dir: str | os.PathLike[str],
         except Exception as exc:  # pyarrow raises several types for a damaged file
             raise CacheError(f"{file}: not a readable part ({' '.join(str(exc).split())})") from None
         for row in table.to_pylist():
-            _addrecord_row(rows, row, file, header["provenance_id"])
+            if "provenance_id" in row and row["provenance_id"] != header["provenance_id"]:
+                raise CacheError(f"{file}: pair {row['pair_id']!r} is from another provenance "
+                                 f"({row['provenance_id']!r} != header {header['provenance_id']!r})")
+            first = rows.setdefault(row["pair_id"], row)  # one copy per pair; another must be equal, seq aside
+            if first is not row and {k: v for k, v in first.items() if k != "seq"} != \
+                    {k: v for k, v in row.items() if k != "seq"}:
+                raise CacheError(f"{file}: pair {row['pair_id']!r} has two different copies in the parts; "
+                                 f"the directory mixes runs that disagree")
     ordered = sorted(rows.values(), key=lambda r: (r.get("seq", 0), r["pair_id"]))
     return ordered, header
-
-
-def _addrecord_row(rows: dict[str, dict[str, Any]], row: dict[str, Any], file: Path, pid: str) -> None:
-    """Keep one copy per pair id; a second copy must be equal (``seq`` aside)."""
-    if "provenance_id" in row and row["provenance_id"] != pid:
-        raise CacheError(f"{file}: pair {row['pair_id']!r} is from another provenance "
-                         f"({row['provenance_id']!r} != header {pid!r})")
-    first = rows.setdefault(row["pair_id"], row)
-    if first is not row and {k: v for k, v in first.items() if k != "seq"} != \
-            {k: v for k, v in row.items() if k != "seq"}:
-        raise CacheError(f"{file}: pair {row['pair_id']!r} has two different copies in the parts; "
-                         f"the directory mixes runs that disagree")
 
 
 def _parts_records(parts: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

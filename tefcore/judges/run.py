@@ -277,11 +277,6 @@ class ExtractionReport:
         """Mean C+S mass of this run's numbers (NaN when none)."""
         return self.mass_sum / self.mass_count if self.mass_count else float("nan")
 
-    def source_shares(self) -> dict[str, float]:
-        """Share of each source among this run's numbers."""
-        total = sum(self.sources.values())
-        return {k: v / total for k, v in sorted(self.sources.items())} if total else {}
-
     def add_record(self, record: Mapping[str, Any]) -> None:
         """Add one stored pair record (see :func:`tefcore.judges.cache.pair_record`)."""
         sources = [record["direct_source"], *record["sentence_sources"]]
@@ -305,7 +300,8 @@ class ExtractionReport:
         en.jsonl: 2/2 pairs (2 new, 0 already there); 8 prompts in 4.0 s (2.00/s), after 0.5 s preparing
         the judge; sources: embedding 100.0%; mean C+S mass n/a
         """
-        shares = ", ".join(f"{k} {v:.1%}" for k, v in self.source_shares().items()) or "none"
+        total = sum(self.sources.values())
+        shares = ", ".join(f"{k} {v / total:.1%}" for k, v in sorted(self.sources.items())) or "none"
         prepared = f", after {self.prepare_seconds:.1f} s preparing the judge" if self.prepare_seconds >= 0.05 else ""
         mass = f"{self.mean_mass:.3f}" if self.mass_count else "n/a"
         return (f"{self.path}: {self.pairs_done}/{self.pairs_in_scope} pairs "
