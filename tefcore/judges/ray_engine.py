@@ -6,22 +6,18 @@ plan is the one Ray Data can checkpoint, read -> map -> write:
 
 1. The driver prepares the judge once and writes the provenance header of a *parts directory*
    (:mod:`tefcore.judges.parts`, ``<lang>.parts`` beside ``<lang>.jsonl``), held locked for the run.
-2. The pending pairs, cut into the local loop's chunks (:func:`tefcore.judges.run.chunks`), go in blocks
-   of whole chunks (at least ``pairs_per_batch`` pairs) to one read task each; the texts travel in the
-   tasks, never to disk. Rows are pairs, keyed by a stable ``pair_id``.
+2. The pending pairs go in blocks of the local loop's whole chunks (:func:`_blocks`), one read task each.
 3. An actor pool (:class:`JudgeActor`) scores each block with the local loop's own code
    (:func:`tefcore.judges.run.score_pairs`), and Ray Data writes one Parquet part per block to ``data/``.
    Ray's checkpoint (``checkpoint/``, keyed by ``pair_id``) records the committed pairs, so a rerun
    scores only the missing ones; dead actors are restarted and their blocks retried.
 4. The driver checks that every pair it sent is in a part, and merges the parts into ``<lang>.jsonl``.
 
-How an actor gets the judge (:class:`JudgeShipment`): a judge that fits something in ``prepare`` (the
-e5 judges, or any judge object given directly) is pickled after ``prepare``, the embeddings it computed
-included (:data:`SHIPPED_CACHE_MAX_BYTES`); an LLM judge fits nothing, so each actor builds its own from
-the registry entry and the driver loads no model (one probe task reads its provenance first). Every
-actor checks that its judge has the driver's provenance id before it scores anything. Resources:
-:func:`plan_resources` and :func:`check_fits`. Ray is an optional extra (``pip install 'tefcore[ray]'``),
-imported only when a run starts.
+A judge that fits something in ``prepare`` (the e5 judges, or any judge object given directly) travels
+pickled (:func:`ship_prepared`); an LLM judge fits nothing, so each actor builds its own from the
+registry entry and the driver loads no model (:class:`JudgeShipment`). Every actor checks that its
+judge has the driver's provenance id before it scores anything. Ray is an optional extra
+(``pip install 'tefcore[ray]'``), imported only when a run starts.
 """
 
 from __future__ import annotations
@@ -257,7 +253,8 @@ def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, An
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
     """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed
-    (its own pickling drops them); ``None`` when no e5 module was imported (no e5 judge to ship)."""
+    (its own pickling drops them) up to :data:`SHIPPED_CACHE_MAX_BYTES`; ``None`` when no e5 module was
+    imported (no e5 judge to ship)."""
     module = sys.modules.get("tefcore.judges.e5")
     if module is None:
         return None
@@ -544,7 +541,8 @@ def _resuming(parts: Path) -> bool:
 def _blocks(pending: Sequence[EvaluationPair], session: _RaySession) -> list[Any]:
     """The pending pairs as Arrow tables of whole chunks (the local loop's), at least ``pairs_per_batch`` pairs each.
 
-    Columns: ``pair_id``, ``seq``, ``post_id``, ``lang``, ``dimension``, ``side``, ``text``.
+    Columns: ``pair_id`` (the stable key), ``seq``, ``post_id``, ``lang``, ``dimension``, ``side``, ``text``:
+    the texts travel in the read tasks, never to disk.
     """
     import pyarrow as pa
 
@@ -567,7 +565,7 @@ def _blocks(pending: Sequence[EvaluationPair], session: _RaySession) -> list[Any
 
 def _pair_source(blocks: list[Any]) -> Any:
     """A Ray Data source with one read task per block (whole chunks, never split): a read, so that Ray
-    Data's checkpoint applies, and the texts travel in the tasks, never to disk."""
+    Data's checkpoint (read -> map -> write) applies."""
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
 
