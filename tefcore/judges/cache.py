@@ -46,8 +46,9 @@ from tefcore.mind.release import file_sha256 as file_sha256  # the one file hash
 log = logging.getLogger(__name__)
 
 TIME_KEYS: tuple[str, ...] = ("started_at", "hardware")
-"""Provenance fields recorded but left out of the provenance id: when the run started, and the machine
-(e.g. the visible GPUs: a run may resume on another machine if nothing that changes the numbers differs)."""
+"""Provenance fields recorded but left out of the provenance id: when the run started, and the
+machine (e.g. the visible GPUs: a run may resume on another machine if nothing that changes the
+numbers differs)."""
 
 COLUMNS: tuple[str, ...] = (
     "post_id", "lang", "dimension", "side", "direct", "direct_source", "direct_mass", "direct_logprob_c",

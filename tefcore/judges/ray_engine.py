@@ -1,8 +1,8 @@
 """``tef extract --engine ray``: the engine that spreads the extraction over a Ray cluster with Ray Data.
 
-:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction` checks
-the scope, skips the pairs already stored and counts the records, as for the local engine. The session's
-plan is the one Ray Data can checkpoint, read -> map -> write:
+:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction`
+checks the scope, skips the pairs already stored and counts the records, as for the local engine. The
+session's plan is the one Ray Data can checkpoint, read -> map -> write:
 
 1. The driver prepares the judge once and writes the provenance header of a *parts directory*
    (:mod:`tefcore.judges.parts`, ``<lang>.parts`` beside ``<lang>.jsonl``), held locked for the run.
@@ -55,7 +55,8 @@ SHIPPED_CACHE_MAX_BYTES = 256 * 2**20
 the actors compute them again (the numbers are the same: the e5 engine is batch-invariant)."""
 
 DEFAULT_CPUS: dict[str, float] = {"openai": 0.25, "vllm": 1.0, "e5-zeroshot": 1.0, "e5-crossfit": 1.0}
-"""Logical CPUs per actor when ``--cpus-per-actor`` is not given (llama.cpp: its ``n_threads``)."""
+"""Logical CPUs per actor when ``--cpus-per-actor`` is not given (llama.cpp: its ``n_threads``; an
+OpenAI-compatible judge waits on its server, so it takes a fraction and ``--actors`` is its concurrency)."""
 
 DEFAULT_MAX_ACTORS = 16
 """The most actors a run starts when ``--actors`` is not given."""
