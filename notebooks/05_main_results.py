@@ -393,13 +393,13 @@ ch05.glue_spreads(spread, by_setting, lang_list)  # stops if the judge's setting
 # temperature at which TEF beats the best baseline on these posts?
 
 # %%
-from tefcore.judges.e5 import sharpen
+from companion.calibration import retemper
 
 factors = [float(t) for t in parse_list(sweep_factors)]
 sweep = []
 for t in factors:
-    tempered = runs.frame.assign(direct=sharpen(runs.frame["direct"].to_numpy(), t),
-                                 sentences=[sharpen(np.asarray(s), t) for s in runs.frame["sentences"]])
+    tempered = runs.frame.assign(direct=retemper(runs.frame["direct"].to_numpy(), t),
+                                 sentences=[retemper(np.asarray(s), t) for s in runs.frame["sentences"]])
     for model, g in tempered.groupby("model", sort=False):
         s = score_table(predict_pairs(g, rules=RULES, invalid=invalid))
         avg = s[s["dimension"] == "Average"].pivot(index="lang", columns="rule", values="accuracy")

@@ -32,7 +32,6 @@ from tefcore.judges.e5 import (
     E5ZeroShotBackend,
     auto_temperature,
     descriptions_sha256,
-    sharpen,
     side_description,
 )
 from tefcore.judges.e5_crossfit import (
@@ -153,17 +152,6 @@ def test_laplace_prior() -> None:
     assert laplace_prior(0, 0) == 0.5
     with pytest.raises(ValueError):
         laplace_prior(3, 2)
-
-
-def test_sharpen() -> None:
-    p = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
-    np.testing.assert_allclose(sharpen(p, 1.0), p)
-    np.testing.assert_allclose(sharpen(p, 0.5), [0.0, 0.1, 0.5, 0.9, 1.0])  # (1/3)^2 / (1 + (1/3)^2)
-    np.testing.assert_allclose(sharpen(p, 1e6)[1:4], 0.5, atol=1e-6)
-    with pytest.raises(ValueError):
-        sharpen(p, 0.0)
-    with pytest.raises(ValueError):
-        sharpen([0.2, math.nan], 1.0)
 
 
 def test_constructor_validation() -> None:

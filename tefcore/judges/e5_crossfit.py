@@ -1,11 +1,5 @@
-"""The cross-fitted e5 judge: a logistic probe on multilingual-e5-small post embeddings (:mod:`tefcore.judges.e5`).
-
-:class:`E5CrossFitBackend` fits, per (language, dimension), a probe (standardization and an L2 logistic
-regression whose ``C`` is chosen by inner cross-validation, :func:`fit_probe`) on whole-post embeddings
-with K-fold cross-fitting over posts, and scores every post (and each of its sentences) only with probes
-whose fit, the choice of ``C`` included, never saw that post; or, with ``fit_data``, fits the probes on
-another labelled set and scores the given posts with them. Like the zero-shot judge it reads no prompt
-and embeds every text as a ``query:``.
+"""The cross-fitted e5 judge (:class:`E5CrossFitBackend`): a logistic probe on multilingual-e5-small post
+embeddings (:mod:`tefcore.judges.e5`), cross-fitted over posts or fitted on another labelled set.
 """
 
 from __future__ import annotations
@@ -21,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import sklearn
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
@@ -31,13 +26,14 @@ from tqdm.auto import tqdm
 
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5 import E5Embedder, check_lang_dimension, embedding_score, model_provenance, shared_embedder
+from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir
 from tefcore.mind.release import file_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
 __all__ = ["DEFAULT_C_GRID", "INNER_SCORING", "MIN_FIT_PAIRS", "TUNED", "E5CrossFitBackend", "ProbeChoice", "ProbeFit",
-           "ProbeSettings", "fit_probe", "group_posts", "inner_search", "laplace_prior", "linear_form", "make_probe",
+           "ProbeSettings", "fit_probe", "group_posts", "laplace_prior", "linear_form", "make_probe",
            "training_sha256", "warn_if_small"]
 
 log = logging.getLogger(__name__)
@@ -62,22 +58,16 @@ _PROBE_STEPS = ("scale", "logreg")
 
 @dataclass(frozen=True)
 class ProbeSettings:
-    """How every probe of a judge is fitted.
+    """How every probe of a judge is fitted, checked on construction.
 
-    Attributes
-    ----------
-    standardize : bool
-        A :class:`~sklearn.preprocessing.StandardScaler` before the regression.
-    C : float or str
-        Inverse L2 strength, or :data:`TUNED` to choose it from ``C_grid``.
-    C_grid : tuple of float
-        Candidates of the inner search.
-    inner_folds : int
-        Folds of the inner search (fewer when the smaller side has fewer posts).
-    scoring : str
-        A scikit-learn scorer name, maximised by the inner search.
-    max_iter : int
-        Iterations of the lbfgs solver.
+    The attributes are the parameters of the same names of :class:`E5CrossFitBackend` (``scoring`` is its
+    ``inner_scoring``); ``C`` is kept as a float (or :data:`TUNED`), ``C_grid`` sorted.
+
+    Raises
+    ------
+    ValueError
+        On a ``C`` that is neither positive nor :data:`TUNED`, a grid without distinct positive values,
+        fewer than two inner folds, or an unknown scorer.
     """
 
     standardize: bool = True
@@ -86,6 +76,23 @@ class ProbeSettings:
     inner_folds: int = 5
     scoring: str = INNER_SCORING
     max_iter: int = 1000
+
+    def __post_init__(self) -> None:
+        from sklearn.metrics import get_scorer_names
+
+        C = self.C
+        if not (isinstance(C, str) and C == TUNED):
+            if isinstance(C, bool) or not isinstance(C, (int, float)) or not (math.isfinite(C) and C > 0):
+                raise ValueError(f"C must be a positive number or {TUNED!r}, got {C!r}")
+            object.__setattr__(self, "C", float(C))
+        grid = tuple(float(c) for c in self.C_grid)
+        if not grid or not all(math.isfinite(c) and c > 0 for c in grid) or len(set(grid)) != len(grid):
+            raise ValueError(f"C_grid must hold distinct positive numbers, got {grid}")
+        object.__setattr__(self, "C_grid", tuple(sorted(grid)))
+        object.__setattr__(self, "inner_folds", _check_folds(self.inner_folds, "inner_folds"))
+        if self.scoring not in get_scorer_names():
+            raise ValueError(f"inner_scoring must be a scikit-learn scorer name (e.g. {INNER_SCORING!r}), "
+                             f"got {self.scoring!r}")
 
     @property
     def tuned(self) -> bool:
@@ -186,29 +193,16 @@ def _prior_fit(y: np.ndarray, n_features: int, reason: str) -> ProbeFit:
     return ProbeFit(np.zeros(n_features), math.log(prior) - math.log1p(-prior), ProbeChoice(fallback=reason))
 
 
-def inner_search(settings: ProbeSettings, n_splits: int, seed: int) -> GridSearchCV:
-    """The search for ``C``: :class:`~sklearn.model_selection.GridSearchCV` over the probe.
-
-    Stratified, shuffled with ``seed``; every candidate is refitted (scaler included) on each inner
-    training part, and the best (ties to the smaller ``C``) is refitted on all the data it is given.
-    """
-    return GridSearchCV(
-        make_probe(settings.standardize, 1.0, settings.max_iter),
-        {f"{_PROBE_STEPS[1]}__C": list(settings.C_grid)},
-        scoring=settings.scoring,
-        cv=StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed),
-        error_score="raise",
-    )
-
-
 def fit_probe(x: np.ndarray, y: np.ndarray, seed: int, settings: ProbeSettings) -> ProbeFit:
     """Fit one probe on the posts it is given, and on nothing else (the choice of ``C`` included).
 
     With a fixed ``C`` the probe is fitted once. With ``C = "inner-cv"`` the data are split into
     :math:`k = \\min(\\text{inner\\_folds}, n_{\\min})` stratified folds (:math:`n_{\\min}`: posts of the
-    smaller side), each ``C`` of the grid is scored on them (:func:`inner_search`), and the best is
-    refitted on all of ``x``. Too little to learn from gives the constant :func:`laplace_prior`: a
-    single side (either setting), or a smaller side of one post under ``"inner-cv"``.
+    smaller side), shuffled with ``seed``; each ``C`` of the grid is scored on them by
+    :class:`~sklearn.model_selection.GridSearchCV` (the scaler refitted on every inner training part), and
+    the best (ties to the smaller ``C``) is refitted on all of ``x``. Too little to learn from gives the
+    constant :func:`laplace_prior`: a single side (either setting), or a smaller side of one post under
+    ``"inner-cv"``.
 
     Parameters
     ----------
@@ -242,7 +236,10 @@ def fit_probe(x: np.ndarray, y: np.ndarray, seed: int, settings: ProbeSettings) 
     k = min(settings.inner_folds, n_minor)
     if k < 2:
         return _prior_fit(y, x.shape[1], "one post of a side: C cannot be chosen")
-    search = inner_search(settings, k, seed).fit(x, y)
+    search = GridSearchCV(make_probe(settings.standardize, 1.0, settings.max_iter),
+                          {f"{_PROBE_STEPS[1]}__C": list(settings.C_grid)}, scoring=settings.scoring,
+                          cv=StratifiedKFold(n_splits=k, shuffle=True, random_state=seed), error_score="raise")
+    search.fit(x, y)
     scores = tuple(round(float(v), 6) for v in search.cv_results_["mean_test_score"])
     choice = ProbeChoice(float(search.best_params_[f"{_PROBE_STEPS[1]}__C"]), k, scores)
     return ProbeFit(*linear_form(search.best_estimator_), choice)
@@ -286,10 +283,6 @@ def _outer_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarra
     return list(KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n)))
 
 
-def _counts_line(groups: Mapping[tuple[str, str], Posts], lang: str) -> str:
-    return ", ".join(f"{dim} {len(posts)}" for (l, dim), posts in sorted(groups.items()) if l == lang)
-
-
 def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FIT_PAIRS) -> list[str]:
     """Log a warning for each language whose labelled pairs number fewer than ``minimum``.
 
@@ -300,12 +293,14 @@ def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FI
     """
     messages = []
     for lang in sorted({lang for lang, _ in groups}):
-        total = sum(len(posts) for (l, _), posts in groups.items() if l == lang)
+        counts = {dim: len(posts) for (l, dim), posts in sorted(groups.items()) if l == lang}
+        total = sum(counts.values())
         if total < minimum:
             messages.append(
                 f"e5-crossfit fits its {lang} probes on {total} labelled pairs only "
-                f"({_counts_line(groups, lang)}); with fewer than about {minimum} per language a probe "
-                "learns little beyond the majority side: fit on a larger labelled set (--fit-data DIR)")
+                f"({', '.join(f'{dim} {n}' for dim, n in counts.items())}); with fewer than about {minimum} "
+                "per language a probe learns little beyond the majority side: fit on a larger labelled set "
+                "(--fit-data DIR)")
             log.warning(messages[-1])
     return messages
 
@@ -321,34 +316,20 @@ def training_sha256(groups: Mapping[tuple[str, str], Posts]) -> str:
 
 @dataclass
 class _Subset:
-    """The probes of one (language, dimension): which model scores which post, and how each was chosen."""
+    """The probes of one (language, dimension): which probe scores which post, and how each was chosen."""
 
-    post_ids: tuple[str, ...]
+    n_posts: int
     n_change: int
     n_folds: int
-    fold_of: dict[str, np.ndarray]  # post id -> fold index per seed
-    coef: np.ndarray  # (n_seeds, n_folds, dim)
-    intercept: np.ndarray  # (n_seeds, n_folds)
-    choices: dict[tuple[int, int], ProbeChoice] = field(default_factory=dict)  # (seed, fold) -> choice
+    fold_of: dict[str, list[int]]  # post id -> the fold that holds it out, seed by seed
+    fits: dict[tuple[int, int], ProbeFit] = field(default_factory=dict)  # (seed, fold) -> probe
     n_fit: tuple[int, int] = (0, 0)  # external fit: (posts, change posts) of the fit data
-
-    @classmethod
-    def empty(cls, posts: Posts, n_seeds: int, n_folds: int, dim: int, first: str = "change") -> "_Subset":
-        ids = tuple(sorted(posts))
-        return cls(ids, sum(posts[i][1] == first for i in ids), n_folds,
-                   {pid: np.zeros(n_seeds, dtype=int) for pid in ids},
-                   np.zeros((n_seeds, n_folds, dim)), np.zeros((n_seeds, n_folds)))
-
-    def store(self, s: int, seed: int, f: int, fit: ProbeFit) -> None:
-        """Keep the probe of seed index ``s``, fold ``f``."""
-        self.coef[s, f], self.intercept[s, f] = fit.coef, fit.intercept
-        self.choices[(seed, f)] = fit.choice
 
     def provenance(self, seeds: Sequence[int], tuned: bool) -> dict[str, Any]:
         """Counts, fallbacks and (when tuned) the chosen ``C`` and inner-CV scores, seed by fold."""
-        table = [[self.choices[(seed, f)] for f in range(self.n_folds)] for seed in seeds]
-        fallback = [(sf, c.fallback) for sf, c in sorted(self.choices.items()) if c.fallback]
-        out: dict[str, Any] = {"n_posts": len(self.post_ids), "n_change": self.n_change, "n_folds": self.n_folds,
+        table = [[self.fits[(seed, f)].choice for f in range(self.n_folds)] for seed in seeds]
+        fallback = [(sf, fit.choice.fallback) for sf, fit in sorted(self.fits.items()) if fit.choice.fallback]
+        out: dict[str, Any] = {"n_posts": self.n_posts, "n_change": self.n_change, "n_folds": self.n_folds,
                                "fallback_folds": [list(sf) for sf, _ in fallback],
                                "fallback_reasons": [reason for _, reason in fallback]}
         if self.n_fit[0]:
@@ -362,55 +343,11 @@ class _Subset:
         return out
 
 
-def _check_C(C: float | str) -> float | str:
-    if isinstance(C, str) and C == TUNED:
-        return C
-    if isinstance(C, bool) or not isinstance(C, (int, float)) or not (math.isfinite(C) and C > 0):
-        raise ValueError(f"C must be a positive number or {TUNED!r}, got {C!r}")
-    return float(C)
-
-
-def _check_grid(grid: Iterable[float]) -> tuple[float, ...]:
-    values = tuple(float(c) for c in grid)
-    if not values or not all(math.isfinite(c) and c > 0 for c in values) or len(set(values)) != len(values):
-        raise ValueError(f"C_grid must hold distinct positive numbers, got {values}")
-    return tuple(sorted(values))
-
-
 def _check_folds(k: int, what: str) -> int:
+    """``k`` as an int, checked to be a whole number of folds >= 2."""
     if isinstance(k, bool) or int(k) != k or k < 2:
         raise ValueError(f"{what} must be an integer >= 2, got {k!r}")
     return int(k)
-
-
-def _check_seeds(seeds: Iterable[int]) -> tuple[int, ...]:
-    values = tuple(int(s) for s in seeds)
-    if not values:
-        raise ValueError("seeds must hold at least one seed")
-    if len(set(values)) != len(values):
-        raise ValueError(f"seeds must be distinct, got {values}")
-    return values
-
-
-def _check_scoring(scoring: str) -> str:
-    from sklearn.metrics import get_scorer_names
-
-    if scoring not in get_scorer_names():
-        raise ValueError(f"inner_scoring must be a scikit-learn scorer name (e.g. {INNER_SCORING!r}), "
-                         f"got {scoring!r}")
-    return scoring
-
-
-def _fit_dir(fit_data: str | os.PathLike[str] | None) -> Path | None:
-    """The fit-data folder as an absolute path (relative to the working directory), checked to exist."""
-    if fit_data is None:
-        return None
-    from tefcore.mind.load import resolve_data_dir
-
-    path = resolve_data_dir(fit_data)
-    if not path.is_dir():
-        raise FileNotFoundError(f"fit data folder {path} not found (it should hold mind_<lang>.jsonl)")
-    return path
 
 
 class E5CrossFitBackend:
@@ -426,12 +363,10 @@ class E5CrossFitBackend:
     .. math:: P(\\text{change} \\mid x) = \\frac{1}{S} \\sum_{s=1}^{S}
         \\sigma\\big(w_{s, f_s(\\text{post})}^\\top e(x) + b_{s, f_s(\\text{post})}\\big)
 
-    where :math:`x` is the whole post (Direct) or one of its sentences. By default ``C`` is chosen
-    inside each training part by stratified inner cross-validation over ``C_grid`` (nested: the
-    held-out fold never enters the choice); the grid, the chosen values and the inner-CV scores go
-    to the provenance. The mean of P over the seeds (not of the log-odds) is stored. A training part
-    with one side only falls back to the constant :func:`laplace_prior` of that part. A subset with
-    fewer posts than ``n_folds`` uses leave-one-out (as many folds as posts).
+    where :math:`x` is the whole post (Direct) or one of its sentences: the mean of P over the seeds
+    (not of the log-odds). By default each probe chooses its ``C`` inside its training part (nested:
+    the held-out fold never enters the choice); the grid, the chosen values and the inner-CV scores go
+    to the provenance. A subset with fewer posts than ``n_folds`` uses leave-one-out.
 
     With ``fit_data``, nothing is cross-fitted: the probes of each (language, dimension) are fitted
     on the labelled pairs of that folder (one per seed, ``C`` chosen there) and score every post
@@ -488,11 +423,16 @@ class E5CrossFitBackend:
         embedder: E5Embedder | None = None,
     ) -> None:
         self.n_folds = _check_folds(n_folds, "n_folds")
-        self.seeds = _check_seeds(seeds)
-        self.settings = ProbeSettings(bool(standardize), _check_C(C), _check_grid(C_grid),
-                                      _check_folds(inner_folds, "inner_folds"), _check_scoring(inner_scoring),
-                                      int(max_iter))
-        self.fit_data = _fit_dir(fit_data)
+        self.seeds = tuple(int(s) for s in seeds)
+        if not self.seeds:
+            raise ValueError("seeds must hold at least one seed")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds must be distinct, got {self.seeds}")
+        self.settings = ProbeSettings(bool(standardize), C, tuple(C_grid), inner_folds, inner_scoring, int(max_iter))
+        # an absolute path (relative to the working directory), checked to exist
+        self.fit_data = None if fit_data is None else resolve_data_dir(fit_data)
+        if self.fit_data is not None and not self.fit_data.is_dir():
+            raise FileNotFoundError(f"fit data folder {self.fit_data} not found (it should hold mind_<lang>.jsonl)")
         self.min_fit_pairs = int(min_fit_pairs)
         self.name = name
         self.embedder = embedder if embedder is not None else shared_embedder()
@@ -548,45 +488,36 @@ class E5CrossFitBackend:
                 tqdm(total=n_probes, unit="probe", desc=f"{self.name} fit", leave=False, dynamic_ncols=True,
                      disable=not progress) as bar:
             for key, posts in groups.items():
-                self._subsets[key] = (self._cross_fit(key, posts, bar) if self.fit_data is None
-                                      else self._fit_external(key, posts, fit_groups[key], bar))
+                self._subsets[key] = self._fit_subset(key, posts, None if self.fit_data is None else fit_groups[key],
+                                                      bar)
 
-    def _xy(self, posts: Posts, first: str = "change") -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-        """Sorted ids, their embeddings (float64) and labels (1 = change)."""
+    def _fit_subset(self, key: tuple[str, str], posts: Posts, fit_posts: Posts | None, bar: tqdm) -> _Subset:
+        """The probes of one (language, dimension), every seed: out of fold, or fitted on ``fit_posts`` (the fit
+        data's posts), which then score every post as fold 0."""
+        first = "change" if fit_posts is not None else self._first.get(key, "change")  # a task's first side
         ids = tuple(sorted(posts))
-        x = self.embedder.embed([posts[i][0] for i in ids], side=self.embedding_side).astype(np.float64)
-        return ids, x, np.array([posts[i][1] == first for i in ids], dtype=int)
-
-    def _cross_fit(self, key: tuple[str, str], posts: Posts, bar: tqdm) -> _Subset:
-        """Out-of-fold probes of one (language, dimension), every seed."""
-        first = self._first.get(key, "change")  # a task's first side
-        ids, x, y = self._xy(posts, first)
-        k = min(self.n_folds, len(ids))
-        subset = _Subset.empty(posts, len(self.seeds), max(k, 1), x.shape[1], first)
+        train_posts = posts if fit_posts is None else fit_posts
+        train_ids = tuple(sorted(train_posts))
+        x = self.embedder.embed([train_posts[i][0] for i in train_ids], side=self.embedding_side).astype(np.float64)
+        y = np.array([train_posts[i][1] == first for i in train_ids], dtype=int)
+        k = min(self.n_folds, len(ids)) if fit_posts is None else 1
+        subset = _Subset(len(ids), sum(posts[i][1] == first for i in ids), k,
+                         {pid: [0] * len(self.seeds) for pid in ids})
+        if fit_posts is not None:
+            subset.n_fit = (len(train_ids), int(y.sum()))
         for s, seed in enumerate(self.seeds):
-            for f, (train, held_out) in enumerate(_outer_splits(len(ids), k, seed)):
+            splits = (_outer_splits(len(ids), k, seed) if fit_posts is None
+                      else [(np.arange(len(train_ids)), np.arange(len(ids)))])
+            for f, (train, held_out) in enumerate(splits):
                 for j in held_out:
                     subset.fold_of[ids[j]][s] = f
-                self.training_posts[(*key, seed, f)] = frozenset(ids[j] for j in train)
-                subset.store(s, seed, f, fit_probe(x[train], y[train], seed, self.settings))
+                self.training_posts[(*key, seed, f)] = frozenset(train_ids[j] for j in train)
+                subset.fits[(seed, f)] = fit_probe(x[train], y[train], seed, self.settings)
                 bar.update()
-        return subset
-
-    def _fit_external(self, key: tuple[str, str], posts: Posts, fit_posts: Posts, bar: tqdm) -> _Subset:
-        """Probes of one (language, dimension) fitted on the fit data; every post is fold 0."""
-        ids, x, y = self._xy(fit_posts)
-        subset = _Subset.empty(posts, len(self.seeds), 1, x.shape[1])
-        subset.n_fit = (len(ids), int(y.sum()))
-        for s, seed in enumerate(self.seeds):
-            self.training_posts[(*key, seed, 0)] = frozenset(ids)
-            subset.store(s, seed, 0, fit_probe(x, y, seed, self.settings))
-            bar.update()
         return subset
 
     def _fit_groups(self, groups: Mapping[tuple[str, str], Posts], folder: Path) -> dict[tuple[str, str], Posts]:
         """The posts of ``folder`` in each (language, dimension) of ``groups``, the scored texts left out."""
-        from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename
-
         langs = sorted({lang for lang, _ in groups})
         scored = {text for posts in groups.values() for text, _ in posts.values()}
         fit_pairs = [p for lang in langs for p in evaluation_pairs(load_posts(lang, folder))]
@@ -631,13 +562,12 @@ class E5CrossFitBackend:
         """Mean over seeds of the out-of-fold probe's P(change), one :class:`Score` per request."""
         if not requests:
             return []
-        folds = [[f for _, f in self.assignments(r.lang, r.dimension, r.post_id)] for r in requests]
+        probes = [self.assignments(r.lang, r.dimension, r.post_id) for r in requests]
         x = self.embedder.embed([r.text for r in requests], side=self.embedding_side).astype(np.float64)
-        seeds_idx = np.arange(len(self.seeds))
         p = np.empty(len(requests))
-        for i, (r, fold) in enumerate(zip(requests, folds)):
-            subset = self._subsets[(r.lang, r.dimension)]
-            w, b = subset.coef[seeds_idx, fold], subset.intercept[seeds_idx, fold]
+        for i, (r, assigned) in enumerate(zip(requests, probes)):
+            fits = [self._subsets[(r.lang, r.dimension)].fits[sf] for sf in assigned]
+            w, b = np.stack([fit.coef for fit in fits]), np.array([fit.intercept for fit in fits])
             p[i] = float(np.mean(expit(w @ x[i] + b)))
         return [embedding_score(float(pi)) for pi in p]
 
@@ -649,7 +579,7 @@ class E5CrossFitBackend:
             "embedding_side": self.embedding_side,
             "classifier": ("sklearn Pipeline(StandardScaler, LogisticRegression(L2, lbfgs))" if s.standardize
                            else "sklearn LogisticRegression(L2, lbfgs) on raw embeddings"),
-            "sklearn": _sklearn_version(),
+            "sklearn": str(sklearn.__version__),
             "standardize": s.standardize,
             "C": s.C,
             "C_grid": list(s.C_grid) if s.tuned else None,
@@ -677,10 +607,4 @@ class E5CrossFitBackend:
             "subsets": {f"{lang}/{dim}": sub.provenance(self.seeds, s.tuned)
                         for (lang, dim), sub in sorted(self._subsets.items())},
         }
-
-
-def _sklearn_version() -> str:
-    import sklearn
-
-    return str(sklearn.__version__)
 
