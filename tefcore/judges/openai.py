@@ -470,12 +470,9 @@ class OpenAIBackend(LogprobJudge):
         if isinstance(exc, oa.APIConnectionError):
             return "connection", True, None
         if isinstance(exc, oa.APIStatusError):
-            status = int(exc.status_code)
-            if status == 429:
-                return "429", True, retry_after(exc.response.headers, self.policy.retry_after_cap)
-            if status >= 500:
-                return str(status), True, None
-            return str(status), False, None
+            status = int(exc.status_code)  # 429 and 5xx are retried, a 429 after the wait it asks for
+            wait = retry_after(exc.response.headers, self.policy.retry_after_cap) if status == 429 else None
+            return str(status), status == 429 or status >= 500, wait
         if isinstance(exc, (json.JSONDecodeError, oa.APIResponseValidationError, UnicodeDecodeError)):
             return "unparseable", True, None
         raise exc
