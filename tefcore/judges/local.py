@@ -415,10 +415,7 @@ class LocalBackend(LogprobJudge):
             self._free.put(ctx)
 
     def score_one(self, request: ScoreRequest, ctx: _Context | None = None) -> Score:
-        """Score one request: render, evaluate, read the labels.
-
-        A prompt longer than the context is an ``invalid`` answer whose ``detail`` says so.
-        """
+        """Score one request (in ``ctx``, default the first context): render, evaluate, read the labels."""
         ctx = ctx or self._contexts[0]
         rendered = self.chat.render(request.prompt)
         logprobs = ctx.last_logprobs(rendered, _prefix_key(rendered, request) if self.reuse_prefix else None)
