@@ -2,9 +2,8 @@
 ``llama_cpp.server``), through the official :mod:`openai` client.
 
 Each request is one user message (the prompt of protocol §4) answered greedily with a single token
-(``max_tokens=1``, ``temperature=0``, ``logprobs=True``, ``top_logprobs=k``). The top-k log-probabilities
-of that first position go to :func:`tefcore.judges.labels.score_token_logprobs`, the code every LLM
-backend shares after the model call.
+(``max_tokens=1``, ``temperature=0``, ``logprobs=True``, ``top_logprobs=k``), whose top-k log-probabilities
+go to :func:`tefcore.judges.labels.score_token_logprobs`.
 
 Reliability is :mod:`tefcore.judges.retry`'s (the client's own retries are switched off): each request
 runs under a :class:`~tefcore.judges.retry.RetryPolicy`, a batch under
@@ -17,9 +16,8 @@ Every score carries the ``model`` and ``system_fingerprint`` of the response tha
 stores them per pair record. ``chat_template_kwargs`` (Qwen3's ``{"enable_thinking": false}`` behind
 ``vllm serve``) are sent in the request body, so that the server renders as the offline vLLM judge does.
 
-The API key is read once, at construction, from the environment variable named by ``api_key_env``;
-it is never a parameter, never stored in provenance and never printed: every message passes through
-:func:`tefcore.judges.redact.redact`.
+The API key is read from the environment variable named by ``api_key_env``; it is never a parameter,
+never stored in provenance and never printed (every message passes through :func:`~tefcore.judges.redact.redact`).
 """
 
 from __future__ import annotations
