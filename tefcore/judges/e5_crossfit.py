@@ -78,6 +78,7 @@ class ProbeSettings:
     max_iter: int = 1000
 
     def __post_init__(self) -> None:
+        """Check every value; keep ``C`` as a float and ``C_grid`` sorted."""
         from sklearn.metrics import get_scorer_names
 
         C = self.C
