@@ -289,7 +289,7 @@ theory.stress_figure(stress, [f"ρ = {r}" for r in correlations], correlations).
 # A grid of posts: along one axis the number of uncertain sentences per post, along the other the
 # share of decisive sentences among all of them (each post gets on average $u\,q/(1-q)$ decisive
 # sentences for $u$ uncertain ones and a share $q$; some posts get none, see
-# `sim.decisive_counts`). At a fixed share, posts get longer from left to right. Each cell holds
+# `theory.decisive_counts`). At a fixed share, posts get longer from left to right. Each cell holds
 # {glue:text}`study_docs:,d` posts, and the map shows TEF's accuracy minus the better of MV and SV,
 # in points. Two
 # judges:
@@ -304,8 +304,8 @@ theory.stress_figure(stress, [f"ρ = {r}" for r in correlations], correlations).
 grid = dict(decisive_shares=study_shares, n_uncertain_values=study_uncertain,
             detector=detector, n_docs=study_docs, rng=rng)
 studies = {
-    "calibrated": sim.fusion_study(**grid),
-    "leaning": sim.fusion_study(**grid, logit_bias=detector_lean),
+    "calibrated": theory.fusion_study(**grid),
+    "leaning": theory.fusion_study(**grid, logit_bias=detector_lean),
 }
 maps = theory.gain_maps(studies)
 gains, accuracy = theory.study_summary(studies, maps)

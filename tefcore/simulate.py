@@ -37,15 +37,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from scipy.special import expit, logit
 from scipy.stats import norm
 
-from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
+from tefcore.fusion import CLASSES
 from tefcore.information import Information, binary_entropy
 
-__all__ = ["STUDY_RULES", "Detector", "SimulatedCorpus", "decisive_counts", "fusion_study", "gaussian_information",
-           "gaussian_shift_posts", "random_posts", "simulate_documents"]
+__all__ = ["Detector", "SimulatedCorpus", "gaussian_information", "simulate_documents"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -280,40 +278,6 @@ def simulate_documents(
                            sentence_log_odds=lam[shuffled], decisive=decisive[shuffled], params=drawn)
 
 
-def decisive_counts(
-    share: float, n_uncertain: int, n_docs: int, *, rng: RandomState = None
-) -> IntArray:
-    r"""Per-document numbers of decisive sentences that make a share :math:`q` of all sentences decisive
-    beside :math:`u` uncertain ones: with :math:`r = u\,q/(1-q)`, :math:`\lceil r\rceil` with probability
-    :math:`r - \lfloor r\rfloor`, else :math:`\lfloor r\rfloor` (possibly none), so the pooled share is
-    :math:`q` in expectation.
-
-    Parameters
-    ----------
-    share, n_uncertain : float, int
-        :math:`q \in [0, 1)` and :math:`u \ge 1`.
-    n_docs : int
-    rng : int, numpy.random.Generator or None
-
-    Returns
-    -------
-    ndarray of int, shape (n_docs,)
-
-    Examples
-    --------
-    >>> counts = decisive_counts(0.2, 4, 10_000, rng=0)   # r = 4 * 0.2 / 0.8 = 1 per document
-    >>> sorted(set(counts.tolist())), float(counts.sum() / (counts.sum() + 4 * 10_000))
-    ([1], 0.2)
-    """
-    _check("share", share, 0.0 <= share < 1.0, "lie in [0, 1)")
-    if n_uncertain < 1:
-        raise ValueError(f"n_uncertain must be >= 1 to define a share, got {n_uncertain!r}")
-    r = n_uncertain * share / (1.0 - share)
-    base = math.floor(r)
-    extra = _rng(rng).random(n_docs) < (r - base)
-    return (base + extra).astype(np.int64)
-
-
 # --- Proposition 1: information -------------------------------------------------------------------
 def gaussian_information(
     strength: float | npt.ArrayLike,
@@ -386,131 +350,3 @@ def gaussian_information(
     if scalar:
         return Information(float(soft[0]), float(hard[0]))
     return Information(soft, hard)
-
-
-# --- when does TEF beat MV and SV? ----------------------------------------------------------------
-STUDY_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_without_entropy")
-
-
-def fusion_study(
-    decisive_shares: Sequence[float],
-    n_uncertain_values: Sequence[int],
-    detector: Detector | None = None,
-    *,
-    n_docs: int = 2000,
-    rules: Sequence[str] = STUDY_RULES,
-    rng: RandomState = None,
-    **params: float,
-) -> pd.DataFrame:
-    """Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences): ``n_docs``
-    documents per cell (:func:`decisive_counts`), one :func:`tefcore.fusion.fuse_many` call per rule, and
-    ``oracle``, the Bayes-optimal decision (the sign of :attr:`SimulatedCorpus.true_log_odds`).
-
-    Parameters
-    ----------
-    decisive_shares, n_uncertain_values : sequence
-        The grid: shares in [0, 1), and uncertain sentences per document (>= 1).
-    detector, rng, **params
-        As in :func:`simulate_documents`.
-    n_docs : int
-    rules : sequence of str
-        Sentence-level rules of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``decisive_share, n_uncertain, rule`` (with ``oracle``), ``accuracy`` (a fraction), ``n_docs``.
-
-    Examples
-    --------
-    >>> study = fusion_study([0.2], [4], Detector(logit_bias=0.5), n_docs=500, rng=0)
-    >>> acc = study.set_index("rule")["accuracy"]
-    >>> bool(acc["tef"] > acc["majority_vote"]), bool(acc["oracle"] >= acc["tef"])
-    (True, True)
-    """
-    det = _detector(detector, params)
-    shares = [float(s) for s in decisive_shares]
-    uncertain = [int(u) for u in n_uncertain_values]
-    if not shares or not uncertain:
-        raise ValueError("decisive_shares and n_uncertain_values must be non-empty")
-    unknown = [r for r in rules if r not in RULE_NAMES or r == "direct"]
-    if unknown:
-        raise ValueError(f"rules must be sentence-level rules of tefcore.fusion, got {unknown}")
-    gen = _rng(rng)
-    cells = [(s, u) for s in shares for u in uncertain]
-    n_dec = np.concatenate([decisive_counts(s, u, n_docs, rng=gen) for s, u in cells])
-    n_unc = np.repeat(np.asarray([u for _, u in cells], dtype=np.int64), n_docs)
-    corpus = simulate_documents(len(cells) * n_docs, det, n_decisive=n_dec, n_uncertain=n_unc, rng=gen)
-    cell_of_doc = np.repeat(np.arange(len(cells)), n_docs)
-    correct: dict[str, BoolArray] = {}
-    for rule in rules:
-        batch = fuse_many(corpus.p, corpus.doc_index, rule=rule)
-        correct[rule] = np.asarray(batch.prediction == corpus.y, dtype=bool)
-    correct["oracle"] = (corpus.true_log_odds >= 0.0) == corpus.is_change
-    grid = pd.DataFrame(cells, columns=["decisive_share", "n_uncertain"])
-    return pd.concat([grid.assign(rule=name, accuracy=np.bincount(cell_of_doc, weights=hits.astype(np.float64))
-                                  / n_docs, n_docs=n_docs) for name, hits in correct.items()], ignore_index=True)
-
-
-# --- posts for numerical checks of the method (the claims ledger and the theory chapters share them) ---
-def random_posts(k: int, n: int = 300, seed: int = 0) -> tuple[FloatArray, IntArray]:
-    """``n`` random posts of 1 to 8 sentences, for checks that must hold on any input: for ``k = 2``
-    P(change) ~ Beta(0.7, 0.7), 5 % of them set to 0, 0.5 or 1; for ``k > 2`` rows ~ Dirichlet(0.8).
-
-    Parameters
-    ----------
-    k, n, seed : int
-        Classes, posts, and the seed of :func:`numpy.random.default_rng`.
-
-    Returns
-    -------
-    p : ndarray, shape (n_sentences,) or (n_sentences, k)
-    doc_index : ndarray of int, shape (n_sentences,)
-        Post of each sentence, non-decreasing.
-
-    Examples
-    --------
-    >>> p, doc = random_posts(3, n=4, seed=1)
-    >>> p.shape[1], int(doc.max()), bool(np.allclose(p.sum(axis=1), 1.0))
-    (3, 3, True)
-    """
-    rng = np.random.default_rng(seed)
-    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
-    if k == 2:
-        p = rng.beta(0.7, 0.7, doc.size)
-        edge = rng.random(doc.size) < 0.05
-        p[edge] = rng.choice([0.0, 0.5, 1.0], size=int(edge.sum()))
-        return p, doc
-    return rng.dirichlet(np.full(k, 0.8), doc.size), doc
-
-
-def gaussian_shift_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[FloatArray, IntArray, FloatArray]:
-    r"""Posts of calibrated, independent sentences with known likelihoods, and their exact log-odds. Post
-    :math:`d` is change with probability :math:`\pi` (``prior``); each of its 1 to 8 sentences has
-    :math:`\mu_i \sim U(0.2, 3)` and :math:`x_i \sim N(\pm\mu_i/2, 1)`, so :math:`p_i = \pi\phi(x_i-\mu_i/2)
-    / (\pi\phi(x_i-\mu_i/2) + (1-\pi)\phi(x_i+\mu_i/2))`; the exact log-odds come from the joint
-    likelihood, a route that never forms a sentence posterior,
-    :math:`\ell(\pi) + \sum_i [\log\phi(x_i - \mu_i/2) - \log\phi(x_i + \mu_i/2)]`.
-
-    Returns
-    -------
-    p : ndarray, shape (n_sentences,)
-    doc_index : ndarray of int, shape (n_sentences,)
-    exact : ndarray, shape (n,)
-
-    Examples
-    --------
-    >>> from tefcore.information import additive_log_odds
-    >>> p, doc, exact = gaussian_shift_posts(0.3, n=50, seed=0)
-    >>> bool(np.allclose(additive_log_odds(p, doc, prior=0.3), exact))
-    True
-    """
-    rng = np.random.default_rng(seed)
-    doc = np.repeat(np.arange(n), rng.integers(1, 9, n))
-    mu = rng.uniform(0.2, 3.0, doc.size)
-    change = rng.random(n) < prior
-    x = np.where(change[doc], mu / 2, -mu / 2) + rng.standard_normal(doc.size)
-    a, b = prior * norm.pdf(x, mu / 2), (1 - prior) * norm.pdf(x, -mu / 2)
-    exact = (math.log(prior) + np.bincount(doc, norm.logpdf(x, mu / 2))) - (
-        math.log(1 - prior) + np.bincount(doc, norm.logpdf(x, -mu / 2)))
-    return a / (a + b), doc, exact

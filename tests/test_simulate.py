@@ -18,7 +18,8 @@ from tefcore.information import (
     mutual_information,
 )
 from tefcore.metrics import reliability_table
-from tefcore.simulate import Detector, decisive_counts, fusion_study, gaussian_information, simulate_documents
+from chapters.theory import decisive_counts, fusion_study
+from tefcore.simulate import Detector, gaussian_information, simulate_documents
 
 
 # --------------------------------------------------------------------------------------------------

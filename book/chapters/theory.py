@@ -3,7 +3,7 @@ besides their lesson: tables of checks, the simulation studies laid out, real ju
 simulated map, and the figures.
 
 The chapters show the lines that *are* the lesson (a weight, a sum of log-odds, a call of
-:func:`tefcore.fusion.fuse_many` or :func:`tefcore.simulate.fusion_study`); this module holds the rest,
+:func:`tefcore.fusion.fuse_many` or :func:`fusion_study`); this module holds the rest,
 so that each figure or table is one call. The definitions are those of :mod:`tefcore.fusion`,
 :mod:`tefcore.information` and :mod:`tefcore.simulate`; the checks that the claims ledger also runs
 use the ledger's own posts (:mod:`tefpaper.ledger`), so a number printed by a chapter and by
@@ -17,7 +17,7 @@ Chapter 1
 Chapter 2
     :class:`Checks`, :func:`sentence_accuracy`, :func:`reliability_figure`, :func:`information_table`,
     :func:`information_figure`, :func:`prop2_table`, :func:`stress_table`, :func:`stress_figure`,
-    :func:`gain_maps`, :func:`study_summary`, :func:`gain_map_figure`,
+    :data:`STUDY_RULES`, :func:`decisive_counts`, :func:`fusion_study`, :func:`gain_maps`, :func:`study_summary`, :func:`gain_map_figure`,
     :func:`judge_map`, :func:`weight_histogram_figure`, :func:`nearest_cells`, :func:`sweep_table`,
     :func:`sweep_figure`.
 The teaching lab (chapter 10) needs nothing of this module: it runs where only ``tefcore`` is
@@ -43,7 +43,8 @@ from tefcore import simulate as sim
 from companion.labels import judge_label
 from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
-from tefcore.fusion import RULE_LABELS
+from tefcore.fusion import RULE_LABELS, RULE_NAMES
+from tefpaper.posts import gaussian_shift_posts, random_posts
 
 __all__ = [
     "CURVE_LABELS",
@@ -51,14 +52,17 @@ __all__ = [
     "K3_EXAMPLE",
     "MAP_POSITION",
     "MAP_PREMISES",
+    "STUDY_RULES",
     "Checks",
     "bayes_disagreement",
     "bayes_log_posterior",
     "contribution_figure",
     "curve_figure",
+    "decisive_counts",
     "decisive_threshold",
     "detector_numbers",
     "first_flips",
+    "fusion_study",
     "gain_map_figure",
     "gain_maps",
     "information_figure",
@@ -327,7 +331,7 @@ def k3_disagreement(n_posts: int = 5000, seed: int = 3) -> tuple[pd.Series, int]
     n_posts : int
         The number of posts.
     """
-    p, doc = sim.random_posts(3, n=n_posts, seed=seed)
+    p, doc = random_posts(3, n=n_posts, seed=seed)
     return bayes_disagreement(p, doc), n_posts
 
 
@@ -528,7 +532,7 @@ def prop2_table(posts: Sequence[tuple[float, int]] = PROP2_POSTS) -> pd.DataFram
     """
     rows = []
     for prior, seed in posts:
-        p, doc, exact = sim.gaussian_shift_posts(prior, seed=seed)
+        p, doc, exact = gaussian_shift_posts(prior, seed=seed)
         rows.append({"prior π": prior, "posts": int(exact.size), "longest post": int(np.bincount(doc).max()),
                      "with the prior term": float(np.abs(information.additive_log_odds(p, doc, prior=prior)
                                                          - exact).max()),
@@ -608,9 +612,107 @@ def stress_figure(stress: pd.DataFrame, labels: Sequence[str], x: Sequence[float
 # --------------------------------------------------------------------------------------------------
 # chapter 2: the map of where TEF gains
 # --------------------------------------------------------------------------------------------------
+def decisive_counts(
+    share: float, n_uncertain: int, n_docs: int, *, rng: int | np.random.Generator | None = None
+) -> npt.NDArray[np.int64]:
+    r"""Per-document numbers of decisive sentences that make a share :math:`q` of all sentences decisive
+    beside :math:`u` uncertain ones: with :math:`r = u\,q/(1-q)`, :math:`\lceil r\rceil` with probability
+    :math:`r - \lfloor r\rfloor`, else :math:`\lfloor r\rfloor` (possibly none), so the pooled share is
+    :math:`q` in expectation.
+
+    Parameters
+    ----------
+    share, n_uncertain : float, int
+        :math:`q \in [0, 1)` and :math:`u \ge 1`.
+    n_docs : int
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    ndarray of int, shape (n_docs,)
+
+    Examples
+    --------
+    >>> counts = decisive_counts(0.2, 4, 10_000, rng=0)   # r = 4 * 0.2 / 0.8 = 1 per document
+    >>> sorted(set(counts.tolist())), float(counts.sum() / (counts.sum() + 4 * 10_000))
+    ([1], 0.2)
+    """
+    if not 0.0 <= share < 1.0:  # a NaN compares False
+        raise ValueError(f"share must lie in [0, 1), got {share!r}")
+    if n_uncertain < 1:
+        raise ValueError(f"n_uncertain must be >= 1 to define a share, got {n_uncertain!r}")
+    r = n_uncertain * share / (1.0 - share)
+    base = math.floor(r)
+    extra = np.random.default_rng(rng).random(n_docs) < (r - base)
+    return (base + extra).astype(np.int64)
+
+
+STUDY_RULES: tuple[str, ...] = ("majority_vote", "soft_vote", "tef", "tef_without_entropy")
+
+
+def fusion_study(
+    decisive_shares: Sequence[float],
+    n_uncertain_values: Sequence[int],
+    detector: sim.Detector | None = None,
+    *,
+    n_docs: int = 2000,
+    rules: Sequence[str] = STUDY_RULES,
+    rng: int | np.random.Generator | None = None,
+    **params: float,
+) -> pd.DataFrame:
+    """Accuracy of fusion rules over a grid of (share of decisive sentences, uncertain sentences): ``n_docs``
+    documents per cell (:func:`decisive_counts`), one :func:`tefcore.fusion.fuse_many` call per rule, and
+    ``oracle``, the Bayes-optimal decision (the sign of :attr:`tefcore.simulate.SimulatedCorpus.true_log_odds`).
+
+    Parameters
+    ----------
+    decisive_shares, n_uncertain_values : sequence
+        The grid: shares in [0, 1), and uncertain sentences per document (>= 1).
+    detector, rng, **params
+        As in :func:`tefcore.simulate.simulate_documents`.
+    n_docs : int
+    rules : sequence of str
+        Sentence-level rules of :data:`tefcore.fusion.RULE_NAMES` (not ``"direct"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``decisive_share, n_uncertain, rule`` (with ``oracle``), ``accuracy`` (a fraction), ``n_docs``.
+
+    Examples
+    --------
+    >>> study = fusion_study([0.2], [4], sim.Detector(logit_bias=0.5), n_docs=500, rng=0)
+    >>> acc = study.set_index("rule")["accuracy"]
+    >>> bool(acc["tef"] > acc["majority_vote"]), bool(acc["oracle"] >= acc["tef"])
+    (True, True)
+    """
+    shares = [float(s) for s in decisive_shares]
+    uncertain = [int(u) for u in n_uncertain_values]
+    if not shares or not uncertain:
+        raise ValueError("decisive_shares and n_uncertain_values must be non-empty")
+    unknown = [r for r in rules if r not in RULE_NAMES or r == "direct"]
+    if unknown:
+        raise ValueError(f"rules must be sentence-level rules of tefcore.fusion, got {unknown}")
+    gen = np.random.default_rng(rng)
+    cells = [(s, u) for s in shares for u in uncertain]
+    n_dec = np.concatenate([decisive_counts(s, u, n_docs, rng=gen) for s, u in cells])
+    n_unc = np.repeat(np.asarray([u for _, u in cells], dtype=np.int64), n_docs)
+    corpus = sim.simulate_documents(len(cells) * n_docs, detector, n_decisive=n_dec, n_uncertain=n_unc, rng=gen,
+                                    **params)
+    cell_of_doc = np.repeat(np.arange(len(cells)), n_docs)
+    correct: dict[str, npt.NDArray[np.bool_]] = {}
+    for rule in rules:
+        batch = fuse_many(corpus.p, corpus.doc_index, rule=rule)
+        correct[rule] = np.asarray(batch.prediction == corpus.y, dtype=bool)
+    correct["oracle"] = (corpus.true_log_odds >= 0.0) == corpus.is_change
+    grid = pd.DataFrame(cells, columns=["decisive_share", "n_uncertain"])
+    return pd.concat([grid.assign(rule=name, accuracy=np.bincount(cell_of_doc, weights=hits.astype(np.float64))
+                                  / n_docs, n_docs=n_docs) for name, hits in correct.items()], ignore_index=True)
+
+
 def gain_maps(studies: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """TEF's accuracy minus the better of MV and SV, in points, per cell of each
-    :func:`tefcore.simulate.fusion_study`: rows the share of decisive sentences, columns the number of
+    :func:`fusion_study`: rows the share of decisive sentences, columns the number of
     uncertain sentences per post."""
     out = {}
     for name, study in studies.items():

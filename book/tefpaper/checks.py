@@ -23,6 +23,7 @@ from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, pair_counts
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
 from tefpaper.evidence import Evidence, Verdict, check, on_data, per_lang
+from tefpaper.posts import gaussian_shift_posts, random_posts
 
 
 def _starts(doc: np.ndarray) -> np.ndarray:
@@ -58,7 +59,7 @@ def _clipped_log_odds(ev: Evidence) -> Verdict:
 @check("entropy-weight")
 def _entropy_weight(ev: Evidence) -> Verdict:
     p2 = np.linspace(0.0, 1.0, 101)
-    p3, _ = sim.random_posts(3)
+    p3, _ = random_posts(3)
     w2, w3 = entropy_weight(p2), entropy_weight(p3)
     ref2 = 1 - (entr(p2) + entr(1 - p2)) / math.log(2)
     ref3 = 1 - entr(p3).sum(axis=1) / math.log(3)
@@ -91,7 +92,7 @@ def _tempering(ev: Evidence) -> Verdict:
 
 def _against_hand(k: int) -> tuple[FusionBatch, np.ndarray, float]:
     """TEF of tefcore.fusion on random K-class posts, Eq. 3 by hand on them, and their largest |difference|."""
-    p, doc = sim.random_posts(k)
+    p, doc = random_posts(k)
     b = fuse_many(p, doc, rule="tef")
     hand = _hand_score(p, doc)
     return b, hand, float(np.abs(b.scores - hand).max())
@@ -110,7 +111,7 @@ def _tef_score(ev: Evidence) -> Verdict:
 
 @check("argmax")
 def _argmax_rule(ev: Evidence) -> Verdict:
-    p, doc = sim.random_posts(2, seed=1)
+    p, doc = random_posts(2, seed=1)
     hand = _hand_score(p, doc)
     pred = fuse_many(p, doc, rule="tef").prediction
     clear = np.abs(hand[:, 0]) > 1e-9
@@ -126,7 +127,7 @@ def _argmax_rule(ev: Evidence) -> Verdict:
 
 @check("mv-sv")
 def _mv_sv(ev: Evidence) -> Verdict:
-    p, doc = sim.random_posts(2, seed=2)
+    p, doc = random_posts(2, seed=2)
     starts, n = _starts(doc), np.bincount(doc)
     votes = np.where(p >= 0.5, "change", "stability")
     mode = [Counter(post).most_common(1)[0][0] for post in np.split(votes, starts[1:])]
@@ -170,7 +171,7 @@ def _k3_bayes(ev: Evidence) -> Verdict:
     eq3 = int(fuse_many(K3_EXAMPLE, pair, rule="tef_without_entropy").index[0])
     tef = int(fuse_many(K3_EXAMPLE, pair, rule="tef").index[0])
     bayes = int(_bayes_class(K3_EXAMPLE, pair)[0])
-    p, doc = sim.random_posts(3, n=5000, seed=3)
+    p, doc = random_posts(3, n=5000, seed=3)
     truth = _bayes_class(p, doc)
     rates = {r: 100.0 * float(np.mean(fuse_many(p, doc, rule=r).index != truth)) for r in ("tef_without_entropy", "tef")}
     return Verdict(
@@ -186,7 +187,7 @@ def _k3_bayes(ev: Evidence) -> Verdict:
 
 @check("ablation-rules")
 def _ablation_rules(ev: Evidence) -> Verdict:
-    p, doc = sim.random_posts(2, seed=4)
+    p, doc = random_posts(2, seed=4)
     starts = _starts(doc)
     lo = np.add.reduceat(clipped_log_odds(p), starts)
     w = entropy_weight(p)
@@ -247,7 +248,7 @@ def _same_label(ev: Evidence) -> Verdict:
 
 @check("prop2")
 def _prop2_equal(ev: Evidence) -> Verdict:
-    p, doc, exact = sim.gaussian_shift_posts(0.5)
+    p, doc, exact = gaussian_shift_posts(0.5)
     gap = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
         f"max |Δ| = {gap:.0e}",
@@ -261,7 +262,7 @@ def _prop2_equal(ev: Evidence) -> Verdict:
 @check("prop2-prior")
 def _prop2_prior(ev: Evidence) -> Verdict:
     prior = 0.3
-    p, doc, exact = sim.gaussian_shift_posts(prior, seed=6)
+    p, doc, exact = gaussian_shift_posts(prior, seed=6)
     gap = float(np.abs(additive_log_odds(p, doc, prior=prior) - exact).max())
     miss = float(np.abs(additive_log_odds(p, doc) - exact).max())
     return Verdict(
