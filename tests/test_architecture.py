@@ -12,7 +12,8 @@ The book's code (``book/``: ``tefbook``, ``tefpaper``, ``companion``, ``chapters
 knows nothing of chapter support, ``companion`` (what several chapters share) knows no chapter, and
 no chapter's module imports another chapter's.
 
-Neither side has an import cycle, and no module grows past its size limit.
+Neither side has an import cycle, no module grows past its size limit, and the library as a whole stays
+within its own (11,000 lines of Python).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb"
                   "plotly", "altair")
 LIMITS = {"tefcore": 700, "companion": 600}
 """Most lines a module may have."""
+PACKAGE_LIMIT = 11_000
+"""Most lines the wheel's code may have in all (``find tefcore -name '*.py' | xargs wc -l``)."""
 
 
 def room(module: str) -> str:
@@ -224,6 +227,13 @@ def test_modules_stay_small(path: Path) -> None:
     limit = LIMITS["companion" if "companion" in path.parts else "tefcore"]
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= limit, f"{path.name} has {lines} lines (at most {limit})"
+
+
+def test_the_library_stays_small() -> None:
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines()) for p in SOURCES}
+    total = sum(sizes.values())
+    largest = ", ".join(f"{name} {n}" for name, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:3])
+    assert total <= PACKAGE_LIMIT, f"tefcore has {total} lines of Python (at most {PACKAGE_LIMIT}; largest: {largest})"
 
 
 def test_the_checks_see_a_violation(tmp_path: Path) -> None:
