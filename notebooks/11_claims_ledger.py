@@ -33,7 +33,7 @@
 #   the row names the run (weights, engine, hardware, data) from the caches' provenance;
 # - **counted from the MIND files**: the data card, on the MIND data this page ran on;
 # - **recomputed from the paper's tables**: arithmetic on Tables 1 to 4 as printed (transcribed number
-#   by number into `tefcore`'s package data), with the pair counts of the release's files where a check
+#   by number into `data/paper`), with the pair counts of the release's files where a check
 #   needs the number of pairs;
 # - **formula or simulation check**: `tefcore`'s rules against the paper's formulas written out again
 #   with SciPy, and the propositions on simulated detectors whose exact posteriors are known;
@@ -48,7 +48,7 @@
 # and rows (add `--format csv`, `markdown` or `json` for other programs).
 
 # %% tags=["parameters"]
-# Folder of the paper's tables (table*.csv). None: those that ship with tefcore.
+# Folder of the paper's tables (table*.csv). None: the repository's data/paper.
 paper_dir = None
 # MIND data directory. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
