@@ -128,7 +128,7 @@ class Evidence:
     tables : mapping of str to DataFrame, optional
         The paper's tables (:func:`tefpaper.tables.load_tables`); read from ``paper_dir`` when omitted.
     paper_dir : str or Path, optional
-        Directory of the paper's CSV tables (default: the repository's ``data/paper``, :data:`tefpaper.tables.PUBLISHED`).
+        Directory of the paper's CSV tables (default: the repository's ``data/paper``, ``tables.PUBLISHED``).
     data_dir : str or Path, optional
         MIND data directory (default: ``$MIND_DATA_DIR``, else the embedded sample).
     cache_dir : str or Path, optional
