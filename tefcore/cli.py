@@ -55,8 +55,8 @@ from tefcore.mind.schema import ABBREVIATIONS, LANGS, TABLE_ORDER
 from tefcore.mind.segment import SEGMENTATION_RULES
 from tefcore.tasks import TaskError, init_task, load_task, recorded_sides, summary
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "build_parser", "format_scores", "main",
-           "score_display"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "OneLineParser", "build_parser", "format_scores",
+           "hand_over", "main", "score_display", "user_path"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -67,11 +67,11 @@ FEW_PAIRS = 20
 """``tef evaluate`` marks a score computed on fewer pairs than this: a rate of one or two pairs means little."""
 
 
-_DATA_DIR_HELP = "folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)"
+DATA_DIR_HELP = "folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors."""
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors (the ``tef`` command's, and those of the commands it hands over to)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -79,8 +79,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
-    parser = _Parser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     ex = _command(
         sub, "extract", "score MIND pairs, or a task's texts, with a judge into a cache",
@@ -91,14 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
         "tef extract --model e5-zeroshot --lang en --limit 5 --out /tmp/caches",
     )
     ex.add_argument("--model", required=True, help="registry name (see `tef models`) or a .gguf file")
-    ex.add_argument("--task", type=_user_path, metavar="TASK", help="a task file (see tef init) instead of MIND")
+    ex.add_argument("--task", type=user_path, metavar="TASK", help="a task file (see tef init) instead of MIND")
     ex.add_argument("--lang", nargs="+", choices=LANGS, default=None, help="languages (default: all of the data)")
     ex.add_argument("--prompt", nargs="+", choices=VARIANTS, help="MIND prompt variant(s) (default: original)")
-    ex.add_argument("--data-dir", type=_user_path, default=None, help=_DATA_DIR_HELP)
-    ex.add_argument("--fit-data", type=_user_path, default=None, metavar="DIR",
+    ex.add_argument("--data-dir", type=user_path, default=None, help=DATA_DIR_HELP)
+    ex.add_argument("--fit-data", type=user_path, default=None, metavar="DIR",
                     help="cross-fitted judges (e5-crossfit*): fit the probe on DIR's labelled mind_<lang>.jsonl "
                     "and score --data-dir with it (a text found in both is left out of the fit)")
-    ex.add_argument("--out", type=_user_path, default="data/caches",
+    ex.add_argument("--out", type=user_path, default="data/caches",
                     help="cache root: <out>/<model>/<prompt>/<lang>.jsonl (default: data/caches)")
     ex.add_argument("--limit", type=_non_negative, default=None, help="only the first N pairs per language")
     ex.add_argument("--rule", choices=SEGMENTATION_RULES, help="sentence segmentation (default: reference; a task's)")
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                   "tef fuse --cache out/e5-zeroshot/prompt --rule tef --format csv > decisions.csv")
     fu.add_argument("--rule", nargs="+", choices=RULE_NAMES, default=["tef"], help="fusion rule(s) (default: tef)")
     for reader in (ev, fu):  # both read caches
-        reader.add_argument("--cache", type=_user_path, required=True, help="a cache file or a folder of caches")
+        reader.add_argument("--cache", type=user_path, required=True, help="a cache file or a folder of caches")
         reader.add_argument("--invalid", choices=("drop", "reference"), default="drop",
                             help="unreadable answers: left out (drop) or 0.5 as in the reference release "
                             "(1/K with K sides)")
@@ -153,11 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     _command(sub, "init", "write an example task to start a study of your own",
              "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv, "
              "DIR/prompt.txt and DIR/README.md, the task named after DIR; overwrites nothing.",
-             "tef init my-study && tef validate my-study/task.yaml").add_argument("dir", type=_user_path)
+             "tef init my-study && tef validate my-study/task.yaml").add_argument("dir", type=user_path)
     _command(sub, "validate", "check a task: its file, prompt, data and gold labels",
              "Reads the task file, its prompt and its data; writes nothing; prints rows, languages, dimensions, "
              "sides and gold per dimension, or one line per problem (file, line or row, key or column) and exits 1.",
-             "tef validate my-study/task.yaml").add_argument("task", type=_user_path, help="the task's YAML file")
+             "tef validate my-study/task.yaml").add_argument("task", type=user_path, help="the task's YAML file")
 
     dl = _command(
         sub, "download", "download the full MIND release",
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         "MIND_DATA_DIR=<dest>.",
         "tef download --dest data/mind-full",
     )
-    dl.add_argument("--dest", type=_user_path, required=True, help="folder to write mind_<lang>.jsonl into")
+    dl.add_argument("--dest", type=user_path, required=True, help="folder to write mind_<lang>.jsonl into")
     dl.add_argument("--lang", nargs="+", choices=LANGS, default=list(LANGS))
     dl.add_argument("--force", action="store_true", help="replace existing files")
 
@@ -188,10 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
         "atomically. `tef extract --engine ray` does this itself at the end of a run.",
         "tef cache merge data/caches/e5-zeroshot/original/en.parts",
     )
-    ca_sub = ca.add_subparsers(dest="cache_command", required=True, parser_class=_Parser)
+    ca_sub = ca.add_subparsers(dest="cache_command", required=True, parser_class=OneLineParser)
     merge = ca_sub.add_parser("merge", help="parts directory -> <lang>.jsonl")
-    merge.add_argument("parts", type=_user_path, nargs="+", help="parts director(ies) <lang>.parts")
-    merge.add_argument("--out", type=_user_path, default=None, help="the cache file (one parts directory only)")
+    merge.add_argument("parts", type=user_path, nargs="+", help="parts director(ies) <lang>.parts")
+    merge.add_argument("--out", type=user_path, default=None, help="the cache file (one parts directory only)")
     return parser
 
 
@@ -211,7 +211,7 @@ def _command(sub: Any, name: str, summary: str, description: str, example: str) 
                           epilog=f"example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def _user_path(text: str) -> Path:
+def user_path(text: str) -> Path:
     """A path as the user typed it, made absolute against the working directory (``~`` expanded)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a path, got an empty string")

@@ -12,13 +12,12 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
+from tefcore.cli import DATA_DIR_HELP, EXIT_USAGE, OneLineParser, user_path
 from tefpaper.ledger import FORMATS, evaluate_ledger, failures, format_ledger
 from tefpaper.tables import load_tables
 
 EXIT_FAIL = 1
-EXIT_USAGE = 2
 DESCRIPTION = (
     "Check every claim of the paper the ledger lists. Reads the paper's tables (--paper-dir), the MIND data "
     "(--data-dir) and the caches of the paper's models under --cache-dir (after `tef reproduce`, the rows about "
@@ -27,31 +26,16 @@ DESCRIPTION = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _user_path(text: str) -> Path:
-    """A path as the user typed it, made absolute against the working directory (``~`` expanded)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expected a path, got an empty string")
-    return Path(text).expanduser().absolute()
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``tef claims``."""
-    parser = _Parser(prog="tef claims", description=textwrap.fill(DESCRIPTION, 88),
-                     epilog="example:\n  tef claims --cache-dir data/caches --format markdown > claims.md",
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(prog="tef claims", description=textwrap.fill(DESCRIPTION, 88),
+                           epilog="example:\n  tef claims --cache-dir data/caches --format markdown > claims.md",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--format", choices=FORMATS, default="text", help="text: compact, under 100 columns")
-    parser.add_argument("--paper-dir", type=_user_path, default=None,
+    parser.add_argument("--paper-dir", type=user_path, default=None,
                         help="folder with the paper's table*.csv (default: the repository's data/paper)")
-    parser.add_argument("--data-dir", type=_user_path, default=None,
-                        help="folder with mind_<lang>.jsonl (default: $MIND_DATA_DIR, else the embedded sample)")
-    parser.add_argument("--cache-dir", type=_user_path, default=None,
+    parser.add_argument("--data-dir", type=user_path, default=None, help=DATA_DIR_HELP)
+    parser.add_argument("--cache-dir", type=user_path, default=None,
                         help="root of caches <model>/<prompt>/<lang>.jsonl (default: data/caches when it exists)")
     return parser
 
