@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tefcore.cli import DATA_DIR_HELP, EXIT_USAGE, OneLineParser, user_path
+from tefpaper import tables as paper
 from tefpaper.ledger import FORMATS, evaluate_ledger, failures, format_ledger
-from tefpaper.tables import load_tables
 
 EXIT_FAIL = 1
 DESCRIPTION = (
@@ -45,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
     try:
-        load_tables(args.paper_dir)  # a wrong --paper-dir is one line, not a ledger of failed checks
-        ledger = evaluate_ledger(paper_dir=args.paper_dir, data_dir=args.data_dir, cache_dir=cache_dir)
+        tables = paper.load_tables(args.paper_dir)  # read first: a wrong --paper-dir is one line, not 31 failed checks
+        ledger = evaluate_ledger(tables=tables, data_dir=args.data_dir, cache_dir=cache_dir)
     except (ValueError, OSError) as exc:
         print(f"tef claims: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_USAGE
