@@ -5,10 +5,12 @@ in a browser in tests/test_book_browser.py."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import jupytext
 import pytest
@@ -338,7 +340,8 @@ def test_root_config_renders_stored_outputs_offline() -> None:
     assert {"_build", ".venv", "tests", "data", "benchmarks", ".ci"} <= set(config["exclude_patterns"])
     assert config["bibtex_bibfiles"] == ["book/references.bib"]
     assert "sphinx_proof" in config["sphinx"]["extra_extensions"]
-    assert config["sphinx"]["local_extensions"] == {"tef_offline": "book/_ext", "tef_launch": "book/_ext"}
+    assert config["sphinx"]["local_extensions"] == {"tef_environment": "book/_ext", "tef_offline": "book/_ext",
+                                                    "tef_launch": "book/_ext"}
     assert not (ROOT / "_static").exists(), "a top-level _static/ is added to every page"
     assert not list((ROOT / "book").rglob("*.js")), "no JavaScript is committed"
 
@@ -409,6 +412,19 @@ def test_stage_assets_copies_every_asset_once(tmp_path: Path) -> None:
     ext.stage_assets(tmp_path)  # unchanged versions: reused, not copied again
     assert (base / ".stamp").read_text() == stamp
     assert (base / "plotly.min.js").stat().st_mtime_ns == mtime
+
+
+def test_the_front_matter_names_the_lock_and_whether_it_holds() -> None:
+    spec = importlib.util.spec_from_file_location("tef_environment", ROOT / "book" / "_ext" / "tef_environment.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    config = SimpleNamespace(myst_substitutions={"repository": "this repository"})
+    ext.add_environment(None, config)
+    line = config.myst_substitutions.pop(ext.SUBSTITUTION)
+    assert config.myst_substitutions == {"repository": "this repository"}  # the others are kept
+    sha = hashlib.sha256((ROOT / "requirements" / "cpu.lock").read_bytes()).hexdigest()
+    assert line.startswith(f"requirements/cpu.lock (sha256 {sha[:12]}), installed versions ")
+    assert "Environment: {{ environment }}." in (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- execution
