@@ -221,7 +221,9 @@ pairs = [p for lang in lang_list for p in evaluation_pairs(load_posts(lang, data
 queries = ch08.query_table(pairs, variant=prompt)  # one row per query: Direct, then each sentence
 shuffled = queries.sample(frac=1, random_state=seed)  # a random order; the first count_sample of each group
 counted = queries if not count_sample else shuffled.groupby(["lang", "kind"]).head(count_sample).sort_index()
-counted = ch08.count_tokens(counted, ch08.token_counter(spec))
+counted, counted_from = ch08.prompt_tokens(counted, spec, prompt, repo_path(record))
+if counted_from:
+    print(counted_from)
 workload = pd.DataFrame({"queries": queries.groupby(["lang", "kind"]).size(),
                          "counted": counted.groupby(["lang", "kind"]).size(),
                          "tokens per query": counted.groupby(["lang", "kind"])["tokens"].mean()})

