@@ -73,8 +73,8 @@ from chapters import theory
 from companion.calibration import temperature_sweep
 from companion.figures import setup_notebook
 from companion.ledger import chapter_claims
-from companion.runs import load_runs
-from companion.tables import bold_best
+from companion.runs import load_runs, setting_notes
+from companion.tables import bold_best, format_columns
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.metrics import reliability_table
@@ -212,7 +212,7 @@ for prior, gap in identity["with the prior term"].items():
 miss = identity.loc[identity.index != 0.5, "plain sum"].min()
 checks.measure("2a′ without the prior term, π ≠ ½: max |Σℓ(p_i) − exact| (nats)",
                miss)
-identity
+identity.assign(**{gap: identity[gap].map("{:.2g}".format) for gap in ("with the prior term", "plain sum")})
 
 # %% tags=["hide-input"]
 glue("p2_miss", float(miss), display=False)
@@ -355,14 +355,20 @@ theory.judge_sources(runs)
 # %% tags=["hide-input"]
 from companion.provenance import data_kind
 
+differing = setting_notes(runs.provenance)  # a judge's languages scored under different settings
 glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.groupby("model")})), display=False)
-glue("judges_missing", len(runs.missing), display=False)
-if runs.missing:  # which requested caches are absent or uneven, one line each
-    display(pd.Series(runs.missing, name="caches not read"))
+glue("judges_missing", len(runs.missing) - len(differing), display=False)
+glue("judges_differing", len(differing), display=False)
+if runs.missing:  # one row per note: which caches, and what is absent, uneven or different
+    display(pd.DataFrame([note.split(": ", 1) for note in runs.missing], columns=["caches", "note"])
+            .set_index("caches"))
 
 # %% [markdown]
 # All these caches were scored on the {glue:text}`judges_data`; {glue:text}`judges_missing` of the
-# requested caches are missing or uneven.
+# requested caches are missing or uneven. In {glue:text}`judges_differing` of the judges' runs the
+# languages' caches record different settings (the notes above say which): such a judge stays in every
+# table, since the tables compare the rules within one judge and one language, but its two languages
+# are not one setting.
 
 # %% [markdown]
 # For each judge and language we count, per post, its decisive sentences (weight $w \ge 1/2$, i.e.
@@ -370,13 +376,13 @@ if runs.missing:  # which requested caches are absent or uneven, one line each
 # ones, and we estimate the judge's lean $b$ from its uncertain sentences: their mean log-odds in
 # change posts and in stability posts, and the midpoint of the two (a lean shifts both alike, genuine
 # evidence pulls them apart). The last two columns say how often a decisive and an uncertain sentence
-# points to its post's gold side. The first table places each judge; the second tests the map's
-# premises.
+# points to its post's gold side; a dash marks a judge that gave no such sentence in that language.
+# The first table places each judge; the second tests the map's premises.
 
 # %%
 placed = theory.judge_map(runs.frame, names)
 display(placed[theory.MAP_POSITION].round(2))
-placed[theory.MAP_PREMISES].round(2)
+format_columns(placed[theory.MAP_PREMISES], 2).replace("", "–")
 
 # %% [markdown]
 # The weight distributions of the real judges next to the simulated calibrated judge of the map:

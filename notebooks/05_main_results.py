@@ -111,7 +111,9 @@ run_table(runs, names)
 from tefcore.judges.cache import cache_path, read_cache
 
 frame, recorded = read_cache(cache_path(repo_path(cache_dir), example_judge, prompt, example_lang))
-frame[["post_id", "dimension", "side", "direct", "sentences"]].head(3)
+first = frame[["post_id", "dimension", "side", "direct", "sentences"]].head(3)
+with pd.option_context("display.max_colwidth", None):  # every sentence of the three rows, to 3 decimals
+    display(first.round({"direct": 3}).assign(sentences=[[round(float(q), 3) for q in s] for s in first["sentences"]]))
 
 # %% [markdown]
 # The sentence-level rules work on one flat array of all sentence probabilities with, for each,

@@ -93,7 +93,7 @@ versus = paper.ablation_versus_soft_vote(t3, t4)
 kept = 100 * versus.loc["qwen2.5-7b", ["retained_tef_without_entropy", "retained_tef_without_log_odds"]]
 deepseek = versus.loc["deepseek-v3.2"].xs("accuracy", level="metric")
 below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] < 0
-drops.loc[("deepseek-v3.2", "en", "Environment"), ["drop_without_entropy", "drop_without_log_odds"]]
+drops.loc[[("deepseek-v3.2", "en", "Environment")], ["drop_without_entropy", "drop_without_log_odds"]]
 
 # %% tags=["hide-input"]
 glue_all(ch06.paper_statements(kept, below, drops))
@@ -118,7 +118,7 @@ by_hand = {
 one_post = np.zeros(len(p), dtype=int)
 decided = {rule: fuse_many(p, one_post, rule).prediction[0] for rule in by_hand}
 pd.DataFrame({"score for change (by hand)": by_hand, "decision (fuse_many)": decided}).rename(
-    index=RULE_LABELS)
+    index=RULE_LABELS).round(3)
 
 # %% [markdown]
 # Per sentence, its weight and what each variant adds up:

@@ -94,7 +94,7 @@ display(run_table(runs, names))
 pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid, scores=True).assign(model=model)
                   for model, g in runs.frame.groupby("model", sort=False)])
 pred = pred[pred["prediction"] != "abstain"]  # an abstention carries no confidence
-pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]].head()
+pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]].head().round(3)
 
 # %% [markdown]
 # As in chapter 5, a judge is worth calibrating only where it beats a constant answer: each judge's

@@ -340,8 +340,9 @@ def test_root_config_renders_stored_outputs_offline() -> None:
     assert {"_build", ".venv", "tests", "data", "benchmarks", ".ci"} <= set(config["exclude_patterns"])
     assert config["bibtex_bibfiles"] == ["book/references.bib"]
     assert "sphinx_proof" in config["sphinx"]["extra_extensions"]
-    assert config["sphinx"]["local_extensions"] == {"tef_environment": "book/_ext", "tef_offline": "book/_ext",
-                                                    "tef_launch": "book/_ext"}
+    assert config["sphinx"]["local_extensions"] == {"tef_environment": "book/_ext",
+                                                    "tef_offline": "book/_ext", "tef_launch": "book/_ext",
+                                                    "tef_equations": "book/_ext", "tef_layout": "book/_ext"}
     assert not (ROOT / "_static").exists(), "a top-level _static/ is added to every page"
     assert not list((ROOT / "book").rglob("*.js")), "no JavaScript is committed"
 
@@ -626,3 +627,82 @@ def test_help_says_what_is_read_and_written() -> None:
     assert "Reads the chapters" in words and "Writes the executed chapters" in words
     assert text.rstrip().splitlines()[-2:] == ["example:", "  MIND_DATA_DIR=data/mind tef book --chapters 03 "
                                                "-p 03.data_dir=data/mind"]
+
+
+# ----------------------------------------------------------------------------- a chapter built alone
+
+CITED_CHAPTER = CHAPTER_TEXT.replace("# # A chapter\n", """# # The cited chapter
+#
+# $$ a = b $$ (t-first)
+#
+# \\begin{align}
+# c = d
+# \\end{align}
+#
+# $$ e = f $$ (t-third)
+""")
+CITING_CHAPTER = CHAPTER_TEXT.replace("# # A chapter\n", """# # The citing chapter
+#
+# Chapter 1 ends with {eq}`t-third`.
+""")
+
+
+def test_absent_equations_number_the_left_out_chapters_as_the_whole_book() -> None:
+    import re
+
+    from tefbook.equations import absent_equations
+    from tefbook.toc import load_toc
+
+    toc = load_toc(ROOT)
+    numbers = absent_equations(ROOT, toc, {"notebooks/10_teaching_lab"})
+    labels = re.findall(r"^# \$\$ \(([a-z-]+)\)$", (ROOT / "notebooks" / "01_derivation.py").read_text(), re.M)
+    assert labels and [numbers[label] for label in labels] == [f"1.{i}" for i in range(1, len(labels) + 1)]
+    assert numbers["prop-model"] == "2.1"  # chapter 2's first, numbered after chapter 1's
+    kept = {f"notebooks/{name}" for name in FINAL_CHAPTERS}
+    assert absent_equations(ROOT, toc, kept) == {}
+
+
+def test_the_equation_extension_leaves_unknown_labels_to_sphinx() -> None:
+    spec = importlib.util.spec_from_file_location("tef_equations", ROOT / "book" / "_ext" / "tef_equations.py")
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+
+    class App:
+        config = type("Config", (), {"tef_absent_equations": {"t-third": "1.3"}, "math_eqref_format": "({number})"})
+
+    cited = extension.cite_absent_equation(App, None, {"refdomain": "math", "reftype": "eq", "reftarget": "t-third"},
+                                           None)
+    assert cited.astext() == "(1.3)"
+    for node in ({"refdomain": "math", "reftype": "eq", "reftarget": "t-typo"},
+                 {"refdomain": "std", "reftype": "ref", "reftarget": "t-third"}):
+        assert extension.cite_absent_equation(App, None, node, None) is None  # Sphinx warns: the build fails
+
+
+@pytest.mark.slow
+def test_a_chapter_citing_a_chapter_left_out_builds_alone(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``--chapters 02`` builds, warnings as errors, when chapter 2 cites chapter 1's equation, and the
+    citation reads as in the book of both chapters."""
+    import shutil
+
+    root = tmp_path / "root"
+    (root / "notebooks").mkdir(parents=True)
+    shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
+    shutil.copytree(ROOT / "book" / "_ext", root / "book" / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "book" / "_static", root / "book" / "_static")
+    shutil.copy2(ROOT / "book" / "references.bib", root / "book" / "references.bib")
+    (root / "book" / "intro.md").write_text("# Intro\n")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nparts:\n- caption: A\n  numbered: true\n"
+                                   "  chapters:\n  - file: notebooks/01_a\n  - file: notebooks/02_b\n")
+    (root / "notebooks" / "01_a.py").write_text(CITED_CHAPTER)
+    (root / "notebooks" / "02_b.py").write_text(CITING_CHAPTER)
+
+    def citation(build: Path) -> str:
+        page = (build / "html" / "notebooks" / "02_b.html").read_text()
+        return page.split("Chapter 1 ends with ", 1)[1].split("</p>", 1)[0]
+
+    assert book.main(["--root", str(root), "--build-dir", str(tmp_path / "both")]) == 0, capfd.readouterr().err
+    assert book.main(["--root", str(root), "--chapters", "02", "--build-dir", str(tmp_path / "alone")]) == 0, \
+        capfd.readouterr().err
+    whole, alone = citation(tmp_path / "both"), citation(tmp_path / "alone")
+    assert "(1.3)" in whole and "(1.3)" in alone and "tef-eqref-absent" in alone
+    assert not (tmp_path / "alone" / "html" / "notebooks" / "01_a.html").exists()

@@ -13,6 +13,12 @@ browser download is not used). For each page the test asserts:
 * every figure is drawn: each plotly div holds a non-empty ``.main-svg``, each altair chart an
   ``svg`` or ``canvas`` with non-zero size inside ``.vega-embed`` and no error message;
 * the results tables of :data:`FITTING` fit the 1280-px page (no horizontal scroll bar);
+* no table or figure lies under the right-hand "Contents" panel: where the panel is shown, the visible
+  part of each table, figure, chart and image (its box cut to the ancestors that clip it) stays left of
+  the panel, or, for a panel that does not stick to the screen, clear of its box;
+* the visible text (code inputs and inline code left out, cell outputs kept) holds none of the raw
+  printouts of :data:`RAW_TEXT`: a role left unrendered, a pandas ``dtype:`` footer, a warning, a
+  traceback, ``NaN`` or an absolute path of a build machine; a failure names the page and the snippet;
 
 and saves a full-page screenshot to ``artifacts/screenshots/`` (``$TEF_SCREENSHOT_DIR``).
 Without a built book, Playwright or Chromium the tests skip, unless ``TEF_REQUIRE_BROWSER=1``
@@ -51,6 +57,18 @@ FITTING: dict[str, tuple[str, ...]] = {
     "notebooks/05_main_results.html": ("table-3-ours-beside-the-paper-s",),
     "notebooks/06_ablation.html": ("table-4-ours-beside-the-paper-s",),
     "notebooks/03_mind_statistics.html": ("pairs-per-dimension",),
+}
+
+#: What a reader must never see on a page (JavaScript regular expressions, matched in the visible text):
+#: a MyST role printed raw, a pandas Series footer, a warning or traceback printed by a cell, a missing
+#: number, and an absolute path of the machine that built the book.
+RAW_TEXT: dict[str, str] = {
+    "unrendered role": r"\{glue",
+    "pandas dtype footer": r"dtype:",
+    "warning": r"\w*Warning\b",
+    "traceback": r"Traceback",
+    "NaN": r"\bNaN\b",
+    "absolute path": r"(?:^|[\s'\"(=:,\[])(?:/work|/root|/tmp|/home|/Users|/private/var)/",
 }
 
 
@@ -93,7 +111,7 @@ READY_JS = """
 """
 
 INSPECT_JS = r"""
-() => {
+(rawText) => {
   const size = (el) => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };
   const math = [...document.querySelectorAll('.math')].map((m) => ({
     typeset: !!m.querySelector('mjx-container'),
@@ -137,9 +155,69 @@ INSPECT_JS = r"""
   const wide = [...document.querySelectorAll('div.cell_output .output')]
     .filter((o) => o.querySelector('table') && o.scrollWidth > o.clientWidth + 1)
     .map((o) => (o.closest('section[id]') || {id: ''}).id);
+  // Raw printouts in the visible text. Code inputs, code blocks and inline code are what a reader types,
+  // not what the book says, and are left out; cell outputs (their <pre> included) are kept.
+  const sweep = [];
+  const patterns = Object.entries(rawText).map(([what, source]) => [what, new RegExp(source)]);
+  const textWalker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => {
+      const el = n.parentElement;
+      if (!el || el.closest('script, style, noscript, template, textarea, mjx-container, .cell_input')) {
+        return NodeFilter.FILTER_REJECT;
+      }
+      if (el.closest('pre, code, .highlight') && !el.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
+      return el.checkVisibility() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+    },
+  });
+  for (let n = textWalker.nextNode(); n; n = textWalker.nextNode()) {
+    for (const [what, re] of patterns) {
+      const m = re.exec(n.textContent);
+      if (m) {
+        const at = m.index;
+        sweep.push(`${what}: ...${n.textContent.slice(Math.max(0, at - 60), at + 60).replace(/\s+/g, ' ')}...`);
+      }
+    }
+  }
+  // Tables and figures under the right-hand "Contents" panel: the visible part of each (its box cut to
+  // every ancestor that clips it) against the panel's box; a panel that sticks to the screen passes over
+  // the whole page, so there only the horizontal extents count.
+  const panel = [...document.querySelectorAll('div.bd-sidebar-secondary')].find((p) => p.checkVisibility());
+  const overlaps = [];
+  if (panel) {
+    const pr = panel.getBoundingClientRect();
+    const sticky = ['sticky', 'fixed'].includes(getComputedStyle(panel).position);
+    const shown = (el) => {
+      let r = el.getBoundingClientRect();
+      let [left, right, top, bottom] = [r.left, r.right, r.top, r.bottom];
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+        const st = getComputedStyle(a);
+        if (st.overflowX !== 'visible' || st.overflowY !== 'visible') {
+          const c = a.getBoundingClientRect();
+          if (st.overflowX !== 'visible') { left = Math.max(left, c.left); right = Math.min(right, c.right); }
+          if (st.overflowY !== 'visible') { top = Math.max(top, c.top); bottom = Math.min(bottom, c.bottom); }
+        }
+      }
+      return {left, right, top, bottom};
+    };
+    const items = document.querySelectorAll(
+      'article table, article figure, article img, article canvas, article .tef-figure, '
+      + 'article .plotly-graph-div, article div[id^="altair-viz-"]');
+    for (const el of items) {
+      if (!el.checkVisibility()) continue;
+      const r = shown(el);
+      if (r.right - r.left < 1 || r.bottom - r.top < 1) continue;
+      const across = Math.min(r.right, pr.right) - Math.max(r.left, pr.left);
+      const down = sticky ? 1 : Math.min(r.bottom, pr.bottom) - Math.max(r.top, pr.top);
+      if (across > 1 && down > 0) {
+        const name = el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.classList.length ? '.' + [...el.classList].join('.') : '');
+        overlaps.push(`${name} in section ${(el.closest('section[id]') || {id: '?'}).id}: `
+          + `${Math.round(r.left)}-${Math.round(r.right)} px, the panel from ${Math.round(pr.left)} px`);
+      }
+    }
+  }
   return {
     title: document.title,
-    math, plotly, altair, raw, reprs, wide,
+    math, plotly, altair, raw, reprs, wide, sweep, overlaps,
     merrors: document.querySelectorAll('mjx-merror').length,
     // print-only static renditions (TEF_STATIC_FIGURES=1) must stay hidden on screen
     staticShown: [...document.querySelectorAll('.tef-figure-static')]
@@ -268,7 +346,7 @@ def _load(
     if in_flight:
         record.failed += [f"still loading after {timeout_s:.0f} s: {r.url}" for r in in_flight]
     elapsed = time.perf_counter() - started
-    info = page.evaluate(INSPECT_JS)
+    info = page.evaluate(INSPECT_JS, RAW_TEXT)
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(screenshot), full_page=True)
     page.close()
@@ -316,6 +394,8 @@ def test_page_renders_offline(page_path: str, base_url: str, browser: Any) -> No
     assert info["staticShown"] == 0, f"{info['staticShown']} print-only figures shown on screen"
     scrolled = [section for section in info["wide"] if section in FITTING.get(page_path, ())]
     assert not scrolled, f"tables that must fit a {VIEWPORT['width']}-px page scroll sideways in: {scrolled}"
+    assert not info["overlaps"], f"{page_path}: tables or figures under the Contents panel: {info['overlaps']}"
+    assert not info["sweep"], f"{page_path}: raw printouts in the visible text: {info['sweep']}"
     assert shot.is_file() and shot.stat().st_size > 0
 
 
@@ -342,6 +422,49 @@ def test_checker_sees_external_requests_errors_and_raw_math(browser: Any, tmp_pa
     assert info["raw"] and "\\frac" in info["raw"][0]
     assert info["reprs"] == ["<IPython.core.display.Markdown object>"]
     assert info["wide"] == ["results"]  # the table wider than its box, not the one that fits
+
+
+PLANTED = """<html><head><link rel='icon' href='data:,'><style>body {margin: 0}</style></head><body>
+<div class='bd-main' style='display: flex'>
+ <article style='width: 1008px; flex: none'>
+  <section id='printouts'>
+   <p>0 local/original: the languages' caches differ. Name: caches not read, dtype: str</p>
+   <p>(post {glue:text}`demo_post`, dimension 2)</p>
+   <div class='cell_output'><pre>/work/main/book/chapters/ch06.py:104: PerformanceWarning: indexing past lexsort depth</pre>
+   <pre>Traceback (most recent call last):</pre></div>
+   <table><tr><td>decisive agree (%)</td><td>NaN</td></tr></table>
+  </section>
+  <section id='typed'>
+   <div class='cell_input'><pre>x = float("NaN")  # a Warning, dtype: float, in /work/x</pre></div>
+   <div class='highlight'><pre>tef extract --out /tmp/caches</pre></div>
+   <p>The column <code>dtype: float64</code> is said as code; see https://example.org/home/page.</p>
+   <div style='display: none'>NaN hidden</div>
+  </section>
+  <section id='wide-results'><table style='width: 1200px'><tr><td>verdict</td></tr></table></section>
+  <section id='scrolled'><div style='overflow-x: auto; width: 600px'>
+   <table style='width: 1500px'><tr><td>scrolls inside its column</td></tr></table></div></section>
+  <section id='fits'><div class='tef-figure' style='width: 700px; height: 100px'></div></section>
+ </article>
+ <div class='bd-sidebar-secondary' style='position: sticky; top: 0; width: 272px; height: 300px'>Contents</div>
+</div></body></html>"""
+
+
+def test_sweep_and_overlap_catch_a_planted_defect(browser: Any, tmp_path: Path) -> None:
+    """A page with every raw printout and a table running under the Contents panel fails both checks, by
+    name; what a reader types (code) and what stays in its column (a table that scrolls inside its box, a
+    figure that fits) passes."""
+    (tmp_path / "planted.html").write_text(PLANTED)
+    with serve_directory(tmp_path) as url:
+        _, info, _ = _load(browser, f"{url}/planted.html", tmp_path / "planted.png", timeout_s=3)
+    found = {entry.split(":", 1)[0] for entry in info["sweep"]}
+    assert found == set(RAW_TEXT), info["sweep"]
+    shown = " ".join(info["sweep"])
+    for snippet in ("Name: caches not read, dtype: str", "{glue:text}", "PerformanceWarning", "Traceback",
+                    "/work/main/book/chapters/ch06.py", "NaN"):
+        assert snippet in shown, (snippet, info["sweep"])
+    assert "float(" not in shown and "/tmp/caches" not in shown and "hidden" not in shown
+    assert len(info["overlaps"]) == 1 and "section wide-results" in info["overlaps"][0], info["overlaps"]
+    assert "the panel from 1008 px" in info["overlaps"][0]
 
 
 # --------------------------------------------------------------------------- explorable figures

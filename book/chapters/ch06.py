@@ -101,6 +101,7 @@ def first_numbers(accuracy: pd.DataFrame) -> dict[str, Any]:
 def margin_numbers(margins: pd.DataFrame) -> dict[str, Any]:
     """The range of full TEF's Average margin over Soft Vote on our caches, and Qwen2.5-7B's smallest
     in the paper (points; ``margins`` is the chapter's table of margins, ``ours`` and ``paper`` rows)."""
+    margins = margins.sort_index()  # a lookup past the sorted levels of a MultiIndex is slow and warns
     ours, theirs = margins.loc["ours", "tef"], margins.loc["paper"]
     return {"ours_tef_min": float(ours.min()), "ours_tef_max": float(ours.max()),
             "qwen_tef_min": float(theirs.xs("Qwen2.5-7B", level="model")["tef"].min())}

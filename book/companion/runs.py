@@ -41,6 +41,7 @@ __all__ = [
     "repo_path",
     "row_labels",
     "run_keys",
+    "setting_notes",
 ]
 
 
@@ -238,7 +239,7 @@ def load_runs(
             sizes = ", ".join(f"{m}/{p}: {n}" for m, p, n in zip(g["model"], g["prompt"], g["n_pairs"]))
             missing.append(f"{lang}: the caches hold different numbers of pairs ({sizes}); "
                            "judges are compared on different pairs")
-    missing += _setting_notes(provenance)
+    missing += setting_notes(provenance)
     return Runs(frame, provenance, missing)
 
 
@@ -254,7 +255,7 @@ def _recorded_value(value: Any) -> str:
     return "not recorded" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
 
 
-def _setting_notes(provenance: pd.DataFrame) -> list[str]:
+def setting_notes(provenance: pd.DataFrame) -> list[str]:
     """A note for each judge whose caches record different values of a :data:`SETTING_FIELDS` field.
 
     Compared are the languages of one (judge, prompt) and the prompts of one (judge, language): a
