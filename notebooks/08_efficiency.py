@@ -96,7 +96,7 @@ lang_list = parse_list(langs)
 # %%
 table2 = paper.load_table("table2")
 display(table2.pivot_table(["value"], ["model", "method"], "quantity", sort=False).rename(index=paper.MODEL_LABELS))
-paper.efficiency_summary(table2).rename(index=paper.MODEL_LABELS).T.round(2)  # one column per model
+paper.efficiency_summary(table2).rename(index=paper.MODEL_LABELS).round(2).T  # one column per model
 
 # %% [markdown]
 # ## Reading Table 2 per query
