@@ -344,7 +344,8 @@ def test_help_says_what_is_read_and_written(command: str, capsys: pytest.Capture
 @pytest.mark.slow
 def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    pytest.importorskip("llama_cpp",
+                        reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
     from tefcore.judges.cache import read_cache
 
     data = synthetic_mind(tmp_path / "mind", n=2)

@@ -22,7 +22,7 @@ import pytest
 from sigint import sigint_default_in_child
 from tefcore.judges.cache import read_cache
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 # enough pairs that two kill rounds (each one record and at most a second more) never finish the run,

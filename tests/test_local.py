@@ -93,7 +93,8 @@ def test_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 
 
 # -- the embedded model ------------------------------------------------------------------------
-llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+llama_cpp = pytest.importorskip("llama_cpp",
+                                reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
 
 
 @pytest.fixture(scope="module")

@@ -124,7 +124,8 @@ def test_a_task_with_three_sides_on_ray_equals_the_local_loop(cluster: dict, tmp
 
 @pytest.mark.timeout(300)
 def test_embedded_llm_on_ray_equals_the_local_loop(cluster: dict, data_dir: Path, tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="the embedded LLM needs llama-cpp-python")
+    pytest.importorskip("llama_cpp",
+                        reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
     from tefcore.judges.local import default_model_path
 
     try:

