@@ -360,15 +360,15 @@ glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.gro
 glue("judges_missing", len(runs.missing) - len(differing), display=False)
 glue("judges_differing", len(differing), display=False)
 if runs.missing:  # one row per note: which caches, and what is absent, uneven or different
-    display(pd.DataFrame([note.split(": ", 1) for note in runs.missing], columns=["caches", "note"])
-            .set_index("caches"))
+    display(pd.DataFrame([note.replace("`", "").split(": ", 1) for note in runs.missing],
+                         columns=["caches", "note"]).set_index("caches"))
 
 # %% [markdown]
 # All these caches were scored on the {glue:text}`judges_data`; {glue:text}`judges_missing` of the
 # requested caches are missing or uneven. In {glue:text}`judges_differing` of the judges' runs the
 # languages' caches record different settings (the notes above say which): such a judge stays in every
 # table, since the tables compare the rules within one judge and one language, but its two languages
-# are not one setting.
+# were not scored under one setting.
 
 # %% [markdown]
 # For each judge and language we count, per post, its decisive sentences (weight $w \ge 1/2$, i.e.

@@ -662,6 +662,22 @@ def test_absent_equations_number_the_left_out_chapters_as_the_whole_book() -> No
     assert absent_equations(ROOT, toc, kept) == {}
 
 
+@pytest.mark.parametrize("name", FINAL_CHAPTERS)
+def test_every_equation_a_chapter_cites_is_numbered_when_it_is_built_alone(name: str) -> None:
+    """What ``tef book --chapters NN`` needs of each chapter: every ``{eq}`` label it cites is its own or
+    one that :func:`tefbook.equations.absent_equations` numbers from the chapters left out."""
+    import re
+
+    from tefbook.equations import absent_equations, equation_labels
+    from tefbook.toc import load_toc
+
+    notebook = read_chapter(ROOT / "notebooks" / f"{name}.py")
+    markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+    cited = {label for text in markdown for label in re.findall(r"\{eq\}`([^`]+)`", text)}
+    own = set(equation_labels(markdown))
+    assert cited <= own | set(absent_equations(ROOT, load_toc(ROOT), {f"notebooks/{name}"})), cited - own
+
+
 def test_the_equation_extension_leaves_unknown_labels_to_sphinx() -> None:
     spec = importlib.util.spec_from_file_location("tef_equations", ROOT / "book" / "_ext" / "tef_equations.py")
     extension = importlib.util.module_from_spec(spec)
