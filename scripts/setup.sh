@@ -32,7 +32,7 @@ if [[ $(uname -m) != x86_64 ]]; then
   echo "setup.sh: this is a $(uname -m) machine; the e5 embedding engine needs an x86-64 CPU with AVX2 and FMA" >&2
   exit 1
 fi
-flags=" $(grep -m1 '^flags' "$cpuinfo" 2>/dev/null | cut -d: -f2) "
+flags=" $(grep -m1 '^flags' "$cpuinfo" 2>/dev/null | cut -d: -f2 || true) "
 if [[ $flags != *" avx2 "* || $flags != *" fma "* ]]; then
   echo "setup.sh: this CPU has no AVX2 and FMA (flags in $cpuinfo); the e5 embedding engine needs both" \
        "(Intel since Haswell, AMD since Excavator)" >&2
@@ -115,12 +115,12 @@ if [[ $local_llm -eq 1 ]]; then
   if ! python -m tefcore.judges.local $expect; then
     echo "setup.sh: rebuilding llama-cpp-python without uv's cache (CMAKE_ARGS=$CMAKE_ARGS)"
     if [[ $latest -eq 1 ]]; then
-      source=("llama-cpp-python==$(python -c 'from importlib.metadata import version; print(version("llama-cpp-python"))')")
+      llama_source=("llama-cpp-python==$(python -c 'from importlib.metadata import version; print(version("llama-cpp-python"))')")
     else
-      source=(--require-hashes -r requirements/local-llm.lock)
+      llama_source=(--require-hashes -r requirements/local-llm.lock)
     fi
     with_ticker "rebuilding llama-cpp-python" \
-      uv pip install -q --no-cache --no-deps --reinstall-package llama-cpp-python "${source[@]}"
+      uv pip install -q --no-cache --no-deps --reinstall-package llama-cpp-python "${llama_source[@]}"
     python -m tefcore.judges.local $expect
   fi
 fi

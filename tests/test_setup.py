@@ -38,3 +38,10 @@ def test_a_cpu_without_avx2_and_fma_stops_in_one_line_before_any_install(tmp_pat
     assert result.stderr.count("\n") == 1 and "has no AVX2 and FMA" in result.stderr
     assert "the e5 embedding engine needs both" in result.stderr
     assert (venv.stat().st_mtime_ns if venv.exists() else None) == before
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the check reads x86-64 flags")
+def test_unreadable_cpu_flags_stop_in_one_line_too(tmp_path: Path) -> None:
+    result = run_setup("--no-browser", TEF_CPUINFO=str(tmp_path / "absent"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and f"(flags in {tmp_path / 'absent'})" in result.stderr
