@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -158,8 +159,8 @@ def test_lock_record_names_the_lock_and_what_differs(tree: Path) -> None:
     assert isinstance(record["matches_installed"], bool) and len(record["differs"]) <= 10
     lock = tree / LOCK_FILE
     text = lock.read_text(encoding="utf-8")
-    pytest_version = re.search(r"^pytest==(\S+) ", text, re.M).group(1)
-    lock.write_text(text.replace(f"\npytest=={pytest_version} ", "\npytest==0.0.1 ", 1), encoding="utf-8")
+    first = next(p for p in read_lock(text) if p.applies())  # listed first among what differs
+    lock.write_text(text.replace(f"\n{first.name}=={first.version} ", f"\n{first.name}==0.0.1 ", 1), encoding="utf-8")
     planted = lock_record(tree)
     assert planted["sha256"] != record["sha256"] and planted["matches_installed"] is False
-    assert f"pytest installed {pytest.__version__}, locked 0.0.1" in planted["differs"]
+    assert planted["differs"][0] == f"{first.name} installed {version(first.name)}, locked 0.0.1"
