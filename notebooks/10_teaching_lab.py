@@ -365,8 +365,7 @@ properties = {"min w": w.min(), "max w": w.max(),
               "w increases on [1/2, 1]": bool(np.all(np.diff(w[500:]) > 0)),
               "c": np.sum(w[near] * delta**2) / np.sum(delta**4)}  # least squares
 check_exercise_2(properties)
-pd.Series({k: round(v, 3) if isinstance(v, float) else v for k, v in properties.items()},
-          name="on the grid").to_frame()
+pd.Series(properties, name="on the grid").map(lambda v: round(v, 3) if isinstance(v, float) else v).to_frame()
 
 # %% tags=["remove-cell"]
 glue_all({"e2_c": 2 / np.log(2), "e2_c_fit": properties["c"]})
