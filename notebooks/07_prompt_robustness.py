@@ -57,7 +57,7 @@ from companion.figures import setup_notebook
 from companion.labels import LANG_LABELS, run_table, short_names
 from companion.ledger import chapter_claims, claim_link
 from companion.results import posterior_summary
-from companion.runs import concat_runs, load_runs, parse_list
+from companion.runs import Runs, concat_runs, load_runs, parse_list
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 
@@ -93,6 +93,19 @@ runs = concat_runs(load_runs(llm_models, prompt_list, lang_list, cache_dir, read
                    load_runs(prompt_free, "original", lang_list, cache_dir))
 names = short_names(runs)
 run_table(runs, names)
+
+# %% [markdown]
+# The embedded LLM scores a few prompts a second on a CPU, so its verbose and minimal caches hold
+# only the first pairs of every dimension. Prompts are compared on the same pairs: those that every
+# prompt variant of a judge has.
+
+# %%
+frame = runs.frame
+shared = (frame.groupby(["model", "lang", "post_id", "dimension"])["prompt"].transform("nunique")
+          == frame.groupby("model")["prompt"].transform("nunique"))  # the pair is in every prompt's cache
+runs = Runs(frame[shared].reset_index(drop=True), runs.provenance, runs.missing)
+frame[shared].groupby(["model", "prompt", "lang"]).size().rename("pairs compared").to_frame().rename(
+    index=names, level="model")
 
 # %% [markdown]
 # ## Table 1's quantities, computed
@@ -248,48 +261,27 @@ ch07.summary_table(answers, names)
 #
 # ## Which engine scored each prompt
 #
-# The prompt is not the only thing that changed between these caches. Every cache header records
-# the CPU instructions its llama.cpp engine was built for (`llama_cpp_cpu`), and two builds made
-# them: the one the set-up of this book compiles (AVX2) and one compiled for AVX-512. Chapter 4
-# measured what the build alone does: every SmolLM2 cache re-scored, its first pairs, once with each
-# build on one machine (`data/engines/llama-cpp-builds.json`). From the headers, the build and the
-# system turn of every cache, and from that record how far the other build moves the same prompts:
+# The prompt should be the only thing that changes between these caches. Every cache header records
+# the CPU instructions its llama.cpp engine was built for (`llama_cpp_cpu`) and the system turn the
+# prompt was wrapped in; from the headers:
 
 # %%
-import json
-
-from companion.runs import repo_path
-
 header = llm_runs.provenance.set_index(["model", "prompt", "lang"]).dropna(subset=["llama_cpp_cpu"])  # llama.cpp runs
-record = json.loads(repo_path("data/engines/llama-cpp-builds.json").read_text(encoding="utf-8"))
-rescored = pd.DataFrame([{"build": build, **cache} for build, run in record["builds"].items() for cache in run["caches"]])
-other = rescored[rescored["build"] != rescored["recorded_build"]].set_index("cache")  # the same prompts, the other build
-scored = pd.DataFrame({
-    "build": header["llama_cpp_cpu"].map(lambda cpu: "AVX-512 build" if "AVX512" in cpu.split() else "AVX2 build"),
-    "system turn": header["system_prompt"],
-    "other build, max |Δp|": [other.loc["/".join(key), "max_abs_difference"] for key in header.index],
-    "pairs re-scored": [other.loc["/".join(key), "pairs"] for key in header.index]})
-scored.rename(index=names, level="model").round(3)
-
-# %% tags=["hide-input"]
-glue_all(ch07.build_numbers(scored, answers))
+scored = pd.DataFrame({"build": header["llama_cpp_cpu"], "system turn": header["system_prompt"],
+                       "pairs": header["n_pairs"]})
+glue_all({"n_builds": scored["build"].nunique(), "build": " / ".join(pd.unique(scored["build"])),
+          "no_system": ", ".join(f"{prompt}/{lang}" for (_, prompt, lang), turn in scored["system turn"].items()
+                                 if str(turn).startswith("none")) or "none"})
+scored.rename(index=names, level="model")
 
 # %% [markdown]
-# In English the prompts were scored as follows: {glue:text}`builds_en`; in Chinese:
-# {glue:text}`builds_zh`. On the {glue:text}`rescored_pairs` pairs re-scored per cache, the largest
-# change the other build makes to the P(change) of the same prompt lies between
-# {glue:text}`confound_min:.3f` and {glue:text}`confound_max:.3f`, depending on the cache. So wherever two prompt variants of a
-# language name different builds above (in {glue:text}`mixed_langs`), a difference between the two
-# prompts is **confounded with the difference between the builds**, by up to
-# {glue:text}`confound_max:.3f` in each probability: the tables above cannot say how much of it is
-# the wording and how much the engine. For comparison, the prompts move SmolLM2's mean sentence
-# P(change) by up to {glue:text}`prompt_shift:.3f` within a language: a shift of that size is far
-# beyond what the build can explain, a difference of a few hundredths between two prompts is not. The build is not the only
-# other difference: the cache(s) {glue:text}`no_system` were made without the chat template's
-# default system turn, so their prompt differs from the others' in more than the template. Since no
-# SmolLM2 row clears the floor, none of this changes what the chapter concludes; a robustness study
-# of an LLM that reads the text would have to score every variant with one engine build and one
-# system turn, as one run of `tef reproduce` on one GPU box does.
+# The caches name {glue:text}`n_builds` build(s) of llama.cpp ({glue:text}`build`), so a difference
+# between two prompts does not come from the engine. The system turn does differ in one respect:
+# the cache(s) {glue:text}`no_system` were made without the chat template's default system turn, so
+# their prompt differs from the others' in more than the template. Since no SmolLM2 row clears the
+# floor, neither changes what the chapter concludes; a robustness study of an LLM that reads the text
+# would score every variant with one engine build and one system turn, as one run of `tef reproduce`
+# on one GPU box does.
 #
 # ## The paper's Table 1, read as a reviewer reads it
 #

@@ -7,27 +7,28 @@ another provenance is refused (move it away first). ``--per-dimension N`` keeps 
 dimension (in data order), for a judge too slow for the whole sample. The committed caches were made with:
 
     python scripts/make_caches.py --judges e5-zeroshot e5-crossfit e5-crossfit-std e5-crossfit-raw
-    python scripts/make_caches.py --judges local --prompts minimal --per-dimension 10
-    python scripts/make_caches.py --judges local --prompts verbose --lang en --per-dimension 10
+    python scripts/make_caches.py --judges local --prompts minimal --per-dimension 20
+    python scripts/make_caches.py --judges local --prompts verbose --lang en --per-dimension 20
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 
 from tefcore.judges import make_backend
 from tefcore.judges.cache import cache_path
 from tefcore.judges.run import run_extraction
-from tefcore.mind.load import evaluation_pairs, load_posts
+from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts
 
 
-def first_per_dimension(pairs: list, n: int | None) -> list:
+def first_per_dimension(pairs: Sequence[EvaluationPair], n: int | None) -> list[EvaluationPair]:
     """The first ``n`` pairs of every dimension, in data order (all of them when ``n`` is None)."""
     if n is None:
-        return pairs
+        return list(pairs)
     seen: dict[str, int] = {}
-    kept = []
+    kept: list[EvaluationPair] = []
     for pair in pairs:
         seen[pair.dimension] = seen.get(pair.dimension, 0) + 1
         if seen[pair.dimension] <= n:

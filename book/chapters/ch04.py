@@ -21,8 +21,8 @@ import pandas as pd
 from companion.labels import LANG_LABELS
 from companion.provenance import flat_header
 
-TIME_FIELDS: frozenset[str] = frozenset({"started_at", "finished_at", "provenance_id"})
-"""Provenance fields that say when a run happened, not how."""
+TIME_FIELDS: frozenset[str] = frozenset({"started_at", "finished_at", "provenance_id", "engine_path"})
+"""Provenance fields that say when or where a run happened (an engine library's place on the disk), not how."""
 
 OUTPUT_FIELDS: frozenset[str] = frozenset({"temperature", "median_abs_margin", "n_temperature_sentences", "subsets"})
 """Fields a judge computes from the embeddings it then scores with (the zero-shot temperature, the probes'

@@ -7,7 +7,6 @@ from typing import Any
 
 import pandas as pd
 
-from companion.labels import LANG_LABELS
 from companion.results import NOT_RUN
 from companion.tables import bold_best
 from tefpaper.tables import MODEL_LABELS, MODELS
@@ -122,37 +121,6 @@ def summary_table(summary: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFra
     return summary[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight", "decisive_share"]].replace(
         {"model": names}).set_index(["model", "prompt", "lang"]).set_axis(
         ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1).round(3)
-
-
-def build_numbers(scored: pd.DataFrame, summary: pd.DataFrame) -> dict[str, Any]:
-    """Which llama.cpp build scored each prompt variant of the local judge, per language, and how far the
-    other build moves the same prompts' P(change) (``scored``: indexed ``model, prompt, lang`` with columns
-    ``build``, ``system turn``, ``other build, max |Δp|`` and ``pairs re-scored``); beside it, how far the
-    prompts move the mean sentence P(change) (``summary``: ``posterior_summary`` rows).
-
-    Examples
-    --------
-    >>> scored = pd.DataFrame({"build": ["AVX2 build", "AVX-512 build"], "system turn": ["default", "default"],
-    ...                        "other build, max |Δp|": [0.03, 0.08], "pairs re-scored": [12, 12]},
-    ...                       index=pd.MultiIndex.from_tuples([("local", "original", "en"), ("local", "minimal", "en")],
-    ...                                                       names=["model", "prompt", "lang"]))
-    >>> summary = pd.DataFrame({"model": "local", "prompt": ["original", "minimal"], "lang": "en",
-    ...                         "p_mean": [0.70, 0.75]})
-    >>> n = build_numbers(scored, summary)
-    >>> n["builds_en"], n["confound_max"], n["n_mixed"], round(n["prompt_shift"], 2)
-    ('original: AVX2 build; minimal: AVX-512 build', 0.08, 1, 0.05)
-    """
-    local = scored.xs("local", level="model")
-    out: dict[str, Any] = {f"builds_{lang}": "; ".join(f"{prompt}: {b}" for (prompt, _), b in g["build"].items())
-                           for lang, g in local.groupby(level="lang", sort=False)}
-    mixed = local.groupby(level="lang")["build"].nunique()
-    shift = summary[summary["model"] == "local"].groupby("lang")["p_mean"].agg(lambda p: p.max() - p.min())
-    no_system = [f"{p}/{lang}" for (p, lang), turn in local["system turn"].items() if turn.startswith("none")]
-    return {**out, "n_mixed": int((mixed > 1).sum()), "mixed_langs": " and ".join(LANG_LABELS[lang] for lang in mixed[mixed > 1].index) or "none",
-            "confound_min": float(local["other build, max |Δp|"].min()),
-            "confound_max": float(local["other build, max |Δp|"].max()),
-            "rescored_pairs": int(local["pairs re-scored"].min()), "prompt_shift": float(shift.max()),
-            "no_system": ", ".join(no_system) or "none"}
 
 
 def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) -> dict[str, Any]:

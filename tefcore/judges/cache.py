@@ -45,11 +45,11 @@ from tefcore.mind.release import file_sha256 as file_sha256  # the one file hash
 
 log = logging.getLogger(__name__)
 
-TIME_KEYS: tuple[str, ...] = ("started_at", "hardware", "numeric_environment")
+TIME_KEYS: tuple[str, ...] = ("started_at", "hardware", "numeric_environment", "engine_path")
 """Provenance fields recorded but left out of the provenance id: when the run started, and the
 machine (the visible GPUs; the CPU, C library, BLAS kernel, threads and package versions of
-:func:`tefcore.judges.machine.numeric_environment`): a run may resume on another machine if nothing that
-changes the numbers differs."""
+:func:`tefcore.judges.machine.numeric_environment`; where an engine library lies on its disk): a run may
+resume on another machine if nothing that changes the numbers differs."""
 
 COLUMNS: tuple[str, ...] = (
     "post_id", "lang", "dimension", "side", "direct", "direct_source", "direct_mass", "direct_logprob_c",

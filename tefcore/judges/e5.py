@@ -516,8 +516,8 @@ def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
     -------
     dict
         ``backend``, ``model``, ``engine``, ``engine_build`` (:meth:`EngineBuild.provenance
-        <tefcore.judges.e5_engine.EngineBuild.provenance>`), ``weights_file``, ``weights_sha256``,
-        ``uses_prompt`` and ``prompt_note``, in that order.
+        <tefcore.judges.e5_engine.EngineBuild.provenance>`), ``engine_path`` (outside the provenance id),
+        ``weights_file``, ``weights_sha256``, ``uses_prompt`` and ``prompt_note``, in that order.
     """
     from importlib.metadata import version
 
@@ -530,6 +530,7 @@ def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
         "model": MODEL_ID,
         "engine": engine,
         "engine_build": embedder.build.provenance(),
+        "engine_path": embedder.build.path,
         "weights_file": WEIGHTS_FILE,
         "weights_sha256": weights_sha256(),
         "uses_prompt": False,
