@@ -69,6 +69,7 @@ from tefcore.tasks import load_task, summary
 
 os.chdir(project_root())  # paths below read as typed from the repository root
 pd.set_option("display.precision", 3)
+pd.set_option("display.max_colwidth", None)  # tables show whole sentences
 
 # %% [markdown]
 # ## The task file
