@@ -17,7 +17,8 @@ The scheme (documented for readers in ``book/running.md``):
    folder, as it is for nbval, which re-executes these files in CI);
 2. ``_config.yml``, a copy of ``_toc.yml`` reduced to the chosen chapters, ``book/`` and the
    executed notebooks are staged in ``_build/site_src/`` (no ``.py`` beside its ``.ipynb``,
-   which Jupyter Book would reject as "multiple files found");
+   which Jupyter Book would reject as "multiple files found"), with the whole-book numbers of the
+   equations of the chapters left out (:mod:`tefbook.equations`), which a chapter built alone may cite;
 3. ``jupyter-book build _build/site_src --path-output . -W -n --keep-going`` renders the
    stored outputs (``execute_notebooks: "off"``) into ``_build/html``;
 4. with ``--pdf``, the same tree is built as ``singlehtml`` and printed by headless Chromium
