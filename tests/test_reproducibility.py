@@ -96,3 +96,20 @@ def test_another_engine_build_moves_the_numbers_and_the_check_names_it(tmp_path:
     causes = ch04.causes(ch04.input_differences(read_cache(committed)[1], read_cache(new)[1]))
     assert "engine_build.kind: deterministic → shipped" in causes
     assert any(c.startswith("engine_build.flags:") for c in causes)
+
+
+def test_the_numeric_environment_is_recorded_and_outside_the_provenance_id() -> None:
+    from tefcore.judges.cache import provenance_id
+    from tefcore.judges.e5 import E5ZeroShotBackend, E5Embedder
+    from tefcore.judges.run import Setting, run_provenance
+
+    prov = run_provenance(E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder()), Setting("en", "original"))
+    machine = prov["numeric_environment"]
+    assert {"cpu", "libc", "blas", "packages", "environment", "lock"} <= machine.keys()
+    assert machine["packages"]["numpy"] and machine["libc"].startswith(("glibc", "unknown"))
+    assert prov["engine_build"]["kind"] == "deterministic" and "-ffast-math" not in prov["engine_build"]["flags"]
+    elsewhere = {**prov, "numeric_environment": {**machine, "cpu": {"vendor": "GenuineIntel"}},
+                 "engine_path": "/elsewhere/libe5.so"}
+    assert provenance_id(elsewhere) == provenance_id(prov)  # a run may resume on another machine
+    other_build = {**prov, "engine_build": {**prov["engine_build"], "kind": "shipped"}}
+    assert provenance_id(other_build) != provenance_id(prov)  # but not with another engine build

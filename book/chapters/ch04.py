@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from companion.labels import LANG_LABELS
@@ -36,6 +37,10 @@ FEATURE_FIELDS: frozenset[str] = frozenset({"llama_cpp_cpu", "numeric_environmen
 
 NOT_A_CAUSE: tuple[str, ...] = ("tefcore_version",)
 """Fields that must not change a judge's numbers: the check holds the library to that."""
+
+NOT_CHECKED: dict[str, Any] = {"checked": False, "pairs": 0, "same sentences": 0, "max |Δ|": math.nan,
+                                "inputs differ": ()}
+"""A row of the reproducibility check before (or without) a re-extraction."""
 
 UNRECORDED = "unrecorded"
 """How :func:`input_differences` shows a field the older header did not record."""
@@ -115,6 +120,47 @@ def verdicts(checks: pd.DataFrame) -> list[str]:
             for checked, ok, found in zip(checks["checked"], checks["reproduced"], checks["causes"])]
 
 
+def compare_caches(committed_path: str | os.PathLike[str], new_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A committed cache against a re-extraction of some of its pairs.
+
+    Returns
+    -------
+    dict
+        ``pairs`` (in both), ``same sentences`` (pairs whose sentence count agrees), ``max |Δ|`` (the largest
+        difference of a Direct or sentence probability; NaN answers on both sides are equal) and ``inputs
+        differ`` (:func:`input_differences` of the two headers).
+    """
+    from tefcore.evaluate import flatten_sentences
+    from tefcore.judges.cache import read_cache
+
+    committed, recorded = read_cache(committed_path)
+    new, now = read_cache(new_path)
+    both = new.merge(committed, on=["post_id", "dimension"], suffixes=("", "_committed"))
+    same_n = both["sentences"].map(len) == both["sentences_committed"].map(len)
+    p_new, _ = flatten_sentences(both["sentences"][same_n])
+    p_old, _ = flatten_sentences(both["sentences_committed"][same_n])
+    largest = max(float(np.nanmax(np.abs(both["direct"] - both["direct_committed"]), initial=0.0)),
+                  float(np.nanmax(np.abs(p_new - p_old), initial=0.0)))
+    return {"pairs": len(both), "same sentences": int(same_n.sum()), "max |Δ|": largest,
+            "inputs differ": input_differences(recorded, now)}
+
+
+def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
+    """The local judge's answers to one pair's prompts (Direct, then each sentence) as its committed cache holds
+    them, as :class:`~tefcore.judges.base.Score` objects: what the chapter shows where the judge is not installed."""
+    from companion.runs import repo_path
+    from tefcore.judges.base import Score
+    from tefcore.judges.cache import cache_path, read_cache
+
+    stored = read_cache(cache_path(repo_path(cache_dir), "local", prompt, pair.lang))[0].set_index(
+        ["post_id", "dimension"]).loc[(pair.post_id, pair.dimension)]
+    fields = (("direct", "sentences"), ("direct_logprob_c", "sentence_logprobs_c"),
+              ("direct_logprob_s", "sentence_logprobs_s"), ("direct_mass", "sentence_masses"),
+              ("direct_source", "sentence_sources"))
+    columns = [[stored[direct], *stored[sentences]] for direct, sentences in fields]
+    return [Score(*row) for row in zip(*columns)]
+
+
 def check_table(checks: pd.DataFrame) -> pd.DataFrame:
     """The reproducibility check as shown: pairs, largest difference (as ``1.0e-12``; ``–`` when not checked)
     and verdict per cache."""
@@ -180,6 +226,31 @@ def reextract(cells: Sequence[tuple[str, str, str, str]], out: str | os.PathLike
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise RuntimeError(f"re-extraction under {dict(environment)} failed: {last}")
+
+
+def run_emulations(names: Sequence[str], cells: Sequence[tuple[str, str, str, str]], cache_dir: Path, scratch: Path,
+                   data_dir: str | None) -> pd.DataFrame:
+    """Re-extract ``cells`` under each emulation of ``names`` (:func:`reextract`) and compare every re-extracted
+    cache with the committed one (:func:`compare_caches`).
+
+    Returns
+    -------
+    DataFrame
+        One row per emulation and cell: ``emulated, judge, lang, max |Δ|, causes`` (the recorded inputs that
+        differ, :func:`causes`), ``checked`` (True) and ``reproduced`` (every number within 1e-9).
+    """
+    from tefcore.judges.cache import cache_path
+
+    rows = []
+    for name in names:
+        out = scratch / name.replace(" ", "-").replace("'", "")
+        reextract(cells, out, data_dir, EMULATIONS[name])
+        for model, variant, lang, _ in cells:
+            result = compare_caches(cache_path(cache_dir, model, variant, lang), cache_path(out, model, variant, lang))
+            rows.append({"emulated": name, "judge": model, "lang": lang, "max |Δ|": result["max |Δ|"],
+                         "causes": causes(result["inputs differ"]), "checked": True,
+                         "reproduced": result["max |Δ|"] <= 1e-9})
+    return pd.DataFrame(rows, columns=["emulated", "judge", "lang", "max |Δ|", "causes", "checked", "reproduced"])
 
 
 def emulation_table(elsewhere: pd.DataFrame) -> Any:
