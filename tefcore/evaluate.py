@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tefcore import metrics
+from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
 
 __all__ = ["ABSTAIN", "AVERAGE", "BASELINES", "INVALID_POLICIES", "METRICS", "METRIC_LABELS", "PAIR_KEYS",
@@ -49,7 +50,8 @@ METRIC_LABELS: dict[str, str] = {"accuracy": "Acc", "macro_f1": "F1"}
 
 
 def check_metric(metric: str) -> Callable[..., float]:
-    """The scoring function of a metric name of :data:`METRICS`; a ValueError for any other name.
+    """The scoring function of a metric name of :data:`METRICS`; :class:`~tefcore.errors.UnknownName` (a
+    KeyError and a ValueError) for any other name.
 
     Examples
     --------
@@ -57,7 +59,7 @@ def check_metric(metric: str) -> Callable[..., float]:
     50.0
     """
     if metric not in _METRIC_FNS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        raise UnknownName(f"metric must be one of {METRICS}, got {metric!r}")
     return _METRIC_FNS[metric]
 
 
@@ -117,7 +119,7 @@ def _unreadable(p: np.ndarray) -> np.ndarray:
 def _apply_policy(p: np.ndarray, invalid: str) -> np.ndarray:
     """``reference``: an unreadable answer becomes 0.5 (K > 2: the uniform distribution)."""
     if invalid not in INVALID_POLICIES:
-        raise ValueError(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
+        raise UnknownName(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
     if invalid == "drop":
         return p
     bad = _unreadable(p)
@@ -191,7 +193,7 @@ def predict_pairs(
     rules = list(RULE_NAMES if rules is None else rules)
     unknown = [r for r in rules if r not in RULE_NAMES]
     if unknown:
-        raise ValueError(f"unknown rule(s) {unknown}; choose from {', '.join(RULE_NAMES)}")
+        raise UnknownName(f"unknown rule(s) {unknown}; choose from {', '.join(RULE_NAMES)}")
     missing = [c for c in PAIR_KEYS + ["direct", "sentences"] if c not in df.columns]
     if missing:
         raise ValueError(f"cache frame lacks column(s) {missing}")
@@ -200,7 +202,7 @@ def predict_pairs(
         return _predict(df, rules, invalid, CLASSES, scores)
     absent = sorted(set(df["dimension"]) - set(classes))
     if absent:
-        raise ValueError(f"no sides given for dimension(s) {absent}")
+        raise UnknownName(f"no sides given for dimension(s) {absent}")
     # each dimension with its own sides, then back to the order of one call: rule, then pair
     out = pd.concat([_predict(g, rules, invalid, tuple(classes[dim]), scores)
                      .assign(_row=np.tile(g.index.to_numpy(), len(rules)))
@@ -361,7 +363,9 @@ def score_table(
     orders : mapping, optional
         Orders of the rows (:func:`sort_table`).
     classes : mapping of str to sequence of str, optional
-        A task's sides per dimension (``by`` must then hold ``"dimension"``).
+        A task's sides per dimension (``by`` must then hold ``"dimension"``); by default
+        :data:`~tefcore.fusion.CLASSES` when every gold side is one of them, else each dimension's gold
+        sides (:func:`tefcore.metrics.side_labels`).
 
     Returns
     -------
@@ -380,6 +384,8 @@ def score_table(
     2   Average  3      75.0  41.666667
     """
     by = list(by)
+    if classes is None and not set(pred["side"]) <= set(CLASSES):  # a task's sides, read from its gold
+        classes = {dim: metrics.side_labels(g) for dim, g in pred.groupby("dimension", sort=False)["side"]}
     if classes is not None and "dimension" not in by:
         raise ValueError("macro-F1 over a task's sides is per dimension: put 'dimension' in by")
     names = CLASSES if classes is None else tuple(dict.fromkeys(c for sides in classes.values() for c in sides))

@@ -1,13 +1,16 @@
 r"""Fusion rules of the paper (Section 3, Eq. 3, Algorithm 1; protocol §6), per document and over many
 documents at once.
 
-Every rule gives each class of a document a score (its formula in the rule's docstring; TEF's, Eq. 3, is
-built from :func:`clipped_log_odds` and :func:`entropy_weight`) and predicts the class with the highest
-score. The input is a sequence of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes
-:data:`CLASSES`) or an ``(n_sentences, K)`` array of distributions (two columns are read through the
-first). For :math:`K = 2` a formula runs on the change column and the stability column follows
-(:math:`\ell(1-p) = -\ell(p)`; shares and means complement to one). The confidence is the winner's
-score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)` for the two log-odds rules.
+Every rule gives each class of a document a score and predicts the class with the highest score. Each
+rule's score is one private function written as its formula (``_tef`` is Eq. 3, built from
+:func:`clipped_log_odds` and :func:`entropy_weight`; ``_soft_vote``, ``_majority_vote``, ``_direct`` and
+the two ablations beside it), and :func:`fuse_many` looks the rule up by name. The input is a sequence
+of :math:`p_i = P(\text{change} \mid D_i)` (:math:`K = 2`, classes :data:`CLASSES`) or an
+``(n_sentences, K)`` array of distributions (two columns are read through the first); Direct's document
+is one row, a number or a ``(1, K)`` distribution. For :math:`K = 2` a formula runs on the change column
+and the stability column follows (:math:`\ell(1-p) = -\ell(p)`; shares and means complement to one). The
+confidence is the winner's score, or :math:`\operatorname{softmax}(\operatorname{Score}/T)` for the two
+log-odds rules.
 
 **Ties.** Probability rules tie exactly. Log-odds scores within :math:`2\tau E` of the best tie and get
 the mean of the tied (:func:`_gaps`), :math:`E = \max_c \sum_i |w_i \ell(p_i^{(c)})|` being the
@@ -28,11 +31,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import entr
+
+from tefcore.errors import UnknownName
 
 __all__ = [
     "CLASSES", "CLIP", "EPS", "ROW_SUM_ATOL", "RULES", "RULE_LABELS", "RULE_NAMES", "TEMPERATURE", "TIE_RTOL",
@@ -54,18 +59,6 @@ TIE_RULES: tuple[str, str] = ("first_vote", "first_class")
 """How Majority Vote breaks a tie: the class voted first (the reference release), or class order."""
 ROW_SUM_ATOL: float = 1e-6
 """How far from 1 a row of a distribution may sum."""
-
-RULE_NAMES: tuple[str, ...] = (
-    "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds",
-)
-"""The rules, in the order of the paper's tables."""
-RULE_LABELS: dict[str, str] = {
-    "direct": "Direct", "majority_vote": "MV", "soft_vote": "SV", "tef": "TEF", "tef_without_entropy": "w/o Entropy",
-    "tef_without_log_odds": "w/o Log-Odds",
-}
-"""The short name of each rule as the paper's tables print it (its Tables 1 and 4 call TEF "Ours")."""
-
-_LOG_ODDS_RULES = ("tef", "tef_without_entropy")
 
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float64]
@@ -196,10 +189,11 @@ def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
 
 def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) -> None:
     """One-line errors for parameters out of their range (a NaN is in none)."""
+    if ties not in TIE_RULES:
+        raise UnknownName(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
     for ok, error in ((0.0 < eps < 0.5, f"eps must lie in (0, 0.5), got {eps!r}"),
                       (0.0 < M < math.inf, f"M must be a positive finite number, got {M!r}"),
                       (0.0 < T < math.inf, f"T must be a positive finite temperature, got {T!r}"),
-                      (ties in TIE_RULES, f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}"),
                       (0.0 <= tie_rtol < 1.0, f"tie_rtol must lie in [0, 1), got {tie_rtol!r}")):
         if not ok:
             raise ValueError(error)
@@ -268,56 +262,114 @@ def entropy_weight(p: ArrayLike) -> FloatArray:
     return w
 
 
-# ---- the one batch core: scores of every class, then the winner ----------------------------------
-def _segment_sum(x: np.ndarray, starts: IndexArray) -> np.ndarray:
-    """Sum of the rows of ``x`` over each document (rows ``starts[d]`` to ``starts[d + 1] - 1``)."""
-    return np.add.reduceat(x, starts, axis=0)
+# ---- the rules: each one's Score(c) of every class, as the paper writes it -----------------------
+@dataclass(frozen=True)
+class _Documents:
+    """The documents of a flat input: the first row of each (``starts``), its number of sentences
+    (``sizes``), the number of classes ``K``, and whether the rows hold P(first class) alone (``binary``)."""
+
+    starts: IndexArray
+    sizes: IndexArray
+    K: int
+    binary: bool
+
+    def columns(self, p: FloatArray) -> FloatArray:
+        """The (n, K) columns a formula runs on; for K = 2 the first column alone (see the module notes)."""
+        return p[:, None] if self.binary else p
+
+    def sum(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_i x_i` over each document's rows (segment sums)."""
+        return np.add.reduceat(x, self.starts, axis=0)
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`\frac1N \sum_i x_i` over each document's rows."""
+        return self.sum(x) / self.sizes[:, None]
+
+    def all_classes(self, scores: FloatArray, *, log_odds: bool) -> FloatArray:
+        """The (n_docs, K) scores; for K = 2 the second class's column from the first, :math:`-s` for
+        log-odds and :math:`1 - s` for probabilities and shares, written column by column (the steps that
+        follow work across the K columns, which numpy does fastest in that layout)."""
+        if not self.binary:
+            return scores
+        both = np.empty((2, scores.shape[0]))
+        both[0] = scores[:, 0]
+        if log_odds:
+            np.negative(scores[:, 0], out=both[1])
+        else:
+            np.subtract(1.0, scores[:, 0], out=both[1])
+        return both.T
 
 
-def _with_stability(change: FloatArray, *, log_odds: bool) -> FloatArray:
-    """The (n_docs, 2) scores of K = 2 from the change column (see the module notes), written column by
-    column: the steps that follow work across the K columns, which numpy does fastest in that layout."""
-    scores = np.empty((2, change.shape[0]))
-    scores[0] = change[:, 0]
-    if log_odds:
-        np.negative(change[:, 0], out=scores[1])
-    else:
-        np.subtract(1.0, change[:, 0], out=scores[1])
-    return scores.T
+class _Scores(NamedTuple):
+    """A rule's ``scores`` (n_docs, K), with what its ties need: the sentences' ``evidence`` (n, 1 or K) of
+    a log-odds rule (:func:`_gaps`) and the sentences' ``votes`` of Majority Vote (:func:`_first_votes`)."""
+
+    scores: FloatArray
+    evidence: FloatArray | None = None
+    votes: IndexArray | None = None
 
 
-def _class_scores(rule: str, p: FloatArray, starts: IndexArray, n_sentences: IndexArray, K: int, *, eps: float,
-                  M: float) -> tuple[FloatArray, FloatArray | None, IndexArray | None]:
-    """Score(c) of every class and document (n_docs, K), each rule's formula written once; also the
-    sentences' evidence of a log-odds rule ((n, 1) when K = 2) and the sentences' votes of Majority Vote."""
-    binary = p.ndim == 1
-    cols = p[:, None] if binary else p  # the columns a formula is evaluated on: change alone when K = 2
-    if rule in _LOG_ODDS_RULES:
-        evidence = clipped_log_odds(cols, eps=eps, M=M)
-        if rule == "tef":
-            evidence *= entropy_weight(p)[:, None]
-        score = _segment_sum(evidence, starts)
-        return _with_stability(score, log_odds=True) if binary else score, evidence, None
-    if rule == "majority_vote":
-        votes = np.where(p >= 0.5, 0, 1) if binary else np.argmax(p, axis=1)  # the most probable class, ties first
-        ballots = (votes[:, None] == np.arange(K)).astype(np.float64)
-        return _segment_sum(ballots, starts) / n_sentences[:, None], None, votes
-    if rule == "direct":
-        if np.any(n_sentences != 1):
-            raise ValueError("rule 'direct' takes exactly one probability (the whole post) per document")
-        mean = cols
-    elif rule == "soft_vote":
-        mean = _segment_sum(cols, starts) / n_sentences[:, None]
-    else:  # tef_without_log_odds
-        w = entropy_weight(p)
-        total = _segment_sum(w, starts)[:, None]
-        weighted = _segment_sum(w[:, None] * cols, starts)
-        mean = np.divide(weighted, total, out=np.full_like(weighted, 1.0 / K), where=total > 0.0)
-    return _with_stability(mean, log_odds=False) if binary else mean, None, None
+def _direct(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""Direct: :math:`\operatorname{Score}(c) = p^{(c)}`, the whole post's probability (one row a document)."""
+    if np.any(docs.sizes != 1):
+        raise ValueError("rule 'direct' takes exactly one probability (the whole post) per document")
+    return _Scores(docs.all_classes(docs.columns(p), log_odds=False))
 
 
-def _gaps(scores: FloatArray, evidence: FloatArray | None, starts: IndexArray, n_sentences: IndexArray, *,
-          M: float, tie_rtol: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _majority_vote(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""Majority Vote: :math:`\operatorname{Score}(c) = \frac1N \sum_i \mathbb 1[v_i = c]`, :math:`v_i = \arg\max_k
+    p_i^{(k)}` (the first of equal maxima; change iff :math:`p_i \ge 0.5`)."""
+    votes = np.where(p >= 0.5, 0, 1) if docs.binary else np.argmax(p, axis=1)
+    ballots = (votes[:, None] == np.arange(docs.K)).astype(np.float64)
+    return _Scores(docs.mean(ballots), votes=votes)
+
+
+def _soft_vote(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""Soft Vote: :math:`\operatorname{Score}(c) = \frac1N \sum_i p_i^{(c)}`."""
+    return _Scores(docs.all_classes(docs.mean(docs.columns(p)), log_odds=False))
+
+
+def _tef(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""TEF (Eq. 3): :math:`\operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big)`."""
+    evidence = clipped_log_odds(docs.columns(p), eps=eps, M=M)
+    evidence *= entropy_weight(p)[:, None]  # w_i * l(p_i), in the array of l
+    return _Scores(docs.all_classes(docs.sum(evidence), log_odds=True), evidence=evidence)
+
+
+def _tef_without_entropy(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""w/o Entropy: :math:`\operatorname{Score}(c) = \sum_i \ell\big(p_i^{(c)}\big)`."""
+    evidence = clipped_log_odds(docs.columns(p), eps=eps, M=M)
+    return _Scores(docs.all_classes(docs.sum(evidence), log_odds=True), evidence=evidence)
+
+
+def _tef_without_log_odds(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+    r"""w/o Log-Odds: :math:`\operatorname{Score}(c) = \sum_i w_i p_i^{(c)} / \sum_i w_i` (:math:`1/K` when
+    every :math:`w_i = 0`)."""
+    w = entropy_weight(p)
+    total = docs.sum(w)[:, None]
+    weighted = docs.sum(w[:, None] * docs.columns(p))
+    mean = np.divide(weighted, total, out=np.full_like(weighted, 1.0 / docs.K), where=total > 0.0)
+    return _Scores(docs.all_classes(mean, log_odds=False))
+
+
+_CLASS_SCORES: dict[str, Callable[[FloatArray, _Documents, float, float], _Scores]] = {
+    "direct": _direct, "majority_vote": _majority_vote, "soft_vote": _soft_vote, "tef": _tef,
+    "tef_without_entropy": _tef_without_entropy, "tef_without_log_odds": _tef_without_log_odds,
+}
+"""Each rule's scores by name, in the order of the paper's tables (:data:`RULE_NAMES`)."""
+
+RULE_NAMES: tuple[str, ...] = tuple(_CLASS_SCORES)
+"""The rules, in the order of the paper's tables."""
+RULE_LABELS: dict[str, str] = {
+    "direct": "Direct", "majority_vote": "MV", "soft_vote": "SV", "tef": "TEF", "tef_without_entropy": "w/o Entropy",
+    "tef_without_log_odds": "w/o Log-Odds",
+}
+"""The short name of each rule as the paper's tables print it (its Tables 1 and 4 call TEF "Ours")."""
+
+
+# ---- ties and the winner -------------------------------------------------------------------------
+def _gaps(scores: FloatArray, evidence: FloatArray | None, docs: _Documents, *, M: float,
+          tie_rtol: float) -> tuple[FloatArray, FloatArray, FloatArray]:
     r"""The scores (tied log-odds scores averaged, see the module notes), each document's best score and
     each score's gap to it (0 for the classes that tie for the best). :math:`E \le M n_d`, so :math:`E` is
     summed only for the documents within :math:`2\tau M \max_d n_d` of a tie (few, if any)."""
@@ -325,14 +377,14 @@ def _gaps(scores: FloatArray, evidence: FloatArray | None, starts: IndexArray, n
     gap = scores - best[:, None]
     if evidence is None:
         return scores, best, gap
-    near = gap >= -2.0 * tie_rtol * M * n_sentences.max()
+    near = gap >= -2.0 * tie_rtol * M * docs.sizes.max()
     if np.count_nonzero(near) == near.shape[0]:
         return scores, best, gap  # every best class stands alone, far beyond rounding
     rows = np.flatnonzero(np.count_nonzero(near, axis=1) > 1)
-    lengths = n_sentences[rows]  # gather the sentences of those documents, then sum their evidence
+    lengths = docs.sizes[rows]  # gather the sentences of those documents, then sum their evidence
     first = np.cumsum(lengths) - lengths
-    gathered = np.arange(lengths.sum()) + np.repeat(starts[rows] - first, lengths)
-    E = _segment_sum(np.abs(evidence[gathered]), first).max(axis=1)
+    gathered = np.arange(lengths.sum()) + np.repeat(docs.starts[rows] - first, lengths)
+    E = np.add.reduceat(np.abs(evidence[gathered]), first, axis=0).max(axis=1)
     tied = gap[rows] >= -2.0 * tie_rtol * E[:, None]
     mean = (scores[rows] * tied).sum(axis=1) / tied.sum(axis=1)
     scores[rows] = np.where(tied, mean[:, None], scores[rows])  # all three are this call's own arrays
@@ -341,11 +393,11 @@ def _gaps(scores: FloatArray, evidence: FloatArray | None, starts: IndexArray, n
     return scores, best, gap
 
 
-def _first_votes(votes: IndexArray, starts: IndexArray, K: int) -> IndexArray:
+def _first_votes(votes: IndexArray, docs: _Documents) -> IndexArray:
     """Position of each class's first vote in each document (``len(votes)`` for a class never voted)."""
     n = votes.shape[0]
-    at = np.where(votes[:, None] == np.arange(K), np.arange(n)[:, None], n)
-    return np.minimum.reduceat(at, starts, axis=0)
+    at = np.where(votes[:, None] == np.arange(docs.K), np.arange(n)[:, None], n)
+    return np.minimum.reduceat(at, docs.starts, axis=0)
 
 
 def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> IndexArray:
@@ -410,8 +462,8 @@ def fuse_many(
     ...           ties="first_class").prediction.tolist()
     ['change']
     """
-    if rule not in RULE_NAMES:
-        raise ValueError(f"unknown fusion rule {rule!r}; choose one of {', '.join(RULE_NAMES)}")
+    if rule not in _CLASS_SCORES:
+        raise UnknownName(f"unknown fusion rule {rule!r}; choose one of {', '.join(RULE_NAMES)}")
     _check_params(eps, M, T, ties, tie_rtol)
     arr = _as_probabilities(np.reshape(p, 1) if np.ndim(p) == 0 else p)
     starts, doc_ids = _segments(doc_index, arr.shape[0])
@@ -419,14 +471,18 @@ def fuse_many(
     names = _class_names(classes, K)
     if K == 2 and arr.ndim == 2:
         arr = arr[:, 0]
-    n_sentences = np.diff(np.r_[starts, arr.shape[0]])
-    scores, evidence, votes = _class_scores(rule, arr, starts, n_sentences, K, eps=eps, M=M)
-    scores, best, gap = _gaps(scores, evidence, starts, n_sentences, M=M, tie_rtol=tie_rtol)
+    docs = _Documents(starts, np.diff(np.r_[starts, arr.shape[0]]), K, binary=arr.ndim == 1)
+    scores, evidence, votes = _CLASS_SCORES[rule](arr, docs, eps, M)
+    scores, best, gap = _gaps(scores, evidence, docs, M=M, tie_rtol=tie_rtol)
     log_odds_rule, evidence = evidence is not None, None  # the sentences' evidence is no longer needed
-    first_vote = _first_votes(votes, starts, K) if votes is not None and ties == "first_vote" else None
+    first_vote = _first_votes(votes, docs) if votes is not None and ties == "first_vote" else None
     index = _winners(gap == 0.0, first_vote)
     if log_odds_rule:  # softmax(Score / T) of the best score, 1 / sum_c exp(gap_c / T), in place in gap
-        best = np.reciprocal(np.exp(np.divide(gap, T, out=gap), out=gap).sum(axis=1))
+        if K == 2:  # the best class's term is exp(0) = 1: 1 / (1 + exp(gap of the other / T)), the same number
+            other = np.divide(gap.min(axis=1), T)
+            best = np.reciprocal(np.add(1.0, np.exp(other, out=other), out=other), out=other)
+        else:
+            best = np.reciprocal(np.exp(np.divide(gap, T, out=gap), out=gap).sum(axis=1))
     return FusionBatch(
         prediction=np.asarray(names, dtype=object)[index],
         confidence=best,
@@ -444,12 +500,13 @@ def _one(p: ArrayLike, rule: str, **options: Any) -> FusionResult:
 
 def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Direct prediction from one query on the whole post: change iff :math:`p \ge 0.5`, confidence
-    :math:`\max(p, 1-p)`.
+    :math:`\max(p, 1-p)`; for K classes the most probable one, :math:`\arg\max_c p^{(c)}`.
 
     Parameters
     ----------
-    p : float or array_like
-        P(change) of the whole post (a scalar or one value), or its distribution, shape (K,) or (1, K).
+    p : float or array_like, shape (1,) or (1, K)
+        The whole post's P(first class): a number, or a sequence of one. Its distribution over K classes
+        is one row, shape (1, K) (``[[0.2, 0.5, 0.3]]``), as the other rules take one row per sentence.
     classes : sequence of str, optional
         Class names, as in :func:`fuse_many`.
 
@@ -457,16 +514,28 @@ def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> Fus
     -------
     FusionResult
 
+    Raises
+    ------
+    ValueError
+        For a flat sequence of more than one value: it reads as several texts' P(first class) as much as
+        one distribution, so it is refused (one text per call; :func:`fuse_many` with ``rule="direct"``
+        fuses many).
+
     Examples
     --------
     >>> direct(0.3)
     FusionResult(prediction='stability', confidence=0.7, scores={'change': 0.3, 'stability': 0.7})
-    >>> direct([0.2, 0.5, 0.3], classes=["left", "centre", "right"]).prediction
+    >>> direct([[0.2, 0.5, 0.3]], classes=["left", "centre", "right"]).prediction
     'centre'
+    >>> direct([0.4, 0.6])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: direct takes one P(first class) per text, got 2 values: ... direct([[0.4, 0.6]]), or many ...
     """
-    arr = np.asarray(p, dtype=np.float64)
+    arr = _as_probabilities(np.reshape(p, 1) if np.ndim(p) == 0 else p)
     if arr.ndim == 1 and arr.size > 1:
-        arr = arr[None, :]  # one distribution over K classes
+        row = ", ".join(f"{x:g}" for x in arr[:4]) + (", ..." if arr.size > 4 else "")
+        raise ValueError(f"direct takes one P(first class) per text, got {arr.size} values: pass a distribution "
+                         f"as one row, direct([[{row}]]), or many texts to fuse_many(p, rule='direct')")
     return _one(arr, "direct", classes=classes)
 
 

@@ -1,8 +1,9 @@
 r"""Metrics of the protocol (§7): accuracy, macro-F1, calibration, intervals and paired tests.
 
 Accuracy and macro-F1 are in **percent** (scikit-learn computes them), calibration errors are fractions.
-Labels are the sides ``"change"`` and ``"stability"``; a prediction that is neither (an abstention) is
-simply wrong.
+The labels are the sides: MIND's ``"change"`` and ``"stability"``, or a task's own (:func:`side_labels`
+reads them from the gold labels when ``labels=`` is not given); a prediction that is none of them (an
+abstention) is simply wrong.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score
 
+from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES
 
 __all__ = ["Interval", "McNemarResult", "PairedComparison", "accuracy", "bin_index", "bootstrap_ci",
            "bootstrap_indices", "expected_calibration_error", "f1_from_counts", "is_change", "macro_f1", "mcnemar_test",
-           "overconfidence_gap", "paired_bootstrap", "reliability_table"]
+           "overconfidence_gap", "paired_bootstrap", "reliability_table", "side_labels"]
 
 ArrayLike = npt.ArrayLike
 
@@ -55,27 +57,86 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return 100.0 * float(accuracy_score(t, p))
 
 
-def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] = CLASSES) -> float:
-    r"""Macro-F1 in percent over both sides, always: :math:`\frac{100}{|C|}\sum_{c \in C} \text{F1}_c`
-    (:func:`f1_from_counts`); a prediction outside ``labels`` is a miss of the true side.
+def side_labels(y_true: ArrayLike, labels: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The sides a macro average runs over: ``labels`` when given, else read from the gold labels:
+    :data:`~tefcore.fusion.CLASSES` when every gold label is one of them (protocol §7: both sides always,
+    a side absent from truth and prediction scoring 0), else the distinct gold labels, sorted.
+
+    A predicted label that is not a side (an abstention, or a side the gold never takes; pass ``labels=``
+    to count such a side) is a miss of the true side.
+
+    Parameters
+    ----------
+    y_true : array_like of str, shape (n,)
+        Gold labels.
+    labels : sequence of str, optional
+        The sides, in order.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        When a gold label is missing (None or NaN) or the gold labels cannot be sorted (mixed types), or
+        when ``labels`` is given and leaves out a gold label (its side would score nothing, the average 0).
+
+    Examples
+    --------
+    >>> side_labels(["stability", "change"]), side_labels(["transit", "car", "transit"])
+    (('change', 'stability'), ('car', 'transit'))
+    >>> side_labels(["left", "right"], labels=["change", "stability"])
+    Traceback (most recent call last):
+    ValueError: labels ('change', 'stability') lack the gold label 'left': pass the sides of y_true
+    """
+    gold = pd.unique(np.asarray(y_true, dtype=object).ravel())
+    if labels is not None:
+        sides = tuple(labels)
+        missing = [g for g in gold if g not in sides]
+        if missing:
+            raise ValueError(f"labels {sides} lack the gold label {missing[0]!r}: pass the sides of y_true")
+        return sides
+    if all(g in CLASSES for g in gold):
+        return CLASSES
+    if any(g is None or g != g for g in gold):  # None or NaN
+        raise ValueError("y_true holds a missing label (None or NaN): score the pairs with a gold label only")
+    try:
+        return tuple(sorted(gold))
+    except TypeError:
+        raise ValueError(f"cannot order the gold labels {list(gold)[:5]} to infer the sides: pass labels=") from None
+
+
+def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] | None = None) -> float:
+    r"""Macro-F1 in percent over every side, :math:`\frac{100}{|C|}\sum_{c \in C} \text{F1}_c`
+    (:func:`f1_from_counts`); a prediction outside the sides :math:`C` is a miss of the true side.
 
     Parameters
     ----------
     y_true, y_pred : array_like of str, shape (n,)
-    labels : sequence of str
-        The sides averaged over.
+    labels : sequence of str, optional
+        The sides :math:`C` averaged over; by default read from ``y_true`` (:func:`side_labels`: MIND's
+        two sides always, when the gold labels are theirs).
 
     Returns
     -------
     float
 
+    Raises
+    ------
+    ValueError
+        As :func:`side_labels` does, and for arrays that are not aligned and 1-D.
+
     Examples
     --------
     >>> macro_f1(["change", "change"], ["change", "change"])  # stability scores 0
     50.0
+    >>> macro_f1(["car", "transit", "car"], ["car", "transit", "transit"])  # a task's own sides, read from y_true
+    66.66666666666666
     """
     t, p = _paired(y_true, y_pred, "y_true and y_pred")
-    return 100.0 * float(f1_score(t, p, labels=list(labels), average="macro", zero_division=0))
+    sides = side_labels(t, labels)
+    return 100.0 * float(f1_score(t, p, labels=list(sides), average="macro", zero_division=0))
 
 
 def f1_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> np.ndarray:
@@ -177,7 +238,7 @@ def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") ->
     if strategy == "quantile":
         ranks = np.argsort(np.argsort(v, kind="stable"), kind="stable")
         return (ranks * n_bins) // v.size
-    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+    raise UnknownName(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
 
 
 def reliability_table(
@@ -322,10 +383,11 @@ def _row_statistic(
     if statistic is accuracy and len(cols) == 2:
         return 100.0 * (cols[0] == cols[1])[idx].mean(axis=1)
     if statistic is macro_f1 and len(cols) == 2:
-        t, p = cols
+        t, p = cols  # the sides read from the whole sample: CLASSES for MIND's gold, as on every resample
         return 100.0 * np.mean([f1_from_counts(((t == c) & (p == c))[idx].sum(axis=1),
                                                ((t != c) & (p == c))[idx].sum(axis=1),
-                                               ((t == c) & (p != c))[idx].sum(axis=1)) for c in CLASSES], axis=0)
+                                               ((t == c) & (p != c))[idx].sum(axis=1)) for c in side_labels(t)],
+                               axis=0)
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 

@@ -2,9 +2,9 @@
 
 The library (``tefcore``, the wheel a user installs) has rooms whose imports run one way: the
 application layer (``cli``) -> ``judges`` ->
-``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``fusion``, ``metrics``,
-``evaluate``, ``simulate``, ``information``). Judges turn prompts into probabilities and know nothing of
-fusion. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
+``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``errors``, ``fusion``,
+``metrics``, ``evaluate``, ``simulate``, ``information``). Judges turn prompts into probabilities and know
+nothing of fusion. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
 (``companion``, ``chapters``), nor the book toolchain.
 
 The book's code (``book/``: ``tefbook``, ``tefpaper``, ``companion``, ``chapters``) builds on the library:
@@ -28,7 +28,7 @@ import tefcore
 
 PACKAGE = Path(tefcore.__file__).resolve().parent
 BOOK = PACKAGE.parent / "book"
-CORE = ("fusion", "metrics", "evaluate", "simulate", "information", "lockfile")
+CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information", "lockfile")
 APPLICATION = ("cli",)
 ROOMS = ("mind", "tasks", "judges")
 LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "application": 4}

@@ -219,6 +219,19 @@ def test_accepts_variants(tmp_path: Path) -> None:
     assert posts[0] == Post("en-single-0", "en", "COL", "A valid post about markets.", (Label(**ECO_CHANGE),))
 
 
+def test_any_id_string_loads(tmp_path: Path) -> None:
+    """The protocol keys posts and pairs by id and needs no id form: the release's loader takes any id, so a
+    MIND-format file of one's own with other ids loads (it was refused for not reading <lang>-<single|multi>-<n>);
+    a duplicate id is still refused."""
+    ids = ["post 17", "zh-single-3", "a1b2c3", "en-2"]
+    path = write(tmp_path, "".join(dumps(record(id=i)) + "\n" for i in ids))
+    posts = read_mind_file(path)
+    assert [p.id for p in posts] == ids
+    assert [pair.post_id for pair in evaluation_pairs(posts)] == ids
+    with pytest.raises(MindFormatError, match=r":2: duplicate id 'a1b2c3' \(first on line 1\)"):
+        read_mind_file(write(tmp_path, dumps(record(id="a1b2c3")) + "\n" + dumps(record(id="a1b2c3")) + "\n"))
+
+
 def test_language_from_first_record(tmp_path: Path) -> None:
     zh = record(id="zh-multi-RU0001", lang="zh", text="一个有效的帖子。")
     posts = read_mind_file(write(tmp_path, dumps(zh) + "\n", name="other.jsonl"))
@@ -269,8 +282,8 @@ _BAD_LINES: list[tuple[str, str, str]] = [
     ("empty_event", dumps(record(event="")) + "\n", "field 'event' is empty"),
     ("empty_labels", dumps(record(labels=[])) + "\n", "empty 'labels' list"),
     ("wrong_lang", dumps(record(lang="zh")) + "\n", "lang 'zh' but this is a 'en' file"),
-    ("id_prefix", dumps(record(id="zh-single-2")) + "\n", "id 'zh-single-2' has language prefix 'zh'"),
-    ("id_form", dumps(record(id="en-2")) + "\n", "id 'en-2' is not of the form"),
+    ("id_blank", dumps(record(id=" ")) + "\n", "field 'id' is empty or white space only"),
+    ("id_number", dumps(record(id=2)) + "\n", "field 'id' must be a string, got int"),
     ("surrogate", dumps(record(text="\ud800 half")).replace("\ud800", "\\ud800") + "\n", "lone surrogate"),
     ("deep_nesting", "[" * 100_000 + "\n", "invalid JSON"),
     ("huge_int", '{"id": 1' + "0" * 5000 + "}\n", "invalid JSON"),
@@ -313,6 +326,9 @@ def test_wrong_lang_argument(tmp_path: Path) -> None:
         read_mind_file(path, lang="zh")
     with pytest.raises(ValueError, match=r"unsupported language 'de'; expected one of \('en', 'zh'\)"):
         read_mind_file(path, lang="de")
+    with pytest.raises(KeyError) as info:  # a lookup of a name that is not there, as Python's own lookups raise
+        read_mind_file(path, lang="de")
+    assert str(info.value) == "unsupported language 'de'; expected one of ('en', 'zh')"
 
 
 def test_error_is_a_picklable_value_error() -> None:

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from tefcore import evaluate as ev
+from tefcore.evaluate import score_table
 from tefcore.fusion import majority_vote, tef
+from tefcore.metrics import macro_f1
 
 NAN = math.nan
 
@@ -143,3 +145,33 @@ def test_bad_input(cache_frame):
         ev.predict_pairs(cache_frame, invalid="ignore")
     with pytest.raises(ValueError, match="lacks column"):
         ev.predict_pairs(cache_frame.drop(columns=["direct"]))
+
+
+def test_unknown_names_raise_a_key_error_that_is_a_value_error(cache_frame):
+    for call, message in (
+        (lambda: ev.predict_pairs(cache_frame, rules=["median"]),
+         "unknown rule(s) ['median']; choose from direct, majority_vote, soft_vote, tef, tef_without_entropy, "
+         "tef_without_log_odds"),
+        (lambda: ev.check_metric("auc"), "metric must be one of ('accuracy', 'macro_f1'), got 'auc'"),
+        (lambda: ev.predict_pairs(cache_frame, classes={"Economy": ("change", "stability")}),
+         "no sides given for dimension(s) ['Culture']"),
+    ):
+        with pytest.raises(KeyError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and str(info.value) == message
+
+
+def test_score_table_reads_a_task_s_sides_from_the_gold():
+    """Without classes=, a task's sides scored a macro-F1 of 0 (it averaged change and stability's F1)."""
+    pred = pd.DataFrame({"lang": "en", "rule": "tef", "dimension": ["Commute"] * 4 + ["Tone"] * 2,
+                         "side": ["car", "transit", "car", "cycling", "calm", "angry"],
+                         "prediction": ["car", "transit", "transit", "cycling", "calm", "calm"]})
+    table = score_table(pred).set_index("dimension")
+    commute = pred["dimension"] == "Commute"
+    for dimension, rows in pred.groupby("dimension"):
+        assert table.loc[dimension, "macro_f1"] == pytest.approx(macro_f1(rows["side"], rows["prediction"]))
+    assert table.loc["Commute", "macro_f1"] == pytest.approx(100 * (2 / 3 + 1 + 2 / 3) / 3)
+    given = score_table(pred, classes={"Commute": ("car", "cycling", "transit"), "Tone": ("angry", "calm")})
+    pd.testing.assert_frame_equal(given.set_index("dimension"), table)
+    with pytest.raises(ValueError, match="missing label"):
+        score_table(pred.assign(side=pred["side"].where(commute, None)))  # unlabelled pairs: leave them out first

@@ -4,6 +4,7 @@ counted as the reference release counts it), properties, bad input."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tefcore import fusion
+from tefcore.errors import UnknownName
 from tefcore.fusion import (
     CLASSES, RULE_NAMES, clipped_log_odds, direct, entropy_weight, fuse_many, majority_vote, soft_vote, tef,
     tef_without_entropy, tef_without_log_odds,
@@ -207,7 +209,7 @@ def test_multiclass_by_hand():
     mv = majority_vote(np.array(rows))  # votes 0, 2, 0 (row 3's own tie -> its first class)
     assert list(mv.scores.values()) == pytest.approx([2 / 3, 0.0, 1 / 3]) and mv.prediction == "class_0"
     assert list(soft_vote(np.array(rows)).scores.values()) == pytest.approx(np.mean(rows, axis=0).tolist())
-    assert direct([0.2, 0.5, 0.3]).prediction == "class_1"
+    assert direct([[0.2, 0.5, 0.3]]).prediction == "class_1"
     named = tef(np.array(rows), classes=["left", "centre", "right"])
     assert r.prediction == "class_2"
     assert list(named.scores) == ["left", "centre", "right"] and named.prediction == "right"
@@ -374,6 +376,44 @@ def test_direct_in_batch():
     assert b.scores.tolist() == [[0.2, 0.8], [0.5, 0.5], [0.9, 0.09999999999999998]]
     with pytest.raises(ValueError, match="exactly one"):
         fuse_many([0.2, 0.5], [0, 0], rule="direct")
+
+
+# ------------------------------------------------------------------------------------------------
+# the rules' API without traps (issue 28)
+# ------------------------------------------------------------------------------------------------
+def test_direct_refuses_a_flat_list_of_several_values():
+    # [0.4, 0.6] read as one distribution gave "stability" with confidence 0.6, while tef() reads the same
+    # list as two sentences; the reference release raises ValueError
+    with pytest.raises(ValueError, match=r"^direct takes one P\(first class\) per text, got 2 values: .*"
+                                         r"direct\(\[\[0\.4, 0\.6\]\]\), or many texts to fuse_many"):
+        direct([0.4, 0.6])
+    with pytest.raises(ValueError, match=re.escape("got 5 values: pass a distribution as one row, "
+                                                   "direct([[0.1, 0.2, 0.3, 0.2, ...]])")):
+        direct(np.array([0.1, 0.2, 0.3, 0.2, 0.2]))
+    assert direct([[0.4, 0.6]]) == direct(0.4) == direct([0.4]) == direct(np.float64(0.4))
+    assert direct([[0.4, 0.6]]).prediction == "stability"
+    assert direct([[0.2, 0.5, 0.3]], classes=["left", "centre", "right"]).prediction == "centre"
+    with pytest.raises(ValueError, match="exactly one probability"):
+        direct([[0.4, 0.6], [0.5, 0.5]])
+    assert list(tef([0.4, 0.6]).scores) == ["change", "stability"]  # two sentences, as before
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: fuse_many([0.1], rule="median"),
+     "unknown fusion rule 'median'; choose one of direct, majority_vote, soft_vote, tef, tef_without_entropy, "
+     "tef_without_log_odds"),
+    (lambda: majority_vote([0.1], ties="change"), "ties must be one of first_vote, first_class, got 'change'"),
+])
+def test_unknown_names_raise_a_key_error_that_is_a_value_error(call, message):
+    with pytest.raises(KeyError) as info:
+        call()
+    assert isinstance(info.value, ValueError) and isinstance(info.value, UnknownName)
+    assert str(info.value) == message  # printed as written, not quoted as a KeyError's message is
+
+
+def test_each_rule_is_its_own_function_of_the_class_scores():
+    assert tuple(fusion._CLASS_SCORES) == RULE_NAMES and set(fusion.RULES) == set(RULE_NAMES)
+    assert len({fn.__name__ for fn in fusion._CLASS_SCORES.values()}) == len(RULE_NAMES)
 
 
 # ------------------------------------------------------------------------------------------------

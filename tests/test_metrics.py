@@ -38,6 +38,44 @@ def test_macro_f1_matches_sklearn(pairs):
     assert m.macro_f1(y, p) == pytest.approx(expected, abs=1e-12)
 
 
+def test_macro_f1_reads_a_task_s_sides_from_the_gold():
+    # labels defaulted to change/stability, so any other sides scored 0.0 without a word
+    y = ["car", "transit", "car", "cycling"]
+    p = ["car", "transit", "transit", "cycling"]
+    assert m.side_labels(y) == ("car", "cycling", "transit")
+    assert m.macro_f1(y, p) == pytest.approx(100 * f1_score(y, p, average="macro"), abs=1e-12)
+    assert m.macro_f1(y, p) == pytest.approx(100 * (2 / 3 + 1 + 2 / 3) / 3, abs=1e-12)
+    assert m.macro_f1(["a", "b"], ["a", "abstain"]) == 50.0  # a prediction that is no side is a miss
+    assert m.macro_f1(y, p, labels=["car", "cycling", "transit", "walk"]) == pytest.approx(100 * (7 / 3) / 4)
+    assert m.side_labels(["stability"]) == ("change", "stability")  # MIND's gold: both sides, always
+
+
+def test_macro_f1_refuses_a_label_set_it_cannot_use():
+    with pytest.raises(ValueError, match=r"labels \('change', 'stability'\) lack the gold label 'left': pass the"):
+        m.macro_f1(["left", "right"], ["left", "right"], labels=["change", "stability"])  # was 0.0
+    with pytest.raises(ValueError, match="missing label"):
+        m.macro_f1(["car", None], ["car", "car"])
+    with pytest.raises(ValueError, match="cannot order the gold labels"):
+        m.macro_f1(np.array(["car", 1], dtype=object), ["car", "car"])
+
+
+def test_bootstrap_of_macro_f1_reads_a_task_s_sides():
+    rng = np.random.default_rng(2)
+    y = rng.choice(["car", "cycling", "transit"], 150)
+    p = np.where(rng.random(150) < 0.6, y, rng.choice(["car", "cycling", "transit"], 150))
+    fast = m.bootstrap_ci(m.macro_f1, y, p, n_boot=200, random_state=1)  # was 0.0: the sides were change/stability
+    slow = m.bootstrap_ci(lambda a, b: m.macro_f1(a, b, labels=m.side_labels(y)), y, p, n_boot=200, random_state=1)
+    assert fast.estimate == pytest.approx(m.macro_f1(y, p), abs=1e-12) and fast.estimate > 30
+    assert (fast.estimate, fast.low, fast.high) == pytest.approx((slow.estimate, slow.low, slow.high), abs=1e-9)
+
+
+def test_unknown_strategy_is_a_key_error_that_is_a_value_error():
+    with pytest.raises(KeyError) as info:
+        m.bin_index([0.5], strategy="median")
+    assert isinstance(info.value, ValueError)
+    assert str(info.value) == "strategy must be 'uniform' or 'quantile', got 'median'"
+
+
 def _ece_loop(conf, correct, n_bins=10):
     total = 0.0
     for b in range(n_bins):

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from tefcore.errors import UnknownName
+from tefcore.mind.prompts import template
 from tefcore.mind.schema import (
     ABBREVIATIONS,
     DIMENSIONS,
@@ -16,9 +18,11 @@ from tefcore.mind.schema import (
     Dimension,
     Position,
     Subcategory,
+    check_lang,
     get_dimension,
     side_of,
 )
+from tefcore.mind.segment import split_sentences
 
 
 def test_constants() -> None:
@@ -115,3 +119,28 @@ def test_positions_and_frozen() -> None:
         eco.subcategories[0].position("left")
     with pytest.raises(dataclasses.FrozenInstanceError):
         eco.name = "Money"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: get_dimension("Sports"), "unknown dimension 'Sports'; expected one of ['Politics', 'Economy', "
+     "'Culture', 'Society', 'Environment', 'Technology']"),
+    (lambda: side_of("Economy", "Economic Models", "Globalism"),
+     "unknown orientation 'Globalism' of subcategory 'Economic Models' (Economy); expected one of ['Free-Market', "
+     "'Interventionist']"),
+    (lambda: get_dimension("Economy").subcategory("Trade"), "unknown subcategory 'Trade' of dimension 'Economy'; "
+     "expected one of ['Economic Models', 'Distribution Justice']"),
+    (lambda: get_dimension("Economy").subcategories[0].position("left"),
+     "unknown side 'left'; expected one of ('change', 'stability')"),
+    (lambda: check_lang("fr"), "unsupported language 'fr'; expected one of ('en', 'zh')"),
+    (lambda: split_sentences("A text.", "en", rule="nltk"),
+     "unknown segmentation rule 'nltk'; expected one of ('reference', 'improved')"),
+    (lambda: template("en", "short"), "unknown prompt variant 'short'; expected one of ('original', 'verbose', "
+     "'minimal')"),
+])
+def test_unknown_names_raise_a_key_error_that_is_a_value_error(call, message: str) -> None:
+    """Python's lookups and the reference release raise KeyError for a name that is not there (tefcore raised
+    ValueError alone): the error is both, and prints its one line unquoted."""
+    with pytest.raises(KeyError) as info:
+        call()
+    assert isinstance(info.value, ValueError) and isinstance(info.value, UnknownName)
+    assert str(info.value) == message

@@ -399,6 +399,9 @@ def test_a_task_prompt_and_its_pairs(tmp_path: Path) -> None:
     default = load_task(study(tmp_path / "plain"))
     assert default.prompt_name == "original" and "Answer with a single letter, A or B." in default.prompt(
         "x", "Housing", "en")
+    with pytest.raises(KeyError) as unknown:  # a lookup of a name that is not there: a KeyError, and a ValueError
+        task.prompt("x", "Transport", "en")
+    assert isinstance(unknown.value, ValueError) and str(unknown.value) == "task 'study' has no dimension 'Transport'"
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -43,7 +43,6 @@ DATA_DIR_ENV = "MIND_DATA_DIR"
 
 _RECORD_FIELDS = ("id", "lang", "event", "text", "labels")
 _LABEL_FIELDS = ("dimension", "subcategory", "orientation", "side")
-_ID = re.compile(r"(?P<lang>[a-z]+)-(?P<kind>single|multi)-(?P<source>\S+)")
 _FILENAME = re.compile(r"mind_(?P<lang>[a-z]+)\.jsonl")
 
 
@@ -137,7 +136,7 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
         The file.
     lang : {"en", "zh"} or None
         The file's language (None: from a ``mind_<lang>.jsonl`` name, else the first record); every
-        record's ``lang`` and id prefix must equal it.
+        record's ``lang`` must equal it.
 
     Returns
     -------
@@ -146,12 +145,18 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
 
     Raises
     ------
-    ValueError
-        If ``lang`` is neither None nor a MIND language.
+    UnknownName
+        If ``lang`` is neither None nor a MIND language (a KeyError and a ValueError).
     MindFormatError
-        On the first bad line (invalid JSON or UTF-8, a field, label, language or id against the schema,
-        a duplicate id, a blank line before trailing ones, a torn last line), or a file without records
-        (``line`` 0). A UTF-8 byte-order mark is accepted.
+        On the first bad line (invalid JSON or UTF-8, a field, label or language against the schema, a
+        blank field, a duplicate id, a blank line before trailing ones, a torn last line), or a file
+        without records (``line`` 0). A UTF-8 byte-order mark is accepted.
+
+    Notes
+    -----
+    An id is any non-blank string, unique in the file: the protocol uses it as the key of a post and its
+    pairs only. The release's ids read ``<lang>-<single|multi>-<source id>`` (protocol §2), but nothing
+    depends on that form, and the reference release accepts others.
     OSError
         If the file cannot be read (e.g. :class:`FileNotFoundError`).
     """
@@ -269,11 +274,6 @@ def _post(record: object, lang: str | None) -> Post:
     if lang is not None and record_lang != lang:
         raise _InvalidRecordError(f"lang {record_lang!r} but this is a {lang!r} file")
     lang = record_lang
-    match = _ID.fullmatch(post_id)
-    if match is None:
-        raise _InvalidRecordError(f"id {post_id!r} is not of the form '<lang>-<single|multi>-<source id>'")
-    if match["lang"] != lang:
-        raise _InvalidRecordError(f"id {post_id!r} has language prefix {match['lang']!r}, expected {lang!r}")
     labels = record["labels"]
     if not isinstance(labels, list):
         raise _InvalidRecordError(f"record: field 'labels' must be a list, got {type(labels).__name__}")
@@ -348,8 +348,8 @@ def load_posts(lang: str, data_dir: str | os.PathLike[str] | None = None) -> lis
 
     Raises
     ------
-    ValueError
-        On an unknown language.
+    UnknownName
+        On an unknown language (:class:`tefcore.errors.UnknownName`, a KeyError and a ValueError).
     FileNotFoundError
         If the directory has no ``mind_<lang>.jsonl``; the message says how to get one.
     MindFormatError

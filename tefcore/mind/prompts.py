@@ -29,6 +29,7 @@ import hashlib
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from tefcore.errors import UnknownName
 from tefcore.mind.schema import SIDES, check_lang, get_dimension
 
 if TYPE_CHECKING:  # at import time, tefcore.tasks (its __init__ imports tasks.load) would import this module
@@ -118,10 +119,10 @@ TEMPLATES = MappingProxyType(_TEMPLATES)
 
 
 def _check(lang: str, variant: str) -> None:
-    """Raise ``ValueError`` on an unknown language or variant."""
+    """Raise :class:`~tefcore.errors.UnknownName` on an unknown language or variant."""
     check_lang(lang)
     if variant not in VARIANTS:
-        raise ValueError(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
+        raise UnknownName(f"unknown prompt variant {variant!r}; expected one of {VARIANTS}")
 
 
 def template(lang: str, variant: str = "original") -> str:
@@ -129,8 +130,8 @@ def template(lang: str, variant: str = "original") -> str:
 
     Raises
     ------
-    ValueError
-        On an unknown language or variant; the message lists the valid ones.
+    UnknownName
+        On an unknown language or variant (a KeyError and a ValueError); the message lists the valid ones.
     """
     _check(lang, variant)
     return _TEMPLATES[(lang, variant)]
@@ -195,8 +196,8 @@ def describe_side(dimension: str, side: str, lang: str) -> str:
 
     Raises
     ------
-    ValueError
-        On an unknown dimension, side or language.
+    UnknownName
+        On an unknown dimension, side or language (a KeyError and a ValueError).
     """
     dim = get_dimension(dimension)
     _check(lang, "original")  # an unknown side: Subcategory.position's error
@@ -226,8 +227,10 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
 
     Raises
     ------
+    UnknownName
+        On an unknown language, variant or dimension (a KeyError and a ValueError, listing the valid ones).
     ValueError
-        On an unknown language, variant or dimension (listing the valid ones), or a blank text.
+        On a blank text.
     TypeError
         If ``text`` is not a string.
     """

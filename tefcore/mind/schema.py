@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES
 
 __all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER", "Dimension",
@@ -55,11 +56,11 @@ class Subcategory:
 
         Raises
         ------
-        ValueError
-            If ``side`` is not one of :data:`SIDES`.
+        UnknownName
+            If ``side`` is not one of :data:`SIDES` (a KeyError and a ValueError).
         """
         if side not in SIDES:
-            raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
+            raise UnknownName(f"unknown side {side!r}; expected one of {SIDES}")
         return self.change if side == CHANGE else self.stability
 
 
@@ -78,14 +79,15 @@ class Dimension:
 
         Raises
         ------
-        ValueError
-            If the dimension has no such subcategory; the message lists the valid ones.
+        UnknownName
+            If the dimension has no such subcategory (a KeyError and a ValueError); the message lists the
+            valid ones.
         """
         for sub in self.subcategories:
             if sub.name == name:
                 return sub
         valid = [sub.name for sub in self.subcategories]
-        raise ValueError(f"unknown subcategory {name!r} of dimension {self.name!r}; expected one of {valid}")
+        raise UnknownName(f"unknown subcategory {name!r} of dimension {self.name!r}; expected one of {valid}")
 
 
 def _sub(name: str, zh: str, change: tuple[str, str], stability: tuple[str, str]) -> Subcategory:
@@ -137,7 +139,8 @@ ABBREVIATIONS: dict[str, str] = {name: _BY_NAME[name].abbr for name in TABLE_ORD
 
 
 def check_lang(lang: object) -> str:
-    """``lang`` when it is one of :data:`LANGS`; else ``ValueError`` naming the languages there are.
+    """``lang`` when it is one of :data:`LANGS`; else :class:`~tefcore.errors.UnknownName` (a KeyError and a
+    ValueError) naming the languages there are.
 
     Examples
     --------
@@ -145,7 +148,7 @@ def check_lang(lang: object) -> str:
     'zh'
     """
     if lang not in LANGS:
-        raise ValueError(f"unsupported language {lang!r}; expected one of {LANGS}")
+        raise UnknownName(f"unsupported language {lang!r}; expected one of {LANGS}")
     return str(lang)
 
 
@@ -163,13 +166,13 @@ def get_dimension(name: str) -> Dimension:
 
     Raises
     ------
-    ValueError
-        If ``name`` is not a dimension; the message lists the valid names.
+    UnknownName
+        If ``name`` is not a dimension (a KeyError and a ValueError); the message lists the valid names.
     """
     try:
         return _BY_NAME[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown dimension {name!r}; expected one of {list(_BY_NAME)}") from None
+        raise UnknownName(f"unknown dimension {name!r}; expected one of {list(_BY_NAME)}") from None
 
 
 def side_of(dimension: str, subcategory: str, orientation: str) -> str:
@@ -187,16 +190,16 @@ def side_of(dimension: str, subcategory: str, orientation: str) -> str:
 
     Raises
     ------
-    ValueError
+    UnknownName
         If the dimension is unknown, the subcategory does not belong to it, or the orientation is
-        not one of that subcategory's two positions.
+        not one of that subcategory's two positions (a KeyError and a ValueError).
     """
     sub = get_dimension(dimension).subcategory(subcategory)
     for side in SIDES:
         if sub.position(side).name == orientation:
             return side
     valid = [sub.change.name, sub.stability.name]
-    raise ValueError(
+    raise UnknownName(
         f"unknown orientation {orientation!r} of subcategory {subcategory!r} ({dimension}); "
         f"expected one of {valid}"
     )

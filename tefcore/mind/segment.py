@@ -34,6 +34,7 @@ import operator
 import re
 from collections.abc import Iterator
 
+from tefcore.errors import UnknownName
 from tefcore.mind.schema import check_lang
 
 __all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "MIN_LENGTH", "SEGMENTATION_RULES", "split_sentences"]
@@ -92,8 +93,10 @@ def split_sentences(
 
     Raises
     ------
+    UnknownName
+        On an unknown language or rule (a KeyError and a ValueError).
     ValueError
-        On an unknown language or rule, or a negative ``min_length``.
+        On a negative ``min_length``.
     TypeError
         If ``text`` is not a string.
     """
@@ -101,7 +104,7 @@ def split_sentences(
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     check_lang(lang)
     if rule not in SEGMENTATION_RULES:
-        raise ValueError(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
+        raise UnknownName(f"unknown segmentation rule {rule!r}; expected one of {SEGMENTATION_RULES}")
     if isinstance(min_length, bool) or not hasattr(min_length, "__index__") or operator.index(min_length) < 0:
         raise ValueError(f"min_length must be a non-negative int, got {min_length!r}")
     split = _reference if rule == "reference" else _improved

@@ -49,6 +49,7 @@ from typing import Any
 
 import yaml
 
+from tefcore.errors import UnknownName
 from tefcore.mind.load import EvaluationPair, sides_by_dimension
 from tefcore.mind.prompts import task_template
 from tefcore.mind.schema import LANGS
@@ -114,11 +115,12 @@ class Task:
         return [lang for lang in LANGS if any(d.lang == lang for d in self.documents)]
 
     def choices(self, dimension: str) -> Choices:
-        """The sides of ``dimension``."""
+        """The sides of ``dimension``; :class:`~tefcore.errors.UnknownName` (a KeyError and a ValueError) for a
+        dimension the task does not have."""
         for c in self.dimensions:
             if c.dimension == dimension:
                 return c
-        raise ValueError(f"task {self.name!r} has no dimension {dimension!r}")
+        raise UnknownName(f"task {self.name!r} has no dimension {dimension!r}")
 
     def template_for(self, lang: str) -> str:
         """The prompt template of ``lang``: the task's own, else the paper's original with the schema's slots."""
