@@ -131,6 +131,6 @@ if python -c 'import tefcore.judges.e5_engine' 2>/dev/null; then
   python -m tefcore.judges.e5_engine
 fi
 echo "set-up done: $(python -c 'import tefcore; print("tefcore", tefcore.__version__)')," \
-     "$(python -c 'from tefcore.lockfile import describe_lock, lock_record; print(describe_lock(lock_record()))');" \
+     "$(python -c 'from tefbook.lockfile import describe_lock, lock_status; print(describe_lock(lock_status()))');" \
      "embedded LLM: $([[ $local_llm -eq 1 ]] && echo installed || echo 'not installed (add it: bash scripts/setup.sh --local-llm)');" \
      "chromium: $(command -v chromium || echo 'not installed (--no-browser)')"

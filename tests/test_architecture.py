@@ -28,7 +28,7 @@ import tefcore
 
 PACKAGE = Path(tefcore.__file__).resolve().parent
 BOOK = PACKAGE.parent / "book"
-CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information", "lockfile")
+CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information")
 APPLICATION = ("cli",)
 ROOMS = ("mind", "tasks", "judges")
 LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "application": 4}

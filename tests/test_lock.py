@@ -21,7 +21,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tefcore.lockfile import LOCK_FILE, Pin, lock_record, read_lock
+from tefbook.lockfile import LOCK_FILE, Pin, lock_status, read_lock
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -153,14 +153,14 @@ def test_a_set_up_that_does_not_install_the_lock_is_caught(tree: Path) -> None:
     ]
 
 
-def test_lock_record_names_the_lock_and_what_differs(tree: Path) -> None:
-    record = lock_record(ROOT)
+def test_lock_status_names_the_lock_and_what_differs(tree: Path) -> None:
+    record = lock_status(ROOT)
     assert record["file"] == LOCK_FILE and len(record["sha256"]) == 64
     assert isinstance(record["matches_installed"], bool) and len(record["differs"]) <= 10
     lock = tree / LOCK_FILE
     text = lock.read_text(encoding="utf-8")
     first = next(p for p in read_lock(text) if p.applies())  # listed first among what differs
     lock.write_text(text.replace(f"\n{first.name}=={first.version} ", f"\n{first.name}==0.0.1 ", 1), encoding="utf-8")
-    planted = lock_record(tree)
+    planted = lock_status(tree)
     assert planted["sha256"] != record["sha256"] and planted["matches_installed"] is False
     assert planted["differs"][0] == f"{first.name} installed {version(first.name)}, locked 0.0.1"

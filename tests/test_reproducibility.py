@@ -19,11 +19,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from chapters import ch04
-from tefcore.evaluate import flatten_sentences
 from tefcore.judges.cache import cache_path, read_cache
 from tefcore.judges.e5_engine import FLAGS, EngineError, build_engine, resolve_engine, shipped_engine
 
@@ -61,16 +59,6 @@ def test_the_engine_is_built_once_and_a_missing_compiler_is_one_line(tmp_path: P
         resolve_engine.__wrapped__("/no/such/engine.so")
 
 
-def _largest_difference(committed: Path, new: Path) -> float:
-    old, _ = read_cache(committed)
-    now, _ = read_cache(new)
-    both = now.merge(old, on=["post_id", "dimension"], suffixes=("", "_committed"))
-    assert len(both) == len(now) > 0
-    p_new, _ = flatten_sentences(both["sentences"])
-    p_old, _ = flatten_sentences(both["sentences_committed"])
-    return float(max(np.nanmax(np.abs(both["direct"] - both["direct_committed"])), np.nanmax(np.abs(p_new - p_old))))
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("emulated", ["one thread", "another BLAS kernel", "glibc without AVX2 and FMA"])
@@ -79,7 +67,8 @@ def test_committed_e5_caches_reproduce_on_an_emulated_machine(emulated: str, tmp
     ch04.reextract(cells, tmp_path, None, ch04.EMULATIONS[emulated])
     for judge, variant, lang, _ in cells:
         committed = cache_path(repo_root / "data" / "caches", judge, variant, lang)
-        assert _largest_difference(committed, cache_path(tmp_path, judge, variant, lang)) <= 1e-9, judge
+        result = ch04.compare_caches(committed, cache_path(tmp_path, judge, variant, lang))
+        assert result["pairs"] == result["same sentences"] == 24 and result["max |Δ|"] <= 1e-9, (judge, result)
         recorded = read_cache(cache_path(tmp_path, judge, variant, lang))[1]["numeric_environment"]
         for name, value in ch04.EMULATIONS[emulated].items():
             assert recorded["environment"][name] == value  # the header records what was changed
@@ -92,8 +81,9 @@ def test_another_engine_build_moves_the_numbers_and_the_check_names_it(tmp_path:
     ch04.reextract(cells, tmp_path, None, ch04.EMULATIONS["the wheel's fast-math engine"])
     committed = cache_path(repo_root / "data" / "caches", "e5-zeroshot", "original", "en")
     new = cache_path(tmp_path, "e5-zeroshot", "original", "en")
-    assert _largest_difference(committed, new) > 1e-6
-    causes = ch04.causes(ch04.input_differences(read_cache(committed)[1], read_cache(new)[1]))
+    result = ch04.compare_caches(committed, new)
+    assert result["pairs"] == 24 and result["max |Δ|"] > 1e-6
+    causes = ch04.causes(result["inputs differ"])
     assert "engine_build.kind: deterministic → shipped" in causes
     assert any(c.startswith("engine_build.flags:") for c in causes)
 

@@ -1,7 +1,7 @@
 """The environment a build ran in, on the front matter (a Sphinx extension of the TEF Companion).
 
 The introduction writes ``{{ environment }}``; this extension fills that substitution when the build starts
-with :func:`tefcore.lockfile.describe_lock`: the lock the packages were installed from
+with :func:`tefbook.lockfile.describe_lock`: the lock the packages were installed from
 (``requirements/cpu.lock``), the first 12 hex digits of its sha256, and whether the installed versions are
 the locked ones (or which differ).
 """
@@ -13,7 +13,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from tefcore.lockfile import describe_lock, lock_record
+from tefbook.lockfile import describe_lock, lock_status
 
 __version__ = "1.0.0"
 
@@ -22,8 +22,8 @@ SUBSTITUTION = "environment"
 
 
 def add_environment(app: Sphinx, config: Config) -> None:
-    """Set the substitution :data:`SUBSTITUTION` to the line of :func:`tefcore.lockfile.describe_lock`."""
-    config.myst_substitutions = {**config.myst_substitutions, SUBSTITUTION: describe_lock(lock_record())}
+    """Set the substitution :data:`SUBSTITUTION` to the line of :func:`tefbook.lockfile.describe_lock`."""
+    config.myst_substitutions = {**config.myst_substitutions, SUBSTITUTION: describe_lock(lock_status())}
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

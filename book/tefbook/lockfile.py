@@ -3,17 +3,16 @@
 ``bash scripts/setup.sh`` installs every Python package of the CPU set-up from ``requirements/cpu.lock``
 (pip-tools' hashed requirements format, written by ``make lock`` with uv), then ``tefcore`` and the book's
 tools with ``--no-deps``. :func:`lock_record` names that file, its sha256 and whether the installed versions
-are the locked ones; cache headers and the book's front matter carry it. A wheel install has no lock beside
-the package and gets the "unlocked" record.
+are the locked ones; the book's front matter and the set-up's last line say it (cache headers record the lock's
+sha256: :func:`tefcore.judges.machine.numeric_environment`). A wheel install has no lock beside the package and
+gets the "unlocked" record.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from importlib.metadata import distributions
-from pathlib import Path
 from typing import Any
 
 from packaging.markers import Marker
@@ -21,12 +20,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-import tefcore
+from tefcore.judges.machine import LOCK_FILE, lock_path, lock_record
 
-__all__ = ["LOCK_FILE", "MAX_DIFFERS", "Pin", "describe_lock", "lock_record", "read_lock"]
+__all__ = ["MAX_DIFFERS", "Pin", "describe_lock", "lock_status", "read_lock"]
 
-LOCK_FILE = "requirements/cpu.lock"
-"""The CPU set-up's lock, relative to the repository root."""
 MAX_DIFFERS = 10
 """Most differences a record lists."""
 
@@ -93,7 +90,7 @@ def read_lock(text: str, source: str = LOCK_FILE) -> list[Pin]:
     return pins
 
 
-def lock_record(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def lock_status(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The lock this environment was installed from, its sha256, and whether the installed versions match it.
 
     Parameters
@@ -117,22 +114,22 @@ def lock_record(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     Examples
     --------
     >>> import tempfile
+    >>> from pathlib import Path
     >>> root = Path(tempfile.mkdtemp())
-    >>> lock_record(root)
+    >>> lock_status(root)
     {'file': None, 'sha256': None, 'matches_installed': False, 'differs': []}
     >>> (root / "requirements").mkdir()
     >>> _ = (root / LOCK_FILE).write_text("numpy==0.0.1 \\\\\\n    --hash=sha256:00\\nno-such-package==1.0\\n")
-    >>> record = lock_record(root)
+    >>> record = lock_status(root)
     >>> record["sha256"][:12], record["matches_installed"]
     ('bd45199a6561', False)
     >>> record["differs"]
     ['numpy installed ..., locked 0.0.1', 'no-such-package not installed, locked 1.0']
     """
-    path = Path(tefcore.__file__).resolve().parents[1] if root is None else Path(root)
-    lock = path / LOCK_FILE
-    if not lock.is_file():
+    found = lock_record(root)  # the file and its sha256, as cache headers record them
+    if found is None:
         return {"file": None, "sha256": None, "matches_installed": False, "differs": []}
-    data = lock.read_bytes()
+    data = lock_path(root).read_bytes()
     installed = {canonicalize_name(dist.metadata["Name"]): dist.version for dist in distributions()
                  if dist.metadata["Name"]}
     differs = []
@@ -144,12 +141,11 @@ def lock_record(root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
             differs.append(f"{pin.name} not installed, locked {pin.version}")
         elif Version(have) != Version(pin.version):
             differs.append(f"{pin.name} installed {have}, locked {pin.version}")
-    return {"file": LOCK_FILE, "sha256": hashlib.sha256(data).hexdigest(), "matches_installed": not differs,
-            "differs": differs[:MAX_DIFFERS]}
+    return {**found, "matches_installed": not differs, "differs": differs[:MAX_DIFFERS]}
 
 
 def describe_lock(record: dict[str, Any]) -> str:
-    """One line for a :func:`lock_record`: the lock's name and short hash, and whether it holds here.
+    """One line for a :func:`lock_status`: the lock's name and short hash, and whether it holds here.
 
     Examples
     --------

@@ -17,7 +17,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CPU_FEATURES", "ENVIRONMENT_VARIABLES", "PACKAGES", "cpu_record", "numeric_environment"]
+__all__ = ["CPU_FEATURES", "ENVIRONMENT_VARIABLES", "LOCK_FILE", "PACKAGES", "cpu_record", "lock_path", "lock_record",
+           "numeric_environment"]
+
+LOCK_FILE = "requirements/cpu.lock"
+"""The CPU set-up's lock, relative to the repository root."""
 
 CPU_FEATURES: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl", "avx512bw",
                                  "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_int8", "amx_bf16")
@@ -77,6 +81,29 @@ def _blas() -> dict[str, dict[str, Any]]:
             for info in sorted(threadpool_info(), key=lambda i: (i["internal_api"], str(i.get("version"))))}
 
 
+def lock_path(root: str | os.PathLike[str] | None = None) -> Path:
+    """Where the set-up's lock is: :data:`LOCK_FILE` under ``root``, by default the repository of an editable
+    ``tefcore`` (the folder above the package)."""
+    return Path(root if root is not None else Path(__file__).resolve().parents[2]) / LOCK_FILE
+
+
+def lock_record(root: str | os.PathLike[str] | None = None) -> dict[str, str] | None:
+    """The lock the set-up installs from (:func:`lock_path`): its name and sha256; None for an install without it
+    (a wheel). Whether the installed versions match it is ``tefbook.lockfile``'s business; the versions that
+    can change a number are recorded beside it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> lock_record(tempfile.mkdtemp()) is None
+    True
+    """
+    from tefcore.mind.release import file_sha256
+
+    path = lock_path(root)
+    return {"file": LOCK_FILE, "sha256": file_sha256(path)} if path.is_file() else None
+
+
 def numeric_environment() -> dict[str, Any]:
     """What on this machine could change a judge's numbers, as a cache header records it.
 
@@ -86,8 +113,7 @@ def numeric_environment() -> dict[str, Any]:
         ``cpu`` (:func:`cpu_record`), ``libc`` (e.g. ``"glibc 2.36"``), ``python``, ``packages`` (installed
         versions of :data:`PACKAGES`), ``blas`` (threadpoolctl's view of the BLAS and OpenMP libraries
         loaded, with the kernel each chose), ``environment`` (the set :data:`ENVIRONMENT_VARIABLES`), and
-        ``lock`` (the lock the environment was installed from, :func:`tefcore.lockfile.lock_record`, when
-        that module is there).
+        ``lock`` (:func:`lock_record`).
 
     Examples
     --------
@@ -96,13 +122,7 @@ def numeric_environment() -> dict[str, Any]:
     ['blas', 'cpu', 'environment', 'libc', 'lock', 'packages', 'python']
     """
     libc = " ".join(platform.libc_ver()) or "unknown"
-    try:
-        from tefcore.lockfile import lock_record
-
-        lock: dict[str, Any] | None = lock_record()
-    except ImportError:
-        lock = None
     return {"cpu": cpu_record(), "libc": libc, "python": platform.python_version(), "packages": _versions(),
             "blas": _blas(),
             "environment": {k: os.environ[k] for k in ENVIRONMENT_VARIABLES if k in os.environ},
-            "lock": lock}
+            "lock": lock_record()}
