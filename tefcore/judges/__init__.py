@@ -11,6 +11,7 @@ import importlib
 import inspect
 from typing import Any
 
+from tefcore.errors import UnknownName
 from tefcore.judges.base import Backend
 from tefcore.judges.registry import BACKEND_CLASSES, ModelSpec, resolve_model
 
@@ -26,7 +27,7 @@ def backend_class(backend: str) -> type:
         On an unknown backend (the message lists the known ones).
     """
     if backend not in BACKEND_CLASSES:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {tuple(BACKEND_CLASSES)}")
+        raise UnknownName(f"unknown backend {backend!r}; expected one of {tuple(BACKEND_CLASSES)}")
     module, cls = BACKEND_CLASSES[backend]
     return getattr(importlib.import_module(module), cls)
 

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import expit, softmax
 from tqdm.auto import tqdm
 
+from tefcore.errors import UnknownName
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5_engine import EngineBuild, resolve_engine
 from tefcore.mind.prompts import choices as mind_choices
@@ -237,7 +238,7 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
     str
     """
     if side not in SIDES:
-        raise ValueError(f"unknown side {side!r}; expected one of {SIDES}")
+        raise UnknownName(f"unknown side {side!r}; expected one of {SIDES}")
     check_lang_dimension(lang, dimension)
     return styled_descriptions(mind_choices(dimension, lang), lang, style)[SIDES.index(side)]
 

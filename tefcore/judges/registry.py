@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from tefcore.errors import UnknownName
+
 REGISTRY_PATH = Path(str(resources.files("tefcore.judges") / "models.yaml"))
 """The registry shipped with the package."""
 
@@ -245,7 +247,7 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None,
         return ModelSpec(stem, "llama_cpp", {"model_path": str(gguf.resolve())}, gguf.name)
     registry = load_registry(path)
     if name not in registry:
-        raise ValueError(f"unknown model {name!r}; known models: {', '.join(registry)} "
+        raise UnknownName(f"unknown model {name!r}; known models: {', '.join(registry)} "
                          f"(or give a path to a .gguf file)")
     entry = registry[name]
     try:

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
+from tefcore.errors import UnknownName
 from tefcore import __version__
 from tefcore.judges.base import Backend, Score, ScoreRequest
 from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance, text_sha256
@@ -80,9 +81,9 @@ class Setting:
 
     def __post_init__(self) -> None:
         if self.task is None and self.variant not in VARIANTS:
-            raise ValueError(f"unknown prompt variant {self.variant!r}; expected one of {VARIANTS}")
+            raise UnknownName(f"unknown prompt variant {self.variant!r}; expected one of {VARIANTS}")
         if self.rule not in SEGMENTATION_RULES:
-            raise ValueError(f"unknown segmentation rule {self.rule!r}; expected one of {SEGMENTATION_RULES}")
+            raise UnknownName(f"unknown segmentation rule {self.rule!r}; expected one of {SEGMENTATION_RULES}")
 
     def requests(self, pair: EvaluationPair) -> list[ScoreRequest]:
         """The Direct request, then one request per sentence (segmentation order)."""
