@@ -38,8 +38,10 @@ BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb"
                   "plotly", "altair")
 LIMITS = {"tefcore": 700, "companion": 600}
 """Most lines a module may have."""
-PACKAGE_LIMIT = 11_000
-"""Most lines the wheel's code may have in all (``find tefcore -name '*.py' | xargs wc -l``)."""
+PACKAGE_LIMIT = 11_500
+"""Most lines the wheel's code may have in all (``find tefcore -name '*.py' | xargs wc -l``): 11,000 when it was
+set, then 500 more for the deterministic e5 engine build and the numeric environment every cache header records
+(``judges/e5_engine``, ``judges/machine``) and the one lookup error (``errors``) with the rules' checks."""
 
 
 def room(module: str) -> str:
