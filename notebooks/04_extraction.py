@@ -374,7 +374,7 @@ effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != 
 # another machine would change, one thing at a time, and re-extracting the e5 caches' cells in a fresh
 # process under each (the emulations of this build: {glue:text}`emulated`):
 
-# %%
+# %% tags=["nbval-skip"]
 cells = [(row.judge, row.prompt, row.lang, smallest[row.lang]) for row in checks.itertuples()
          if row.judge.startswith("e5")]  # every e5 cache's cell, as above
 elsewhere = ch04.run_emulations(ch04.selected_emulations(emulations), cells, repo_path(cache_dir),
@@ -383,7 +383,7 @@ elsewhere["verdict"] = ch04.verdicts(elsewhere)
 assert not (elsewhere["verdict"] == "unexplained").any(), elsewhere
 ch04.emulation_table(elsewhere)
 
-# %% tags=["hide-input"]
+# %% tags=["hide-input", "nbval-skip"]
 glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none in this build",
           "n_emulated": len(elsewhere), "n_emulated_same": int(elsewhere["reproduced"].sum()),
           "n_emulated_named": int(elsewhere["verdict"].str.startswith("differs").sum())})

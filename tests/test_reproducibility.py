@@ -103,3 +103,16 @@ def test_the_numeric_environment_is_recorded_and_outside_the_provenance_id() -> 
     assert provenance_id(elsewhere) == provenance_id(prov)  # a run may resume on another machine
     other_build = {**prov, "engine_build": {**prov["engine_build"], "kind": "shipped"}}
     assert provenance_id(other_build) != provenance_id(prov)  # but not with another engine build
+
+
+def test_the_numeric_environment_does_not_depend_on_what_the_process_loaded_before() -> None:
+    """Two runs on one machine record the same environment, so that only a real change can explain a difference."""
+    import json
+    import sys
+
+    record = "import json; from tefcore.judges.machine import numeric_environment; print(json.dumps(numeric_environment()))"
+    loaded = ("import sklearn.linear_model; from tefcore.judges.e5 import E5Embedder; E5Embedder(engine='shipped')"
+              ".embed(['one text']); ")
+    bare, busy = (json.loads(subprocess.run([sys.executable, "-c", before + record], capture_output=True, text=True,
+                                            check=True).stdout) for before in ("", loaded))
+    assert bare == busy

@@ -93,14 +93,17 @@ def input_differences(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> tu
 
 def causes(fields: Sequence[str]) -> list[str]:
     """The differences of :func:`input_differences` that can change a judge's numbers: all but
-    :data:`NOT_A_CAUSE` and fields the older header did not record (nothing to compare).
+    :data:`NOT_A_CAUSE` and fields one of the two headers did not record (nothing to compare: an older header,
+    or a package installed on one side only).
 
     Examples
     --------
-    >>> causes(("tefcore_version: 0.1.0 → 0.2.0", "llama_cpp_cpu: unrecorded → AVX2", "system_prompt: none → default"))
+    >>> causes(("tefcore_version: 0.1.0 → 0.2.0", "llama_cpp_cpu: unrecorded → AVX2", "system_prompt: none → default",
+    ...         "numeric_environment.packages.vllm: 0.32.0 → unrecorded"))
     ['system_prompt: none → default']
     """
-    return [f for f in fields if f.split(":", 1)[0] not in NOT_A_CAUSE and f": {UNRECORDED} → " not in f]
+    return [f for f in fields if f.split(":", 1)[0] not in NOT_A_CAUSE
+            and f": {UNRECORDED} → " not in f and not f.endswith(f" → {UNRECORDED}")]
 
 
 def verdicts(checks: pd.DataFrame) -> list[str]:

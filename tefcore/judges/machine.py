@@ -72,13 +72,16 @@ def _versions() -> dict[str, str]:
 
 
 def _blas() -> dict[str, dict[str, Any]]:
-    """The BLAS and OpenMP libraries loaded (numpy's, scipy's, scikit-learn's) as threadpoolctl sees them, keyed
-    ``"<library> <version>"``: the kernel each chose for this CPU (``architecture``), threading, threads."""
+    """numpy's and scipy's BLAS libraries as threadpoolctl sees them, keyed ``"<library> <version>"``: the kernel
+    each chose for this CPU (``architecture``), threading, threads. Both are loaded first, so that the record
+    does not depend on what the process happened to import before."""
+    import scipy.linalg  # noqa: F401  (loads scipy's BLAS)
     from threadpoolctl import threadpool_info
 
     keep = ("architecture", "threading_layer", "num_threads")
     return {f"{info['internal_api']} {info.get('version') or ''}".strip(): {k: info[k] for k in keep if k in info}
-            for info in sorted(threadpool_info(), key=lambda i: (i["internal_api"], str(i.get("version"))))}
+            for info in sorted(threadpool_info(), key=lambda i: (i["internal_api"], str(i.get("version"))))
+            if info["user_api"] == "blas"}
 
 
 def lock_path(root: str | os.PathLike[str] | None = None) -> Path:
