@@ -222,8 +222,7 @@ queries = ch08.query_table(pairs, variant=prompt)  # one row per query: Direct, 
 shuffled = queries.sample(frac=1, random_state=seed)  # a random order; the first count_sample of each group
 counted = queries if not count_sample else shuffled.groupby(["lang", "kind"]).head(count_sample).sort_index()
 counted, counted_from = ch08.prompt_tokens(counted, spec, prompt, repo_path(record))
-if counted_from:
-    print(counted_from)
+print(counted_from or "", end="")  # where the counts come from when the judge's tokenizer is not installed
 workload = pd.DataFrame({"queries": queries.groupby(["lang", "kind"]).size(),
                          "counted": counted.groupby(["lang", "kind"]).size(),
                          "tokens per query": counted.groupby(["lang", "kind"])["tokens"].mean()})
