@@ -347,7 +347,8 @@ glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "re
 from tefcore.evaluate import predict_pairs
 
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-effects = [pd.DataFrame(columns=["decisions flipped", "of", "accuracy committed", "accuracy new"])]
+effects = [pd.DataFrame(columns=["judge", "prompt", "lang", "decisions flipped", "of", "accuracy committed",
+                                 "accuracy new"])]
 for row in differs.itertuples():
     new = read_cache(cache_path(repo_path(scratch) / "reproduce", row.judge, row.prompt, row.lang))[0]
     committed = read_cache(cache_path(repo_path(cache_dir), row.judge, row.prompt, row.lang))[0]
@@ -359,9 +360,10 @@ for row in differs.itertuples():
         "decisions flipped": ("flipped", "sum"), "of": ("flipped", "size"),
         "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(
         judge=row.judge, prompt=row.prompt, lang=row.lang))
-effects = pd.concat(effects)
+effects = pd.concat(effects).rename_axis("rule").set_index(["judge", "prompt", "lang"], append=True)
 accuracy = effects[["accuracy committed", "accuracy new"]].astype(float).mul(100).round(1)  # as chapter 5 prints
-effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]})
+effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]}).reorder_levels(
+    ["judge", "prompt", "lang", "rule"])
 
 # %% [markdown]
 # ### On another machine

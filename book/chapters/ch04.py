@@ -108,19 +108,27 @@ def causes(fields: Sequence[str]) -> list[str]:
 
 def verdicts(checks: pd.DataFrame) -> list[str]:
     """The verdict of each row of the reproducibility check: ``reproduced``; ``differs: <inputs>`` when a
-    recorded input differs (the field names); ``unexplained`` otherwise; ``not checked`` where the judge could
+    recorded input differs (the inputs it belongs to, e.g. ``engine_build``); ``unexplained`` otherwise; ``not checked`` where the judge could
     not run here (column ``checked`` False).
 
     Examples
     --------
-    >>> checks = pd.DataFrame({"checked": [True, True, True, False], "reproduced": [True, False, False, False],
-    ...                        "causes": [[], ["system_prompt: a → b"], [], []]})
+    >>> checks = pd.DataFrame({"checked": [True, True, True, False, True], "reproduced": [True, False, False, False, False],
+    ...                        "causes": [[], ["system_prompt: a → b"], [], [], ["engine_build.kind: x → y",
+    ...                                                                          "engine_build.flags: a → b"]]})
     >>> verdicts(checks)
-    ['reproduced', 'differs: system_prompt', 'unexplained', 'not checked']
+    ['reproduced', 'differs: system_prompt', 'unexplained', 'not checked', 'differs: engine_build']
     """
     return ["not checked" if not checked else "reproduced" if ok else
-            "differs: " + ", ".join(c.split(":")[0] for c in found) if found else "unexplained"
+            "differs: " + ", ".join(dict.fromkeys(_group(c.split(":")[0]) for c in found)) if found else "unexplained"
             for checked, ok, found in zip(checks["checked"], checks["reproduced"], checks["causes"])]
+
+
+def _group(field: str) -> str:
+    """The input a field belongs to, as a verdict names it: ``engine_build.flags`` -> ``engine_build``,
+    ``numeric_environment.cpu.model`` -> ``numeric_environment.cpu``."""
+    parts = field.split(".")
+    return ".".join(parts[:2] if parts[0] == "numeric_environment" else parts[:1])
 
 
 def compare_caches(committed_path: str | os.PathLike[str], new_path: str | os.PathLike[str]) -> dict[str, Any]:
