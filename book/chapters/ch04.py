@@ -267,7 +267,9 @@ def run_emulations(names: Sequence[str], cells: Sequence[tuple[str, str, str, st
 def emulation_table(elsewhere: pd.DataFrame) -> Any:
     """The emulated re-extractions as shown: largest difference and verdict per emulation, judge and language."""
     if elsewhere.empty:
-        return "no machine emulated in this build"
+        from IPython.display import Markdown
+
+        return Markdown("*No machine emulated in this build.*")
     return elsewhere.set_index(["emulated", "judge", "lang"])[["max |Δ|", "verdict"]].assign(
         **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
 
