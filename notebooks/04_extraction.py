@@ -347,19 +347,16 @@ glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "re
 from tefcore.evaluate import predict_pairs
 
 RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-effects = [pd.DataFrame(columns=["judge", "prompt", "lang", "decisions flipped", "of", "accuracy committed",
-                                 "accuracy new"])]
-for row in differs.itertuples():
-    new = read_cache(cache_path(repo_path(scratch) / "reproduce", row.judge, row.prompt, row.lang))[0]
-    committed = read_cache(cache_path(repo_path(cache_dir), row.judge, row.prompt, row.lang))[0]
-    committed = committed.merge(new[["post_id", "dimension"]])  # the re-extracted pairs
+effects = [pd.DataFrame(columns=["judge", "prompt", "lang", "decisions flipped", "of", "accuracy committed", "accuracy new"])]
+for key in differs[["judge", "prompt", "lang"]].itertuples(index=False):
+    new = read_cache(cache_path(repo_path(scratch) / "reproduce", *key))[0]
+    committed = read_cache(cache_path(repo_path(cache_dir), *key))[0].merge(new[["post_id", "dimension"]])  # same pairs
     both = predict_pairs(committed, rules=RULES).merge(predict_pairs(new, rules=RULES),
                                                        on=["post_id", "dimension", "rule"], suffixes=("", "_new"))
     both["flipped"] = both["prediction"] != both["prediction_new"]
     effects.append(both.groupby("rule", sort=False).agg(**{
         "decisions flipped": ("flipped", "sum"), "of": ("flipped", "size"),
-        "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(
-        judge=row.judge, prompt=row.prompt, lang=row.lang))
+        "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(**key._asdict()))
 effects = pd.concat(effects).rename_axis("rule").set_index(["judge", "prompt", "lang"], append=True)
 accuracy = effects[["accuracy committed", "accuracy new"]].astype(float).mul(100).round(1)  # as chapter 5 prints
 effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]}).reorder_levels(
