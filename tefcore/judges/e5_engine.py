@@ -108,15 +108,13 @@ def engine_dir() -> Path:
     return Path(base) / "tefcore" / "e5-engine"
 
 
-def _check_cpu(cpuinfo: str = "/proc/cpuinfo") -> None:
+def _check_cpu() -> None:
     """Raise :class:`EngineError` on an x86-64 CPU without AVX2 and FMA (both engines use them)."""
+    from tefcore.judges.llama_build import cpu_flags
+
     if os.uname().machine not in ("x86_64", "AMD64"):
         raise EngineError(f"the e5 engine is written for x86-64 with AVX2; this machine is {os.uname().machine}")
-    try:
-        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return  # nothing to read: the build decides
-    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines() if line.startswith("flags")), None)
+    flags = cpu_flags()  # None: nothing to read, the build decides
     if flags is not None and not {"avx2", "fma"} <= flags:
         raise EngineError("this CPU lacks AVX2 or FMA, which the e5 engine needs; the e5 judges cannot run here "
                           "(the committed e5 caches still read)")
