@@ -28,7 +28,7 @@ from tefcore.judges import make_backend
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.local import LocalBackend
 from tefcore.mind.load import evaluation_pairs, load_posts, resolve_data_dir
-from tefcore.judges.run import Setting, chunks
+from tefcore.extraction.run import Setting, chunks
 from tefcore.mind.prompts import VARIANTS
 
 

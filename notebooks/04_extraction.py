@@ -91,7 +91,7 @@ glue("link_logprobs", Markdown(claim_link("answer-logprobs")), display=False)
 
 # %%
 from tefcore.judges import make_backend
-from tefcore.judges.run import build_requests
+from tefcore.extraction.run import build_requests
 from tefcore.mind.load import evaluation_pairs, load_posts
 
 pairs = {lang: evaluation_pairs(load_posts(lang, data_dir)) for lang in lang_list}
@@ -274,8 +274,8 @@ bias.rename(index=LANG_LABELS).round(3)
 # counts as a cause.
 
 # %%
-from tefcore.judges.cache import cache_path, read_cache
-from tefcore.judges.run import run_extraction
+from tefcore.extraction.cache import cache_path, read_cache
+from tefcore.extraction.run import run_extraction
 
 smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
             for lang in lang_list}

@@ -108,7 +108,7 @@ run_table(runs, names)
 # $P(\text{change})$ for the whole post (`direct`) and for each of its sentences (`sentences`):
 
 # %%
-from tefcore.judges.cache import cache_path, read_cache
+from tefcore.extraction.cache import cache_path, read_cache
 
 frame, recorded = read_cache(cache_path(repo_path(cache_dir), example_judge, prompt, example_lang))
 first = frame[["post_id", "dimension", "side", "direct", "sentences"]].head(3)

@@ -62,8 +62,8 @@ from tefbook.toc import project_root
 from tefcore.evaluate import decisions, predict_pairs, score_table, strongest_baseline
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.judges import make_backend
-from tefcore.judges.cache import cache_path, read_cache
-from tefcore.judges.run import run_extraction
+from tefcore.extraction.cache import cache_path, read_cache
+from tefcore.extraction.run import run_extraction
 from tefcore.mind.segment import split_sentences
 from tefcore.tasks import load_task, summary
 

@@ -18,8 +18,8 @@ import time
 from collections.abc import Sequence
 
 from tefcore.judges import make_backend
-from tefcore.judges.cache import cache_path
-from tefcore.judges.run import run_extraction
+from tefcore.extraction.cache import cache_path
+from tefcore.extraction.run import run_extraction
 from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts
 
 

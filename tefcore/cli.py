@@ -38,16 +38,16 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
-import tefcore.judges.run as extraction  # run_extraction and download_release are looked up when called
+import tefcore.extraction.run as extraction  # run_extraction and download_release are looked up when called
 import tefcore.mind.release as release
 from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table, sort_table
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.judges import backend_class
-from tefcore.judges.cache import cache_path, read_cache_file
+from tefcore.extraction.cache import cache_path, read_cache_file
 from tefcore.judges.labels import READINGS
 from tefcore.judges.local import MIN_CONTEXT
-from tefcore.judges.parts import merge_parts
-from tefcore.judges.redact import redact
+from tefcore.extraction.parts import merge_parts
+from tefcore.redact import redact
 from tefcore.judges.registry import REGISTRY_PATH, load_registry, resolve_model
 from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, mind_filename, resolve_data_dir
 from tefcore.mind.prompts import VARIANTS
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _actors(text: str) -> tuple[int, int]:
     """``--actors``: a fixed pool N or an autoscaling MIN:MAX."""
-    from tefcore.judges.ray_engine import parse_actors
+    from tefcore.extraction.ray_engine import parse_actors
 
     try:
         return parse_actors(text)
@@ -292,7 +292,7 @@ def _engine(args: argparse.Namespace) -> Any:
         if given:
             raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
         return extraction.LocalEngine()
-    from tefcore.judges.ray_engine import RayEngine, RayOptions
+    from tefcore.extraction.ray_engine import RayEngine, RayOptions
 
     return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
 

@@ -1,6 +1,6 @@
 """The one evaluation layer: from a probability cache to predictions, score tables, the "Average", the
 strongest baseline and paired comparisons (each aggregate of the paper defined here, once). A cache
-(:func:`tefcore.judges.cache.read_cache`) holds one row per evaluation pair with the whole post's
+(:func:`tefcore.extraction.cache.read_cache`) holds one row per evaluation pair with the whole post's
 P(change) (``direct``) and the per-sentence P(change) (``sentences``), NaN for an unreadable answer.
 
 Invalid answers: ``invalid="drop"`` (the default) leaves unreadable sentences out of the fusion and

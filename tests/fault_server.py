@@ -443,13 +443,13 @@ def synthetic_mind(folder: os.PathLike[str] | str, n_posts: int = 6, lang: str =
 
 def run_openai_extraction(backend: Any, data_dir: os.PathLike[str] | str, out: os.PathLike[str] | str,
                           *, batch_size: int = 5) -> Any:
-    """Run :func:`tefcore.judges.run.run_extraction` on the English posts of ``data_dir`` into ``out``.
+    """Run :func:`tefcore.extraction.run.run_extraction` on the English posts of ``data_dir`` into ``out``.
 
     ``batch_size`` is small so that a run stopped midway has already written whole records.
     """
     from tefcore.mind.load import evaluation_pairs, load_posts
-    from tefcore.judges.cache import cache_path
-    from tefcore.judges.run import run_extraction
+    from tefcore.extraction.cache import cache_path
+    from tefcore.extraction.run import run_extraction
 
     pairs = evaluation_pairs(load_posts("en", data_dir))
     path = cache_path(out, "fault-model", "original", "en")
@@ -459,10 +459,10 @@ def run_openai_extraction(backend: Any, data_dir: os.PathLike[str] | str, out: o
 def cache_pairs(out: os.PathLike[str] | str) -> list[tuple[str, str]]:
     """``(post_id, dimension)`` of every pair record in every ``*.jsonl`` under ``out``, duplicates kept.
 
-    Read line by line (not through :func:`tefcore.judges.cache.read_cache`, which refuses duplicates) so that
+    Read line by line (not through :func:`tefcore.extraction.cache.read_cache`, which refuses duplicates) so that
     a duplicate shows up as such; each file is also read with ``read_cache`` to prove it is valid.
     """
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     pairs: list[tuple[str, str]] = []
     for path in sorted(Path(out).rglob("*.jsonl")):

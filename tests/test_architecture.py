@@ -28,10 +28,10 @@ import tefcore
 
 PACKAGE = Path(tefcore.__file__).resolve().parent
 BOOK = PACKAGE.parent / "book"
-CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information")
+CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information", "hashing", "retry", "redact")
 APPLICATION = ("cli",)
-ROOMS = ("mind", "tasks", "judges")
-LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "application": 4}
+ROOMS = ("mind", "tasks", "judges", "extraction")
+LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "extraction": 3, "application": 4}
 FUSION_SIDE = {f"tefcore.{name}" for name in ("fusion", "evaluate", "simulate", "information")}
 BOOK_CODE = ("tefbook", "tefpaper", "companion", "chapters")
 BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval", "jupytext", "IPython",
@@ -244,7 +244,7 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from tefcore import chapters\n    import papermill\n", encoding="utf-8")
     assert imports(src) == [(2, "tefcore.chapters"), (3, "papermill")]
-    assert LAYERS[room("tefcore.cli")] > LAYERS[room("tefcore.judges.run")]
+    assert LAYERS[room("tefcore.cli")] > LAYERS[room("tefcore.extraction.run")]
     (tmp_path / "a.py").write_text("import b\n", encoding="utf-8")
     (tmp_path / "b.py").write_text("def f():\n    from a import g\n", encoding="utf-8")
     graph = import_graph({"a": tmp_path / "a.py", "b": tmp_path / "b.py"})

@@ -20,7 +20,7 @@ from tefbook import build as book
 from tefbook.build import stage_tree
 from tefbook.errors import BookError
 from tefbook.leaks import SecretLeakError, find_secret_leaks, guard_outputs, secret_values
-from tefcore.judges.redact import is_secret_name
+from tefcore.redact import is_secret_name
 from tefbook.parameters import (
     PROFILES,
     chapter_parameters,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tefcore.judges.base import INVALID, Score
-from tefcore.judges.cache import (
+from tefcore.extraction.cache import (
     COLUMNS,
     CacheError,
     CacheWriter,
@@ -224,13 +224,11 @@ def test_the_frame_feeds_the_evaluation(tmp_path: Path) -> None:
     assert set(pred["prediction"]) == {"change"}
 
 
-def test_file_sha256_is_the_release_one(tmp_path: Path) -> None:
+def test_file_sha256_reads_in_chunks(tmp_path: Path) -> None:
     import hashlib
 
-    from tefcore.judges import cache
-    from tefcore.mind.release import file_sha256
+    from tefcore.hashing import file_sha256
 
-    assert cache.file_sha256 is file_sha256  # one definition, re-exported
     f = tmp_path / "w.bin"
     f.write_bytes(b"abc" * 100_000)  # several read chunks
     assert file_sha256(f) == hashlib.sha256(b"abc" * 100_000).hexdigest()

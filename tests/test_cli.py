@@ -12,7 +12,7 @@ import pytest
 
 import tefcore.cli as cli
 import tefcore.judges
-from tefcore.judges.run import ExtractionInterrupted, ExtractionReport, run_extraction
+from tefcore.extraction.run import ExtractionInterrupted, ExtractionReport, run_extraction
 from tefcore.mind.schema import DIMENSIONS
 
 
@@ -139,7 +139,7 @@ def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 def test_ctrl_c_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
-    import tefcore.judges.run as extract
+    import tefcore.extraction.run as extract
 
     def interrupted(*args: Any, **kwargs: Any) -> ExtractionReport:
         raise ExtractionInterrupted(ExtractionReport(Path(args[2]), pairs_in_scope=6, pairs_skipped=1,
@@ -214,7 +214,7 @@ def test_resumed_cli_run_adds_only_missing_pairs(tmp_path: Path, monkeypatch: py
 
 # -- evaluate: tables a person can read, and formats for programs ------------------------------------
 def test_evaluate_fits_100_columns_with_counts_and_marks(repo_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     code, out, _ = run(["evaluate", "--cache", str(repo_root / "data/caches/e5-zeroshot/original")], capsys)
     assert code == 0 and max(map(len, out.splitlines())) <= 100
@@ -347,7 +347,7 @@ def test_prompts_longer_than_the_context_are_invalid_and_the_run_finishes(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("llama_cpp",
                         reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     data = synthetic_mind(tmp_path / "mind", n=2)
     code, out, err = run(["extract", "--model", "local", "--lang", "en", "--prompt", "minimal", "--n-ctx", "32",

@@ -31,8 +31,8 @@ from tefcore.judges.e5 import (
     WEIGHTS_FILE,
     E5Embedder,
     E5ZeroShotBackend,
+    all_descriptions,
     auto_temperature,
-    descriptions_sha256,
     side_description,
 )
 from tefcore.judges.e5_crossfit import (
@@ -117,6 +117,11 @@ def test_descriptions_are_the_prompt_position_lists_in_both_languages() -> None:
     assert side_description("Economy", "change", "en", "dimension_positions") == (
         "Economy: Free-Market (Economic Models); Equality of Opportunity (Distribution Justice)"
     )
+
+
+def descriptions_sha256(style: str = "positions") -> str:
+    """The hash a judge's provenance records for its descriptions (sorted-key JSON, UTF-8)."""
+    return hashlib.sha256(json.dumps(all_descriptions(style), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def test_description_hash_is_stable_and_depends_on_style() -> None:
@@ -311,8 +316,8 @@ def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("judge_cls", [E5ZeroShotBackend, E5CrossFitBackend])
 def test_extraction_writes_an_embedding_cache(embedder: E5Embedder, tmp_path, judge_cls: type) -> None:
-    from tefcore.judges.cache import read_cache
-    from tefcore.judges.run import run_extraction
+    from tefcore.extraction.cache import read_cache
+    from tefcore.extraction.run import run_extraction
 
     pairs = _pairs()
     options = {"n_folds": 3, "seeds": (0, 1)} if judge_cls is E5CrossFitBackend else {}
@@ -593,7 +598,7 @@ def _write_mind(folder: Path, pairs: Sequence[EvaluationPair]) -> Path:
 
 
 def test_fit_data_never_lets_a_scored_text_reach_the_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tefcore.judges.cache import file_sha256
+    from tefcore.hashing import file_sha256
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     target = _synthetic(n=9, start=500)
@@ -643,7 +648,7 @@ def test_fit_data_must_cover_every_scored_dimension(tmp_path: Path) -> None:
 def test_tef_extract_fit_data_scores_a_new_set_with_a_probe_fitted_on_another(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from tefcore.cli import main
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     fake = FakeEmbedder()
     monkeypatch.setattr(e5, "shared_embedder", lambda: fake)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.cache import CacheError, ProvenanceMismatch, cache_path, read_cache
-from tefcore.judges.run import ExtractionInterrupted, build_requests, run_extraction
+from tefcore.extraction.cache import CacheError, ProvenanceMismatch, cache_path, read_cache
+from tefcore.extraction.run import ExtractionInterrupted, build_requests, run_extraction
 from tefcore.mind.load import EvaluationPair
 from tefcore.mind.prompts import build_prompt, template_hash
 from tefcore.mind.segment import split_sentences
@@ -191,7 +191,7 @@ def test_signals_wait_for_the_record_being_written() -> None:
     import signal
 
     from sigint import default_sigint
-    from tefcore.judges.run import signals_deferred
+    from tefcore.extraction.run import signals_deferred
 
     steps = []
     with default_sigint():  # the suite may run with SIGINT ignored (a background job)
@@ -215,7 +215,7 @@ def test_ctrl_c_during_a_write_counts_the_record_written(tmp_path: Path, monkeyp
     import signal
 
     from sigint import default_sigint
-    from tefcore.judges.cache import CacheWriter
+    from tefcore.extraction.cache import CacheWriter
 
     write = CacheWriter.write_pair
 

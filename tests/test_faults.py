@@ -27,7 +27,7 @@ from fault_server import MASS, FaultServer, expected_p, make_requests, marker
 from sigint import default_sigint
 from tefcore.judges.base import Backend, Score
 from tefcore.judges.openai import OpenAIBackend
-from tefcore.judges.retry import BackendRejected, BackendUnavailable
+from tefcore.retry import BackendRejected, BackendUnavailable
 
 KEY_ENV = "TEF_FAULT_TEST_API_KEY"
 CLIENT_TIMEOUT = 0.5
@@ -316,9 +316,9 @@ def test_measure_ttft_streams_and_reports_usage(server: FaultServer) -> None:
 # -- extraction end to end: exhausted midway, resumed, nothing lost or doubled -------------------------
 
 def test_extraction_resumes_after_exhaustion(server: FaultServer, tmp_path: Any) -> None:
-    extract = pytest.importorskip("tefcore.judges.run", reason="tefcore.judges.run not written yet")
+    extract = pytest.importorskip("tefcore.extraction.run", reason="tefcore.extraction.run not written yet")
     if not hasattr(extract, "run_extraction"):
-        pytest.skip("tefcore.judges.run.run_extraction not available")
+        pytest.skip("tefcore.extraction.run.run_extraction not available")
     from fault_server import cache_pairs, run_openai_extraction, synthetic_mind
 
     data_dir = synthetic_mind(tmp_path / "mind", n_posts=6)
@@ -338,7 +338,7 @@ def test_extraction_resumes_after_exhaustion(server: FaultServer, tmp_path: Any)
     pairs = cache_pairs(out)
     assert sorted(pairs) == sorted(set(pairs)) and len(pairs) == 6  # every pair exactly once
     # and with the values an uninterrupted healthy run gives (each a function of its prompt)
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     frame, _ = read_cache(out)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from sigint import sigint_default_in_child
-from tefcore.judges.cache import read_cache
+from tefcore.extraction.cache import read_cache
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tefcore.judges.cache import cache_path, provenance_id
+from tefcore.extraction.cache import cache_path, provenance_id
 from tefpaper.__main__ import main as tef_claims
 from tefpaper.evidence import KINDS
 from tefpaper.ledger import LEDGER, evaluate_ledger, reproduce_line, summary_counts

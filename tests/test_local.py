@@ -130,7 +130,7 @@ def test_the_embedded_model_is_found(judge: Any) -> None:
 def test_the_build_s_cpu_features_are_part_of_the_provenance(judge: Any) -> None:
     import llama_cpp
 
-    from tefcore.judges.cache import provenance_id
+    from tefcore.extraction.cache import provenance_id
 
     info = llama_cpp.llama_print_system_info().decode()
     features = judge.provenance()["llama_cpp_cpu"].split()

@@ -21,7 +21,7 @@ from jupytext.formats import guess_format
 
 from tefbook.parameters import parameter_defaults
 from tefbook.toc import load_toc, toc_chapters
-from tefcore.judges.redact import is_secret_name
+from tefcore.redact import is_secret_name
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

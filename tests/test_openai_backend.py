@@ -27,7 +27,7 @@ import pytest
 
 from tefcore.judges.base import ScoreRequest
 from tefcore.judges.openai import MissingAPIKey, OpenAIBackend, read_first_position
-from tefcore.judges.retry import BackendRejected
+from tefcore.retry import BackendRejected
 from tefcore.mind.prompts import build_prompt
 
 pytestmark = pytest.mark.slow
@@ -374,7 +374,7 @@ def test_qwen25_through_vllm_serve_keeps_the_default_system_turn(
 def test_served_model_and_fingerprint_are_kept_per_record(
         serve_stand_in: _ServeStandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tefcore.judges.openai import ServedScore
-    from tefcore.judges.run import run_extraction
+    from tefcore.extraction.run import run_extraction
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)

@@ -27,10 +27,10 @@ import ray  # noqa: E402
 
 from ray_judges import Drifting, HashJudge, KillOnce, scored  # noqa: E402
 from tefcore.cli import main  # noqa: E402
-from tefcore.judges.cache import CacheError, ProvenanceMismatch, read_cache  # noqa: E402
-from tefcore.judges.parts import committed_parts, pair_id, parts_path  # noqa: E402
-from tefcore.judges.ray_engine import RayEngine, RayOptions  # noqa: E402
-from tefcore.judges.run import Setting, chunks, run_extraction  # noqa: E402
+from tefcore.extraction.cache import CacheError, ProvenanceMismatch, read_cache  # noqa: E402
+from tefcore.extraction.parts import committed_parts, pair_id, parts_path  # noqa: E402
+from tefcore.extraction.ray_engine import RayEngine, RayOptions  # noqa: E402
+from tefcore.extraction.run import Setting, chunks, run_extraction  # noqa: E402
 from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -175,8 +175,8 @@ sys.path.insert(0, {tests!r})
 import ray
 ray.init(address={address!r}, runtime_env={{"env_vars": {{"PYTHONPATH": {tests!r}}}}}, logging_level="WARNING")
 from ray_judges import HashJudge
-from tefcore.judges.ray_engine import RayEngine, RayOptions
-from tefcore.judges.run import run_extraction
+from tefcore.extraction.ray_engine import RayEngine, RayOptions
+from tefcore.extraction.run import run_extraction
 from tefcore.mind.load import evaluation_pairs, load_posts
 pairs = evaluation_pairs(load_posts("en", {sample!r}))[:40]
 run_extraction(HashJudge(delay=0.4, log={log!r}), pairs, {out!r}, variant="original", progress=False,

@@ -16,9 +16,9 @@ import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from ray_judges import HashJudge, nodes  # noqa: E402
-from tefcore.judges.parts import committed_parts, pair_id, parts_path  # noqa: E402
-from tefcore.judges.ray_engine import RayEngine, RayOptions  # noqa: E402
-from tefcore.judges.run import run_extraction  # noqa: E402
+from tefcore.extraction.parts import committed_parts, pair_id, parts_path  # noqa: E402
+from tefcore.extraction.ray_engine import RayEngine, RayOptions  # noqa: E402
+from tefcore.extraction.run import run_extraction  # noqa: E402
 from tefcore.mind.load import evaluation_pairs, load_posts  # noqa: E402
 
 pytestmark = pytest.mark.slow

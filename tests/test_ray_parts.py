@@ -14,7 +14,7 @@ pq = pytest.importorskip("pyarrow.parquet", reason="parts directories need pyarr
 
 from tefcore.cli import main  # noqa: E402
 from tefcore.judges.base import INVALID, Score  # noqa: E402
-from tefcore.judges.cache import (  # noqa: E402
+from tefcore.extraction.cache import (  # noqa: E402
     CacheError,
     CacheWriter,
     ProvenanceMismatch,
@@ -22,14 +22,13 @@ from tefcore.judges.cache import (  # noqa: E402
     provenance_id,
     read_cache,
 )
-from tefcore.judges.parts import (  # noqa: E402
+from tefcore.extraction.parts import (  # noqa: E402
     committed_parts,
     merge_parts,
     open_parts,
     pair_id,
     parts_path,
     read_parts,
-    read_parts_cache,
     records_table,
 )
 from tefcore.mind.load import EvaluationPair  # noqa: E402
@@ -75,7 +74,7 @@ def test_parts_merge_into_the_cache_file_the_local_loop_writes(tmp_path: Path) -
     merged = merge_parts(parts)
     assert merged == tmp_path / "ray" / "en.jsonl"
     assert merged.read_bytes() == local.read_bytes()  # header included: same provenance, same start time
-    (frame, prov), (want, want_prov) = read_parts_cache(parts), read_cache(local)
+    (frame, prov), (want, want_prov) = read_cache(merged), read_cache(local)
     assert frame.equals(want) and prov == want_prov
     assert frame.loc[1, "direct"] == 0.123456789012345678  # exact: Parquet keeps every bit
 
@@ -133,7 +132,7 @@ def test_an_unfinished_write_is_left_out(tmp_path: Path) -> None:
     (parts / "checkpoint" / "u1_000000.parquet").write_bytes(b"committed")
     (parts / "checkpoint" / "u1_000001.pending.parquet").write_bytes(b"pending")
     assert committed_parts(parts) == [done]
-    assert len(read_parts_cache(parts)[0]) == 2
+    assert len(read_parts(parts)[0]) == 2
 
 
 def test_refusals(tmp_path: Path) -> None:

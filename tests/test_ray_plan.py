@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from ray_judges import HashJudge
 from tefcore.cli import main
-from tefcore.judges.cache import provenance_id
-from tefcore.judges.ray_engine import (
+from tefcore.extraction.cache import provenance_id
+from tefcore.extraction.ray_engine import (
     JudgeActor,
     JudgeShipment,
     RayOptions,
@@ -28,7 +28,7 @@ from tefcore.judges.ray_engine import (
     ship_prepared,
 )
 from tefcore.judges.registry import ModelSpec
-from tefcore.judges.run import Setting, build_requests, run_provenance, score_chunk
+from tefcore.extraction.run import Setting, build_requests, run_provenance, score_chunk
 from tefcore.mind.load import EvaluationPair
 
 SETTING = Setting("en", "original", "reference")
@@ -88,7 +88,7 @@ def test_check_fits_keeps_cpus_free_for_ray_data(cpus: int, actors: int, per_act
 
 def test_map_arguments() -> None:
     pytest.importorskip("ray.data")
-    from tefcore.judges.ray_engine import map_arguments
+    from tefcore.extraction.ray_engine import map_arguments
 
     fixed = map_arguments(Resources((2, 2), 1.0, 0.0, 1, 8))
     assert fixed["compute"].min_size == fixed["compute"].max_size == 2
@@ -171,7 +171,7 @@ def test_without_ray_the_library_imports_and_the_engine_says_what_to_install(tmp
     script = textwrap.dedent("""
         import sys
         sys.modules["ray"] = None  # as if Ray were not installed
-        import tefcore, tefcore.judges.run, tefcore.judges.ray_engine
+        import tefcore, tefcore.extraction.run, tefcore.extraction.ray_engine
         from tefcore.cli import main
         sys.exit(main(["extract", "--model", "e5-zeroshot", "--engine", "ray", "--lang", "en", "--limit", "1",
                        "--out", sys.argv[1]]))

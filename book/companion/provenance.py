@@ -3,7 +3,7 @@
 A row of ours says ``"ours: <judge>, <engine>, <hardware>, <data>"``, e.g.
 ``"ours: Qwen2.5-7B, vLLM 0.33, GPU, full MIND release"`` or
 ``"ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"``. Every part comes from the cache header that
-:func:`tefcore.judges.run.run_provenance` wrote (``backend``, ``model``, ``model_file``, the engine's
+:func:`tefcore.extraction.run.run_provenance` wrote (``backend``, ``model``, ``model_file``, the engine's
 version, ``server``, ``base_url``, ``hardware``) and from the pairs the cache holds (:func:`data_kind`),
 never from a constant: a GPU run reads as a GPU run, a CPU run as a CPU run. The paper's own rows
 say :data:`PAPER_LABEL`. Nothing the book computes may stand in a row labelled as the paper's.
@@ -197,7 +197,7 @@ def data_kind(frame: pd.DataFrame) -> str:
     Parameters
     ----------
     frame : DataFrame
-        Cache rows with ``lang`` and ``post_id`` (:func:`tefcore.judges.cache.read_cache`).
+        Cache rows with ``lang`` and ``post_id`` (:func:`tefcore.extraction.cache.read_cache`).
     """
     from tefcore.mind.release import DATA_KINDS, FULL_RELEASE
 

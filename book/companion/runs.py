@@ -2,7 +2,7 @@
 
 A run is one judge (``model``) under one prompt variant (``prompt``); its caches are
 ``<cache_dir>/<model>/<prompt>/<lang>.jsonl``, or ``<lang>.reading-<reading>.jsonl`` for an LLM judge
-read another way than the default ``summed`` (:func:`tefcore.judges.cache.cache_path`; a judge that reads
+read another way than the default ``summed`` (:func:`tefcore.extraction.cache.cache_path`; a judge that reads
 no answer token, such as the e5 judges, has one cache whatever the reading). :func:`load_runs` reads
 many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the
 provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
@@ -98,7 +98,7 @@ class Runs:
     Attributes
     ----------
     frame : DataFrame
-        The cache rows (:func:`tefcore.judges.cache.read_cache`) of every file found, with ``model`` and
+        The cache rows (:func:`tefcore.extraction.cache.read_cache`) of every file found, with ``model`` and
         ``prompt`` columns in front.
     provenance : DataFrame
         One row per file read: ``model, prompt, lang, path, n_pairs`` and the provenance fields
@@ -179,10 +179,10 @@ def load_runs(
         Root of the caches; a relative path is resolved with :func:`repo_path`.
     reading : {"summed", "reference"}
         How the LLM judges' answer tokens were read: their file names come from
-        :func:`tefcore.judges.cache.cache_path`; judges that read no answer token (:func:`reads_answers`)
+        :func:`tefcore.extraction.cache.cache_path`; judges that read no answer token (:func:`reads_answers`)
         have one cache whatever the reading.
     reader : callable, optional
-        ``reader(path) -> (frame, provenance)``; default :func:`tefcore.judges.cache.read_cache`.
+        ``reader(path) -> (frame, provenance)``; default :func:`tefcore.extraction.cache.read_cache`.
 
     Returns
     -------
@@ -196,7 +196,7 @@ def load_runs(
     ValueError
         When no model, prompt or language is requested, or the reading is unknown.
     """
-    from tefcore.judges.cache import cache_path
+    from tefcore.extraction.cache import cache_path
 
     model_list, prompt_list, lang_list = parse_list(models), parse_list(prompts), parse_list(langs)
     if not (model_list and prompt_list and lang_list):
@@ -205,7 +205,7 @@ def load_runs(
     if reading not in READINGS:
         raise ValueError(f"unknown reading {reading!r}; choose one of {', '.join(READINGS)}")
     if reader is None:
-        from tefcore.judges.cache import read_cache as reader
+        from tefcore.extraction.cache import read_cache as reader
     root = repo_path(cache_dir)
     frames, prov, missing = [], [], []
     for model in model_list:

@@ -267,7 +267,7 @@ class _Context:
 
 
 def _cache_files(ctx: _Context, out: Path, prompts: Sequence[str], reading: str) -> list[Path]:
-    from tefcore.judges.cache import cache_path
+    from tefcore.extraction.cache import cache_path
 
     return [cache_path(out, ctx.spec.name, p, lang, "reference", reading).resolve()
             for p in prompts for lang in ctx.langs]

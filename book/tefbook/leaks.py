@@ -1,7 +1,7 @@
 """The secret guard of the book build: no credential from the environment may be published.
 
 API keys reach the chapters' kernels only through the environment. The library's one rule,
-:func:`tefcore.judges.redact.is_secret_name`, tells the parameter names that look like a credential
+:func:`tefcore.redact.is_secret_name`, tells the parameter names that look like a credential
 (:mod:`tefbook.parameters` refuses them, since papermill writes parameters into the published
 notebook); :func:`find_secret_leaks` searches executed notebooks and built pages for the
 values of the environment's secret-like variables
@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from tefbook.errors import BookError
-from tefcore.judges.redact import secret_variables
+from tefcore.redact import secret_variables
 
 __all__ = [
     "MIN_SECRET_LENGTH",
@@ -43,7 +43,7 @@ def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The values of the secret-like environment variables worth searching for.
 
     The variables are those the library's log redaction masks
-    (:func:`tefcore.judges.redact.secret_variables`).
+    (:func:`tefcore.redact.secret_variables`).
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ import yaml
 
 from tefbook.errors import BookError
 from tefbook.toc import Chapter, resolve_chapter
-from tefcore.judges.redact import is_secret_name
+from tefcore.redact import is_secret_name
 
 __all__ = [
     "INJECTED_MARKER",
@@ -327,7 +327,7 @@ def check_parameter_name(name: str, where: str) -> None:
     Raises
     ------
     BookError
-        When :func:`tefcore.judges.redact.is_secret_name` says the name looks like a credential.
+        When :func:`tefcore.redact.is_secret_name` says the name looks like a credential.
     """
     if is_secret_name(name):
         raise BookError(

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from tefcore.evaluate import predict_pairs, score_table
-from tefcore.judges.cache import cache_path, read_cache
+from tefcore.extraction.cache import cache_path, read_cache
 from tefcore.mind.release import FULL_RELEASE
 from tefcore.mind.schema import LANGS
 from tefpaper.review import wilson_interval

@@ -34,7 +34,7 @@ from tefcore.errors import UnknownName
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5_engine import EngineBuild, resolve_engine
 from tefcore.mind.prompts import choices as mind_choices
-from tefcore.mind.release import file_sha256
+from tefcore.hashing import file_sha256
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import Choices
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
 
 __all__ = ["DESCRIPTION_STYLES", "MODEL_ID", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
-           "all_descriptions", "auto_temperature", "check_lang_dimension", "descriptions_sha256", "embedding_score",
+           "all_descriptions", "auto_temperature", "check_lang_dimension", "embedding_score",
            "model_provenance", "pairs_sha256", "shared_embedder", "side_description", "styled_descriptions",
            "weights_path", "weights_sha256"]
 
@@ -266,11 +266,6 @@ def all_descriptions(style: str = "positions") -> dict[str, str]:
         for dim in DIMENSIONS
         for side in SIDES
     }
-
-
-def descriptions_sha256(style: str = "positions") -> str:
-    """sha256 of the JSON of :func:`all_descriptions` (sorted keys, UTF-8, no ASCII escaping)."""
-    return _sha256(json.dumps(all_descriptions(style), sort_keys=True, ensure_ascii=False))
 
 
 def auto_temperature(margins: np.ndarray, target: float = TARGET_LOG_ODDS) -> float:
@@ -497,7 +492,7 @@ class E5ZeroShotBackend:
 
 def pairs_sha256(pairs: Iterable["EvaluationPair"]) -> str:
     """sha256 of the pairs a fit looks at, labels aside: sorted unique ``lang, dimension, post id, text hash``."""
-    from tefcore.judges.cache import text_sha256
+    from tefcore.hashing import text_sha256
 
     lines = sorted({f"{p.lang}\t{p.dimension}\t{p.post_id}\t{text_sha256(p.text)}" for p in pairs})
     return _sha256("\n".join(lines))

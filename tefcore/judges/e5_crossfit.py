@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5 import E5Embedder, check_lang_dimension, embedding_score, model_provenance, shared_embedder
 from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir
-from tefcore.mind.release import file_sha256
+from tefcore.hashing import file_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
     from tefcore.mind.load import EvaluationPair
@@ -320,7 +320,7 @@ def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FI
 
 def training_sha256(groups: Mapping[tuple[str, str], Posts]) -> str:
     """sha256 of the labelled pairs a judge is fitted on: sorted ``lang, dimension, post id, side, text hash``."""
-    from tefcore.judges.cache import text_sha256
+    from tefcore.hashing import text_sha256
 
     lines = sorted(f"{lang}\t{dim}\t{pid}\t{side}\t{text_sha256(text)}"
                    for (lang, dim), posts in groups.items() for pid, (text, side) in posts.items())

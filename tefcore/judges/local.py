@@ -48,7 +48,7 @@ import numpy as np
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import LogprobJudge, check_reading, label_token_ids, score_token_logprobs
 from tefcore.judges.llama_build import NEEDS_LLAMA_CPP, BrokenBuild, build_features, check_build
-from tefcore.mind.release import file_sha256
+from tefcore.hashing import file_sha256
 
 __all__ = ["EMBEDDED_FILE", "EMBEDDED_PACKAGE", "MIN_CONTEXT", "ChatTemplate", "LocalBackend", "MissingLocalModel",
            "default_model_path", "resolve_model_path", "weights_sha256"]

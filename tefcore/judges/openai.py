@@ -5,9 +5,9 @@ Each request is one user message (the prompt of protocol §4) answered greedily 
 (``max_tokens=1``, ``temperature=0``, ``logprobs=True``, ``top_logprobs=k``), whose top-k log-probabilities
 go to :func:`tefcore.judges.labels.score_token_logprobs`.
 
-Reliability is :mod:`tefcore.judges.retry`'s (the client's own retries are switched off): each request
-runs under a :class:`~tefcore.judges.retry.RetryPolicy`, a batch under
-:func:`~tefcore.judges.retry.map_batch`. A well-formed answer without log-probabilities or without either
+Reliability is :mod:`tefcore.retry`'s (the client's own retries are switched off): each request
+runs under a :class:`~tefcore.retry.RetryPolicy`, a batch under
+:func:`~tefcore.retry.map_batch`. A well-formed answer without log-probabilities or without either
 letter goes to :func:`score_token_logprobs` as it is (``invalid``, or ``generated_text`` under the
 reference reading), never 0.5.
 
@@ -17,7 +17,7 @@ stores them per pair record. ``chat_template_kwargs`` (Qwen3's ``{"enable_thinki
 ``vllm serve``) are sent in the request body, so that the server renders as the offline vLLM judge does.
 
 The API key is read from the environment variable named by ``api_key_env``; it is never a parameter,
-never stored in provenance and never printed (every message passes through :func:`~tefcore.judges.redact.redact`).
+never stored in provenance and never printed (every message passes through :func:`~tefcore.redact.redact`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.labels import LogprobJudge, check_reading, score_token_logprobs
-from tefcore.judges.redact import clean_url, redact
-from tefcore.judges.retry import BackendError, RetryPolicy, map_batch, retry_after
+from tefcore.redact import clean_url, redact
+from tefcore.retry import BackendError, RetryPolicy, map_batch, retry_after
 
 __all__ = ["BackendError", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
 
@@ -184,7 +184,7 @@ class OpenAIBackend(LogprobJudge):
     timeout : float, default 60.0
         Seconds per HTTP request.
     max_retries, base_delay, max_delay, max_total_wait, retry_after_cap, malformed_retries, rng, sleep
-        The retry policy (:class:`~tefcore.judges.retry.RetryPolicy`; defaults 6, 0.5, 30.0, 300.0, 60.0,
+        The retry policy (:class:`~tefcore.retry.RetryPolicy`; defaults 6, 0.5, 30.0, 300.0, 60.0,
         2, a fresh ``random.Random()``, a wait that wakes up when the batch is aborted).
     top_logprobs_cap : int, default 20
         The endpoint's cap on ``top_logprobs`` (OpenAI: 20; many APIs: 5), checked here.
@@ -347,9 +347,9 @@ class OpenAIBackend(LogprobJudge):
 
         Raises
         ------
-        tefcore.judges.retry.BackendUnavailable
+        tefcore.retry.BackendUnavailable
             A request still failed after the retry budget (nothing of this batch is returned).
-        tefcore.judges.retry.BackendRejected
+        tefcore.retry.BackendRejected
             The endpoint refused a request with a non-retryable 4xx.
         """
         return self._map(requests, self._score_one, lambda detail: replace(INVALID, detail=detail),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import urllib.error
@@ -16,13 +15,14 @@ from typing import Any
 
 import pandas as pd
 
+from tefcore.hashing import file_sha256
 from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, evaluation_pairs, excluded_pairs,
                                load_posts, mind_filename, read_mind_file, resolve_data_dir, sample_dir)
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER, check_lang
 from tefcore.mind.segment import MIN_LENGTH, split_sentences
 
 __all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
-           "DataDescription", "DownloadError", "data_card", "describe_data", "download_release", "file_sha256",
+           "DataDescription", "DownloadError", "data_card", "describe_data", "download_release",
            "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "PUBLISHED_COUNTS", "is_full_release",
            "published_counts"]
 
@@ -172,24 +172,6 @@ def _verify(got: str, expected: str | None, what: str) -> str:
     if expected is not None and got != expected:
         raise ValueError(f"SHA-256 mismatch for {what}: expected {expected}, got {got}")
     return got
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """SHA-256 hex digest of a file, read in chunks (a release file, model weights ...).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     _ = (Path(folder) / "abc.txt").write_bytes(b"abc")
-    ...     print(file_sha256(Path(folder) / "abc.txt"))
-    ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
-    """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class DownloadError(OSError):

@@ -97,7 +97,7 @@ def free_port() -> int:
 
 def read_prompts(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every prompt of a cache as a row (pair key, kind, index, P(C), log P(C), log P(S)), and the provenance."""
-    from tefcore.judges.cache import read_cache_file
+    from tefcore.extraction.cache import read_cache_file
 
     frame, prov = read_cache_file(path)
     rows: list[dict[str, Any]] = []

@@ -74,7 +74,7 @@ def test_exact_read_matches_a_forward_pass(offline: Run) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tefcore.judges.labels import label_token_ids
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.judges.vllm import chat_template_of, prompt_token_ids
     from tefcore.mind.load import evaluation_pairs, load_posts
 
@@ -149,7 +149,7 @@ def test_server_renders_with_the_chat_template(server: Any) -> None:
     from openai import OpenAI
     from transformers import AutoTokenizer
 
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.judges.vllm import chat_template_of, prompt_token_ids
     from tefcore.mind.load import evaluation_pairs, load_posts
 
@@ -167,7 +167,7 @@ def test_server_logprobs_hold_both_letters(server: Any) -> None:
     """The top-20 log-probabilities of the answer position hold C and S, and the exact ids agree."""
     from openai import OpenAI
 
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     client = OpenAI(base_url=server.url, api_key="not-needed")
@@ -184,7 +184,7 @@ def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPa
     """Chapter 8's timing route: streaming requests to the server, measured on the client."""
     from tefcore.judges import make_backend
     from tefcore.judges.registry import served_spec
-    from tefcore.judges.run import build_requests
+    from tefcore.extraction.run import build_requests
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     spec = served_spec("smollm2-vllm", base_url=server.url, env=child_env(VLLM_SERVER_HARDWARE="CPU"))

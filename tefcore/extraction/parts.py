@@ -1,4 +1,4 @@
-"""Parts directories: the store of a Ray run (:mod:`tefcore.judges.ray_engine`), merged into a cache file at the end.
+"""Parts directories: the store of a Ray run (:mod:`tefcore.extraction.ray_engine`), merged into a cache file at the end.
 
 ``<lang>.parts/`` beside ``<lang>.jsonl`` holds ``header.json`` (the header line of a cache file),
 ``data/*.parquet`` (the cache file's records, one row each with its ``pair_id`` and ``seq``, the local
@@ -13,14 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
-from tefcore.judges.cache import (COLUMNS, CacheError, CacheWriter, ProvenanceMismatch, cache_frame, check_header,
-                                  check_pairs, encode_record, read_cache_file, record_row)
+from tefcore.extraction.cache import (COLUMNS, CacheError, CacheWriter, ProvenanceMismatch, check_header,
+                                  check_pairs, encode_record, read_cache_file)
 
 __all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "PARTS_SUFFIX", "RECORD_KEYS",
            "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path", "read_parts",
-           "read_parts_cache", "records_table"]
+           "records_table"]
 
 PARTS_SUFFIX = ".parts"
 """A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
@@ -35,10 +34,10 @@ PARTS_PENDING = ".pending.parquet"
 OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
                                    "sentence_details", "direct_probs", "sentence_probs", "direct_logprobs",
                                    "sentence_logprobs")
-"""Record fields that :func:`tefcore.judges.cache.pair_record` writes only when it has them (null in a part otherwise)."""
+"""Record fields that :func:`tefcore.extraction.cache.pair_record` writes only when it has them (null in a part otherwise)."""
 
 RECORD_KEYS: tuple[str, ...] = (*COLUMNS, *OPTIONAL_KEYS, "provenance_id")
-"""The fields of a pair record after ``type``, in :func:`tefcore.judges.cache.pair_record`'s order."""
+"""The fields of a pair record after ``type``, in :func:`tefcore.extraction.cache.pair_record`'s order."""
 
 def pair_id(post_id: str, dimension: str) -> str:
     """The stable key of a (post, dimension) pair in a parts directory.
@@ -69,7 +68,7 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
     Parameters
     ----------
     rows : sequence of (int, dict)
-        ``seq`` and the record of :func:`tefcore.judges.cache.pair_record`.
+        ``seq`` and the record of :func:`tefcore.extraction.cache.pair_record`.
 
     Raises
     ------
@@ -101,7 +100,7 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
 
 
 def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON record of a part row (the keys of :func:`tefcore.judges.cache.pair_record`, in its order)."""
+    """The JSON record of a part row (the keys of :func:`tefcore.extraction.cache.pair_record`, in its order)."""
     rec: dict[str, Any] = {"type": "pair"}
     for key in RECORD_KEYS:
         if key not in OPTIONAL_KEYS or row.get(key) is not None:
@@ -113,7 +112,7 @@ def open_parts(parts_dir: str | os.PathLike[str], provenance: Mapping[str, Any])
     """Create a parts directory with its header, or check the header of an existing one.
 
     The header (``header.json``) is a cache file of one line, its header, written before any part by
-    a :class:`~tefcore.judges.cache.CacheWriter` (which checks the provenance of an existing one).
+    a :class:`~tefcore.extraction.cache.CacheWriter` (which checks the provenance of an existing one).
 
     Returns
     -------
@@ -199,19 +198,6 @@ def read_parts(parts_dir: str | os.PathLike[str],
     return ordered, header
 
 
-def _parts_records(parts: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and the checked pair records of a parts directory, as a cache file holds them."""
-    rows, header = read_parts(parts)
-    return header, check_pairs(parts, [header, *(part_record(r) for r in rows)], header["provenance_id"])
-
-
-def read_parts_cache(parts_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read a parts directory like a cache file (see :func:`read_cache_file`)."""
-    header, pairs = _parts_records(Path(parts_dir))
-    frame = cache_frame([record_row(rec) for rec in pairs])
-    return frame, {**header["provenance"], "provenance_id": header["provenance_id"]}
-
-
 def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
     """Write the usual cache file from a parts directory (records in the local loop's order).
 
@@ -235,7 +221,8 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
     """
     parts = Path(parts_dir)
     target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
-    header, pairs = _parts_records(parts)
+    rows, header = read_parts(parts)
+    pairs = check_pairs(parts, [header, *(part_record(r) for r in rows)], header["provenance_id"])
     if target.exists():
         frame, prov = read_cache_file(target)
         if prov["provenance_id"] != header["provenance_id"]:

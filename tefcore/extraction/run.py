@@ -8,7 +8,7 @@ provenance), skips the pairs already stored (a pair whose text changed is an err
 (:class:`ExtractionInterrupted`).
 
 Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process appending to
-the cache file, and :class:`tefcore.judges.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
+the cache file, and :class:`tefcore.extraction.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
 merged into the same file at the end. Both score with :func:`score_pairs` (the same chunks, one judge
 call each), so their records are the same. A pair's prompts are the :class:`Setting`'s, for MIND or a
 task of one's own (:class:`tefcore.tasks.Task`).
@@ -32,7 +32,8 @@ from tqdm.auto import tqdm
 from tefcore.errors import UnknownName
 from tefcore import __version__
 from tefcore.judges.base import Backend, Score, ScoreRequest
-from tefcore.judges.cache import CacheError, CacheWriter, recorded_provenance, text_sha256
+from tefcore.extraction.cache import CacheError, CacheWriter, recorded_provenance
+from tefcore.hashing import text_sha256
 from tefcore.judges.machine import numeric_environment
 from tefcore.judges.registry import ModelSpec
 from tefcore.mind.load import EvaluationPair
@@ -189,7 +190,7 @@ def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, li
 def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
     """Everything that identifies the numbers of a run (the judge's and the setting's provenance), the start
     time and the machine's numeric environment (:func:`tefcore.judges.machine.numeric_environment`), both
-    outside the provenance id (:data:`tefcore.judges.cache.TIME_KEYS`)."""
+    outside the provenance id (:data:`tefcore.extraction.cache.TIME_KEYS`)."""
     prov = dict(backend.provenance())
     prov.setdefault("reading", getattr(backend, "reading", None))
     prov.update({"judge": getattr(backend, "name", prov.get("model")), **setting.provenance(),
@@ -282,7 +283,7 @@ class ExtractionReport:
         return self.mass_sum / self.mass_count if self.mass_count else float("nan")
 
     def add_record(self, record: Mapping[str, Any]) -> None:
-        """Add one stored pair record (see :func:`tefcore.judges.cache.pair_record`)."""
+        """Add one stored pair record (see :func:`tefcore.extraction.cache.pair_record`)."""
         sources = [record["direct_source"], *record["sentence_sources"]]
         masses = [m for m in [record["direct_mass"], *record["sentence_masses"]] if m is not None]
         details = [record.get("direct_detail"), *(record.get("sentence_details") or ())]
@@ -339,7 +340,7 @@ class Session(Protocol):
 
 
 class Engine(Protocol):
-    """How the pairs are scored: :class:`LocalEngine` or :class:`tefcore.judges.ray_engine.RayEngine`."""
+    """How the pairs are scored: :class:`LocalEngine` or :class:`tefcore.extraction.ray_engine.RayEngine`."""
 
     def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
                 out_path: Path, batch_size: int | None, progress: bool) -> AbstractContextManager[Session]:
@@ -382,7 +383,7 @@ class LocalEngine:
 
 
 class _LocalSession:
-    """The session of :class:`LocalEngine`: a judge and a :class:`~tefcore.judges.cache.CacheWriter`."""
+    """The session of :class:`LocalEngine`: a judge and a :class:`~tefcore.extraction.cache.CacheWriter`."""
 
     def __init__(self, backend: Backend, writer: CacheWriter, setting: Setting, batch_size: int,
                  prepare_seconds: float) -> None:
@@ -462,7 +463,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
         Pairs of one language, in data order (all of them go to the judge's ``prepare``, so that a
         fitted judge does not depend on ``limit``).
     out_path : path-like
-        The cache file (see :func:`tefcore.judges.cache.cache_path`); an existing file of the same
+        The cache file (see :func:`tefcore.extraction.cache.cache_path`); an existing file of the same
         provenance is resumed.
     variant : {"original", "verbose", "minimal"}
         Prompt variant of MIND pairs (protocol §4); a task's pairs take the task's prompt.
@@ -475,7 +476,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     progress : bool
         Progress bars: the judge's preparation (when it has long work), then pairs and prompts per second.
     engine : Engine, optional
-        :class:`LocalEngine` (default) or :class:`tefcore.judges.ray_engine.RayEngine`.
+        :class:`LocalEngine` (default) or :class:`tefcore.extraction.ray_engine.RayEngine`.
     task : Task, optional
         The task of ``pairs`` (:meth:`tefcore.tasks.Task.pairs`); None for MIND.
 

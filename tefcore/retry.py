@@ -13,7 +13,7 @@
   ``malformed_retries`` times, then recorded invalid (P = NaN), and the run goes on.
 
 :func:`map_batch` runs a batch concurrently and **stops it at its first error**, so that a
-:func:`tefcore.judges.run.run_extraction` chunk is scored whole or not written at all.
+:func:`tefcore.extraction.run.run_extraction` chunk is scored whole or not written at all.
 :class:`tefcore.judges.openai.OpenAIBackend` uses both.
 """
 
@@ -32,7 +32,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from tefcore.judges.redact import redact
+from tefcore.redact import redact
 
 __all__ = ["Aborted", "BackendError", "BackendRejected", "BackendStats", "BackendUnavailable", "RetryPolicy",
            "is_context_overflow", "map_batch", "one_line", "retry_after"]

@@ -1,14 +1,14 @@
 """``tef extract --engine ray``: the engine that spreads the extraction over a Ray cluster with Ray Data.
 
-:class:`RayEngine` is a :class:`tefcore.judges.run.Engine`: :func:`tefcore.judges.run.run_extraction`
+:class:`RayEngine` is a :class:`tefcore.extraction.run.Engine`: :func:`tefcore.extraction.run.run_extraction`
 checks the scope, skips the pairs already stored and counts the records, as for the local engine. The
 session's plan is the one Ray Data can checkpoint, read -> map -> write:
 
 1. The driver prepares the judge once and writes the provenance header of a *parts directory*
-   (:mod:`tefcore.judges.parts`, ``<lang>.parts`` beside ``<lang>.jsonl``), held locked for the run.
+   (:mod:`tefcore.extraction.parts`, ``<lang>.parts`` beside ``<lang>.jsonl``), held locked for the run.
 2. The pending pairs go in blocks of the local loop's whole chunks (:func:`_blocks`), one read task each.
 3. An actor pool (:class:`JudgeActor`) scores each block with the local loop's own code
-   (:func:`tefcore.judges.run.score_pairs`), and Ray Data writes one Parquet part per block to ``data/``.
+   (:func:`tefcore.extraction.run.score_pairs`), and Ray Data writes one Parquet part per block to ``data/``.
    Ray's checkpoint (``checkpoint/``, keyed by ``pair_id``) records the committed pairs, so a rerun
    scores only the missing ones; dead actors are restarted and their blocks retried.
 4. The driver checks that every pair it sent is in a part, and merges the parts into ``<lang>.jsonl``.
@@ -37,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from tefcore.judges.base import Backend
-from tefcore.judges.cache import CacheError, lock_exclusive, pair_record, provenance_id
-from tefcore.judges.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, PARTS_PENDING, merge_parts, open_parts,
+from tefcore.extraction.cache import CacheError, lock_exclusive, pair_record, provenance_id
+from tefcore.extraction.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, PARTS_PENDING, merge_parts, open_parts,
                                   pair_id, part_record, parts_path, read_parts, records_table)
 from tefcore.judges.registry import ModelSpec
-from tefcore.judges.run import (Setting, chunks, dimension_order, preferred_batch_size, prepare_judge, run_provenance,
+from tefcore.extraction.run import (Setting, chunks, dimension_order, preferred_batch_size, prepare_judge, run_provenance,
                                 score_pairs)
 from tefcore.mind.load import EvaluationPair
 
@@ -367,7 +367,7 @@ class JudgeActor:
     def __call__(self, batch: Any) -> Any:
         """Score a block (an Arrow table of whole chunks, see :func:`_blocks`) -> an Arrow table of part rows.
 
-        The block's pairs go to :func:`tefcore.judges.run.score_pairs`, which cuts them into the chunks
+        The block's pairs go to :func:`tefcore.extraction.run.score_pairs`, which cuts them into the chunks
         the local loop would send.
         """
         rows = batch.to_pylist()
@@ -385,7 +385,7 @@ def _probe_provenance(shipment: JudgeShipment, setting: Setting) -> dict[str, An
 
 # --- the engine ---------------------------------------------------------------------------------
 class RayEngine:
-    """The :class:`tefcore.judges.run.Engine` of a Ray cluster (see the module notes).
+    """The :class:`tefcore.extraction.run.Engine` of a Ray cluster (see the module notes).
 
     Parameters
     ----------

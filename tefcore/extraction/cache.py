@@ -19,7 +19,7 @@ JSON has no NaN or infinity: an unreadable P(change) is ``null`` (NaN when read)
 was never seen has log-probability ``null`` (``-inf`` when read). Texts are not stored (MIND's licence
 keeps them in MIND); the segmentation rule in the provenance regenerates the sentences. A run resumes
 into a file only under the same :func:`provenance_id`. The Ray engine's parts directories hold the same
-records (:mod:`tefcore.judges.parts`).
+records (:mod:`tefcore.extraction.parts`).
 
 Crash safety (:class:`CacheWriter`): one writer per file (``flock``), each record appended whole then
 ``fsync``-ed, so a kill leaves at most one torn last line, which resuming cuts away with a warning; a
@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 
 from tefcore.judges.base import SOURCES, Score
-from tefcore.mind.release import file_sha256 as file_sha256  # the one file hash, re-exported for callers here
+from tefcore.hashing import text_sha256
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +124,6 @@ def recorded_provenance(cache: str | os.PathLike[str]) -> dict[str, Any] | None:
 def _num(x: float) -> float | None:
     """A JSON number, or null for NaN and infinities (a letter never seen has log-probability -inf)."""
     return None if math.isnan(x) or math.isinf(x) else float(x)
-
-
-def text_sha256(text: str) -> str:
-    """Short hash of a post's text (stored with its record instead of the text)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) -> dict[str, Any]:
@@ -339,7 +334,8 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
     ----------
     path : path-like
         A ``.jsonl`` file, or a directory searched recursively for ``*.jsonl`` (files in sorted order).
-        A parts directory of the Ray engine is read by :func:`tefcore.judges.parts.read_parts_cache`.
+        A parts directory of the Ray engine is merged into a cache file first
+        (:func:`tefcore.extraction.parts.merge_parts`).
 
     Returns
     -------
