@@ -92,6 +92,34 @@ def test_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
         resolve_model_path(tmp_path / "absent.gguf")
 
 
+def _gguf_header(shape: int, tensor_type: int = 0) -> bytes:
+    """A GGUF v3 header with one metadata key and one tensor of ``shape`` values, and no tensor data."""
+    u32, u64 = (lambda n: n.to_bytes(4, "little")), (lambda n: n.to_bytes(8, "little"))
+    key = u64(12) + b"general.name" + u32(8) + u64(4) + b"tiny"
+    tensor = u64(6) + b"weight" + u32(1) + u64(shape) + u32(tensor_type) + u64(0)
+    return b"GGUF" + u32(3) + u64(1) + u64(1) + key + tensor
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (b"", "it is empty"),
+    (b"<html>404 Not Found</html>" * 4, "does not start with the GGUF magic bytes"),
+    (_gguf_header(1000)[:40], "cut short .40 bytes end inside its header"),
+    (_gguf_header(1000) + bytes(64), r"cut short \(\d+ bytes, its header describes \d+\)"),
+])
+def test_a_damaged_gguf_is_named_not_taken_for_a_broken_build(tmp_path: Path, content: bytes, why: str) -> None:
+    from tefcore.judges.local import InvalidGGUF, LocalBackend, check_gguf
+
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(content)
+    with pytest.raises(InvalidGGUF, match=f"{bad} is not a valid GGUF model file: .*{why}") as caught:
+        LocalBackend(bad)  # refused before llama.cpp is imported or probed
+    assert "\n" not in str(caught.value) and "rebuild" not in str(caught.value)
+    whole = tmp_path / "whole.gguf"
+    header = _gguf_header(1000)
+    whole.write_bytes(header + bytes(-len(header) % 32 + 4000))
+    assert check_gguf(whole) == whole
+
+
 # -- the embedded model ------------------------------------------------------------------------
 llama_cpp = pytest.importorskip("llama_cpp",
                                 reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
