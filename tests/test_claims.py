@@ -293,7 +293,10 @@ def test_text_fits_100_columns_and_groups_by_section(ledger: pd.DataFrame) -> No
     lines = text.splitlines()
     assert max(map(len, lines)) <= 100
     assert [line[3:] for line in lines if line.startswith("-- ")] == list(evidence.SECTIONS.values())
-    assert lines[-1].startswith(f"{len(claims.LEDGER)} claims") and "0 fail;" in lines[-1]
+    n_reader = sum(c.whose == "reader" for c in claims.LEDGER)
+    assert lines[-3].startswith(f"{len(claims.LEDGER) - n_reader} claims of the paper:") and lines[-3].endswith("0 fail")
+    assert lines[-2].startswith(f"{n_reader} reader's checks of its tables:")
+    assert lines[-1] == f"0 of the {len(claims.LEDGER)} rows reproduced by our run"
     assert lines[0] == "Verdicts per kind of evidence" and lines[2].startswith("evidence")
     assert [line.split("  ")[0] for line in lines[3:10]] == [*evidence.KINDS.values(), "all"]
 
@@ -310,6 +313,17 @@ def test_other_formats(ledger: pd.DataFrame) -> None:
     assert "| id " in claims.format_ledger(frame, "markdown")
     with pytest.raises(ValueError, match="unknown format"):
         claims.format_ledger(frame, "yaml")
+
+
+def test_claims_and_reader_checks_are_counted_apart(ledger: pd.DataFrame) -> None:
+    counts = claims.whose_counts(ledger.reset_index())
+    reader = {c.id for c in claims.LEDGER if c.words.startswith("(a reader's check)")}
+    assert reader == {"gain-per-cell", "table3-floors", "table3-noise", "table3-confusion", "table3-same-posteriors",
+                      "table2-tokens"}
+    assert set(ledger.index[ledger["whose"] == evidence.WHOSE["reader"]]) == reader
+    assert int(counts.loc[evidence.WHOSE["reader"], "does not hold"]) == 6
+    assert int(counts.loc[evidence.WHOSE["paper"], "does not hold"]) == 3  # tempering, k3-bayes, table3-underline
+    assert int(counts.loc["all", "all"]) == len(claims.LEDGER)
 
 
 def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
@@ -354,6 +368,27 @@ def test_tef_claims_fails_on_a_changed_table(
     monkeypatch.setattr(paper, "load_tables", lambda data_dir=None: changed)
     assert tef_claims([]) == 1
     assert "max-shortfall" in capsys.readouterr().err
+
+
+def test_tef_claims_prints_one_claim_in_full(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tef_claims(["table3-floors"]) == 0  # it does not hold, as recorded: no failure
+    out = capsys.readouterr().out
+    fields = [line.split()[0] for line in out.splitlines() if line[:1] != " "]
+    assert fields == ["claim", "words", "paper", "stated", "evidence", "chapter", "ours", "check", "verdict"]
+    assert "table3-floors (reader's check)" in out and "103 of 240 below" in out and "05_main_results" in out
+    assert out.rstrip().endswith("does not hold") and max(map(len, out.splitlines())) <= 100
+    assert tef_claims(["table3-flor"]) == 2
+    assert capsys.readouterr().err.startswith("tef claims: error: no claim 'table3-flor' in the ledger; did you mean")
+
+
+def test_tef_claims_one_failing_claim_exits_one(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    changed = _changed_tables("llama3-8b", "zh", "Environment", 70.0)
+    monkeypatch.setattr(paper, "load_tables", lambda data_dir=None: changed)
+    assert tef_claims(["max-shortfall"]) == 1
+    out, err = capsys.readouterr()
+    assert out.rstrip().endswith("FAILS") and "max-shortfall" in err
+    assert tef_claims(["gain-per-cell"]) == 0  # another claim of the same changed tables is printed, not failed
 
 
 def test_tef_claims_without_the_tables_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,6 +56,11 @@ SECTIONS: dict[str, str] = {
 """Ledger sections in page order: key -> title."""
 
 HOLDS, NOT_HOLD, NOT_CHECKED, FAILS = "holds", "does not hold", "not checked", "FAILS"
+READER_CHECK = "(a reader's check)"
+"""How ``claims.yaml`` opens the words of a row that is a standard a reviewer holds the paper's tables to,
+not something the paper says."""
+WHOSE: dict[str, str] = {"paper": "claim of the paper", "reader": "reader's check"}
+"""The two kinds of ledger row: key -> what the ledger prints (:attr:`Claim.whose`)."""
 VERDICTS: tuple[str, ...] = (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)
 SAMPLE, FULL, CUSTOM = DATA_KINDS
 _ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
@@ -103,6 +108,17 @@ class Claim:
     prompts: str = "original"
     needs: str = ""
     reason: str = ""
+
+    @property
+    def whose(self) -> str:
+        """``"reader"`` for a reader's check (words opening with :data:`READER_CHECK`), else ``"paper"``.
+
+        Examples
+        --------
+        >>> Claim("x", "method", "Sec. 3", "(a reader's check) y", "—", "01_derivation", "formula").whose
+        'reader'
+        """
+        return "reader" if self.words.startswith(READER_CHECK) else "paper"
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):

@@ -34,11 +34,11 @@ import yaml
 
 from tefcore.mind.release import FULL_RELEASE_DIR
 from tefpaper import checks, results  # noqa: F401 (they register the checks)
-from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, Claim,
+from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, WHOSE, Claim,
                                     DataUnavailable, Evidence, LedgerError, Verdict)
 
-__all__ = ["FORMATS", "LEDGER", "assert_ledger", "evaluate_ledger", "failures", "format_ledger", "reproduce_line",
-           "summary_counts"]
+__all__ = ["FORMATS", "LEDGER", "assert_ledger", "describe_claim", "evaluate_ledger", "failures", "find_claim",
+           "format_ledger", "reproduce_line", "summary_counts", "whose_counts"]
 
 FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
 """Output formats of :func:`format_ledger` (``tef claims --format``)."""
@@ -103,8 +103,9 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     Returns
     -------
     pandas.DataFrame
-        One row per claim, in ledger order: ``id, section, where, words, number, chapter, kind, value,
-        holds, expected, verdict, note``; ``section`` and ``kind`` as the ledger prints them. ``verdict``
+        One row per claim, in ledger order: ``id, whose, section, where, words, number, chapter, kind, value,
+        holds, expected, verdict, note``; ``whose`` (claim of the paper or reader's check), ``section`` and
+        ``kind`` as the ledger prints them. ``verdict``
         is ``"holds"``, ``"does not hold"`` (recorded so), ``"not checked"`` or ``"FAILS"``. When a
         check read the MIND data, ``frame.attrs["dataset"]`` says which, and ``frame.attrs["data_problem"]``
         why it could not be read.
@@ -113,7 +114,8 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     rows = []
     for claim in LEDGER if claims is None else claims:
         v = _run(claim, ev)
-        rows.append({"id": claim.id, "section": SECTIONS[claim.section], "where": claim.where, "words": claim.words,
+        rows.append({"id": claim.id, "whose": WHOSE[claim.whose], "section": SECTIONS[claim.section],
+                     "where": claim.where, "words": claim.words,
                      "number": claim.number, "chapter": claim.chapter, "kind": KINDS[v.kind or claim.kind],
                      "value": v.value, "holds": v.holds, "expected": claim.expected,
                      "verdict": _verdict_label(v.holds, claim.expected, v.kind or claim.kind), "note": v.note})
@@ -157,8 +159,63 @@ def summary_counts(ledger: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def whose_counts(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Rows per kind of row (claims of the paper, reader's checks of its tables; :data:`~tefpaper.evidence.WHOSE`)
+    and verdict (columns), with totals: a standard the paper never claimed is not counted as its claim.
+
+    Examples
+    --------
+    >>> counts = whose_counts(evaluate_ledger())
+    >>> int(counts.loc["reader's check", "does not hold"]), int(counts.loc["claim of the paper", "does not hold"])
+    (6, 3)
+    """
+    table = pd.crosstab(ledger["whose"], ledger["verdict"]).reindex(index=list(WHOSE.values()),
+                                                                  columns=list(VERDICTS), fill_value=0)
+    table.loc["all"] = table.sum()
+    table["all"] = table.sum(axis=1)
+    table.index.name, table.columns.name = "row", None
+    return table
+
+
+def find_claim(claim_id: str) -> Claim:
+    """The ledger's claim ``claim_id``; a one-line :class:`ValueError` naming the nearest ids otherwise.
+
+    Examples
+    --------
+    >>> find_claim("k3-bayes").section
+    'method'
+    """
+    for claim in LEDGER:
+        if claim.id == claim_id:
+            return claim
+    near = [c.id for c in LEDGER if claim_id.split("-")[0] in c.id][:6]
+    raise ValueError(f"no claim {claim_id!r} in the ledger" + (f"; did you mean {', '.join(near)}?" if near else
+                                                                "; `tef claims` lists every id"))
+
+
+def describe_claim(row: Mapping[str, object]) -> str:
+    """One evaluated ledger row in full, one field a line: the paper's words, where it says them, the kind
+    of row and of evidence, the chapter, the check (our value, how it was computed) and the verdict.
+
+    Examples
+    --------
+    >>> print(describe_claim(evaluate_ledger([find_claim("gain-accuracy")]).iloc[0]).splitlines()[0])
+    claim     gain-accuracy (claim of the paper)
+    """
+    fields = (("claim", f"{row['id']} ({row['whose']})"), ("words", row["words"]),
+              ("paper", f"{row['where']}; ledger section: {row['section']}"), ("stated", row["number"]),
+              ("evidence", row["kind"]), ("chapter", row["chapter"]), ("ours", row["value"]),
+              ("check", row["note"] or "—"), ("verdict", row["verdict"]))
+    lines = []
+    for name, text in fields:
+        wrapped = textwrap.wrap(" ".join(str(text).split()), 88) or ["—"]
+        lines += [f"{name:<9} {wrapped[0]}", *(f"{'':<9} {more}" for more in wrapped[1:])]
+    return "\n".join(lines)
+
+
 _TEXT_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("id", "claim", 22), ("number", "stated", 14), ("value", "ours", 31), ("kind", "kind", 8), ("verdict", "verdict", 13))
+_PLURAL = {WHOSE["paper"]: "claims of the paper", WHOSE["reader"]: "reader's checks of its tables"}
 _SHORT = dict(zip(KINDS.values(), ("run", "data", "tables", "formula", "GPU", "n/a")))
 
 
@@ -178,10 +235,10 @@ def _text(ledger: pd.DataFrame) -> str:
         for row in rows.to_dict("records"):
             row["kind"] = _SHORT[row["kind"]]
             lines.append(" ".join(f"{_cell(row[k], w):<{w}}" for k, _, w in _TEXT_COLUMNS).rstrip())
-    total = counts.loc["all"]
-    lines.append(f"{total['all']} claims: {total[HOLDS]} hold, {total[NOT_HOLD]} do not hold (as recorded), "
-                 f"{total[NOT_CHECKED]} not checked, {total[FAILS]} fail; "
-                 f"{counts.loc[KINDS['run'], 'all']} reproduced by our run")
+    for whose, row in whose_counts(ledger).drop(index="all").iterrows():
+        lines.append(f"{row['all']} {_PLURAL[whose]}: {row[HOLDS]} hold, {row[NOT_HOLD]} do not hold (as recorded), "
+                     f"{row[NOT_CHECKED]} not checked, {row[FAILS]} fail")
+    lines.append(f"{counts.loc[KINDS['run'], 'all']} of the {counts.loc['all', 'all']} rows reproduced by our run")
     return "\n".join(lines)
 
 
@@ -196,5 +253,5 @@ def format_ledger(ledger: pd.DataFrame, fmt: str = "text") -> str:
         return ledger.to_csv(index=False)
     if fmt == "json":
         return json.dumps(json.loads(ledger.to_json(orient="records")), ensure_ascii=False, indent=1)
-    return summary_counts(ledger).to_markdown() + "\n\n" + ledger.astype(
+    return summary_counts(ledger).to_markdown() + "\n\n" + whose_counts(ledger).to_markdown() + "\n\n" + ledger.astype(
         {"holds": str, "expected": str}).to_markdown(index=False)
