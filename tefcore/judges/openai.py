@@ -38,7 +38,7 @@ from tefcore.judges.labels import LogprobJudge, check_reading, score_token_logpr
 from tefcore.redact import clean_url, redact
 from tefcore.retry import BackendError, RetryPolicy, map_batch, retry_after
 
-__all__ = ["BackendError", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
+__all__ = ["BackendError", "InvalidAPIKey", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
 
 T = TypeVar("T")
 
@@ -48,6 +48,44 @@ _SHOWABLE_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 class MissingAPIKey(BackendError):
     """The environment variable that should hold the API key is unset or empty."""
+
+
+class InvalidAPIKey(MissingAPIKey):
+    """The API key holds a character an HTTP header cannot carry (a line break, a space, a non-ASCII letter)."""
+
+
+def check_key(key: str, variable: str) -> None:
+    """Refuse a key an ``Authorization`` header cannot carry, naming the variable, never the key.
+
+    A key copied with its line break would otherwise be retried as a connection error, and a non-ASCII
+    one fail inside the HTTP library without naming where it came from.
+
+    Parameters
+    ----------
+    key : str
+        The key (never printed).
+    variable : str
+        The environment variable's name as it may be shown.
+
+    Raises
+    ------
+    InvalidAPIKey
+        One line naming the variable and what is wrong.
+
+    Examples
+    --------
+    >>> check_key("sk-abc123", "OPENAI_API_KEY")
+    >>> check_key("sk-abc123\\n", "OPENAI_API_KEY")
+    Traceback (most recent call last):
+    ...
+    tefcore.judges.openai.InvalidAPIKey: the API key in OPENAI_API_KEY ends with a line break or space ...
+    """
+    if key != key.strip():
+        why = "ends with a line break or space" if key[-1:].isspace() else "starts with a space or line break"
+        raise InvalidAPIKey(f"the API key in {variable} {why} (copied with it?): set it again without it")
+    if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
+        raise InvalidAPIKey(f"the API key in {variable} holds a space, a control character or a non-ASCII "
+                            "character, which an HTTP header cannot carry: set it again as the provider gives it")
 
 
 @dataclass(frozen=True)
@@ -204,7 +242,8 @@ class OpenAIBackend(LogprobJudge):
     Raises
     ------
     MissingAPIKey
-        The variable ``api_key_env`` is unset or empty.
+        The variable ``api_key_env`` is unset or empty, or (:class:`InvalidAPIKey`) its value holds a line
+        break, a space or a non-ASCII character.
     ValueError
         A parameter is out of range.
     """
@@ -284,6 +323,7 @@ class OpenAIBackend(LogprobJudge):
                 f"the API key environment variable {shown} is not set or empty: export {shown}=... "
                 "(for a local server without authentication any non-empty value works)"
             )
+        check_key(key, shown)
         return key
 
     def __repr__(self) -> str:
