@@ -276,7 +276,34 @@ ch05.glue_versus(vs)
 #
 # The paper prints its accuracies without the counts behind them. The release's files give those
 # counts (protocol §2; counted from the files, not printed by the paper), and with them three
-# questions a reviewer would ask of Table 3.
+# questions a reviewer would ask of Table 3. All three rest on one premise: **the paper scored the
+# release's pairs**. The premise can itself be tested, since a printed accuracy and macro-F1 of a
+# cell must come from one confusion matrix on the cell's $n$ pairs (claims ledger, row
+# `table3-confusion`):
+
+# %%
+from tefpaper import review
+
+confusion = review.confusion_check(t3)
+premise = pd.Series({
+    "(accuracy, macro-F1) pairs printed": len(confusion),
+    "that fit no confusion matrix on the release's counts": int((~confusion["consistent"]).sum()),
+    "accuracies that are no fraction k/n of the cell's pairs": int(confusion["reachable"].isna().sum()),
+}, name="Table 3")
+premise.to_frame()
+
+# %% tags=["remove-cell"]
+glue("t3_pairs", int(premise.iloc[0]), display=False)
+glue("t3_misfit", int(premise.iloc[1]), display=False)
+glue("t3_no_k", int(premise.iloc[2]), display=False)
+
+# %% [markdown]
+# {glue:text}`t3_misfit` of the {glue:text}`t3_pairs` printed pairs fit no confusion matrix on the
+# release's counts, and {glue:text}`t3_no_k` accuracies are no fraction $k/n$ at all: the paper may
+# have scored other pairs (dropped unreadable answers, kept the pairs whose labels fall on both
+# sides). Every verdict below on floors and noise is therefore conditional on the premise. What does
+# not need it is the arithmetic on the printed numbers alone: who wins each cell, by how much, and
+# the averages (claims ledger, headline rows).
 
 # %% [markdown]
 # ### How far above a constant answer?
@@ -285,25 +312,26 @@ ch05.glue_versus(vs)
 # larger side of that language and dimension on the full release:
 
 # %%
-from tefpaper import review
-
 floors = review.floors(t3)
-floors.groupby("method")["below"].agg(["sum", "size"]).rename(
+below_floor = floors.groupby("method")["below"].agg(["sum", "size"]).rename(
     columns={"sum": "cells below the floor", "size": "cells"}, index=RULE_LABELS)
+below_floor.loc["all"] = below_floor.sum()
+below_floor
 
 # %% tags=["hide-input", "full-width"]
-glue("t3_below", int(floors["below"].sum()), display=False)
-glue("t3_cells", len(floors), display=False)
-glue("t3_below_tef", int(floors.loc[floors["method"] == "tef", "below"].sum()), display=False)
+glue("t3_below", int(below_floor.loc["all", "cells below the floor"]), display=False)
+glue("t3_cells", int(below_floor.loc["all", "cells"]), display=False)
+glue("t3_below_tef", int(below_floor.loc[RULE_LABELS["tef"], "cells below the floor"]), display=False)
 display(ch05.floor_heatmap(floors))
 
 # %% [markdown]
-# {glue:text}`t3_below` of the {glue:text}`t3_cells` printed accuracies lie below the floor of
-# their cell, {glue:text}`t3_below_tef` of them TEF's: on those cells the paper's judges, with
-# whatever rule, do worse than always answering the larger side. Many of the paper's gains are
-# gains among rules that all sit under that floor. This does not make the comparison of rules
-# meaningless, but it changes what "best" means: the best of several rules that a constant answer
-# beats.
+# If the paper scored the release's pairs, {glue:text}`t3_below` of the {glue:text}`t3_cells`
+# printed accuracies lie below the floor of their cell, {glue:text}`t3_below_tef` of them TEF's: on
+# those cells the paper's judges, with whatever rule, would do worse than always answering the
+# larger side, and many of the paper's gains would be gains among rules that all sit under that
+# floor. On other pairs the floors are others, and this count with them; only the paper's pair
+# counts can settle it. It would not make the comparison of rules meaningless, but it would change
+# what "best" means: the best of several rules that a constant answer beats.
 
 # %% [markdown]
 # ### Which wins are larger than the noise?
@@ -324,8 +352,10 @@ glue("t3_wins", int(noise["win"].sum()), display=False)
 glue("t3_inside", int(noise["inside"].sum()), display=False)
 
 # %% [markdown]
-# TEF is ahead of the strongest baseline in {glue:text}`t3_wins` cells of Table 3 (accuracy),
-# and {glue:text}`t3_inside` of these wins lie within the sampling noise of TEF's own accuracy.
+# TEF is ahead of the strongest baseline in {glue:text}`t3_wins` cells of Table 3 (accuracy), a
+# count that needs no premise. On the release's pair counts, {glue:text}`t3_inside` of these wins
+# lie within the sampling noise of TEF's own accuracy; with fewer pairs the intervals widen and more
+# would.
 # The paper's headline is an average over these cells; the cells themselves are often closer than
 # the table's bold type suggests.
 #
@@ -348,6 +378,7 @@ questions[["model", "lang", "dimension", "majority_vote", "soft_vote", "tef", "f
 glue("t3_questions", len(questions), display=False)
 
 # %% [markdown]
+# On the release's pair counts (which set the floors and the noise),
 # {glue:text}`t3_questions` cells of Table 3 ask this question. They are not errors proven: a post
 # set where many sentences disagree would allow them. They are what a reviewer would ask the authors
 # to show, with the share of posts whose sentences disagree in each cell, which the release's caches
@@ -430,8 +461,9 @@ ch05.sweep_figure(sweep, names, lang_list, factors).show()
 # ties confidence to nothing that makes it right, so weighting by confidence re-weights noise. The
 # cross-fitted probe is fitted on whole posts; its sentence answers are flatter and lean the same
 # way within most posts, where the sentence rules cannot differ, and they compete with a strong
-# Direct answer. The paper's gains come from LLMs whose sentence answers are often near 0 or 1 and
-# mostly right when they are, the regime where chapter 2's simulations put TEF ahead.
+# Direct answer. Chapter 2's simulations put TEF ahead when sentence answers are often near 0 or 1
+# and mostly right when they are; whether the paper's LLMs answer so, nothing on this page measures.
+# Their sentence probabilities would tell, and the command below makes them.
 #
 # ## The paper's judges, on a GPU
 #
