@@ -149,8 +149,9 @@ def read_mind_file(path: str | os.PathLike[str], lang: str | None = None) -> lis
         If ``lang`` is neither None nor a MIND language (a KeyError and a ValueError).
     MindFormatError
         On the first bad line (invalid JSON or UTF-8, a field, label or language against the schema, a
-        blank field, a duplicate id, a blank line before trailing ones, a torn last line), or a file
-        without records (``line`` 0). A UTF-8 byte-order mark is accepted.
+        blank field, a text longer than :data:`tefcore.tasks.load.MAX_TEXT_CHARS` characters, a duplicate
+        id, a blank line before trailing ones, a torn last line), or a file without records (``line`` 0).
+        A UTF-8 byte-order mark is accepted.
 
     Notes
     -----
@@ -269,6 +270,11 @@ def _post(record: object, lang: str | None) -> Post:
     """Validate one decoded record and build its :class:`Post` (``lang=None``: any MIND language)."""
     record = _check_fields(record, _RECORD_FIELDS, "record")
     post_id, record_lang, event, text = (_string(record, key, "record") for key in _RECORD_FIELDS[:4])
+    from tefcore.tasks.load import MAX_TEXT_CHARS  # tefcore.tasks imports this module: a local import
+
+    if len(text) > MAX_TEXT_CHARS:
+        raise _InvalidRecordError(f"record: field 'text' holds {len(text):,} characters; the bound is "
+                                  f"{MAX_TEXT_CHARS:,} (tefcore.tasks.load.MAX_TEXT_CHARS)")
     if lang is None and record_lang not in LANGS:
         raise _InvalidRecordError(f"unknown lang {record_lang!r}; expected one of {LANGS}")
     if lang is not None and record_lang != lang:

@@ -26,6 +26,11 @@ JSON lines) or the row (CSV, Parquet) and the key or column. Without a prompt fi
 original prompt is filled from the schema (:func:`tefcore.mind.prompts.task_template`). A prompt
 file's trailing white space is cut, as the protocol's templates end without one.
 
+A text is a string of at most :data:`MAX_TEXT_CHARS` (200,000) characters of valid Unicode; a number,
+``true``, a list or binary data in the text column is refused, not scored as its printed form. Every CSV
+row has as many fields as the header (a text holding a comma is quoted), and no dimension is named
+``Average`` (:data:`RESERVED_DIMENSIONS`).
+
 Examples
 --------
 >>> from tefcore.tasks import example_dir
@@ -39,6 +44,7 @@ Examples
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -53,11 +59,11 @@ from tefcore.errors import UnknownName
 from tefcore.mind.load import EvaluationPair, sides_by_dimension
 from tefcore.mind.prompts import task_template
 from tefcore.mind.schema import LANGS
-from tefcore.mind.segment import SEGMENTATION_RULES
+from tefcore.tasks.segment import SEGMENTATION_RULES
 from tefcore.tasks.schema import PLACEHOLDERS, Choices, fill_prompt, placeholders
 
-__all__ = ["DATA_FORMATS", "DEFAULT_PROMPT", "KEYS", "LANG_COLUMN", "Document", "Task", "TaskError", "load_task",
-           "summary"]
+__all__ = ["DATA_FORMATS", "DEFAULT_PROMPT", "KEYS", "LANG_COLUMN", "MAX_TEXT_CHARS", "RESERVED_DIMENSIONS", "Document",
+           "Task", "TaskError", "load_task", "summary"]
 
 KEYS: tuple[str, ...] = ("name", "data", "id", "text", "language", "dimensions", "prompt", "segmentation")
 """The keys of a task file."""
@@ -66,6 +72,13 @@ LANG_COLUMN = "lang"
 """The column (or JSON field) of each row's language when the task sets no ``language``."""
 DEFAULT_PROMPT = "original"
 """The prompt name (the cache's ``<prompt>`` folder) of a task without a prompt file."""
+MAX_TEXT_CHARS = 200_000
+"""The longest text a row may hold, in characters (about 40,000 English words, a thousand times MIND's
+mean post): a longer one is refused by ``tef validate`` and the loaders (a task's and MIND's), so that
+one row cannot hold a judge or the memory for hours. Split a longer document into several rows."""
+RESERVED_DIMENSIONS: tuple[str, ...] = ("Average",)
+"""Names a dimension may not take: ``tef evaluate``'s tables give the mean over the dimensions its own row,
+:data:`tefcore.evaluate.AVERAGE`."""
 
 
 class TaskError(ValueError):
@@ -279,13 +292,40 @@ def _rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None
     try:
         if path.suffix == ".jsonl":
             return _jsonl_rows(path, problems)
-        frame = (pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8") if path.suffix == ".csv"
-                 else pd.read_parquet(path))
+        if path.suffix == ".csv":
+            return _csv_rows(path, problems)
+        frame = pd.read_parquet(path)
     except Exception as exc:  # pandas and pyarrow raise many types for an unreadable file
         problems.at(_shown(path), f"cannot read the data ({_reason(exc)})")
         return None
     frame.columns = [str(c) for c in frame.columns]
     return [(f"row {i + 1}", row) for i, row in enumerate(frame.to_dict("records"))], list(frame.columns)
+
+
+def _csv_rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None:
+    """A CSV file's rows by its header; a row with more or fewer fields than the header is a problem (an
+    unquoted comma in a text would shift every field after it into the wrong column). Blank lines are skipped."""
+    limit = csv.field_size_limit(max(csv.field_size_limit(), path.stat().st_size + 1))  # a field as long as the file
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            records = [fields for fields in csv.reader(handle) if fields]
+    finally:
+        csv.field_size_limit(limit)
+    if not records:
+        problems.at(_shown(path), "no header line (the first line names the columns)")
+        return None
+    header, rows = records[0], []
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        problems.at(f"{_shown(path)}, header", f"column(s) {', '.join(map(repr, twice))} named twice")
+        return None
+    for number, fields in enumerate(records[1:], start=1):
+        if len(fields) == len(header):
+            rows.append((f"row {number}", dict(zip(header, fields))))
+        else:
+            problems.at(f"{_shown(path)}, row {number}", f"{len(fields)} fields where the header has {len(header)} "
+                        "(quote a field that holds a comma)")
+    return (rows, header) if len(rows) == len(records) - 1 else None
 
 
 def _jsonl_rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None:
@@ -312,6 +352,33 @@ def _value(value: Any) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     return value if isinstance(value, str) else str(value)
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (JSON's ``\\ud800`` escapes decode to a lone surrogate, which cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_KINDS = {"bytes": "binary data", "ndarray": "a list", "list": "a list", "dict": "an object", "bool": "true or false"}
+
+
+def _check_text(raw: Any, text: str, where: str, problems: _Problems) -> None:
+    """Check the text of one row (``raw`` as read, ``text`` as a string): a value that is not a string (a
+    number, true or false, a list, binary data) would be scored as its printed form; a lone surrogate cannot
+    be written; and a text may hold at most :data:`MAX_TEXT_CHARS` characters."""
+    if text and not isinstance(raw, str):
+        kind = _KINDS.get(type(raw).__name__, f"a number ({text})" if isinstance(raw, int | float) else
+                          type(raw).__name__)
+        problems.at(where, f"the text is {kind}, not a string")
+    elif not _is_unicode(text):
+        problems.at(where, "the text holds a lone surrogate (not valid Unicode)")
+    elif len(text) > MAX_TEXT_CHARS:
+        problems.at(where, f"a text of {len(text):,} characters; the bound is {MAX_TEXT_CHARS:,} "
+                    "(split it into several rows)")
 
 
 def _gold(fields: Mapping[str, Any], dims: Mapping[str, Choices], place: str,
@@ -357,6 +424,9 @@ def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mappin
         where = f"{file}, {place}"
         doc_id, text = _value(fields.get(id_col)).strip(), _value(fields.get(text_col))
         lang = language or _value(fields.get(LANG_COLUMN)).strip()
+        _check_text(fields.get(text_col), text, f"{where}, column {text_col!r}", problems)
+        if not _is_unicode(doc_id):
+            problems.at(f"{where}, column {id_col!r}", "the id holds a lone surrogate (not valid Unicode)")
         if not doc_id:
             problems.at(f"{where}, column {id_col!r}", "empty id")
         elif doc_id in first:
@@ -421,6 +491,9 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     names = {c.dimension for c in dims}
     for column in sorted(names & {settings["id"], settings["text"], LANG_COLUMN}):
         problems.at(where, f"dimension {column!r} has the name of the id, text or lang column")
+    for name in sorted(names & set(RESERVED_DIMENSIONS)):
+        problems.at(where, f"dimension {name!r} is a reserved name (`tef evaluate` gives the mean over the "
+                    "dimensions that row); rename it")
     if problems or settings["data"] is None:
         raise TaskError(problems)
     data = (path.parent / settings["data"]).resolve()

@@ -1,0 +1,153 @@
+"""Bad input never becomes a wrong number: a malformed text or data file is refused in one line that names the
+file and its row or line, a text has a bounded length, and the work of `tef extract --limit` is bounded too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tefcore.cli import main
+from tefcore.evaluate import AVERAGE
+from tefcore.mind.load import MindFormatError, read_mind_file
+from tefcore.tasks.load import MAX_TEXT_CHARS, RESERVED_DIMENSIONS
+
+TASK = """name: study
+data: {data}
+language: en
+dimensions:
+  Housing:
+    sides:
+      supply: Build more homes; relax zoning.
+      preservation: Protect neighbourhoods from densification.
+"""
+
+
+def task_folder(tmp: Path, data: str, content: bytes | str, task: str = TASK) -> Path:
+    """A task named ``study`` in ``tmp/study`` whose data file ``data`` holds ``content``."""
+    folder = tmp / "study"
+    folder.mkdir(exist_ok=True)
+    raw = content.encode("utf-8") if isinstance(content, str) else content
+    (folder / data).write_bytes(raw)
+    (folder / "task.yaml").write_text(task.format(data=data), encoding="utf-8")
+    return folder / "task.yaml"
+
+
+def validate(task: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["validate", str(task)])
+    out, err = capsys.readouterr()
+    return code, err
+
+
+def jsonl(*texts: object) -> str:
+    return "".join(json.dumps({"id": f"p{i}", "text": t}) + "\n" for i, t in enumerate(texts, start=1))
+
+
+# --- CSV rows with a field too many ------------------------------------------------------------------
+def test_a_csv_whose_rows_hold_an_unquoted_comma_is_refused_not_read_shifted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # every row has one field more than the header: pandas made the ids the index and the texts the ids
+    monkeypatch.chdir(tmp_path)
+    task = task_folder(tmp_path, "posts.csv", "id,text\np1,Build homes, now.\np2,Keep the old streets, please.\n")
+    code, err = validate(task, capsys)
+    assert code == 1 and "Traceback" not in err
+    assert err.splitlines() == [
+        "tef: error: study/posts.csv, row 1: 3 fields where the header has 2 (quote a field that holds a comma)",
+        "tef: error: study/posts.csv, row 2: 3 fields where the header has 2 (quote a field that holds a comma)"]
+
+
+def test_a_csv_row_with_a_field_too_few_is_refused_and_quoted_commas_are_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    task = task_folder(tmp_path, "posts.csv", 'id,text,Housing\np1,"Build homes, now.",supply\np2\n')
+    code, err = validate(task, capsys)
+    assert code == 1 and err == ("tef: error: study/posts.csv, row 2: 1 fields where the header has 3 "
+                                 "(quote a field that holds a comma)\n")
+    task = task_folder(tmp_path, "posts.csv", 'id,text,Housing\np1,"Build homes, now.",supply\n\np2,"Stop.",\n')
+    code, err = validate(task, capsys)
+    assert code == 0 and err == ""
+
+
+# --- texts that are not strings ---------------------------------------------------------------------
+@pytest.mark.parametrize(("value", "kind"), [(42, "a number (42)"), (1.5, "a number (1.5)"), (True, "true or false"),
+                                             (["Build", "homes"], "a list"), ({"a": "b"}, "an object")],
+                         ids=["int", "float", "bool", "list", "object"])
+def test_a_json_lines_text_that_is_not_a_string_is_refused(
+        value: object, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    task = task_folder(tmp_path, "posts.jsonl", jsonl("Build more homes.", value))
+    code, err = validate(task, capsys)
+    assert code == 1 and err == f"tef: error: study/posts.jsonl, line 2, column 'text': the text is {kind}, not a string\n"
+
+
+@pytest.mark.parametrize(("column", "kind"), [([b"Build more homes.", b"Keep the streets."], "binary data"),
+                                              ([["Build", "homes"], ["Keep"]], "a list"), ([1.5, 2.5], "a number (1.5)")],
+                         ids=["binary", "list", "float"])
+def test_a_parquet_text_that_is_not_a_string_is_refused(
+        column: list[object], kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    task = task_folder(tmp_path, "posts.parquet", b"")
+    pd.DataFrame({"id": ["p1", "p2"], "text": column}).to_parquet(task.parent / "posts.parquet")
+    code, err = validate(task, capsys)
+    assert code == 1 and err.splitlines()[0] == (
+        f"tef: error: study/posts.parquet, row 1, column 'text': the text is {kind}, not a string")
+
+
+# --- a lone surrogate, an overlong text, a reserved dimension ------------------------------------------
+def test_a_lone_surrogate_in_a_json_lines_text_is_refused_naming_the_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    content = jsonl("Build more homes.") + '{"id": "p2", "text": "Keep \\ud800 the streets."}\n'
+    task = task_folder(tmp_path, "posts.jsonl", content)
+    code, err = validate(task, capsys)
+    assert code == 1 and err == ("tef: error: study/posts.jsonl, line 2, column 'text': the text holds a lone "
+                                 "surrogate (not valid Unicode)\n")
+    code = main(["extract", "--task", "study/task.yaml", "--model", "e5-zeroshot", "--out", "out"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and "line 2, column 'text'" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("data", ["posts.jsonl", "posts.csv"])
+def test_a_text_longer_than_the_bound_is_refused_naming_the_row(
+        data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    long = "Build more homes. " * (MAX_TEXT_CHARS // 18 + 1)
+    content = jsonl("Short.", long) if data.endswith("jsonl") else f"id,text\np1,Short.\np2,{long}\n"
+    task = task_folder(tmp_path, data, content)
+    code, err = validate(task, capsys)
+    where = "line 2" if data.endswith("jsonl") else "row 2"
+    assert code == 1 and err == (f"tef: error: study/{data}, {where}, column 'text': a text of {len(long):,} "
+                                 f"characters; the bound is 200,000 (split it into several rows)\n")
+    exact = "x" * MAX_TEXT_CHARS  # the bound itself is allowed
+    task = task_folder(tmp_path, data, jsonl(exact) if data.endswith("jsonl") else f"id,text\np1,{exact}\n")
+    assert validate(task, capsys)[0] == 0
+
+
+def test_a_mind_post_longer_than_the_bound_is_refused_naming_the_line(tmp_path: Path) -> None:
+    record = {"id": "en-single-1", "lang": "en", "event": "COL", "text": "x" * (MAX_TEXT_CHARS + 1),
+              "labels": [{"dimension": "Economy", "subcategory": "Economic Models", "orientation": "Interventionist",
+                          "side": "stability"}]}
+    path = tmp_path / "mind_en.jsonl"
+    short = dict(record, id="en-single-0", text="A short post.")
+    path.write_text(json.dumps(short) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(MindFormatError) as bad:
+        read_mind_file(path)
+    assert bad.value.line == 2 and str(bad.value) == (
+        f"{path}:2: record: field 'text' holds 200,001 characters; the bound is 200,000 "
+        "(tefcore.tasks.load.MAX_TEXT_CHARS)")
+
+
+def test_a_dimension_named_like_the_average_row_is_refused_at_validation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert AVERAGE in RESERVED_DIMENSIONS
+    monkeypatch.chdir(tmp_path)
+    task = task_folder(tmp_path, "posts.csv", "id,text\np1,Build more homes.\n",
+                       TASK.replace("  Housing:", "  Average:"))
+    code, err = validate(task, capsys)
+    assert code == 1 and err == ("tef: error: study/task.yaml: dimension 'Average' is a reserved name (`tef evaluate` "
+                                 "gives the mean over the dimensions that row); rename it\n")
