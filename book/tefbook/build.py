@@ -63,7 +63,9 @@ from tefbook.leaks import guard_outputs
 from tefbook.parameters import (
     PROFILES,
     chapter_parameters,
+    check_declared,
     check_parameter_name,
+    declared_in,
     load_overrides,
     parameter_defaults,
     parse_param,
@@ -179,6 +181,10 @@ def _check_chapter_parameters(chapter: Chapter, notebook: Any, parameters: Mappi
     unknown = sorted(set(parameters) - set(defaults))
     if unknown:
         raise BookError(unknown_parameter_message(chapter.name, unknown, list(defaults)))
+    try:  # each value of the type and in the range the cell declares
+        check_declared(parameters, declared_in(notebook))
+    except BookError as exc:
+        raise BookError(f"{chapter.name}: {exc}") from None
 
 
 def _kernel_manager_class(folder: Path) -> type:

@@ -34,10 +34,15 @@ from tefcore.redact import is_secret_name
 
 __all__ = [
     "INJECTED_MARKER",
+    "BadParameter",
     "UnknownParameter",
     "assigned_names",
+    "check_declared",
     "check_parameters",
+    "check_value",
+    "declared_in",
     "declared_parameters",
+    "declared_types",
     "unknown_parameter_message",
     "unknown_parameters",
     "PATH_PARAMETERS",
@@ -79,6 +84,105 @@ INJECTED_MARKER = "# Parameters"
 
 class UnknownParameter(ValueError):
     """A chapter was given a parameter its parameters cell does not declare."""
+
+
+class BadParameter(BookError, ValueError):
+    """A parameter's value is not of the type or in the range its parameters cell declares."""
+
+
+_TYPES: dict[str, type] = {"int": int, "float": float, "bool": bool, "str": str}
+_BOUND = re.compile(r"\s*(>=|<=|>|<)\s*([-+]?[0-9_.]+(?:e[-+]?[0-9]+)?)\s*", re.I)
+_COMPARE: dict[str, Any] = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
+
+
+def declared_types(source: str) -> dict[str, str]:
+    """The declarations of a parameters cell: each name annotated with a string such as ``"int >= 1"``.
+
+    A declaration is a type (``int``, ``float``, ``bool``, ``str``) and, for numbers, bounds joined by
+    commas (``"float > 0, <= 1"``). A chapter declares its parameters where it assigns them, e.g.
+    ``n_boot: "int >= 1" = 1000``; the book build and the chapter's kernel both check the values given
+    against them (:func:`check_value`).
+
+    Examples
+    --------
+    >>> declared_types('n_boot: "int >= 1" = 1000  # replicates\\nseed: int = 0\\nmodels = "local"')
+    {'n_boot': 'int >= 1'}
+    """
+    return {node.target.id: node.annotation.value for node in ast.parse(source).body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and isinstance(node.annotation, ast.Constant) and isinstance(node.annotation.value, str)}
+
+
+def check_value(name: str, value: Any, declaration: str) -> Any:
+    """Check one parameter's value against its declaration; return it (an integral float as an int).
+
+    Parameters
+    ----------
+    name : str
+        The parameter, for the message.
+    value : object
+        The value given.
+    declaration : str
+        Its declaration (:func:`declared_types`), e.g. ``"int >= 0"``.
+
+    Returns
+    -------
+    object
+        ``value``, or the int of an integral float (``1e9``) declared ``int``.
+
+    Raises
+    ------
+    BadParameter
+        One line naming the parameter, its declaration and the value given.
+
+    Examples
+    --------
+    >>> check_value("n_boot", 1e9, "int >= 1")
+    1000000000
+    >>> check_value("n_boot", -1, "int >= 1")
+    Traceback (most recent call last):
+    ...
+    tefbook.parameters.BadParameter: parameter 'n_boot' must be an int >= 1, got -1
+    """
+    kind, *bounds = declaration.split(",")
+    kind, _, first = kind.strip().partition(" ")
+    bounds = [first, *bounds] if first else bounds
+    if kind not in _TYPES:
+        raise BookError(f"parameter {name!r}: its declaration {declaration!r} names no type of "
+                        f"{', '.join(_TYPES)}")
+    wanted = _TYPES[kind]
+    if wanted is int and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    ok = isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool))
+    for bound in bounds if ok and wanted in (int, float) else ():
+        match = _BOUND.fullmatch(bound)
+        if match is None:
+            raise BookError(f"parameter {name!r}: cannot read the bound {bound.strip()!r} of {declaration!r}")
+        ok = ok and _COMPARE[match[1]](float(value), float(match[2]))
+    if not ok:
+        article = "an" if kind == "int" else "a"
+        raise BadParameter(f"parameter {name!r} must be {article} {declaration}, got {value!r}")
+    return value
+
+
+def declared_in(notebook: Any) -> dict[str, str]:
+    """The declarations (:func:`declared_types`) of a notebook's ``parameters`` cell; empty without one."""
+    cell = _parameters_cell(notebook)
+    return declared_types(cell.source) if cell is not None else {}
+
+
+def check_declared(values: Mapping[str, Any], declarations: Mapping[str, str]) -> dict[str, Any]:
+    """Check every value that has a declaration (:func:`check_value`); return the values, integral floats as ints.
+
+    Examples
+    --------
+    >>> check_declared({"seed": 3.0, "models": "local"}, {"seed": "int >= 0"})
+    {'seed': 3, 'models': 'local'}
+    """
+    return {name: check_value(name, value, declarations[name]) if name in declarations else value
+            for name, value in values.items()}
 
 
 def assigned_names(source: str) -> dict[str, Any]:
@@ -205,12 +309,15 @@ def _kernel_history() -> list[str]:
     return list(shell.user_ns.get("In", [])) if shell is not None else []
 
 
-def check_parameters(chapter: str = "this chapter", history: Sequence[str] | None = None) -> None:
+def check_parameters(chapter: str = "this chapter", history: Sequence[str] | None = None,
+                     namespace: Mapping[str, Any] | None = None) -> None:
     """Fail when the chapter was run with a parameter its ``parameters`` cell does not declare.
 
     Call it at the top of the chapter's first code cell after the parameters cell. It reads the cell
     that papermill injected (the executed cell that starts with :data:`INJECTED_MARKER`) and the
-    cell before it (the chapter's own parameters), both with :mod:`ast`.
+    cell before it (the chapter's own parameters), both with :mod:`ast`. When the kernel's namespace
+    holds declarations (:func:`declared_types`: the parameters cell's annotations), each declared
+    parameter's value is checked against its type and range too.
 
     Parameters
     ----------
@@ -218,16 +325,24 @@ def check_parameters(chapter: str = "this chapter", history: Sequence[str] | Non
         The chapter's name, for the message (``"04_extraction"``).
     history : sequence of str, optional
         Executed cell sources (default: the kernel's ``In``).
+    namespace : mapping, optional
+        The chapter's variables and their ``__annotations__`` (default: the kernel's namespace).
 
     Raises
     ------
     UnknownParameter
         Naming the unknown parameter(s) and every declared one (:func:`unknown_parameter_message`).
+    BadParameter
+        Naming the chapter, the parameter, its declaration and the value (:func:`check_value`).
 
     Examples
     --------
-    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nn = 2\\n"])  # a declared name: nothing happens
-    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nm = 2\\n"])
+    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nn = 2\\n"], {})  # a declared name: nothing happens
+    >>> check_parameters("ch", [], {"__annotations__": {"n": "int >= 1"}, "n": 0})
+    Traceback (most recent call last):
+    ...
+    tefbook.parameters.BadParameter: ch: parameter 'n' must be an int >= 1, got 0
+    >>> check_parameters("ch", ["", "n = 1", "# Parameters\\nm = 2\\n"], {})
     Traceback (most recent call last):
     ...
     tefbook.parameters.UnknownParameter: ch has no parameter 'm'; its parameters are: n
@@ -235,6 +350,23 @@ def check_parameters(chapter: str = "this chapter", history: Sequence[str] | Non
     unknown, declared = unknown_parameters(_kernel_history() if history is None else history)
     if unknown:
         raise UnknownParameter(unknown_parameter_message(chapter, unknown, declared))
+    space = _kernel_namespace() if namespace is None else namespace
+    declarations = {name: text for name, text in dict(space.get("__annotations__") or {}).items()
+                    if isinstance(text, str) and name in space}
+    try:
+        check_declared({name: space[name] for name in declarations}, declarations)
+    except BadParameter as exc:
+        raise BadParameter(f"{chapter}: {exc}") from None
+
+
+def _kernel_namespace() -> Mapping[str, Any]:
+    """The running IPython kernel's namespace (empty outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
 
 
 # --------------------------------------------------------------------------- chapters, profiles, overrides
@@ -311,7 +443,23 @@ def parse_param(text: str) -> tuple[str, str, Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise BookError(f"-p {text!r}: the value is not valid YAML: {exc}") from exc
-    return selector, name, value
+    return selector, name, _number(value)
+
+
+def _number(value: Any) -> Any:
+    """A string that Python reads as a number (YAML 1.1 reads ``1e9`` as a string) as that number.
+
+    Examples
+    --------
+    >>> _number("1e9"), _number("2_000"), _number("en"), _number("nan")
+    (1000000000.0, 2000, 'en', 'nan')
+    """
+    if isinstance(value, str) and re.fullmatch(r"\s*[-+]?[0-9][0-9_]*(\.[0-9_]*)?(e[-+]?[0-9]+)?\s*", value, re.I):
+        try:
+            return ast.literal_eval(value.strip().lstrip("+"))
+        except (ValueError, SyntaxError):
+            return value
+    return value
 
 
 def check_parameter_name(name: str, where: str) -> None:
@@ -449,11 +597,13 @@ def set_parameters(notebook: Any, values: Mapping[str, Any]) -> Any:
     ------
     BookError
         When a value is not a Python literal, a name is not assigned in the cell, or it is assigned
-        together with other names (``a = b = 1``).
+        together with other names (``a = b = 1``); :class:`BadParameter` when a value is not of the type
+        or in the range the cell declares (:func:`declared_types`).
     """
     cell = _parameters_cell(notebook)
     if cell is None:
         raise BookError("no code cell is tagged 'parameters' (# %% tags=[\"parameters\"])")
+    values = check_declared(values, declared_types(cell.source))
     lines = cell.source.splitlines()
     statements = _assignments(cell.source)
     missing = sorted(set(values) - {name for name, _ in statements})
