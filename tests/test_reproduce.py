@@ -114,8 +114,74 @@ def test_dry_run_without_vllm_does_not_pass(capfd: pytest.CaptureFixture[str], m
     assert "tef extract --model qwen2.5-7b" in out and "checks passed" not in out
     assert ("problem: vLLM cannot be imported here (ModuleNotFoundError: No module named 'vllm'): step 1 would "
             "stop at once") in out
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test-only")
     assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 0
     assert "checks passed" in capfd.readouterr().out
+
+
+def test_dry_run_of_an_api_model_without_its_key_does_not_pass(capfd: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API judge whose key variable is unset fails the dry run, as a vLLM judge without vLLM does."""
+    from tefcore.cli import main
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 2
+    out = capfd.readouterr().out
+    assert "problem: DEEPSEEK_API_KEY is not set: step 1 would stop at its first request" in out
+    assert "checks passed" not in out
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "  ")  # blank is unset
+    assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 2
+
+
+def test_dry_run_says_what_the_run_needs(capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data (the embedded sample, and how to get the full release), the disk for weights and caches, the
+    GPU memory, the time at the paper's scale labelled as an estimate, and the gated model's access."""
+    from tefbook.reproduce import needs
+    from tefcore.cli import main
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("MIND_DATA_DIR", raising=False)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test-only")
+    assert main(["reproduce", "deepseek-v3.2", "--dry-run"]) == 0  # the notes are printed with the plan
+    out = capfd.readouterr().out
+    assert "note: data: the embedded MIND sample (605 of 4,621 en pairs, 1,215 of 10,330 zh pairs)" in out
+    notes, problems = needs("llama3-8b", resolve_data_dir(), ["original", "verbose"], ["en", "zh"],
+                            REPO / "data" / "caches", {})
+    said = "\n".join(notes)
+    assert "`tef download --dest data/mind-full`" in said and problems == []
+    assert "disk for the weights: about 16.1 GB (8.03 billion parameters in bfloat16)" in said
+    assert re.search(r"disk for the caches of the full release: about \d+ MB \(14,951 pairs x 2 prompt", said)
+    assert "GPU memory: one 24 GB GPU" in said
+    time = next(n for n in notes if n.startswith("time at the paper's scale"))
+    assert "(an estimate, not a measurement)" in time
+    minutes = int(re.search(r"about ([\d,]+) minutes", time).group(1).replace(",", ""))
+    queries = 2 * (4621 * 5.84 + 10330 * 4.35)
+    assert minutes == round(queries / 40 / 60 + 5), time  # full release's sentence queries at 40 a second
+    assert "access: Meta-Llama-3-8B-Instruct is a gated model" in said and "HF_TOKEN" in said
+    qwen = "\n".join(needs("qwen2.5-7b", resolve_data_dir(), ["original"], ["en"], REPO / "data" / "caches", {})[0])
+    assert "access:" not in qwen and "15.2 GB" in qwen  # not gated: no access note
+
+
+def test_the_full_release_is_not_called_the_sample(tmp_path: Path) -> None:
+    from tefbook.reproduce import needs
+    from tefcore.mind.load import sample_dir
+
+    for lang in ("en", "zh"):
+        shutil.copy2(sample_dir() / f"mind_{lang}.jsonl", tmp_path / f"mind_{lang}.jsonl")
+    notes, problems = needs("qwen2.5-7b", tmp_path, ["original"], ["en", "zh"], tmp_path / "caches", {})
+    assert notes[0] == f"data: {tmp_path}" and problems == []
+    assert "1,000 bytes a pair, an estimate" in notes[1]  # no cache here to measure
+
+
+def test_step_3_leaves_the_books_html_alone(tmp_path: Path) -> None:
+    """The result chapters are rebuilt into their own folder: `tef book` empties the folder it builds into,
+    so building into _build would delete every other chapter's page."""
+    book = plan("qwen2.5-7b", out=tmp_path / "caches", root=REPO).step("book")
+    argv = list(book.argv)
+    assert argv[argv.index("--build-dir") + 1] == "_build/reproduce/qwen2.5-7b"
+    assert book.writes == ((REPO / "_build" / "reproduce" / "qwen2.5-7b" / "html").resolve(),)
+    assert (REPO / "_build" / "html").resolve() not in book.writes
 
 
 def test_limit_reaches_the_extraction() -> None:
@@ -481,8 +547,8 @@ def test_running_md_shows_the_generated_commands(monkeypatch: pytest.MonkeyPatch
     lines, script = _generated_blocks((REPO / "book" / "running.md").read_text(encoding="utf-8"))
     variants = ("original", "verbose", "minimal")
     models = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
-    assert lines == "\n".join(reproduce_command(m, variants) for m in models)
-    assert script == plan("qwen2.5-7b", variants, data_dir="data/mind", root=REPO).script()
+    assert lines == "\n".join(reproduce_command(m, variants, reading="reference") for m in models)
+    assert script == plan("qwen2.5-7b", variants, data_dir="data/mind", reading="reference", root=REPO).script()
 
 
 def test_the_ledger_names_the_command_tef_reproduce_plans() -> None:

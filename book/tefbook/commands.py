@@ -442,7 +442,10 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
                              for f in missing]
         reads += own
         argv += [a for name, value in params.items() for a in ("-p", f"{number}.{name}={_yaml(value)}")]
-    note = f"the result chapters {', '.join(chapters)} with {ctx.spec.name} added, built into _build/html"
+    build_dir = Path("_build") / "reproduce" / ctx.spec.name  # its own folder: the book's _build/html stays whole
+    argv += ["--build-dir", build_dir.as_posix()]
+    note = (f"the result chapters {', '.join(chapters)} with {ctx.spec.name} added, built into "
+            f"{build_dir.as_posix()}/html (the book's _build/html is left as it is)")
     env: dict[str, str] = {}
     if ctx.serve_url and not os.environ.get("VLLM_API_KEY"):
         env["VLLM_API_KEY"] = "none"  # the server the plan starts has no authentication; chapter 8's client needs a value
@@ -450,7 +453,7 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
     if ctx.serve_url and hardware in ("CPU", "GPU"):
         env["VLLM_SERVER_HARDWARE"] = hardware
     return Step("book", tuple(argv), tuple(sorted(env.items())), reads=tuple(dict.fromkeys(reads)),
-                writes=((ctx.root / "_build" / "html").resolve(),), note=note)
+                writes=((ctx.root / build_dir / "html").resolve(),), note=note)
 
 
 def _check_engine(ctx: _Context) -> str | None:
