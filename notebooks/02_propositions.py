@@ -29,11 +29,11 @@
 # says which.
 
 # %% tags=["parameters"]
-seed = 20251122
+seed: "int >= 0" = 20251122
 # sentences for the calibration check and for the information estimates
 n_calibration_docs = 40_000
 n_information_sentences = 200_000
-information_bins = 64
+information_bins: "int >= 2" = 64
 strengths = [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 # posts for the calibration slope and the stress tests, their decisive strength
 n_identity_docs = 20_000
@@ -43,7 +43,7 @@ temperatures = [0.5, 1.0, 2.0]
 # the simulation study: share of decisive sentences x uncertain sentences
 study_shares = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
 study_uncertain = [1, 2, 3, 4, 6, 8, 12, 16]
-study_docs = 2000
+study_docs: "int >= 1" = 2000
 decisive_strength = 3.0
 uncertain_strength = 0.5
 detector_lean = 0.5
@@ -57,7 +57,7 @@ cache_dir = "data/caches"
 judges = "local, e5-zeroshot, e5-crossfit-raw, e5-crossfit"
 prompt = "original"
 sweep_temperatures = [0.25, 0.5, 1.0, 2.0, 4.0]
-sweep_bootstrap = 200
+sweep_bootstrap: "int >= 1" = 200
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters

@@ -48,7 +48,7 @@ cache_dir = "data/caches"
 # Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
 # The reproducibility check: pairs re-extracted per LLM cache (an e5 cache: its smallest cell, whole).
-check_llm_pairs = 1
+check_llm_pairs: "int >= 0" = 1
 # Where the live runs write their caches (never the committed ones).
 scratch = "_build/caches"
 # Machines emulated by re-extracting the e5 cells in a fresh process: "all", "none", or names of

@@ -43,10 +43,10 @@ reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "
 invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
 example_judge = "e5-crossfit"  # the cache whose computation is written out step by step
 example_lang = "zh"
-n_boot = 1000  # bootstrap replicates for intervals and paired tests
+n_boot: "int >= 1" = 1000  # bootstrap replicates for intervals and paired tests
 settings = "e5-crossfit-raw,e5-crossfit-std,e5-crossfit"  # one judge under three settings
 sweep_factors = "0.1,0.25,0.5,1,2,4,10"  # temperatures t: p -> sigmoid(logit(p) / t)
-seed = 0  # bootstrap seed
+seed: "int >= 0" = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters

@@ -43,9 +43,9 @@ langs = "zh,en"  # languages, in table order
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
 invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
-n_boot = 1000  # bootstrap replicates
+n_boot: "int >= 1" = 1000  # bootstrap replicates
 paper_models = "qwen2.5-7b,deepseek-v3.2"  # the paper's ablated models
-seed = 0  # bootstrap seed
+seed: "int >= 0" = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters

@@ -38,8 +38,8 @@ langs = "zh,en"  # languages averaged over
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
 invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
-n_boot = 1000  # bootstrap replicates
-seed = 0  # bootstrap seed
+n_boot: "int >= 1" = 1000  # bootstrap replicates
+seed: "int >= 0" = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters

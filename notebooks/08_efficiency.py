@@ -39,13 +39,13 @@ prompt = "original"
 # Directory holding mind_en.jsonl and mind_zh.jsonl. None: $MIND_DATA_DIR, else the embedded MIND sample.
 data_dir = None
 # Queries whose prompt tokens are counted, drawn at random per language and kind (0: every query).
-count_sample = 400
+count_sample: "int >= 0" = 400
 # The committed timing record (benchmarks/ttft.py).
 record = "benchmarks/records/ttft-local.json"
 # Time the judge now, on this machine (ttft_sample queries of each kind); off: the record only.
 live_timing = False
-ttft_sample = 40
-seed = 0
+ttft_sample: "int >= 1" = 40
+seed: "int >= 0" = 0
 # An OpenAI-compatible endpoint (e.g. `vllm serve`) to time with streaming requests when live_timing.
 endpoint = ""
 # The model name the endpoint serves ("" keeps the registry's: the model's Hugging Face id).

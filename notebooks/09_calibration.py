@@ -50,10 +50,10 @@ langs = "zh,en"  # languages
 cache_dir = "data/caches"  # root of <model>/<prompt>/<lang>.jsonl
 reading = "summed"  # how the LLM judges' answer tokens were read: "summed" or "reference"
 invalid = "drop"  # unreadable answers: left out ("drop") or read as 0.5 ("reference")
-n_bins = 10  # confidence bins
+n_bins: "int >= 1" = 10  # confidence bins
 temperatures = "0.5,1,2,5,10,20,50,100"  # TEF's softmax temperatures T to compare
-n_boot = 1000  # bootstrap replicates of the ECE intervals
-seed = 0  # bootstrap seed
+n_boot: "int >= 1" = 1000  # bootstrap replicates of the ECE intervals
+seed: "int >= 0" = 0  # bootstrap seed
 
 # %% tags=["hide-input"]
 from tefbook.parameters import check_parameters

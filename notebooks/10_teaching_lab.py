@@ -77,8 +77,8 @@
 # {eq}`deriv-phi`) and chapter 2 (the propositions). Natural logarithms throughout.
 
 # %% tags=["parameters"]
-seed = 7
-n_posts = 2000
+seed: "int >= 0" = 7
+n_posts: "int >= 1" = 2000
 lab_decisive = 1
 lab_uncertain = 6
 lab_lean = 0.5
