@@ -151,3 +151,64 @@ def test_a_dimension_named_like_the_average_row_is_refused_at_validation(
     code, err = validate(task, capsys)
     assert code == 1 and err == ("tef: error: study/task.yaml: dimension 'Average' is a reserved name (`tef evaluate` "
                                  "gives the mean over the dimensions that row); rename it\n")
+
+
+# --- inside a cache -----------------------------------------------------------------------------------
+CACHE = Path(__file__).resolve().parents[1] / "data" / "caches" / "e5-zeroshot" / "original" / "en.jsonl"
+
+
+def damaged_cache(tmp: Path, edit: object = None, header: object = None) -> Path:
+    """The header and first two pairs of a committed cache, ``edit(record)`` applied to the second pair
+    (line 3) and ``header(provenance)`` to the header's provenance (its provenance_id left as it was)."""
+    with CACHE.open(encoding="utf-8") as handle:
+        records = [json.loads(next(handle)) for _ in range(3)]
+    if edit is not None:
+        edit(records[2])
+    if header is not None:
+        header(records[0]["provenance"])
+    path = tmp / "en.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def evaluate(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["evaluate", "--cache", str(path)])
+    return code, capsys.readouterr().err
+
+
+BAD_RECORDS = {
+    "gold side banana": (lambda r: r.update(side="banana"),
+                         "gold side \"banana\" is not a side of 'Economy' (change, stability)"),
+    "post_id null": (lambda r: r.update(post_id=None), "field 'post_id' is null, not a non-empty string"),
+    "direct abc": (lambda r: r.update(direct="abc"), "field 'direct' holds \"abc\", not a number or null"),
+    "sentence abc": (lambda r: r["sentences"].__setitem__(0, "abc"),
+                     "field 'sentences' holds \"abc\", not a number or null"),
+    "mass true": (lambda r: r.update(direct_mass=True), "field 'direct_mass' holds true, not a number or null"),
+    "direct_probs alone": (lambda r: r.update(direct_probs=[0.5, 0.3, 0.2]),
+                           "record has 'direct_probs' without 'sentence_probs'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RECORDS), ids=str)
+def test_a_bad_value_inside_a_cache_record_is_one_line_naming_file_and_line(
+        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    edit, message = BAD_RECORDS[case]
+    path = damaged_cache(tmp_path, edit)
+    code, err = evaluate(path, capsys)
+    assert code != 0 and err == f"tef: error: {path}, line 3: {message}\n"
+
+
+@pytest.mark.parametrize("field", ["judge", "temperature"])
+def test_an_edited_header_is_refused_by_evaluate_and_by_a_resume(
+        field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.extraction.cache import CacheError, CacheWriter
+
+    path = damaged_cache(tmp_path, header=lambda prov: prov.update({field: "gpt-4o-mini" if field == "judge" else 9.9}))
+    code, err = evaluate(path, capsys)
+    expected = (f"{path}, line 1: the header's provenance is not the one its provenance_id was made from (edited "
+                "after the run?); its records cannot be told apart from another run's: extract again into another --out")
+    assert code != 0 and err == f"tef: error: {expected}\n"
+    edited = json.loads(path.read_text(encoding="utf-8").splitlines()[0])["provenance"]
+    with pytest.raises(CacheError) as bad:  # a run whose provenance is the edited one: never "differs in: " alone
+        CacheWriter(path, edited)
+    assert str(bad.value) == expected

@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from tefcore.fusion import CLASSES
 from tefcore.judges.base import SOURCES, Score
 from tefcore.hashing import text_sha256
 
@@ -238,6 +239,10 @@ def check_header(path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
     header = records[0]
     if not isinstance(header.get("provenance"), dict) or "provenance_id" not in header:
         raise CacheError(f"{path}, line 1: the header lacks provenance or provenance_id")
+    if provenance_id(header["provenance"]) != header["provenance_id"]:
+        raise CacheError(f"{path}, line 1: the header's provenance is not the one its provenance_id was made from "
+                         "(edited after the run?); its records cannot be told apart from another run's: "
+                         "extract again into another --out")
     return header
 
 
@@ -245,6 +250,8 @@ def check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dic
     """Check pair records: type, provenance, required fields, lengths, duplicates."""
     seen: dict[tuple[str, str], int] = {}
     pairs = []
+    provenance = records[0].get("provenance") if records else None
+    sides = _recorded_sides(provenance if isinstance(provenance, dict) else {})
     for number, rec in enumerate(records[1:], start=2):
         if rec.get("type") != "pair":
             raise CacheError(f"{path}, line {number}: expected a pair record, got type {rec.get('type')!r}")
@@ -254,6 +261,8 @@ def check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dic
         missing = [c for c in REQUIRED_COLUMNS if c not in rec]
         if missing:
             raise CacheError(f"{path}, line {number}: record lacks column(s) {', '.join(missing)}")
+        _check_key(path, number, rec, sides)
+        _check_numbers(path, number, rec)
         _check_lengths(path, number, rec)
         key = (str(rec["post_id"]), str(rec["dimension"]))
         if key in seen:
@@ -261,6 +270,68 @@ def check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dic
         seen[key] = number
         pairs.append(rec)
     return pairs
+
+
+def _recorded_sides(provenance: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The sides per dimension a task's cache records; None for a MIND cache (every dimension's sides are
+    :data:`tefcore.fusion.CLASSES`)."""
+    sides = provenance.get("sides")
+    return sides if provenance.get("task") and isinstance(sides, dict) else None
+
+
+def _check_key(path: Path, number: int, rec: Mapping[str, Any], sides: Mapping[str, Any] | None) -> None:
+    """A pair's key: ``post_id``, ``lang`` and ``dimension`` non-empty strings, ``side`` one of the
+    dimension's sides or null (no gold)."""
+    for field in ("post_id", "lang", "dimension"):
+        if not isinstance(rec[field], str) or not rec[field]:
+            raise CacheError(f"{path}, line {number}: field {field!r} is {_shown_value(rec[field])}, "
+                             "not a non-empty string")
+    allowed = CLASSES if sides is None else sides.get(rec["dimension"])
+    if allowed is None:
+        raise CacheError(f"{path}, line {number}: dimension {rec['dimension']!r} is not one of the header's "
+                         f"({', '.join(sides or ())})")
+    if rec["side"] is not None and rec["side"] not in allowed:
+        raise CacheError(f"{path}, line {number}: gold side {_shown_value(rec['side'])} is not a side of "
+                         f"{rec['dimension']!r} ({', '.join(map(str, allowed))})")
+
+
+_NUMBERS = ("direct", "direct_mass", "direct_logprob_c", "direct_logprob_s")
+_NUMBER_LISTS = ("sentences", "sentence_masses", "sentence_logprobs_c", "sentence_logprobs_s", "direct_probs",
+                 "direct_logprobs")
+_NUMBER_TABLES = ("sentence_probs", "sentence_logprobs")
+
+
+def _is_number(x: Any) -> bool:
+    """A JSON number or null (``true`` and ``false`` are not numbers)."""
+    return x is None or (isinstance(x, int | float) and not isinstance(x, bool))
+
+
+def _shown_value(x: Any) -> str:
+    """A value for a message, cut short."""
+    text = json.dumps(x, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_numbers(path: Path, number: int, rec: Mapping[str, Any]) -> None:
+    """Every probability, mass and log-probability a number or null; a K > 2 record has both
+    ``direct_probs`` and ``sentence_probs`` (lists of numbers)."""
+    given = [k for k in K_COLUMNS if k in rec]
+    if len(given) == 1:
+        raise CacheError(f"{path}, line {number}: record has {given[0]!r} without "
+                         f"{next(k for k in K_COLUMNS if k not in rec)!r}")
+    values = [(f, rec[f]) for f in _NUMBERS if f in rec]
+    for field in (f for f in _NUMBER_LISTS if f in rec):
+        if not isinstance(rec[field], list):
+            raise CacheError(f"{path}, line {number}: field {field!r} is {_shown_value(rec[field])}, not a list")
+        values += [(field, x) for x in rec[field]]
+    for field in (f for f in _NUMBER_TABLES if f in rec):
+        rows = rec[field] if isinstance(rec[field], list) else [None]
+        if not all(isinstance(row, list) for row in rows):
+            raise CacheError(f"{path}, line {number}: field {field!r} must be a list of lists of numbers")
+        values += [(field, x) for row in rows for x in row]
+    bad = next(((f, x) for f, x in values if not _is_number(x)), None)
+    if bad is not None:
+        raise CacheError(f"{path}, line {number}: field {bad[0]!r} holds {_shown_value(bad[1])}, not a number or null")
 
 
 def _check_lengths(path: Path, number: int, rec: Mapping[str, Any]) -> None:
