@@ -22,7 +22,12 @@
 # sentences into one decision per text and dimension, and scores the decisions where gold labels
 # exist. One dimension has three sides, so the paper's rule is used in its general form,
 # $\operatorname{Score}(c) = \sum_i w_i \log\frac{p_i^{(c)}}{1 - p_i^{(c)}}$ with
-# $w_i = 1 - H(\mathbf p_i)/\log K$ (Eq. 3 and Algorithm 1 of the paper), for $K = 3$.
+# $w_i = 1 - H(\mathbf p_i)/\log K$ (Eq. 3 and Algorithm 1 of the paper), for $K = 3$. That form is the
+# paper's rule as written, not a Bayes rule: chapter 1 (section *More than two classes*) showed that for
+# $K > 2$ the one-vs-rest score gives a class a bonus each time a sentence is sure of it, so that it
+# no longer decides as Bayes' rule does under the assumptions that justify it for two sides (the claims
+# ledger's row `k3-bayes`: the paper's additive evidence scale holds for the binary contrast only). With
+# three sides, TEF's decisions below are Eq. 3's, not those of a Bayes-optimal fusion.
 #
 # **The example corpus.** *Harbour Town* (`data/examples/harbour-town/`) holds
 # {glue:text}`n_docs` short comments on the plan of a fictional town, {glue:text}`n_en` in English and
@@ -60,11 +65,12 @@ from myst_nb import glue
 
 from tefbook.toc import project_root
 from tefcore.evaluate import decisions, predict_pairs, score_table, strongest_baseline
+from tefcore.explain import explain_file
 from tefcore.fusion import RULE_LABELS, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.judges import make_backend
 from tefcore.extraction.cache import cache_path, read_cache
 from tefcore.extraction.run import run_extraction
-from tefcore.mind.segment import split_sentences
+from tefcore.tasks.segment import split_sentences
 from tefcore.tasks import load_task, summary
 
 os.chdir(project_root())  # paths below read as typed from the repository root
@@ -216,6 +222,48 @@ disagree = wide[wide["tef"] != wide["majority_vote"]][["majority_vote", "tef"]].
 disagree.fillna("")
 
 # %% [markdown]
+# ## Which sentences decided: the evidence view
+#
+# The computation above, one term $w_i \ell_i^{(c)}$ per sentence and side, is what `explain_file` lays
+# out for every text of a cache: each sentence with its probabilities, its weight, its clipped log-odds,
+# its contribution to each side's score, and its *share* of the decision, that is of the margin between
+# TEF's side and the runner-up (positive for a sentence that pushes towards the decision, negative against
+# it; the absolute shares of a text add up to 1). It finds the sentences in the data again by the
+# segmentation the cache records, and refuses, in one line, a text that changed since it was scored.
+# Beside each text it puts what Direct, Majority Vote, Soft Vote and TEF decide, and a *disagreement*: the
+# share of the six pairs of these four rules that decide differently. The texts where TEF and Majority
+# Vote part, the most disputed first:
+
+# %%
+view = explain_file(out_dir / judge.name / task.prompt_name, task=task)  # one row per sentence
+texts = view[view["sentence"] == 1]  # each text's first row holds its decisions
+disputed = texts[texts["tef"] != texts["majority_vote"]].sort_values(
+    ["disagreement", "tef_confidence"], ascending=False)
+disputed.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "soft_vote", "tef",
+                                         "disagreement"]].head(8).fillna("").round(2)
+
+# %% [markdown]
+# The sentences of comment `t09` on Transport, as the view shows them; their contributions add up to the
+# scores `fuse_many` gave above:
+
+# %%
+side_names = sides[example_dimension]
+decisive = view[(view["id"] == example_id) & (view["dimension"] == example_dimension)]
+contributions = decisive[[f"contribution_{s}" for s in side_names]]
+assert np.allclose(contributions.sum().to_numpy(), tef_result.scores[0], rtol=0.0, atol=1e-12)
+decisive.set_index("sentence")[["text", *(f"p_{s}" for s in side_names), "weight", *contributions.columns,
+                                "share", "leans"]].round(3)
+
+# %% [markdown]
+# Sentence {glue:text}`ev_top` (*{glue:text}`ev_top_text`*) holds {glue:text}`ev_top_share:.0%` of TEF's
+# margin for *{glue:text}`ex_tef`*; the {glue:text}`ev_n_against` sentences that lean the other way hold
+# {glue:text}`ev_against:.0%` together. Majority Vote, which counts sentences, decides *{glue:text}`ex_mv`*.
+# `tef explain` prints the same view in the terminal, as csv or json for scripts, or as an HTML report of
+# the whole cache: every text with its sentences shaded in the colour of the side they favour, the
+# stronger the larger their share, the rules' decisions beside them, and an index of the texts by
+# disagreement. The report is one self-contained file that opens without a network.
+
+# %% [markdown]
 # ## Scores where gold exists
 #
 # {glue:text}`n_gold` of the pairs have a gold side ({glue:text}`n_gold_housing` on Housing,
@@ -246,7 +294,7 @@ best
 #
 # ## The same from the command line
 #
-# The cells above are four commands; `tef init` writes a task to start from:
+# The cells above are five commands; `tef init` writes a task to start from:
 #
 # ```bash
 # tef init my-study                   # task.yaml, posts.csv, prompt.txt, README.md
@@ -254,6 +302,8 @@ best
 # tef extract --task my-study/task.yaml --model e5-zeroshot --out out
 # tef evaluate --cache out/e5-zeroshot/prompt          # where gold exists
 # tef fuse --cache out/e5-zeroshot/prompt --format csv > decisions.csv
+# tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --id p1   # which sentences decided
+# tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --format html --out report.html
 # ```
 #
 # Any judge of the registry runs on a task: the embedded SmolLM2 and vLLM models and the APIs read
@@ -266,6 +316,7 @@ langs, dims = [d.lang for d in task.documents], labelled["dimension"]
 average = scores[scores["dimension"] == "Average"].set_index("rule")
 f1 = scores.set_index(["rule", "dimension"])["macro_f1"]
 mv_side = sides[example_dimension].index(mv_result.prediction[0])
+top = decisive.loc[decisive["share"].idxmax()]
 for name, value in {
     "n_docs": len(task.documents), "n_en": langs.count("en"), "n_zh": langs.count("zh"), "n_pairs": len(frame),
     "k_line": ", ".join(f"K = {k} for {d}" for d, k in next(iter(provenance.values()))["K"].items()),
@@ -279,5 +330,7 @@ for name, value in {
     "tef_avg": average.loc["tef", "accuracy"], "best_name": RULE_LABELS[best["strongest_baseline"].iloc[0]],
     "best_avg": best["baseline"].iloc[0], "gain": best["gain"].iloc[0], "tef_f1_housing": f1["tef", "Housing"],
     "tef_f1_transport": f1["tef", "Transport"], "one_pair": 100.0 / (dims == "Transport").sum(),
+    "ev_top": int(top["sentence"]), "ev_top_text": top["text"], "ev_top_share": top["share"],
+    "ev_n_against": int((decisive["share"] < 0).sum()), "ev_against": -decisive.loc[decisive["share"] < 0, "share"].sum(),
 }.items():
     glue(name, value.item() if isinstance(value, np.generic) else value, display=False)

@@ -47,7 +47,7 @@ from tefcore.tasks.segment import MIN_LENGTH, split_sentences
 from tefcore.tasks import load_task, recorded_sides
 
 __all__ = ["EXPLAIN_FORMATS", "EXPLAIN_RULES", "DataChanged", "cache_sentences", "explain", "explain_cache",
-           "explain_file", "render"]
+           "explain_file", "render", "select"]
 
 EXPLAIN_RULES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote", "tef")
 """The rules whose decisions the view shows beside the sentences."""
@@ -364,6 +364,42 @@ def explain_file(cache: str | os.PathLike[str], *, data_dir: str | os.PathLike[s
         sides.update(recorded_sides(prov) or {})
     texts = cache_sentences(cache, frame, provenance, data_dir=data_dir, task=task)
     return explain_cache(frame, texts, classes={d: sides.get(d, list(CLASSES)) for d in frame["dimension"].unique()})
+
+
+def select(view: pd.DataFrame, ids: Sequence[str] | None = None, dimensions: Sequence[str] | None = None,
+           disagree: bool = False) -> pd.DataFrame:
+    """The whole texts of a view asked for: by id, by dimension, or those where the rules disagree (the most
+    disputed first, then the most confident TEF; each text's sentences stay in order).
+
+    Examples
+    --------
+    >>> view = explain_cache(pd.DataFrame({"post_id": ["a", "b"], "lang": ["en", "en"], "dimension": ["Economy"] * 2,
+    ...                                    "side": ["change"] * 2, "direct": [0.6, 0.6],
+    ...                                    "sentences": [[0.9, 0.8], [0.02, 0.55, 0.55]]}))
+    >>> select(view, disagree=True)["id"].tolist()
+    ['b', 'b', 'b']
+    >>> select(view, ids=["c"])
+    Traceback (most recent call last):
+    ValueError: no text with id 'c' in the cache (--id); it has a, b
+    """
+    keep = np.ones(len(view), dtype=bool)
+    for column, wanted, flag in (("id", ids, "--id"), ("dimension", dimensions, "--dimension")):
+        if wanted:
+            known = pd.unique(view[column].astype(str))
+            absent = [w for w in wanted if w not in set(known)]
+            if absent:
+                shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+                raise ValueError(f"no text with {column} {absent[0]!r} in the cache ({flag}); it has {shown}")
+            keep &= view[column].astype(str).isin(list(wanted)).to_numpy()
+    if disagree:
+        keep &= view["disagreement"].to_numpy() > 0.0
+    chosen = view[keep]
+    if not disagree:
+        return chosen.reset_index(drop=True)
+    number = np.cumsum(chosen["sentence"].to_numpy() == 1)
+    order = np.lexsort((chosen["sentence"].to_numpy(), number, -chosen["tef_confidence"].fillna(0.0).to_numpy(),
+                        -chosen["disagreement"].to_numpy()))
+    return chosen.iloc[order].reset_index(drop=True)
 
 
 # ---- rendering ------------------------------------------------------------------------------------------
