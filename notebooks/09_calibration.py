@@ -193,12 +193,26 @@ best = calibration.groupby(["model", "lang"], sort=False).apply(lambda g: pd.Ser
     "TEF overconfident": bool(g.xs("tef", level="rule")["gap"].iloc[0] > 0)}))
 best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
 
+# %% [markdown]
+# The cells where TEF has the lowest ECE, and whether their judge beats a constant answer there. A
+# lowest ECE on a judge under the floor says that TEF's confidences match that judge's accuracy,
+# not that TEF turns good sentence answers into good confidences: that judge gives it few to work with.
+
+# %%
+tef_lowest = best[best["lowest ECE"] == "TEF"].join(clears.rename("judge clears the floor"))
+tef_clearly = tef_lowest[tef_lowest["clearly"].astype(bool)]
+tef_lowest[["clearly", "judge clears the floor"]].rename(index=names, level="model").rename(
+    index=LANG_LABELS, level="lang")
+
 # %% tags=["hide-input"]
-glue_all(ch09.best_numbers(best))
+glue_all(ch09.best_numbers(best), clearly_names=ch09.cell_names(tef_clearly.index, names),
+         clearly_above=tef_clearly["judge clears the floor"].sum())
 
 # %% [markdown]
 # In {glue:text}`tef_lowest` of our {glue:text}`n_cells` judge-language cells TEF has the lowest ECE
-# at the reference release's $T$, clearly so in {glue:text}`tef_clearly`. These are statements about
+# at the reference release's $T$, clearly so in {glue:text}`tef_clearly`: {glue:text}`clearly_names`,
+# of which {glue:text}`clearly_above` clear the majority-class floor. A judge under the floor makes
+# that a check of the computation, not evidence about TEF. These are statements about
 # the CPU judges of this page on the MIND sample: they neither confirm nor contradict the paper's
 # statement about Qwen2.5-7B. TEF's gap is the closest to zero in {glue:text}`tef_gap_closest` of
 # the cells; the last column says on which side TEF errs where it does not, overconfident (its
@@ -299,9 +313,9 @@ glue_all(ch09.profile_numbers(profile, RULES))
 #   same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right; TEF's gap
 #   is {glue:text}`zero_tef_gap_min:+.3f` to {glue:text}`zero_tef_gap_max:+.3f`.
 #
-# The paper's claim concerns a strong LLM whose sentence answers are near 0 or 1 and mostly right;
-# there, shrinking uncertain sentences and summing log-odds may well give confidences that track
-# accuracy better than votes. Testing it needs Qwen2.5-7B's answers: the command below extracts them
+# The paper's claim concerns Qwen2.5-7B, whose sentence answers nothing on this page measures;
+# whether its answers make TEF's confidences track accuracy better than the votes' do, only those
+# answers can tell. Testing it needs them: the command below extracts them
 # on a GPU box and rebuilds this chapter with its rows added. Calibration could also be repaired after
 # the fact for any rule (temperature scaling of the final score, fitted on held-out posts); the
 # comparison here, like the paper's, is of the rules as defined, without such a fit.

@@ -13,6 +13,10 @@ from companion.tables import paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 
 
+ABLATED: tuple[tuple[str, str], ...] = (("entropy", "tef_without_entropy"), ("log_odds", "tef_without_log_odds"))
+"""The two ablations as the prose's glue names them: (key, rule)."""
+
+
 def comparison_table(cmp: pd.DataFrame, names: Mapping[str, str], n_boot: int | None = None) -> Any:
     """Full TEF against each ablation (:func:`companion.results.compare_runs` rows with the chapter's
     ``effect`` column), as text: index ``(judge, language, removed)``."""
@@ -53,25 +57,20 @@ def one_post_numbers(p: np.ndarray, w: np.ndarray, ell: np.ndarray, decided: Map
             "decisive_weighted": float(weighted[~lukewarm].sum())}
 
 
-def disagreement_numbers(disagreements: pd.DataFrame) -> dict[str, Any]:
-    """Per ablation, summed over judges and languages: the pairs on which it and full TEF differ and how
-    many of those each gets right (``dis_entropy``, ``dis_entropy_tef``, ``dis_entropy_ablation``, and
-    the same for ``log_odds``).
+def flip_names(flips: pd.DataFrame) -> dict[str, int]:
+    """The glue names of the chapter's flip counts (``flips``: rows per removed component, as the chapter
+    sums them; columns ``differ``, ``tef_right``, ``ablation_right``): ``dis_entropy``, ``dis_entropy_tef``,
+    ``dis_entropy_ablation`` and the same for ``log_odds``. Names only; the counts are the page's.
 
     Examples
     --------
-    >>> d = pd.DataFrame({"removed": ["w/o Entropy", "w/o Log-Odds"], "differ": [4, 2], "tef_right": [3, 0],
-    ...                   "ablation_right": [1, 2]}).set_index("removed")
-    >>> disagreement_numbers(d)["dis_log_odds_ablation"]
+    >>> f = pd.DataFrame({"differ": [4, 2], "tef_right": [3, 0], "ablation_right": [1, 2]},
+    ...                  index=["w/o Entropy", "w/o Log-Odds"])
+    >>> flip_names(f)["dis_log_odds_ablation"]
     2
     """
-    total = disagreements.groupby(level="removed").sum()
-    out: dict[str, Any] = {}
-    for key, rule in (("entropy", "tef_without_entropy"), ("log_odds", "tef_without_log_odds")):
-        row = total.loc[RULE_LABELS[rule]] if RULE_LABELS[rule] in total.index else pd.Series(0, total.columns)
-        out.update({f"dis_{key}": int(row["differ"]), f"dis_{key}_tef": int(row["tef_right"]),
-                    f"dis_{key}_ablation": int(row["ablation_right"])})
-    return out
+    return {f"dis_{key}{part}": int(flips.loc[RULE_LABELS[rule], column]) for key, rule in ABLATED
+            for part, column in (("", "differ"), ("_tef", "tef_right"), ("_ablation", "ablation_right"))}
 
 
 def table4_numbers(floors: pd.DataFrame, asked: pd.DataFrame) -> dict[str, Any]:
@@ -83,21 +82,6 @@ def table4_numbers(floors: pd.DataFrame, asked: pd.DataFrame) -> dict[str, Any]:
             "env_n": int(env["n"]), "env_floor": float(env["floor"]), "env_tef": float(env["value"])}
 
 
-def first_numbers(accuracy: pd.DataFrame) -> dict[str, Any]:
-    """Of a rules x dimensions accuracy table: the largest spread between the rules in a dimension, that
-    dimension, and in how many dimensions full TEF is (jointly) the best.
-
-    Examples
-    --------
-    >>> acc = pd.DataFrame({"A": [70.0, 75.0], "B": [60.0, 60.0]}, index=["TEF", "SV"])
-    >>> first_numbers(acc)
-    {'first_gap': 5.0, 'first_gap_dim': 'A', 'first_tef_best': 1, 'first_dims': 2}
-    """
-    spread = accuracy.max() - accuracy.min()
-    return {"first_gap": float(spread.max()), "first_gap_dim": str(spread.idxmax()),
-            "first_tef_best": int((accuracy.loc["TEF"] >= accuracy.max()).sum()), "first_dims": accuracy.shape[1]}
-
-
 def margin_numbers(margins: pd.DataFrame) -> dict[str, Any]:
     """The range of full TEF's Average margin over Soft Vote on our caches, and Qwen2.5-7B's smallest
     in the paper (points; ``margins`` is the chapter's table of margins, ``ours`` and ``paper`` rows)."""
@@ -105,22 +89,3 @@ def margin_numbers(margins: pd.DataFrame) -> dict[str, Any]:
     ours, theirs = margins.loc["ours", "tef"], margins.loc["paper"]
     return {"ours_tef_min": float(ours.min()), "ours_tef_max": float(ours.max()),
             "qwen_tef_min": float(theirs.xs("Qwen2.5-7B", level="model")["tef"].min())}
-
-
-def best_variant_numbers(table: pd.DataFrame) -> dict[str, Any]:
-    """Over our judge-language cells (``score_table`` rows by ``model, lang, rule, dimension``): how many
-    there are, in how many all rules tie on the Average accuracy, and in how many of the others full TEF
-    has the best (or jointly best) Average accuracy.
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "lang": "en", "dimension": "Average",
-    ...                   "rule": ["soft_vote", "tef"] * 4, "accuracy": [60, 62, 60, 62, 50, 50, 50, 50]})
-    >>> best_variant_numbers(t)
-    {'t4_ours_cells': 2, 't4_ours_ties': 1, 't4_ours_tef_best': 1}
-    """
-    average = table[table["dimension"] == "Average"].pivot_table(
-        index=["model", "lang"], columns="rule", values="accuracy")
-    tied = average.max(axis=1) - average.min(axis=1) < 1e-9
-    tef_best = ~tied & (average["tef"] >= average.max(axis=1) - 1e-9)
-    return {"t4_ours_cells": len(average), "t4_ours_ties": int(tied.sum()), "t4_ours_tef_best": int(tef_best.sum())}

@@ -99,6 +99,17 @@ def below_numbers(clears: pd.Series, models: Sequence[str], names: Mapping[str, 
             "below_names": " and ".join(names[m] for m in below) or "none"}
 
 
+def cell_names(cells: pd.Index, names: Mapping[str, str]) -> str:
+    """Judge-language cells ``(model, lang)`` as the prose names them, ``"none"`` when there are none.
+
+    Examples
+    --------
+    >>> cell_names(pd.MultiIndex.from_tuples([("local", "en")], names=["model", "lang"]), {"local": "SmolLM2"})
+    'SmolLM2 (English)'
+    """
+    return ", ".join(f"{names[model]} ({LANG_LABELS[lang]})" for model, lang in cells) or "none"
+
+
 def best_numbers(best: pd.DataFrame) -> dict[str, Any]:
     """Of the table of best-calibrated rules: the cells, those where TEF has the lowest ECE (and clearly
     so), and those where TEF's gap is the closest to zero."""
