@@ -437,7 +437,40 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
     return read_cache_file(path)
 
 
+def stale_gold(records: Sequence[Mapping[str, Any]], pairs: Sequence[Any]) -> list[str]:
+    """The stored pairs whose gold side is not the one ``pairs`` (the data now) give, one line each.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Pair
+    >>> records = [{"post_id": "p1", "dimension": "Tone", "side": "calm"}]
+    >>> stale_gold(records, [Pair(post_id="p1", dimension="Tone", side="angry")])
+    ["post 'p1', Tone: 'calm' in the cache, 'angry' in the data"]
+    """
+    gold = {(p.post_id, p.dimension): p.side for p in pairs}
+    return [f"post {r['post_id']!r}, {r['dimension']}: {r['side']!r} in the cache, {gold[key]!r} in the data"
+            for r in records if (key := (r["post_id"], r["dimension"])) in gold and gold[key] != r["side"]]
+
+
+def header_pairs(path: str | os.PathLike[str]) -> int | None:
+    """The number of pairs of the data a cache file was made for (its header's ``n_pairs``); None when unknown."""
+    try:
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return None
+    n = header.get("n_pairs") if isinstance(header, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
 # --- writing ----------------------------------------------------------------------------------
+def write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to the file descriptor ``fd`` whole (``os.write`` may write part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 class CacheWriter:
     """Append pair records to a cache file, crash-safely; resume an existing one.
 
@@ -447,6 +480,10 @@ class CacheWriter:
         The cache file (parents are created).
     provenance : mapping
         The run's provenance (see :func:`provenance_id`).
+    pairs : sequence of EvaluationPair, optional
+        Every pair of the data the run is for (not only the ``limit`` it scores): a new file's header records
+        how many (``n_pairs``, outside the provenance, so that ``tef evaluate`` can say a cache is partial),
+        and a resume warns, in one line, when the data's gold side of a stored pair is not the cache's.
 
     Attributes
     ----------
@@ -466,8 +503,10 @@ class CacheWriter:
         When the file is malformed before its last line.
     """
 
-    def __init__(self, path: str | os.PathLike[str], provenance: Mapping[str, Any]) -> None:
+    def __init__(self, path: str | os.PathLike[str], provenance: Mapping[str, Any],
+                 pairs: Sequence[Any] | None = None) -> None:
         self.path = Path(path)
+        self.pairs = pairs
         self.provenance = dict(provenance)
         self.provenance_id = provenance_id(self.provenance)
         self.done: set[tuple[str, str]] = set()
@@ -493,7 +532,7 @@ class CacheWriter:
             self.repaired = True
         if not records:
             header = {"type": "header", "provenance": self.provenance, "provenance_id": self.provenance_id}
-            self._append(header)
+            self._append(header if self.pairs is None else {**header, "n_pairs": len(self.pairs)})
             return
         header = check_header(self.path, records)
         if header["provenance_id"] != self.provenance_id:
@@ -505,12 +544,29 @@ class CacheWriter:
         self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
         self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
                             for r in pairs if "text_sha256" in r}
+        stale = stale_gold(pairs, self.pairs or ())
+        if stale:
+            log.warning("%s: the data's gold side differs from the cache's on %d pair(s) (first: %s); tef evaluate "
+                        "scores the cache's: extract into another --out to score the data's", self.path, len(stale),
+                        stale[0])
 
     def _append(self, record: Mapping[str, Any]) -> None:
-        """Write one whole line, then flush and ``fsync`` it."""
-        self._file.write(encode_record(record))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Write one whole line straight to the file, then ``fsync`` it.
+
+        A write that fails (a full disk) is cut away again, so the file ends with a whole record, and
+        the error names the file.
+        """
+        fd = self._file.fileno()
+        size = os.fstat(fd).st_size
+        try:
+            write_all(fd, encode_record(record))
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass  # resuming cuts a torn last line away
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.path)) from None
 
     def write_pair(self, pair: Any, direct: Score, sentences: Sequence[Score]) -> dict[str, Any]:
         """Append one complete pair record (one write, then fsync); return the record."""
