@@ -513,7 +513,7 @@ def _html_text(k: int, first: Mapping[str, Any], sides: list[str], spans: list[s
     e = html.escape
     rules = "".join(f"<tr><td>{RULE_LABELS[r]}</td><td>{e(str(first[r]))}</td><td class=n>"
                     f"{_num(first[r + '_confidence'], 2)}</td></tr>" for r in EXPLAIN_RULES)
-    scores = "".join(f"<tr><td>Score</td><td>{e(s)}</td><td class=n>{first[f'tef_score_{s}']:+.3f}</td></tr>"
+    scores = "".join(f"<tr><td>TEF score</td><td>{e(s)}</td><td class=n>{first[f'tef_score_{s}']:+.3f}</td></tr>"
                      for s in sides if first[f"tef_score_{s}"] == first[f"tef_score_{s}"])
     gold = first["gold"] if isinstance(first["gold"], str) else "none"
     return (f'<h2 id="t{k}">{e(str(first["id"]))} · {e(str(first["dimension"]))} <small>gold {e(gold)}; '
