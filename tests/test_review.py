@@ -103,3 +103,44 @@ def test_an_accuracy_changed_below_its_floor_is_counted() -> None:
     changed = t3.assign(value=np.where(mask, 10.0, t3["value"]))
     assert int(review.floors(changed)["below"].sum()) == before + 1
     assert isinstance(review.floors(changed), pd.DataFrame)
+
+
+# ----------------------------------------------------------------------------- the front page's findings
+def test_the_front_page_findings_are_the_chapters_numbers() -> None:
+    """The findings table (companion.findings) says what chapters 5 and 11 compute, with the premise of each
+    reviewer's reading; the extension puts it in the introduction's ``{{ findings }}``."""
+    import importlib.util
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from companion import findings
+    from tefpaper.ledger import evaluate_ledger, whose_counts
+
+    root = Path(__file__).resolve().parents[1]
+    frame = findings.findings_frame(root / "data" / "caches")
+    assert len(frame) == 5 and frame.notna().all().all()
+    t3 = paper.load_table("table3")
+    confusion, noise = review.confusion_check(t3), review.noise(t3)
+    floor_row, noise_row = frame.iloc[2], frame.iloc[3]
+    assert floor_row["found"].startswith(f"{int(review.floors(t3)['below'].sum())} of 240 printed accuracies")
+    assert f"{int((~confusion['consistent']).sum())} of its 240 (accuracy, macro-F1) pairs" in floor_row["premise"]
+    assert noise_row["premise"] == "the wins: none; the noise: the same premise"
+    assert f"{int(confusion['reachable'].isna().sum())} accuracies are no fraction" in floor_row["premise"]
+    assert f"in {int(noise['win'].sum())} of 60 accuracy cells (no premise)" in noise_row["found"]
+    whose = whose_counts(evaluate_ledger())
+    assert frame.iloc[1]["found"].startswith(f"{whose.loc['claim of the paper', 'all']} claims of the paper: "
+                                             f"{whose.loc['claim of the paper', 'holds']} hold")
+    vs = findings.cpu_versus(root / "data" / "caches")
+    assert f"over {len(vs)} judge-language cells" in frame.iloc[0]["found"]
+    assert f"TEF ahead beyond the noise in {int((vs['verdict'] == 'TEF ahead').sum())}," in frame.iloc[0]["found"]
+    table = findings.findings_markdown(root / "data" / "caches")
+    assert table.count("\n| ") == 6 and "nan" not in table.lower() and table.splitlines()[-1].startswith("In short")
+
+    spec = importlib.util.spec_from_file_location("tef_findings", root / "book" / "_ext" / "tef_findings.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    config = SimpleNamespace(myst_substitutions={"repository": "this repository"})
+    ext.add_findings(None, config)
+    assert config.myst_substitutions.pop(ext.SUBSTITUTION) == table
+    assert config.myst_substitutions == {"repository": "this repository"}
+    assert "\n{{ findings }}\n" in (root / "book" / "intro.md").read_text(encoding="utf-8")

@@ -1,0 +1,33 @@
+"""What the book found, on the front page (a Sphinx extension of the TEF Companion).
+
+The introduction writes ``{{ findings }}`` on a line of its own; this extension fills that substitution when
+the build starts with :func:`companion.findings.findings_markdown`: a table computed from the committed caches,
+the paper's tables and the claims ledger by the same functions the chapters call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+__version__ = "1.0.0"
+
+#: The substitution the introduction uses.
+SUBSTITUTION = "findings"
+
+
+def add_findings(app: Sphinx, config: Config) -> None:
+    """Set the substitution :data:`SUBSTITUTION` to the findings table (computed now, about half a minute)."""
+    from companion.findings import findings_markdown
+    from companion.runs import repo_path
+
+    table = findings_markdown(repo_path("data/caches"))
+    config.myst_substitutions = {**config.myst_substitutions, SUBSTITUTION: table}
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Fill the substitution once the configuration is read (before any page is parsed)."""
+    app.connect("config-inited", add_findings)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
