@@ -50,7 +50,8 @@ def cpu_versus(cache_dir: str | Path = "data/caches", models: Sequence[str] = CP
 
 
 def _link(stem: str, text: str) -> str:
-    return f"[{text}]({_CHAPTER.format(stem)})"
+    """A link to a chapter's page as raw HTML, as the introduction writes them (a partial build leaves some out)."""
+    return f'<a href="{_CHAPTER.format(stem)}">{text}</a>'
 
 
 def _cpu_row(vs: pd.DataFrame) -> tuple[str, str, str]:
