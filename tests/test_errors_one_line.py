@@ -7,6 +7,8 @@ nothing half-written is left behind.
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +154,114 @@ def test_the_chapters_declare_their_counts_and_seeds(chapter: str, names: set[st
     assert names <= set(declared)
     defaults = parameter_defaults(notebook)
     assert check_declared(defaults, declared) == defaults  # every default within its own declaration
+
+
+# -- a full disk, a read-only folder, a path through a file ------------------------------------------
+def no_space(*args: Any, **kwargs: Any) -> None:
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_init_on_a_full_disk_leaves_nothing_and_a_rerun_succeeds(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import tefcore.tasks as tasks
+
+    write = tasks._write_example
+    calls: list[Path] = []
+
+    def full_after_two(source: Path, target: Path, name: str) -> None:
+        calls.append(target)
+        if len(calls) > 2:
+            target.write_bytes(b"")  # the disk filled up in the middle of this file
+            no_space()
+        write(source, target, name)
+
+    folder = tmp_path / "studies" / "my-study"
+    monkeypatch.setattr(tasks, "_write_example", full_after_two)
+    line = one_line_error(capsys, main(["init", str(folder)]))
+    assert line == f"tef: error: {folder}: No space left on device (the disk is full: free some space, then run " \
+                   "the same command again)"
+    assert list(tmp_path.iterdir()) == []  # no README.md, posts.csv or empty prompt.txt, no hidden folder
+    monkeypatch.setattr(tasks, "_write_example", write)
+    assert main(["init", str(folder)]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "posts.csv", "prompt.txt", "task.yaml"]
+
+
+def test_init_into_a_folder_that_holds_other_files_moves_all_four_or_none(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import tefcore.tasks as tasks
+
+    (tmp_path / "notes.txt").write_text("mine")
+    rename, calls = os.rename, []
+
+    def fail_third(src: Any, dst: Any) -> None:
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(dst))
+        rename(src, dst)
+
+    monkeypatch.setattr(tasks.os, "rename", fail_third)
+    line = one_line_error(capsys, main(["init", str(tmp_path)]))
+    assert f"{tmp_path}: Read-only file system" in line
+    monkeypatch.setattr(tasks.os, "rename", rename)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_init_and_extract_through_a_file_say_so_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    line = one_line_error(capsys, main(["init", str(tmp_path / "notes.txt" / "study")]))
+    assert line == f"tef: error: {tmp_path / 'notes.txt' / 'study'}: Not a directory (a part of the path is a file, " \
+                   "not a folder)"
+    with FaultServer() as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        args[args.index("--out") + 1] = str(tmp_path / "notes.txt" / "out")
+        line = one_line_error(capsys, main(args))
+    assert line.startswith(f"tef: error: {tmp_path / 'notes.txt' / 'out'}") and "Not a directory" in line
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder (chmod does not bite)")
+def test_init_and_extract_into_a_read_only_folder_say_so_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        line = one_line_error(capsys, main(["init", str(locked / "study")]))
+        assert f"{locked / 'study'}: Permission denied" in line
+        with FaultServer() as server:
+            args = openai_cli(monkeypatch, server, tmp_path)
+            monkeypatch.setenv(CLI_KEY_ENV, KEY)
+            args[args.index("--out") + 1] = str(locked)
+            line = one_line_error(capsys, main(args))
+        assert str(locked) in line and "Permission denied" in line
+    finally:
+        locked.chmod(0o755)
+
+
+def test_extract_on_a_full_disk_names_the_cache_keeps_it_whole_and_resumes(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import tefcore.extraction.cache as cache
+    from tefcore.extraction.cache import read_cache
+
+    write, calls = cache.write_all, []
+
+    def full_after_two(fd: int, data: bytes) -> None:
+        calls.append(len(data))
+        if len(calls) > 2:
+            os.write(fd, data[: len(data) // 2])  # half a record reached the disk
+            no_space()
+        write(fd, data)
+
+    monkeypatch.setattr(cache, "write_all", full_after_two)
+    with FaultServer() as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        line = one_line_error(capsys, main(args))
+        files = list((tmp_path / "out").rglob("*.jsonl"))
+        assert len(files) == 1 and line == f"tef: error: {files[0]}: No space left on device (the disk is full: " \
+                                           "free some space, then run the same command again)"
+        assert len(read_cache(files[0])[0]) == 1  # the header and one whole pair; the torn half cut away
+        monkeypatch.setattr(cache, "write_all", write)
+        assert main(args) == 0
+    assert len(read_cache(files[0])[0]) == 2  # two posts of one label each: every pair once
