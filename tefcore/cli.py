@@ -21,6 +21,7 @@ user can fix are one line on stderr naming the flags to change, exit code 2; Ctr
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.util
 import inspect
 import json
@@ -573,11 +574,38 @@ def _guarded(command: Callable[[], int]) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # errors raised on purpose: bad values, missing files or packages, tefcore's own
-        if not (isinstance(exc, (ValueError, FileNotFoundError, FileExistsError, ImportError, PermissionError))
+        if not (isinstance(exc, (ValueError, OSError, ImportError))
                 or any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)):
             raise
-        print(f"tef: error: {redact(' '.join(str(exc).split()) or type(exc).__name__)}", file=sys.stderr)
+        text = os_message(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"tef: error: {redact(' '.join(text.split()) or type(exc).__name__)}", file=sys.stderr)
         return EXIT_USAGE
+
+
+_OS_HINTS = {errno.ENOSPC: "the disk is full: free some space, then run the same command again",
+             errno.EDQUOT: "the disk quota is used up: free some space, then run the same command again",
+             errno.EROFS: "the file system is read-only: choose another folder",
+             errno.EACCES: "no permission to write there: choose another folder",
+             errno.EPERM: "no permission to write there: choose another folder",
+             errno.ENOTDIR: "a part of the path is a file, not a folder",
+             errno.EISDIR: "it is a folder, not a file"}
+
+
+def os_message(exc: OSError) -> str:
+    """One line for an operating-system error: the path, the cause and what to do, never a traceback.
+
+    Examples
+    --------
+    >>> os_message(OSError(errno.ENOSPC, "No space left on device", "runs/local/original/en.jsonl"))
+    'runs/local/original/en.jsonl: No space left on device (the disk is full: free some space, then run the same command again)'
+    >>> os_message(NotADirectoryError(errno.ENOTDIR, "Not a directory", "notes.txt/out"))
+    'notes.txt/out: Not a directory (a part of the path is a file, not a folder)'
+    """
+    if exc.filename is None or not exc.strerror:
+        return str(exc)
+    where = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
+    hint = _OS_HINTS.get(exc.errno) if exc.errno is not None else None
+    return f"{where}: {exc.strerror}" + (f" ({hint})" if hint else "")
 
 
 if __name__ == "__main__":  # pragma: no cover

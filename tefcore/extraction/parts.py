@@ -233,10 +233,14 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
             raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
                              f"refusing to replace it")
     tmp = target.with_name(f".{target.name}.merging")
-    with open(tmp, "wb") as handle:
-        for rec in [header, *pairs]:
-            handle.write(encode_record(rec))
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open(tmp, "wb") as handle:
+            for rec in [header, *pairs]:
+                handle.write(encode_record(rec))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:  # a full disk: the target is left as it was, and the error names it
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     os.replace(tmp, target)
     return target

@@ -17,6 +17,8 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
 from collections.abc import Mapping
@@ -54,7 +56,9 @@ def init_task(folder: str | os.PathLike[str]) -> Path:
     """Write the example task (``task.yaml``, ``posts.csv``, ``prompt.txt``, ``README.md``) into ``folder``.
 
     The task is named after the folder. Nothing is overwritten: a folder that holds any of the four
-    files is an error, and nothing is written then.
+    files is an error, and nothing is written then. All four files are written, or none: they are
+    written into a hidden folder beside ``folder`` first, then moved in (a full disk or a read-only
+    folder leaves nothing behind, so the same command runs again once the cause is gone).
 
     Returns
     -------
@@ -65,17 +69,57 @@ def init_task(folder: str | os.PathLike[str]) -> Path:
     ------
     FileExistsError
         When one of the files exists already.
+    OSError
+        When the folder cannot be written (full disk, no permission, a file on the path), naming it;
+        nothing is left behind then.
     """
     folder = Path(folder).expanduser().absolute()
     sources = sorted(p for p in example_dir().iterdir() if p.suffix in (".yaml", ".csv", ".txt", ".md"))
     taken = [p.name for p in sources if (folder / p.name).exists()]
     if taken:
         raise FileExistsError(f"{folder} already holds {', '.join(taken)}; choose a new folder for `tef init`")
-    folder.mkdir(parents=True, exist_ok=True)
-    for source in sources:
-        if source.suffix in (".yaml", ".md"):
-            (folder / source.name).write_text(source.read_text(encoding="utf-8").replace(EXAMPLE_NAME, folder.name),
-                                              encoding="utf-8")
-        else:
-            shutil.copyfile(source, folder / source.name)
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        if any(p.exists() and not p.is_dir() for p in (folder, *folder.parents)):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        stage = folder.parent / f".{folder.name}.{os.getpid()}.tef-init"
+        stage.mkdir()  # with the folder's usual mode (a temporary folder's would be private)
+        try:
+            for source in sources:
+                _write_example(source, stage / source.name, folder.name)
+            _move_in(stage, folder, [p.name for p in sources])
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    except OSError as exc:
+        for made in created:  # innermost first: the folders this call made, if still empty
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        raise OSError(exc.errno, exc.strerror or str(exc), str(folder)) from None
     return folder
+
+
+def _write_example(source: Path, target: Path, name: str) -> None:
+    """Copy one file of the example task, its name replaced by ``name`` in the YAML and Markdown."""
+    if source.suffix in (".yaml", ".md"):
+        target.write_text(source.read_text(encoding="utf-8").replace(EXAMPLE_NAME, name), encoding="utf-8")
+    else:
+        shutil.copyfile(source, target)
+
+
+def _move_in(stage: Path, folder: Path, names: list[str]) -> None:
+    """Move the written files from ``stage`` into ``folder``: the whole folder when it is new, else file by file
+    (each move undone if a later one fails)."""
+    if not folder.exists():
+        os.rename(stage, folder)
+        return
+    moved: list[str] = []
+    try:
+        for name in names:
+            os.rename(stage / name, folder / name)
+            moved.append(name)
+    except OSError:
+        for name in moved:
+            with contextlib.suppress(OSError):
+                os.rename(folder / name, stage / name)
+        raise
