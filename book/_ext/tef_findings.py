@@ -7,6 +7,7 @@ the paper's tables and the claims ledger by the same functions the chapters call
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
@@ -18,12 +19,22 @@ __version__ = "1.0.0"
 SUBSTITUTION = "findings"
 
 
-def add_findings(app: Sphinx, config: Config) -> None:
-    """Set the substitution :data:`SUBSTITUTION` to the findings table (computed now, about half a minute)."""
+#: What the page says where the committed caches are not there to compute the findings from.
+NO_CACHES = "*(The findings are computed from the committed caches in `data/caches`, which this build does not have.)*"
+
+
+def add_findings(app: Sphinx | None, config: Config) -> None:
+    """Set the substitution :data:`SUBSTITUTION` to the findings table (computed now, about half a minute),
+    when the root page uses it; a book without the committed caches gets :data:`NO_CACHES` instead."""
     from companion.findings import findings_markdown
     from companion.runs import repo_path
 
-    table = findings_markdown(repo_path("data/caches"))
+    if app is not None:
+        root_page = Path(app.srcdir) / f"{config.root_doc}.md"
+        if not root_page.is_file() or f"{{{{ {SUBSTITUTION} }}}}" not in root_page.read_text(encoding="utf-8"):
+            return
+    caches = repo_path("data/caches")
+    table = findings_markdown(caches) if caches.is_dir() else NO_CACHES
     config.myst_substitutions = {**config.myst_substitutions, SUBSTITUTION: table}
 
 
