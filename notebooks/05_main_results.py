@@ -468,8 +468,11 @@ ch05.sweep_figure(sweep, names, lang_list, factors).show()
 # ## The paper's judges, on a GPU
 #
 # On a machine with a GPU and the full MIND release (chapter 3 says how to fetch it), the command
-# below extracts Qwen2.5-7B's answers with the reference release's reading of the answer token,
-# writes the caches where this chapter reads them and rebuilds the chapter with the model added;
+# below extracts Qwen2.5-7B's answers with the reference release's reading of the answer token
+# (protocol §5: the top-20 log-probabilities, first spelling of each letter), the reading of the
+# code the paper points to and the one every command of the book uses to rerun its models
+# (`tefcore`'s own default sums every spelling; the appendix compares the two). It writes the
+# caches where this chapter reads them and rebuilds the chapter with the model added;
 # its rows then appear in every table above, labelled from their own provenance. Until then every
 # number of Qwen2.5-7B and the other GPU and API models on this page is the paper's.
 
