@@ -265,3 +265,19 @@ def test_extract_on_a_full_disk_names_the_cache_keeps_it_whole_and_resumes(
         monkeypatch.setattr(cache, "write_all", write)
         assert main(args) == 0
     assert len(read_cache(files[0])[0]) == 2  # two posts of one label each: every pair once
+
+
+# -- tef claims --data-dir -----------------------------------------------------------------------------
+def test_claims_with_a_missing_or_corrupt_data_dir_fails_in_one_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tefpaper.__main__ import main as claims
+
+    assert claims(["--data-dir", str(tmp_path / "absent")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"tef claims: error: --data-dir {tmp_path / 'absent'}: no such folder"
+    for lang in ("en", "zh"):
+        (tmp_path / f"mind_{lang}.jsonl").write_text("{not json\n")
+    assert claims(["--data-dir", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"tef claims: error: --data-dir {tmp_path}: ") and "mind_" in err and ":1: " in err

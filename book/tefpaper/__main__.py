@@ -49,12 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the claims ledger; exit code 1 when a checked claim fails, 2 on a usage error."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     cache_dir = args.cache_dir or (Path("data/caches").absolute() if Path("data/caches").is_dir() else None)
+    if args.data_dir is not None and not args.data_dir.is_dir():
+        print(f"tef claims: error: --data-dir {args.data_dir}: no such folder", file=sys.stderr)
+        return EXIT_USAGE
     try:
         claims = None if args.claim is None else [find_claim(args.claim)]
         tables = paper.load_tables(args.paper_dir)  # read first: a wrong --paper-dir is one line, not 31 failed checks
         ledger = evaluate_ledger(claims, tables=tables, data_dir=args.data_dir, cache_dir=cache_dir)
     except (ValueError, OSError) as exc:
         print(f"tef claims: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    if "data_problem" in ledger.attrs and args.data_dir is not None:  # the data asked for cannot be read
+        print(f"tef claims: error: --data-dir {args.data_dir}: {' '.join(str(ledger.attrs['data_problem']).split())}",
+              file=sys.stderr)
         return EXIT_USAGE
     print(describe_claim(ledger.iloc[0]) if args.claim is not None else format_ledger(ledger, args.format))
     if "data_problem" in ledger.attrs:
