@@ -53,28 +53,39 @@
 #
 # ## How to work
 #
-# Open the lab as a notebook: with the download button at the top of the page (for your own Jupyter),
-# or, where the book is published with its repository, the launch button (Binder or Colab). The two
-# cells below the parameters install `tefcore` where it is missing and load what the lab uses.
-#
 # Each exercise has an answer cell: replace each `None` by your answer and run the cell; its check
-# prints ✓ for a right answer, ✗ for a wrong one (and says which), and nothing to worry about while
-# answers are missing. A hidden solution follows: click it open once you have tried. The solutions are
-# the few lines of numpy and `fuse_many` that a student writes, and each ends with the same check.
-#
-# Before the class, open the lab once where the students will: Binder builds its environment on the
-# first launch, which can take a few minutes; Colab needs a Google account; on machines of your own,
-# `pip install` tefcore from the book's repository once. Nothing in the lab needs a network after that,
-# and every cell runs in seconds on a laptop.
+# prints ✓ for a right answer, ✗ for one that is off, with a hint of what was expected (the kind of
+# value, its range, too high or too low), and counts the answers still missing. A check never stops
+# the notebook, so the rest of the lab runs whatever the state of the answers. The two cells below the
+# parameters install `tefcore` where it is missing and load what the lab uses.
 #
 # If something goes wrong: a `ModuleNotFoundError` for `tefcore` in the second cell means the copy
 # of the lab names no repository (set `repository` to the book's `owner/name`, or install `tefcore`
 # yourself); on Colab, run the cells from the top after a restart of the runtime, since the install
-# lives in the runtime, not in the notebook. A check that prints ✗ names the answer that is off; it
-# never stops the notebook, so the rest of the lab runs whatever the state of the answers.
+# lives in the runtime, not in the notebook.
 #
-# Background: chapter 1 (the derivation: the weight {eq}`deriv-weight` and the rules on one scale
-# {eq}`deriv-phi`) and chapter 2 (the propositions). Natural logarithms throughout.
+# Background: chapter 1 (the derivation of the weight, and the four rules written on one scale) and
+# chapter 2 (the propositions). Natural logarithms throughout.
+
+# %% [markdown] tags=["book-only"]
+# ### Two editions
+#
+# This page is the teacher's edition: each exercise is followed by its solution in a dropdown (the few
+# lines of numpy and `fuse_many` that a student writes, ending with the same check) and by what the
+# result means, also folded; the notes for the teacher are folded too. The students get the student
+# edition, a notebook with the same exercises and checks and no solution or teacher note:
+# {download}`download the student notebook <10_teaching_lab_student.ipynb>` for your own Jupyter, or,
+# where the book is published with its repository, open it with the launch button at the top of the
+# page (Binder or Colab). It reads cleanly in plain Jupyter: its numbers are written out.
+#
+# Before the class, open the student notebook once where the students will: Binder builds its
+# environment on the first launch, which can take a few minutes; Colab needs a Google account; on
+# machines of your own, `pip install` tefcore from the book's repository once. Nothing in the lab needs
+# a network after that, and every cell runs in seconds on a laptop.
+
+# %% [markdown] tags=["remove-cell", "student"]
+# This is the student edition of the lab: the exercises and their checks. The solutions and the
+# notes for the teacher are on the book's page.
 
 # %% tags=["parameters"]
 seed: "int >= 0" = 7
@@ -83,6 +94,7 @@ lab_decisive = 1
 lab_uncertain = 6
 lab_lean = 0.5
 sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
+lab_seeds = 20  # the seeds of exercise 5's Monte Carlo error
 # the book's repository (owner/name on GitHub): the next cell installs tefcore from it
 repository = ""
 
@@ -132,101 +144,212 @@ def glue_all(values: dict) -> None:
 
 
 # %% tags=["hide-input", "checks"]
-# The checks of the exercises: each computes the answers with tefcore and compares.
-def check(answers: dict, truth: dict, tol: float = 0.01) -> bool | None:
-    """✓ or ✗ per answer given; False if one is wrong, None while some are missing."""
+# The checks of the exercises: each computes the right answers with tefcore and compares. Each answer
+# given gets ✓, or ✗ with a hint of what was expected (never the answer itself); a check never raises.
+class Off:
+    """An answer that cannot be compared (a wrong type or shape), with the hint to print."""
+
+    def __init__(self, shown: str, hint: str) -> None:
+        self.shown, self.hint = shown, hint
+
+
+def is_number(x: object) -> bool:
+    """A real number, not a bool."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def shown(x: object) -> str:
+    """An answer as the ✓ and ✗ lines print it."""
+    if isinstance(x, Off):
+        return x.shown
+    return f"{x:.4g}" if isinstance(x, (float, np.floating)) else repr(x)
+
+
+def verdict(mine: object, right: object, tol: float, hint: str) -> tuple[bool, str]:
+    """Whether an answer is right and, if not, what was expected."""
+    if isinstance(mine, Off):
+        return False, mine.hint
+    if isinstance(right, (bool, np.bool_)):
+        if not isinstance(mine, (bool, np.bool_)):
+            return False, "expected True or False"
+        return bool(mine) == bool(right), hint or "check it again"
+    if isinstance(right, (set, frozenset)):
+        if not isinstance(mine, (set, frozenset)):
+            return False, "expected a set of rule names, such as {'soft_vote'}"
+        unknown = sorted(map(repr, set(mine) - set(RULES)))
+        if unknown:
+            return False, f"unknown names {', '.join(unknown)}: the rules are {', '.join(RULES)}"
+        extra, lacking = set(mine) - right, right - set(mine)
+        return not (extra or lacking), ("a rule in it does move" if extra else "a rule is missing") + \
+            (f" ({hint})" if hint else "")
+    if not is_number(mine):
+        return False, f"expected a number, not {type(mine).__name__}" + (f" ({hint})" if hint else "")
+    if not np.isfinite(mine):
+        return False, "expected a finite number"
+    if abs(mine - right) <= tol:
+        return True, ""
+    side = "too high" if mine > right else "too low"
+    return False, side + (f" (to within {tol:g})" if tol else "") + (f"; {hint}" if hint else "")
+
+
+def entries(mine: object, keys: list, what: str) -> tuple[dict, list[tuple[str, str, str]]]:
+    """The answers a dict gives for ``keys``, and a ✗ line for what else it holds (or for a non-dict)."""
+    if mine is None:
+        return {}, []
+    names = ", ".join(map(repr, keys))
+    if not isinstance(mine, dict):
+        return {}, [(what, shown(mine), f"expected a dict of answers with the keys {names}")]
+    quotes = " (write them as numbers, without quotes)" if any(is_number(k) for k in keys) else ""
+    bad = [(f"{what}[{k!r}]", shown(v), f"not a key asked for: the keys are {names}{quotes}")
+           for k, v in mine.items() if k not in keys]
+    return {x: mine[x] for x in keys if x in mine}, bad
+
+
+def check(answers: dict, truth: dict, tol: float = 0.01, hints: dict | None = None,
+          problems: list | tuple = ()) -> bool | None:
+    """✓ or ✗ per answer given; False if one is off, None while some are missing, True when all are right."""
     verdicts = []
+    for key, mine, hint in problems:
+        print(f"✗ {key}: {mine}: {hint}")
+        verdicts.append(False)
+    given = 0
     for key, right in truth.items():
         mine = answers.get(key)
         if mine is None:
             continue
-        if isinstance(right, (bool, set)):
-            ok = mine == right
-        else:
-            number = isinstance(mine, (int, float, np.number)) and mine is not True \
-                and mine is not False
-            ok = number and abs(mine - right) <= tol
-        shown = f"{mine:.4g}" if isinstance(mine, (float, np.floating)) else repr(mine)
-        print(f"{'✓' if ok else '✗'} {key}: {shown}" + ("" if ok else " is not right"))
+        given += 1
+        ok, hint = verdict(mine, right, tol, (hints or {}).get(key, ""))
+        print(f"{'✓' if ok else '✗'} {key}: {shown(mine)}" + ("" if ok else f": {hint}"))
         verdicts.append(ok)
-    missing = len(truth) - len(verdicts)
+    missing = len(truth) - given
     if missing:
         print(f"· {missing} of {len(truth)} answers still missing (replace the None)")
     return False if not all(verdicts) else None if missing else True
 
 
+def never_stops(check_exercise):  # noqa: ANN001, ANN201 - a decorator of the checks below
+    """A check that meets an answer it cannot read says so with ✗, and the notebook goes on."""
+    def guarded(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        try:
+            return check_exercise(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a student's answer of any shape
+            print(f"✗ the check could not read these answers ({type(exc).__name__}: {exc}); "
+                  f"expected: {check_exercise.__doc__}")
+            return False
+    guarded.__doc__ = check_exercise.__doc__
+    return guarded
+
+
+P_GIVEN = [0.5, 0.6, 0.9, 0.99]  # exercise 1's sentences
+HINTS_1 = {"H": "the entropy in nats, between 0 and log 2 ≈ 0.693", "w": "1 - H/log 2, between 0 and 1",
+           "ℓ": "log(p / (1 - p)) with the natural logarithm", "w·ℓ": "the product of w and ℓ at that p"}
+
+
+@never_stops
 def check_exercise_1(H: dict, w: dict, l: dict, wl: dict) -> bool | None:
-    """Entropy (nats), weight, log-odds and tempered evidence at each p."""
-    ps = list(H)
-    truth = {"H": information.binary_entropy(ps), "w": entropy_weight(ps),
-             "ℓ": clipped_log_odds(ps)}
+    """Entropy (nats), weight, log-odds and tempered evidence at each p, as dicts {p: value}."""
+    truth = {"H": information.binary_entropy(P_GIVEN), "w": entropy_weight(P_GIVEN),
+             "ℓ": clipped_log_odds(P_GIVEN)}
     truth["w·ℓ"] = truth["w"] * truth["ℓ"]
-    key = [f"{name}({q})" for name in truth for q in ps]
-    answers = dict(zip(key, [mine.get(q) for mine in (H, w, l, wl) for q in ps]))
-    return check(answers, dict(zip(key, np.concatenate(list(truth.values())))))
+    answers, problems, hints = {}, [], {}
+    for (name, values), mine, what in zip(truth.items(), (H, w, l, wl), ("my_H", "my_w", "my_l", "my_wl")):
+        given, bad = entries(mine, P_GIVEN, what)
+        problems += bad
+        for q, value in zip(P_GIVEN, values):
+            answers[f"{name}({q})"] = given.get(q)
+            hints[f"{name}({q})"] = HINTS_1[name]
+    right = {f"{name}({q})": v for name, values in truth.items() for q, v in zip(P_GIVEN, values)}
+    return check(answers, right, hints=hints, problems=problems)
 
 
+@never_stops
 def check_exercise_2(answers: dict) -> bool | None:
-    """Properties of w on 1,001 points of [0, 1], and the c of w(1/2 + δ) ≈ c δ²."""
+    """Properties of w on 1,001 points of [0, 1], and the c of w(1/2 + δ) ≈ c δ², as a dict."""
     w = entropy_weight(np.linspace(0, 1, 1001))
-    increases = bool(np.all(np.diff(w[500:]) > 0))
-    return check(answers, {"min w": w.min(), "max w": w.max(),
-                           "max |w(p) - w(1 - p)|": np.abs(w - w[::-1]).max(),
-                           "w increases on [1/2, 1]": increases, "c": 2 / np.log(2)})
+    truth = {"min w": w.min(), "max w": w.max(), "max |w(p) - w(1 - p)|": np.abs(w - w[::-1]).max(),
+             "w increases on [1/2, 1]": bool(np.all(np.diff(w[500:]) > 0)), "c": 2 / np.log(2)}
+    given, problems = entries(answers, list(truth), "my_properties")
+    hints = {"w increases on [1/2, 1]": "compare neighbouring points of the grid's upper half",
+             "c": "from the second derivative of H at 1/2 (or a fit near 1/2)"}
+    return check(given, truth, hints=hints, problems=problems)
 
 
+@never_stops
 def check_exercise_3(first_n: dict, strong: float, weak: float) -> bool | None:
-    """The smallest n for which `strong` followed by n `weak` sentences is stability."""
+    """The smallest n for which `strong` followed by n `weak` sentences is stability, per rule (a dict)."""
     n = np.arange(3001)
     p = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])
-    turned = {r: fuse_many(p, np.repeat(n, n + 1), rule=r).prediction == "stability"
-              for r in first_n}
-    return check(first_n, {r: int(np.argmax(t)) for r, t in turned.items()}, 0)
+    truth = {r: int(np.argmax(fuse_many(p, np.repeat(n, n + 1), rule=r).prediction == "stability"))
+             for r in RULES}
+    given, problems = entries(first_n, RULES, "my_first_n")
+    hints = dict.fromkeys(RULES, "the smallest whole n that turns the post (mind the ties)")
+    return check(given, truth, 0, hints, problems)
 
 
-def check_exercise_4(corpus: sim.SimulatedCorpus, disagreements: int | None,
-                     right: dict) -> bool | None:
-    """The posts MV and TEF decide differently, and the share each gets right there."""
-    pred = {r: fuse_many(corpus.p, corpus.doc_index, rule=r).prediction
-            for r in ("majority_vote", "tef")}
+@never_stops
+def check_exercise_4(corpus: sim.SimulatedCorpus, disagreements: int | None, right: dict) -> bool | None:
+    """The number of posts MV and TEF decide differently, and the share (0 to 1) each gets right there."""
+    pred = {r: fuse_many(corpus.p, corpus.doc_index, rule=r).prediction for r in ("majority_vote", "tef")}
     differ = pred["majority_vote"] != pred["tef"]
-    truth = {r: np.mean(v[differ] == corpus.y[differ]) for r, v in pred.items()}
-    return check({"disagreements": disagreements} | right,
-                 {"disagreements": differ.sum()} | truth, 0.005)
+    truth = {"disagreements": int(differ.sum())} | {r: np.mean(v[differ] == corpus.y[differ])
+                                                    for r, v in pred.items()}
+    given, problems = entries(right, ["majority_vote", "tef"], "my_right")
+    hint = "a share between 0 and 1 of the posts where the two rules disagree"
+    return check({"disagreements": disagreements} | given, truth, 0.005,
+                 {"disagreements": "a count of posts", "majority_vote": hint, "tef": hint}, problems)
 
 
+def accuracies(mine: object, rule: str, size: int) -> tuple[list, list]:
+    """A rule's answers of exercise 5, one per T, or a ✗ line when they are not a list of that length."""
+    if mine is None:
+        return [None] * size, []
+    expected = f"expected a list of {size} accuracies in percent, one per T of sweep"
+    if not isinstance(mine, (list, tuple, np.ndarray)) or np.ndim(mine) != 1:
+        return [], [(f"my_accuracy[{rule!r}]", shown(mine), expected)]
+    if len(mine) != size:
+        return [], [(f"my_accuracy[{rule!r}]", f"a list of {len(mine)}", expected)]
+    return list(mine), []
+
+
+@never_stops
 def check_exercise_5(accuracy: dict, unchanged: set | None, temperatures: list, n: int,
                      seed: int) -> bool | None:
-    """Accuracy (%) of each rule at each T, and the rules whose accuracy stays put."""
-    truth = {r: [] for r in RULES}
+    """Accuracy (%) of each rule at each T (a dict of lists), and the set of rules whose accuracy stays put."""
+    values = {r: [] for r in RULES}
     for t in temperatures:
-        c = sim.simulate_documents(n, n_decisive=1, n_uncertain=4, temperature=t,
-                                   rng=seed)
+        c = sim.simulate_documents(n, n_decisive=1, n_uncertain=4, temperature=t, rng=seed)
         for r in RULES:
-            correct = fuse_many(c.p, c.doc_index, rule=r).prediction == c.y
-            truth[r].append(100 * np.mean(correct))
-    keys = [f"{r} at T = {t:g}" for r in RULES for t in temperatures]
-    mine = [v for r in RULES for v in (accuracy.get(r) or [None] * len(temperatures))]
-    still = {r for r, values in truth.items() if len(set(values)) == 1}
-    return check(dict(zip(keys, mine)) | {"unchanged": unchanged},
-                 dict(zip(keys, sum(truth.values(), []))) | {"unchanged": still})
+            values[r].append(100 * np.mean(fuse_many(c.p, c.doc_index, rule=r).prediction == c.y))
+    given, problems = entries(accuracy, RULES, "my_accuracy")
+    answers, truth = {"unchanged": unchanged}, {}
+    for r in RULES:
+        mine, bad = accuracies(given.get(r), r, len(temperatures))
+        problems += bad
+        if not bad:  # a list of the wrong length is one ✗, never checked against the other rules' keys
+            for t, right, value in zip(temperatures, values[r], mine):
+                answers[f"{r} at T = {t:g}"], truth[f"{r} at T = {t:g}"] = value, right
+    truth["unchanged"] = {r for r, v in values.items() if len(set(v)) == 1}
+    hints = dict.fromkeys(truth, "an accuracy in percent, from 0 to 100") | {
+        "unchanged": "which rules read only signs, or a sum whose sign a temperature cannot change?"}
+    return check(answers, truth, 0.01, hints, problems)
 
 
+@never_stops
 def check_exercise_6(answers: dict, n: int, seed: int) -> bool | None:
-    """Exact and plug-in information (nats) of a sentence of strength 1."""
+    """Exact and plug-in information (nats) of a sentence of strength 1, as a dict."""
     exact = sim.gaussian_information(1.0)
     c = sim.simulate_documents(n, n_decisive=1, n_uncertain=0, strength=1.0, rng=seed)
     truth = {"exact soft": exact.soft, "exact hard": exact.hard,
              "plug-in hard": information.mutual_information(c.y, c.p >= 0.5, bins=None)}
     for b in (4, 16, 64):
-        truth[f"plug-in soft ({b} bins)"] = information.mutual_information(c.y, c.p,
-                                                                            bins=b)
-    return check(answers, truth, 0.001)
+        truth[f"plug-in soft ({b} bins)"] = information.mutual_information(c.y, c.p, bins=b)
+    given, problems = entries(answers, list(truth), "my_estimates")
+    return check(given, truth, 0.001, dict.fromkeys(truth, "in nats (natural logarithms)"), problems)
 
 
 # %% tags=["remove-cell"]
 glue_all({"n_posts": n_posts, "lab_decisive": lab_decisive, "lab_uncertain": lab_uncertain,
-          "lab_lean": lab_lean, "sweep": ", ".join(f"{x:g}" for x in sweep)})
+          "lab_lean": lab_lean, "lab_seeds": lab_seeds, "sweep": ", ".join(f"{x:g}" for x in sweep)})
 
 # %% [markdown]
 # ## Exercise 1: weights and log-odds by hand
@@ -240,9 +363,9 @@ glue_all({"n_posts": n_posts, "lab_decisive": lab_decisive, "lab_uncertain": lab
 # $\ell(p) = \log\frac{p}{1-p}$ and the tempered evidence $w(p)\,\ell(p)$; two decimals are enough.
 # Which of the four sentences would you call decisive?
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # The usual slips: logarithms to base 10 or 2 (with base 2 the entropy of a fair coin is 1, and the
 # weight is then $1 - H$); forgetting that the entropy of $p = 1/2$ is $\log 2 \approx 0.69$ nats, not
@@ -257,7 +380,7 @@ my_l = {0.5: None, 0.6: None, 0.9: None, 0.99: None}
 my_wl = {0.5: None, 0.6: None, 0.9: None, 0.99: None}
 check_exercise_1(my_H, my_w, my_l, my_wl)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -276,7 +399,7 @@ check_exercise_1(my_H, my_w, my_l, my_wl)
 # sentences with $w \ge 1/2$, at 0.9 and 0.99, are the decisive ones; 0.6 is not. The code:
 # ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 p = np.array([0.5, 0.6, 0.9, 0.99])
 H = -(p * np.log(p) + (1 - p) * np.log(1 - p))
 w = 1 - H / np.log(2)
@@ -309,9 +432,9 @@ glue_all({"e1_h09a": -0.9 * np.log(0.9), "e1_h09b": -0.1 * np.log(0.1), "e1_h09"
 # largest $|w(p) - w(1-p)|$, whether $w$ increases on $[1/2, 1]$, and $c$ estimated from the points
 # nearest $1/2$ (`entropy_weight` of `tefcore.fusion` gives $w$).
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # Split the class in pairs: one proves (1) to (3), the other (4) and (5), then they explain their
 # proofs to each other. Students who differentiate $w$ directly get lost in the algebra; the hint that
@@ -325,7 +448,7 @@ my_properties = {"min w": None, "max w": None, "max |w(p) - w(1 - p)|": None,
                  "w increases on [1/2, 1]": None, "c": None}
 check_exercise_2(my_properties)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -351,12 +474,16 @@ check_exercise_2(my_properties)
 # sentence's tempered evidence is cubic in its distance from $1/2$: the soft censoring of chapter 1.
 # ```
 #
-# Why the proofs matter: (1) and (2) say the weight is a proper, side-blind discount, so TEF never
-# reverses a sentence and never prefers a side; (3) says a more confident sentence always counts
-# more; (4) is the whole of soft censoring, and (5) is why TEF needs no labels to compute it. They
-# also say what the weight does not do: nothing in them involves whether the judge is right.
+# ```{admonition} Why the proofs matter
+# :class: dropdown
+#
+# (1) and (2) say the weight is a proper, side-blind discount, so TEF never reverses a sentence and
+# never prefers a side; (3) says a more confident sentence always counts more; (4) is the whole of
+# soft censoring, and (5) is why TEF needs no labels to compute it. They also say what the weight does
+# not do: nothing in them involves whether the judge is right.
+# ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 w = entropy_weight(grid)
 near = slice(480, 521)  # the 41 points nearest 1/2
 delta = grid[near] - 0.5
@@ -381,11 +508,12 @@ glue_all({"e2_c": 2 / np.log(2), "e2_c_fit": properties["c"]})
 # SV, the plain log-odds sum and TEF) find the smallest $n$ for which the post is decided
 # "stability". A tie of MV goes to the side of the first vote cast (here the decisive sentence's);
 # a mean of exactly $1/2$ and a sum of exactly zero go to change. Work it out on paper first, from
-# each rule's contribution per sentence (chapter 1, {eq}`deriv-phi`), then confirm with `fuse_many`.
+# each rule's contribution per sentence (chapter 1, the rules on one scale), then confirm with
+# `fuse_many`.
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # Most wrong answers come from the ties: MV's tie at $n = 1$ (the first vote cast wins it) and SV's
 # exact tie at its exchange rate. Draw the four contributions of chapter 1's figure on the board and ask
@@ -399,7 +527,7 @@ my_first_n = {"majority_vote": None, "soft_vote": None, "tef_without_entropy": N
               "tef": None}
 check_exercise_3(my_first_n, strong, weak)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -423,7 +551,7 @@ check_exercise_3(my_first_n, strong, weak)
 # `fuse_many` decide them all at once:
 # ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 n = np.arange(1001)
 p = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])  # post k: 1 + k
 decided = {rule: fuse_many(p, np.repeat(n, n + 1), rule=rule).prediction
@@ -440,99 +568,31 @@ glue_all({"e3_sv_rate": sv[0] / -sv[1], "e3_sum_rate": total[0] / -total[1],
           "e3_l_weak": total[1], "e3_c_strong": tempered[0], "e3_c_weak": tempered[1]}
          | {f"e3_{rule}": first for rule, first in first_n.items()})
 
-# %% [markdown]
+# %% [markdown] tags=["book-only"]
 # ### Explore: other probabilities
 #
 # The figure answers the same question for any pair of probabilities: drag the decisive sentence's
 # and the hedging sentences' probabilities and read each rule's decision for every $n$ up to 30, its
 # exchange rate and the first $n$ that turns the post. Your browser computes it from the
-# contributions of chapter 1, written below in the expression language of Vega (the engine that draws
-# the figure); no Python runs while you drag. Before you touch the sliders, predict: what happens to
-# TEF's exchange rate when the hedging sentences move from 0.4 to 0.3, and when the decisive
-# sentence drops from 0.9 to 0.8?
+# contributions of chapter 1; no Python runs while you drag. Before you touch the sliders, predict:
+# what happens to TEF's exchange rate when the hedging sentences move from 0.4 to 0.3, and when the
+# decisive sentence drops from 0.9 to 0.8?
 
-# %% tags=["explorable"]
-from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and tefcore's tie tolerance
+# %% tags=["explorable", "hide-input", "book-only"]
+try:  # the figure's plumbing (each rule's contribution written for the browser) is the chapter's support
+    from chapters.ch10 import exchange_figure
+except ImportError:  # outside the book: the figure is on the book's page
+    exchange_figure = None
 
+# %% tags=["hide-input", "book-only"]
+exchange_figure(strong, weak) if exchange_figure is not None else None
 
-def vega_contributions(p: str) -> dict[str, str]:
-    """What one sentence at p adds to each rule's sum (chapter 1), written in Vega."""
-    entropy = (f"-(({p}) > 0 ? ({p}) * log({p}) : 0)"
-               f" - (({p}) < 1 ? (1 - ({p})) * log(1 - ({p})) : 0)")  # 0 log 0 = 0
-    q = f"clamp({p}, {EPS}, {1 - EPS})"
-    ell = f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
-    return {"Majority Vote": f"(({p}) >= 0.5 ? 1 : -1)", "Soft Vote": f"(({p}) - 0.5)",
-            "log-odds sum": ell, "TEF": f"(1 - ({entropy}) / LN2) * {ell}"}
-
-
-def vega_first_flip(rule: str, decisive: str, hedging: str) -> str:
-    """The first n at which n hedging sentences after the decisive one turn the post."""
-    if rule == "Majority Vote":  # n = 1 is a tie: the first vote cast (decisive) wins
-        return f"({hedging}) < 0 ? 2 : 1 / 0"
-    rate = f"({decisive}) / -({hedging})"  # the exchange rate; at n = rate, a tie
-    return f"({hedging}) < 0 ? floor({rate} * (1 + 2 * {TIE_RTOL})) + 1 : 1 / 0"
-
-
-# %% tags=["explorable", "hide-input"]
-import altair as alt
-
-from tefcore.fusion import CLASSES
-
-SIDES = alt.Scale(domain=list(CLASSES), range=["#1b9e77", "#d95f02"])
-EMBED = {"renderer": "svg",  # the menu saves images and opens nothing online
-         "actions": {"export": True, "source": False, "compiled": False,
-                     "editor": False}}
-
-
-def exchange_figure(decisive0: float, hedging0: float, n_max: int = 30):
-    """Sliders for both probabilities; each rule's decision for n = 0 .. n_max, its
-    exchange rate and first flip, all computed by Vega."""
-    sliders = [alt.param(name=name, value=v, bind=alt.binding_range(
-                   min=lo, max=hi, step=0.005, name=label))
-               for name, v, lo, hi, label in (
-                   ("pd", decisive0, 0.5, 1, "decisive sentence: p "),
-                   ("ph", hedging0, 0, 0.5, "each hedging sentence: p "))]
-    c_d, c_h = vega_contributions("pd"), vega_contributions("ph")
-    def pick(exprs: dict[str, str]) -> str:  # the expression of the row's rule
-        pairs = ", ".join(f"'{r}': {x}" for r, x in exprs.items())
-        return "{" + pairs + "}[datum.rule]"
-
-    first = pick({r: vega_first_flip(r, c_d[r], c_h[r]) for r in c_d})
-    rate = pick({r: f"({c_h[r]}) < 0 ? ({c_d[r]}) / -({c_h[r]}) : 1 / 0" for r in c_d})
-    y = alt.Y("rule:N", sort=list(c_d), title=None,
-              axis=alt.Axis(labelFontSize=13, labelFontWeight="bold"))
-    strip = alt.Chart(alt.Data(values=[{"rule": r, "n": n} for r in c_d
-                                       for n in range(n_max + 1)]))
-    strip = strip.transform_calculate(first=first).transform_calculate(
-        decision="datum.n < datum.first ? 'change' : 'stability'")
-    strip = strip.mark_rect(stroke="white")
-    strip = strip.encode(
-        x=alt.X("n:O", title="n, the hedging sentences after the decisive one"),
-        y=y, color=alt.Color("decision:N", title="the post is decided", scale=SIDES,
-                             legend=alt.Legend(orient="top")))
-    words = alt.Chart(alt.Data(values=[{"rule": r} for r in c_d])).transform_calculate(
-        first=first, rate=rate).transform_calculate(
-        text="isFinite(datum.rate) ? 'one decisive sentence is worth '"
-             " + format(datum.rate, ',.1f') + ' hedging ones; the post turns at n = '"
-             " + format(datum.first, ',d')"
-             " : 'the hedging sentences never turn the post'")
-    words = words.mark_text(align="left", fontSize=13)
-    words = words.encode(y=y, x=alt.value(4), text="text:N")
-    size = {"width": 520, "height": 26 * len(c_d)}
-    chart = alt.vconcat(strip.properties(**size), words.properties(**size), spacing=15)
-    chart = chart.add_params(*sliders).configure_view(stroke=None)
-    return chart.properties(usermeta={"embedOptions": EMBED})
-
-
-# %% tags=["hide-input"]
-exchange_figure(strong, weak)
-
-# %% [markdown]
+# %% [markdown] tags=["book-only"]
 # What to look for: MV's rate is one whatever the probabilities, SV's and the sum's change smoothly,
 # and TEF's collapses as the hedging sentences move away from $1/2$, because its contribution grows
-# like the cube of that distance (chapter 1, {eq}`deriv-cubic`). Drag the decisive sentence down to
-# 0.6 and see how few hedging sentences TEF then needs to turn the post: it discounts uncertain
-# evidence, it does not protect a weak claim.
+# like the cube of that distance (chapter 1). Drag the decisive sentence down to 0.6 and see how few
+# hedging sentences TEF then needs to turn the post: it discounts uncertain evidence, it does not
+# protect a weak claim.
 
 # %% [markdown]
 # ## Exercise 4: where MV and TEF disagree, and why
@@ -545,9 +605,9 @@ exchange_figure(strong, weak)
 # the two rules disagree? (b) On those posts, which share does each rule get right? (c) Look at one
 # such post: what does each rule see?
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # Students conclude from (b) that TEF is the better rule. Before opening the section after the
 # solution, ask how the judge was made, and whether a real judge would be made that way: the point of
@@ -564,7 +624,7 @@ my_disagreements = None
 my_right = {"majority_vote": None, "tef": None}
 check_exercise_4(corpus, my_disagreements, my_right)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -577,7 +637,7 @@ check_exercise_4(corpus, my_disagreements, my_right)
 # {glue:text}`e4_first_wmax:.3f` and decides {glue:text}`e4_first_tef`, with the decisive sentence.
 # ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 mv = fuse_many(corpus.p, corpus.doc_index, rule="majority_vote").prediction
 tef = fuse_many(corpus.p, corpus.doc_index, rule="tef").prediction
 differ = mv != tef
@@ -598,14 +658,14 @@ glue_all({"e4_differ": int(differ.sum()), "e4_posts": n_posts, "e4_mv_right": 10
           "e4_first_mv": str(mv[first]), "e4_first_tef": str(tef[first]),
           "e4_first_wmax": entropy_weight(sentences[~corpus.decisive[mine]]).max()})
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ### What the simulation built in
 #
 # TEF wins this exercise by design. The judge was built to lean: the next cell measures how its
 # uncertain sentences vote, by the true side of their post, and fuses the same posts once more from a
-# judge without the lean (the same seed).
+# judge without the lean (the same seed). Its table is folded: it answers the exercise.
 
-# %%
+# %% tags=["solution", "hide-output"]
 uncertain = ~corpus.decisive
 side = corpus.y[corpus.doc_index]  # the true side of each sentence's post
 votes = {s: 100 * np.mean(corpus.p[uncertain & (side == s)] >= 0.5)
@@ -618,14 +678,17 @@ both = pd.DataFrame({
     for name, c in (("leaning judge", corpus), ("without the lean", fair))})
 both.round(1)
 
-# %% tags=["remove-cell"]
+# %% tags=["remove-cell", "solution"]
 lean_p = 1 / (1 + np.exp(-lab_lean))
 glue_all({"e4_votes_change": votes["change"], "e4_votes_stability": votes["stability"], "e4_lean": lab_lean,
           "e4_lean_p": lean_p, "e4_lean_w": entropy_weight(np.array([lean_p]))[0], "e4_uncertain": lab_uncertain}
          | {f"e4_{key}_{rule}": both.round(1).loc[rule, column] for rule in ("MV", "SV", "TEF")
             for column, key in (("leaning judge", "lean"), ("without the lean", "fair"))})
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
+# ```{admonition} What the simulation built in, in numbers
+# :class: dropdown
+#
 # The uncertain sentences vote change in {glue:text}`e4_votes_stability:.0f` % of the stability posts
 # (and {glue:text}`e4_votes_change:.0f` % of the change posts): the lean of $b$ =
 # {glue:text}`e4_lean:g` puts a sentence without evidence at $\sigma(b)$ = {glue:text}`e4_lean_p:.2f`,
@@ -636,9 +699,11 @@ glue_all({"e4_votes_change": votes["change"], "e4_votes_stability": votes["stabi
 # {glue:text}`e4_lean_SV:.1f` %. Without the lean SV comes back to {glue:text}`e4_fair_SV:.1f` %,
 # next to TEF's {glue:text}`e4_fair_TEF:.1f` %, while MV stays at {glue:text}`e4_fair_MV:.1f` %:
 # {glue:text}`e4_uncertain:d` weak votes against one decisive sentence still outvote it whenever
-# most of them fall on the wrong side. A simulation can show how a rule works; whether real judges lean is a question for data
-# (chapter 2 measures the lean of the book's CPU judges).
-#
+# most of them fall on the wrong side. A simulation can show how a rule works; whether real judges
+# lean is a question for data (chapter 2 measures the lean of the book's CPU judges).
+# ```
+
+# %% [markdown]
 # ## Exercise 5: a miscalibrated judge
 #
 # LLM probabilities are often too sharp or too flat, and a temperature is the simplest model of it:
@@ -654,9 +719,9 @@ glue_all({"e4_votes_change": votes["change"], "e4_votes_stability": votes["stabi
 # sentences and the same seed for every $T$ (so that only the temperature changes), and give each
 # rule's accuracy in percent at each $T$, and the set of rules whose accuracy does not move.
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # Collect the predictions on the board before anyone runs the sweep: most students expect TEF to stay
 # the best rule, and many expect the log-odds sum to move with $T$. That TEF loses to the plain sum on a
@@ -669,7 +734,7 @@ my_accuracy = {"majority_vote": None, "soft_vote": None, "tef_without_entropy": 
 my_unchanged = None  # a set of rule names
 check_exercise_5(my_accuracy, my_unchanged, sweep, n_posts, seed)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -686,7 +751,7 @@ check_exercise_5(my_accuracy, my_unchanged, sweep, n_posts, seed)
 # {glue:text}`e5_unchanged`.
 # ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 accuracy = {rule: [] for rule in RULES}
 for T in sweep:
     c = sim.simulate_documents(n_posts, n_decisive=1, n_uncertain=4, temperature=T,
@@ -708,7 +773,10 @@ glue_all({"e5_unchanged": ", ".join(NAMES[r] for r in RULES if r in unchanged) o
           "e5_gap_posts": int(round(gap * n_posts / 100)), "e5_posts": n_posts,
           "e5_below_both": ", ".join(f"{x:g}" for x in sweep if tef[x] < total[x] and tef[x] < soft[x]) or "none"})
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
+# ```{admonition} What the sweep shows
+# :class: dropdown
+#
 # TEF is not the best rule here. Its accuracy, {glue:text}`e5_tef_low:.2f` to
 # {glue:text}`e5_tef_high:.2f` %, is below the plain log-odds sum's at {glue:text}`e5_below_sum:d` of
 # the {glue:text}`e5_n_T:d` temperatures and below SV's at {glue:text}`e5_below_sv:d`; both beat it at
@@ -717,8 +785,59 @@ glue_all({"e5_unchanged": ", ".join(NAMES[r] for r in RULES if r in unchanged) o
 # chapter 2 explains why: this judge is calibrated at $T = 1$ and leans nowhere, so its uncertain
 # sentences carry weak but genuine evidence. The plain sum is then the Bayes rule (chapter 1), and
 # TEF's weights throw part of that evidence away. Tempering pays when the weak sentences are biased,
-# as in exercise 4, not when they are merely weak.
+# as in exercise 4, not when they are merely weak. How sure that is, given that these margins come from
+# one seed, is the next cell's question.
+# ```
 #
+# ### How sure is the lesson?
+#
+# One seed draws one set of {glue:text}`e5_posts:,d` posts per temperature, and another seed would
+# move every accuracy a little. The next cell repeats the sweep over {glue:text}`lab_seeds:d` seeds
+# (`lab_seeds`, from `seed` on) and gives, at each $T$, the mean margin of the log-odds sum and of SV
+# over TEF in points, its Monte Carlo standard error (the standard deviation over the seeds divided
+# by the square root of their number), and on how many seeds TEF is below. Its table is folded.
+
+# %% tags=["solution", "hide-output"]
+seeds = range(seed, seed + lab_seeds)
+corpora = [[sim.simulate_documents(n_posts, n_decisive=1, n_uncertain=4, temperature=T, rng=s)
+            for T in sweep] for s in seeds]
+acc = np.array([[[100 * np.mean(fuse_many(c.p, c.doc_index, rule=r).prediction == c.y)
+                  for r in RULES] for c in row] for row in corpora])  # seeds x T x rules
+margin = {"sum": acc[:, :, 2] - acc[:, :, 3], "SV": acc[:, :, 1] - acc[:, :, 3]}  # over TEF
+mc = pd.DataFrame({f"{name} − TEF": m.mean(axis=0) for name, m in margin.items()}
+                  | {f"± s.e. ({name})": m.std(axis=0, ddof=1) / np.sqrt(len(seeds))
+                     for name, m in margin.items()}
+                  | {f"seeds TEF below {name}": (m > 0).sum(axis=0) for name, m in margin.items()},
+                  index=pd.Index(sweep, name="T"))
+mc.round(2)
+
+# %% tags=["remove-cell", "solution"]
+sum_gain, sum_se = mc["sum − TEF"], mc["± s.e. (sum)"]
+sv_gain, sv_se = mc["SV − TEF"], mc["± s.e. (SV)"]
+glue_all({"e5_mc_sum_low": sum_gain.min(), "e5_mc_sum_high": sum_gain.max(), "e5_mc_se": sum_se.max(),
+          "e5_mc_sum_beyond": int(np.sum(sum_gain > 2 * sum_se)), "e5_mc_sv_beyond": int(np.sum(sv_gain > 2 * sv_se)),
+          "e5_mc_sum_against": int(np.sum(sum_gain < -2 * sum_se)), "e5_mc_sv_against": int(np.sum(sv_gain < -2 * sv_se)),
+          "e5_mc_sd": margin["sum"].std(axis=0, ddof=1).max(),
+          "e5_mc_seeds": len(seeds)})
+
+# %% [markdown] tags=["solution"]
+# ```{admonition} The Monte Carlo error
+# :class: dropdown
+#
+# Over {glue:text}`e5_mc_seeds:d` seeds the log-odds sum's mean margin over TEF runs from
+# {glue:text}`e5_mc_sum_low:.2f` to {glue:text}`e5_mc_sum_high:.2f` points across the temperatures,
+# with standard errors of at most {glue:text}`e5_mc_se:.2f` points. The sum's margin exceeds twice its
+# standard error at {glue:text}`e5_mc_sum_beyond:d` of the {glue:text}`e5_n_T:d` temperatures, and
+# SV's at {glue:text}`e5_mc_sv_beyond:d`; TEF is ahead by more than twice the error at
+# {glue:text}`e5_mc_sum_against:d` against the sum and {glue:text}`e5_mc_sv_against:d` against SV.
+# From one seed to the next, the sum's margin over TEF scatters with a standard deviation of up to
+# {glue:text}`e5_mc_sd:.2f` points: compare it with the margins of at most {glue:text}`e5_gap:.2f`
+# points that the single seed above showed. The lesson "TEF is not the best rule here" holds, at this
+# scale of simulation, at the temperatures where the mean margin stands beyond twice its error, and
+# only there.
+# ```
+
+# %% [markdown]
 # ## Exercise 6: the information a hard vote throws away
 #
 # Proposition 1 says $I(Y; p_i) \ge I(Y; \hat y_i)$. For a sentence of strength $\mu = 1$:
@@ -731,9 +850,9 @@ glue_all({"e5_unchanged": ", ".join(NAMES[r] for r in RULES if r in unchanged) o
 # 3. estimate $I(Y; p_i)$ again with 4, 16 and 64 bins. Why does the estimate move with the number of
 #    bins, and in which direction does each source of error push it?
 
-# %% [markdown]
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
-# :class: tip
+# :class: tip dropdown
 #
 # This exercise can be homework. The bias $(\text{bins} - 1)/(2n)$ is the first-order (Miller-Madow)
 # correction of the plug-in entropy; students who know it can check that it accounts for most of the
@@ -746,7 +865,7 @@ my_estimates = {"exact soft": None, "exact hard": None, "plug-in hard": None,
                 "plug-in soft (64 bins)": None}
 check_exercise_6(my_estimates, n_posts, seed)
 
-# %% [markdown]
+# %% [markdown] tags=["solution"]
 # ```{admonition} Solution
 # :class: dropdown
 #
@@ -762,7 +881,7 @@ check_exercise_6(my_estimates, n_posts, seed)
 # the number of bins.
 # ```
 
-# %% tags=["hide-cell"]
+# %% tags=["hide-cell", "solution"]
 exact = sim.gaussian_information(1.0)
 c = sim.simulate_documents(n_posts, n_decisive=1, n_uncertain=0, strength=1.0, rng=seed)
 estimates = {"exact soft": exact.soft, "exact hard": exact.hard,
@@ -778,26 +897,32 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
           "e6_bias_4": 3 / (2 * n_posts), "e6_bias_64": 63 / (2 * n_posts),
           "e6_soft_4": estimates["plug-in soft (4 bins)"], "e6_soft_64": estimates["plug-in soft (64 bins)"]})
 
-# %% [markdown]
-# What this means for fusion: Majority Vote sees only $\hat y_i$, so on a sentence of this strength it
+# %% [markdown] tags=["solution"]
+# ```{admonition} What this means for fusion
+# :class: dropdown
+#
+# Majority Vote sees only $\hat y_i$, so on a sentence of this strength it
 # starts from {glue:text}`e6_kept:.0f` % of the information the judge gave; Soft Vote, the log-odds
 # sum and TEF see $p_i$ and start from all of it. Proposition 1 stops there: it says nothing about
 # how a rule *uses* the information it keeps, which is what exercises 3 to 5 were about. A rule can
 # keep all of it and still lose to one that keeps less, as Soft Vote did to TEF in exercise 4, and
 # TEF to the plain sum in exercise 5.
-#
+# ```
+
+# %% [markdown]
 # ## Discussion
 #
 # Questions for the last ten minutes, or for a written answer. Each has more than one defensible
-# answer; the note after them says what a good one contains.
+# answer.
 #
-# 1. Under TEF one decisive sentence outweighs about {glue:text}`e3_tef_rate:,.0f` hedging sentences
-#    at $p = 0.4$ (exercise 3). When is it right that hedging sentences count for almost nothing, and
-#    when is it wrong? Use exercises 4 and 5 in your answer.
+# 1. Under TEF one decisive sentence outweighs many hedging sentences at $p = 0.4$ (your exchange
+#    rate of exercise 3). When is it right that hedging sentences count for almost nothing, and when
+#    is it wrong? Use exercises 4 and 5 in your answer.
 # 2. The judge of exercise 4 leans by construction. How would you find out whether a real LLM judge
 #    leans, without labels, and with labels? (Chapter 2 does it one way.)
-# 3. In exercise 5 the plain log-odds sum beats TEF on a calibrated judge. Given chapter 1's
-#    derivation, why is that expected? What would make you choose TEF anyway?
+# 3. In exercise 5, how did TEF fare against the plain log-odds sum on a calibrated judge, and by
+#    more than the Monte Carlo error? Given chapter 1's derivation, what should one expect? What would
+#    make you choose TEF anyway?
 # 4. TEF computes each sentence's weight from that sentence's own probability; the generalised Bayes
 #    posterior that the paper cites uses one learning rate fixed before seeing the data. What does
 #    this difference change in what the tempered posterior can claim? How could a rate be chosen from
@@ -808,9 +933,10 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
 # 6. For more than two classes the one-vs-rest score of the paper is not the Bayes log-posterior
 #    (chapter 1). Propose a $K$-class rule that reduces to TEF for $K = 2$ and keeps the soft
 #    censoring.
-#
+
+# %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher: what a good answer contains
-# :class: tip
+# :class: tip dropdown
 #
 # 1. It separates weak evidence from biased evidence: discounting hedging sentences helps when they
 #    carry a shared bias (exercise 4) and costs accuracy when they carry weak but honest evidence
@@ -829,7 +955,8 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
 # 6. One route: weight the Bayes log-posteriors $\sum_i w_i \log p_i^{(c)}$; for $K = 2$ its argmax
 #    is TEF's, and the weights still vanish for near-uniform sentences.
 # ```
-#
+
+# %% [markdown]
 # ## Going further
 #
 # Three problems for homework, each a few lines of numpy and `fuse_many`:

@@ -5,6 +5,11 @@ namespace (nothing of the book's build is set), so its solutions compute their a
 checks. The tests then feed each check the solution's answers (right), answers with one value changed
 (wrong) and no answers (not yet); and read the solution cells to see that they are the few lines a
 student writes: numpy, pandas and tefcore's public functions, never a helper of the book.
+
+The student edition (:func:`tefbook.launch.student_edition`, what Binder, Colab and the page's download
+hand out) holds no solution and no teacher note, reads cleanly in plain Jupyter, runs top to bottom as a
+notebook with only tefcore of the project importable, and its checks answer a wrong, a short and a
+mistyped answer with ✗ and a hint, never with an exception.
 """
 
 from __future__ import annotations
@@ -161,3 +166,200 @@ def test_the_lab_runs_without_the_books_tools(monkeypatch: pytest.MonkeyPatch) -
     assert namespace["glue"]("x", 1) is None  # the stand-ins
     assert out.getvalue().count("✓") > 40 and "✗" not in out.getvalue()  # every solution checked right
     assert namespace["first_n"]["tef"] > namespace["first_n"]["tef_without_entropy"]
+
+
+# --------------------------------------------------------------------------------------------------
+# the student edition: what a teacher hands out
+# --------------------------------------------------------------------------------------------------
+#: Packages of the book that a student's machine lacks: the student edition must run without them.
+BOOK_PACKAGES = ("companion", "chapters", "tefbook", "tefpaper", "myst_nb", "altair")
+#: Words of the teacher's edition that the student edition must not hold.
+SPOILERS = ("Solution", "For the teacher", "what a good answer contains", "What the sweep shows",
+            "TEF is not the best rule", "How sure is the lesson", "What this means for fusion",
+            "What the simulation built in", "by_hand", "\nfirst_n =", "estimates[")
+
+
+def student_notebook() -> Any:
+    from tefbook.launch import student_edition
+    from tefbook.parameters import read_chapter
+
+    return student_edition(read_chapter(LAB), "", str(LAB))
+
+
+def test_the_teachers_edition_tags_every_solution_and_note() -> None:
+    """Every solution, teacher note and result after a solution is tagged, so the student edition can
+    leave it out; on the page the notes and the results are folded."""
+    cells = jupytext.read(LAB).cells
+    for cell in cells:
+        tags = set(cell.metadata.get("tags", []))
+        if "{admonition} Solution" in cell.source or "check_exercise_" in cell.source and "hide-cell" in tags:
+            assert "solution" in tags, cell.source[:200]
+        if "For the teacher" in cell.source:
+            assert "teacher" in tags and ":class: tip dropdown" in cell.source, cell.source[:200]
+    solutions = [c for c in cells if "solution" in c.metadata.get("tags", [])]
+    assert len(solutions) >= 12
+    for cell in solutions:  # prose after a solution is folded on the page
+        if cell.cell_type == "markdown" and not cell.source.startswith("### What the simulation"):
+            assert cell.source.lstrip().startswith("```{admonition}"), cell.source[:200]
+
+
+def test_the_student_edition_has_no_solution_and_no_teacher_note() -> None:
+    from tefbook.launch import BOOK_ONLY_TAGS
+
+    notebook = student_notebook()
+    text = "\n".join(c.source for c in notebook.cells)
+    for word in SPOILERS:
+        assert word not in text, word
+    for cell in notebook.cells:
+        assert not BOOK_ONLY_TAGS & set(cell.metadata.get("tags", [])), cell.source[:200]
+        assert "remove-cell" not in cell.metadata.get("tags", [])
+    # plain Jupyter and Colab read it cleanly: no MyST role or directive, the parameters written out
+    for marker in ("{glue", "{eq}", "{download}", "```{", ":class:"):
+        assert marker not in text, marker
+    assert "simulates 2,000 posts (`n_posts`) of 1\ndecisive and 6 uncertain sentences" in text
+    assert "This is the student edition of the lab" in text
+    answer_cells = [c.source for c in notebook.cells if c.cell_type == "code" and "check_exercise_" in c.source
+                    and "def " not in c.source]
+    assert len(answer_cells) == 6 and all("None" in c for c in answer_cells)  # the answer cells, unanswered
+
+
+def test_the_student_edition_refuses_markup_and_unquotable_numbers() -> None:
+    import nbformat
+
+    from tefbook.errors import BookError
+    from tefbook.launch import student_edition
+
+    params = nbformat.v4.new_code_cell("n = 3\nrepository = ''", metadata={"tags": ["parameters"]})
+    for text, message in (("See {eq}`deriv-weight`.", "MyST markup"), ("```{admonition} Note\nx\n```", "MyST markup"),
+                          ("The rate is {glue:text}`e3_rate:.1f`.", "e3_rate`, which is no parameter")):
+        notebook = nbformat.v4.new_notebook(cells=[params, nbformat.v4.new_markdown_cell(text)])
+        with pytest.raises(BookError, match=message):
+            student_edition(notebook)
+
+
+@pytest.fixture()
+def without_the_book(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The book's packages made unimportable, as on a student's machine with only tefcore."""
+    for name in BOOK_PACKAGES:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delenv("TEF_BOOK_BUILD", raising=False)
+
+
+@pytest.fixture()
+def student(without_the_book: None) -> dict[str, Any]:
+    """The student edition's names after running its code cells (only tefcore importable of the project)."""
+    namespace: dict[str, Any] = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in student_notebook().cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, "student", "exec"), namespace)  # noqa: S102 - the lab's own code
+    return namespace
+
+
+def test_the_student_notebook_runs_top_to_bottom_with_only_tefcore(tmp_path: Path) -> None:
+    """Executed as a notebook (nbclient, a fresh kernel in a temporary folder) with the book's packages
+    hidden from the kernel: every cell runs, and every check waits for answers without a ✗."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = student_notebook()
+    hide = "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in BOOK_PACKAGES)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(hide))
+    env = {k: v for k, v in os.environ.items() if k != "TEF_BOOK_BUILD"}
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        NotebookClient(notebook, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    nbformat.write(notebook, tmp_path / "student.ipynb")
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert printed.count("answers still missing") == 6 and "✗" not in printed and "✓" not in printed
+
+
+def _said(check: Any, *args: Any) -> tuple[Any, str]:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        result = check(*args)
+    return result, out.getvalue()
+
+
+def _crossed(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("✗")]
+
+
+def _assert_hinted(result: Any, text: str, *hints: str) -> None:
+    """False, at least one ✗, each ✗ with a hint after the answer, and the hints named among them."""
+    assert result is False, text
+    lines = _crossed(text)
+    assert lines, text
+    for line in lines:
+        assert line.count(": ") >= 2 or "could not read" in line, line  # "✗ key: answer: hint"
+    for hint in hints:
+        assert hint in text, (hint, text)
+
+
+def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
+        lab: dict[str, Any], student: dict[str, Any]) -> None:
+    """Wrong, short (a list or a container one element short) and mistyped answers: ✗ with what was
+    expected, never an exception and never the answer itself."""
+    right = lab["by_hand"]
+    ex1 = student["check_exercise_1"]
+    wrong = {p: h + 0.05 for p, h in right["H"].items()}
+    result, text = _said(ex1, wrong, right["w"], right["l"], right["wl"])
+    _assert_hinted(result, text, "too high", "the entropy in nats")
+    assert f"{right['H'][0.9]:.4g}" not in text  # the hint, not the answer
+    _assert_hinted(*_said(ex1, [0.69, 0.67, 0.33], right["w"], right["l"], right["wl"]), "expected a dict")
+    result, text = _said(ex1, {"0.9": right["H"][0.9]}, right["w"], right["l"], right["wl"])
+    _assert_hinted(result, text, "my_H['0.9']", "not a key asked for", "without quotes")  # never silently ignored
+    _assert_hinted(*_said(ex1, right["H"] | {0.9: "0.33"}, right["w"], right["l"], right["wl"]),
+                   "expected a number, not str")
+
+    ex2, props = student["check_exercise_2"], lab["properties"]
+    _assert_hinted(*_said(ex2, props | {"c": 2.0}), "too low")
+    _assert_hinted(*_said(ex2, list(props.values())[:4]), "expected a dict")
+    _assert_hinted(*_said(ex2, props | {"w increases on [1/2, 1]": "yes"}), "expected True or False")
+    _assert_hinted(*_said(ex2, props | {"C": 2.885}), "not a key asked for")
+
+    ex3, first, sw = student["check_exercise_3"], lab["first_n"], (lab["strong"], lab["weak"])
+    _assert_hinted(*_said(ex3, first | {"tef": first["tef"] + 1}, *sw), "too high", "mind the ties")
+    _assert_hinted(*_said(ex3, list(first.values())[:3], *sw), "expected a dict")
+    _assert_hinted(*_said(ex3, first | {"tef": str(first["tef"])}, *sw), "expected a number, not str")
+    _assert_hinted(*_said(ex3, {"MV": 2}, *sw), "not a key asked for")
+
+    ex4, corpus, n, shares = student["check_exercise_4"], lab["corpus"], int(lab["differ"].sum()), lab["right"]
+    _assert_hinted(*_said(ex4, corpus, n, {k: 100 * v for k, v in shares.items()}), "a share between 0 and 1")
+    _assert_hinted(*_said(ex4, corpus, n, [shares["tef"]]), "expected a dict")
+    _assert_hinted(*_said(ex4, corpus, str(n), shares), "expected a number, not str")
+
+    ex5, acc, still = student["check_exercise_5"], lab["accuracy"], lab["unchanged"]
+    args = (lab["sweep"], lab["n_posts"], lab["seed"])
+    off = {r: list(v) for r, v in acc.items()} | {"soft_vote": [v + 1 for v in acc["soft_vote"]]}
+    _assert_hinted(*_said(ex5, off, still, *args), "too high", "an accuracy in percent")
+    short = {r: list(v) for r, v in acc.items()} | {"soft_vote": list(acc["soft_vote"])[:-1]}
+    result, text = _said(ex5, short, still, *args)
+    _assert_hinted(result, text, "a list of 4: expected a list of 5 accuracies")
+    assert len(_crossed(text)) == 1, text  # the later rules are still checked against their own keys
+    assert all(f"✓ {r} at T = {t:g}" in text for r in ("tef_without_entropy", "tef") for t in args[0]), text
+    result, text = _said(ex5, acc | {"tef": 94.05}, still, *args)  # a number where a list is expected
+    _assert_hinted(result, text, "my_accuracy['tef']: 94.05: expected a list of 5 accuracies")
+    _assert_hinted(*_said(ex5, acc, list(still), *args), "expected a set of rule names")
+    _assert_hinted(*_said(ex5, acc, still | {"tef"}, *args), "a rule in it does move")
+    _assert_hinted(*_said(ex5, acc | {"TEF": acc["tef"]}, still, *args), "my_accuracy['TEF']", "not a key")
+    _assert_hinted(*_said(ex5, 5, still, *args), "expected a dict")
+
+    ex6, est = student["check_exercise_6"], lab["estimates"]
+    _assert_hinted(*_said(ex6, est | {"exact soft": est["exact soft"] / np.log(2)}, *args[1:]), "too high", "nats")
+    _assert_hinted(*_said(ex6, list(est.values())[:5], *args[1:]), "expected a dict")
+    _assert_hinted(*_said(ex6, {"exact Soft": est["exact soft"]}, *args[1:]), "not a key asked for")
+
+
+def test_a_check_that_cannot_read_an_answer_says_so_and_goes_on(student: dict[str, Any]) -> None:
+    """Whatever a student passes, a check prints ✗ and returns False; it never raises."""
+    check = student["check_exercise_3"]
+    result, text = _said(check, {"tef": 3}, "0.9", None)  # arguments the check itself cannot use
+    assert result is False and "✗ the check could not read these answers" in text

@@ -225,3 +225,20 @@ def test_no_address_is_committed() -> None:
     """The address is read at build time only: the committed configuration and workflow name none."""
     for name in ("_config.yml", ".github/workflows/pages.yml"):
         assert "github.com/" not in (ROOT / name).read_text(encoding="utf-8"), name
+
+
+def test_launch_branch_and_build_hand_out_the_student_edition(tmp_path: Path) -> None:
+    """Binder and Colab open the student edition (no solution, no teacher note), and the build writes the
+    same edition beside the lab's page for download; a chapter that is not launchable gets none."""
+    from tefbook.launch import write_student_editions
+
+    written = write_launch_tree(ROOT, tmp_path / "tree", ADDRESS, "0123abc")
+    text = "\n".join(c.source for c in nbformat.read(written[0], as_version=4).cells)
+    assert "This is the student edition of the lab" in text
+    assert "{admonition} Solution" not in text and "For the teacher" not in text and "{glue" not in text
+    editions = write_student_editions(ROOT, tmp_path / "stage", [f"notebooks/{LAB}", "notebooks/01_derivation"],
+                                      ADDRESS)
+    assert editions == [tmp_path / "stage" / "notebooks" / f"{LAB}_student.ipynb"]
+    assert _repository_parameter(editions[0]) == ADDRESS
+    lab = (ROOT / "notebooks" / f"{LAB}.py").read_text(encoding="utf-8")
+    assert f"{{download}}`download the student notebook <{LAB}_student.ipynb>`" in lab  # the page links it

@@ -59,6 +59,7 @@ from tefbook.chromium import print_pdf
 from tefbook.equations import CONFIG_NAME as EQUATIONS_CONFIG
 from tefbook.equations import absent_equations
 from tefbook.errors import BookError
+from tefbook.launch import write_student_editions
 from tefbook.leaks import guard_outputs
 from tefbook.parameters import (
     PROFILES,
@@ -392,6 +393,8 @@ def stage_tree(root: Path, stage: Path, toc: Mapping[str, Any], executed: Mappin
         target = stage / f"{docname}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
+    # the student edition of a launchable chapter (the lab), beside its page, which links it for download
+    write_student_editions(root, stage, list(executed), repository or "", toc)
     return stage
 
 

@@ -9,8 +9,9 @@ where the book's Binder and Colab buttons point::
     TEF_REPOSITORY=owner/name python -m tefbook.launch --out _build/launch           # write the tree
     TEF_REPOSITORY=owner/name python -m tefbook.launch --out _build/launch --push    # and publish it
 
-The tree holds ``notebooks/<chapter>.ipynb`` for each launchable chapter (its parameters cell set to
-the repository's address, no outputs), a ``requirements.txt`` from which Binder installs ``tefcore``
+The tree holds ``notebooks/<chapter>.ipynb`` for each launchable chapter, as its student edition
+(:func:`student_edition`: no solution, no teacher note, its numbers written out; its parameters cell
+set to the repository's address, no outputs), a ``requirements.txt`` from which Binder installs ``tefcore``
 at the revision the book was built from, and a ``README.md``. ``--push`` commits the tree on top of
 the remote branch's last commit (a fast-forward, never a forced push) and pushes it; when the tree
 has not changed, nothing is committed.
@@ -19,11 +20,15 @@ has not changed, nothing is committed.
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import os
+import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
 import nbformat
@@ -40,7 +45,18 @@ from tefbook.repository import (
 )
 from tefbook.toc import CHAPTER_DIR, find_root, load_toc, toc_chapters
 
-__all__ = ["LAUNCH_REQUIREMENTS", "commit_tree", "main", "write_launch_tree"]
+__all__ = ["BOOK_ONLY_TAGS", "LAUNCH_REQUIREMENTS", "STUDENT_SUFFIX", "commit_tree", "main", "render_glue",
+           "student_edition", "write_launch_tree", "write_student_editions"]
+
+#: Tags of the cells that only the book's page shows: solutions, teacher notes, the explorable figures
+#: (drawn by the book's support code) and the words about the two editions.
+BOOK_ONLY_TAGS: frozenset[str] = frozenset({"solution", "teacher", "explorable", "book-only"})
+#: The tag of a cell that only the student edition shows (the page removes it with ``remove-cell``).
+STUDENT_TAG = "student"
+#: The student edition of ``NN_name`` is ``NN_name_student.ipynb`` beside the page.
+STUDENT_SUFFIX = "_student"
+_GLUE = re.compile(r"\{glue:text\}`([A-Za-z_]\w*)(?::([^`]*))?`")
+_MYST = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(```|:::)\s*\{", re.MULTILINE)
 
 #: What a launchable chapter needs besides tefcore (and what Binder's image lacks): the lab's figure.
 #: Nothing of the book's own tools: a launchable chapter imports them only where they exist.
@@ -53,6 +69,123 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool 
     if check and result.returncode != 0:
         raise BookError(f"git {' '.join(args)} failed: {result.stderr.strip() or result.stdout.strip()}")
     return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def _parameter_values(notebook: Any) -> dict[str, Any]:
+    """The literal values the ``parameters`` cell assigns."""
+    cell = next((c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])), None)
+    if cell is None:
+        return {}
+    values = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            values[node.target.id] = ast.literal_eval(node.value)
+        elif isinstance(node, ast.Assign):
+            values.update({t.id: ast.literal_eval(node.value) for t in node.targets if isinstance(t, ast.Name)})
+    return values
+
+
+def render_glue(text: str, values: dict[str, Any], where: str = "the chapter") -> str:
+    """Write each ``{glue:text}`name:format``` role of ``text`` out as its value from ``values``.
+
+    A list is written as its items joined by commas (each with the format, ``g`` by default).
+
+    Raises
+    ------
+    BookError
+        When a role names no value of ``values`` (in the student edition only parameters are quoted).
+
+    Examples
+    --------
+    >>> render_glue("{glue:text}`n:,d` posts at T = {glue:text}`sweep`", {"n": 2000, "sweep": [0.5, 1.0]})
+    '2,000 posts at T = 0.5, 1'
+    """
+    def value(match: re.Match[str]) -> str:
+        name, spec = match.group(1), match.group(2) or ""
+        if name not in values:
+            raise BookError(f"{where}: the student edition quotes {{glue:text}}`{name}`, which is no parameter; "
+                            "tag the cell 'solution' or 'book-only', or write the number out")
+        item = values[name]
+        if isinstance(item, (list, tuple)):
+            return ", ".join(format(x, spec or "g") for x in item)
+        return format(item, spec)
+    return _GLUE.sub(value, text)
+
+
+def student_edition(notebook: Any, repository: str = "", where: str = "the chapter") -> Any:
+    """The notebook a student gets: no solution, no teacher note, no markup plain Jupyter cannot read.
+
+    Cells tagged with one of :data:`BOOK_ONLY_TAGS` are left out, and so are cells the page removes
+    (``remove-cell``) unless they are tagged ``student``; ``{glue:text}`` roles quoting a parameter are
+    written out; the ``repository`` parameter is set; outputs and the jupytext pairing are dropped.
+
+    Raises
+    ------
+    BookError
+        When a kept Markdown cell still holds MyST markup (a role, a directive) or quotes a glued value
+        that is no parameter.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell("n = 3\nrepository = ''", metadata={"tags": ["parameters"]}),
+    ...     nbformat.v4.new_markdown_cell("Fuse {glue:text}`n:d` posts."),
+    ...     nbformat.v4.new_markdown_cell("```{admonition} Solution\n42\n```", metadata={"tags": ["solution"]}),
+    ...     nbformat.v4.new_markdown_cell("Students only.", metadata={"tags": ["remove-cell", "student"]})])
+    >>> [c.source for c in student_edition(nb).cells[1:]]
+    ['Fuse 3 posts.', 'Students only.']
+    """
+    edition = copy.deepcopy(notebook)
+    kept = []
+    for cell in edition.cells:
+        tags = list(cell.metadata.get("tags", []))
+        if BOOK_ONLY_TAGS & set(tags) or ("remove-cell" in tags and STUDENT_TAG not in tags):
+            continue
+        tags = [t for t in tags if t not in ("remove-cell", STUDENT_TAG)]
+        if tags:
+            cell.metadata["tags"] = tags
+        else:
+            cell.metadata.pop("tags", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        kept.append(cell)
+    edition.cells = kept
+    set_parameters(edition, {REPOSITORY_PARAMETER: repository})
+    values = _parameter_values(edition)
+    for cell in edition.cells:
+        if cell.cell_type == "markdown":
+            cell.source = render_glue(cell.source, values, where)
+            markup = _MYST.search(cell.source)
+            if markup:
+                line = cell.source[:markup.start()].count("\n") + 1
+                raise BookError(f"{where}: the student edition holds MyST markup ({markup.group(0).strip()!r}, line "
+                                f"{line} of a Markdown cell) that plain Jupyter shows raw; tag the cell 'book-only'")
+    edition.metadata.pop("jupytext", None)
+    return edition
+
+
+def write_student_editions(root: Path, folder: Path, docnames: Sequence[str], repository: str = "",
+                           toc: Mapping[str, Any] | None = None) -> list[Path]:
+    """Write ``<docname>_student.ipynb`` under ``folder`` for each launchable chapter among ``docnames``:
+    the build puts it beside the chapter's page in the staged tree, and the page links it for download.
+
+    Returns
+    -------
+    list of Path
+        The notebooks written.
+    """
+    written = []
+    for chapter in toc_chapters(root, load_toc(root) if toc is None else toc):
+        if chapter.docname not in docnames or chapter.source is None or chapter.source.suffix != ".py":
+            continue
+        notebook = read_chapter(chapter.source)
+        if is_launchable(notebook):
+            target = folder / f"{chapter.docname}{STUDENT_SUFFIX}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(student_edition(notebook, repository, str(chapter.source)), target)
+            written.append(target)
+    return written
 
 
 def write_launch_tree(root: Path, out: Path, repository: str, revision: str) -> list[Path]:
@@ -92,13 +225,13 @@ def write_launch_tree(root: Path, out: Path, repository: str, revision: str) -> 
         if not is_launchable(notebook):
             continue
         try:
-            set_parameters(notebook, {REPOSITORY_PARAMETER: repository})
+            set_parameters(copy.deepcopy(notebook), {REPOSITORY_PARAMETER: repository})
         except BookError as exc:
             raise BookError(f"{chapter.source}: a launchable chapter needs a {REPOSITORY_PARAMETER!r} "
                             f"parameter ({exc})") from None
+        edition = student_edition(notebook, repository, str(chapter.source))
         target = out / CHAPTER_DIR / f"{chapter.name}.ipynb"
-        notebook.metadata.pop("jupytext", None)  # a plain notebook: no pairing with a .py that is not there
-        nbformat.write(notebook, target)
+        nbformat.write(edition, target)  # a plain notebook: no pairing with a .py that is not there
         written.append(target)
     if not written:
         raise BookError("no chapter is launchable (tef_launch: true in its jupytext header)")
