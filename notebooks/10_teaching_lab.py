@@ -94,7 +94,7 @@ lab_decisive = 1
 lab_uncertain = 6
 lab_lean = 0.5
 sweep = [0.25, 0.5, 1.0, 2.0, 4.0]
-lab_seeds = 20  # the seeds of exercise 5's Monte Carlo error
+lab_seeds: "int >= 2" = 20  # the seeds of exercise 5's Monte Carlo error
 # the book's repository (owner/name on GitHub): the next cell installs tefcore from it
 repository = ""
 
