@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
@@ -23,16 +24,22 @@ SUBSTITUTION = "findings"
 NO_CACHES = "*(The findings are computed from the committed caches in `data/caches`, which this build does not have.)*"
 
 
+def _root_page_uses_it(srcdir: Path) -> bool:
+    """Whether the book's root page (the ``root`` of its ``_toc.yml``) writes ``{{ findings }}``."""
+    toc = srcdir / "_toc.yml"
+    root = yaml.safe_load(toc.read_text(encoding="utf-8")).get("root", "") if toc.is_file() else ""
+    page = srcdir / f"{root}.md"
+    return bool(root) and page.is_file() and f"{{{{ {SUBSTITUTION} }}}}" in page.read_text(encoding="utf-8")
+
+
 def add_findings(app: Sphinx | None, config: Config) -> None:
     """Set the substitution :data:`SUBSTITUTION` to the findings table (computed now, about half a minute),
     when the root page uses it; a book without the committed caches gets :data:`NO_CACHES` instead."""
     from companion.findings import findings_markdown
     from companion.runs import repo_path
 
-    if app is not None:
-        root_page = Path(app.srcdir) / f"{config.root_doc}.md"
-        if not root_page.is_file() or f"{{{{ {SUBSTITUTION} }}}}" not in root_page.read_text(encoding="utf-8"):
-            return
+    if app is not None and not _root_page_uses_it(Path(app.srcdir)):
+        return
     caches = repo_path("data/caches")
     table = findings_markdown(caches) if caches.is_dir() else NO_CACHES
     config.myst_substitutions = {**config.myst_substitutions, SUBSTITUTION: table}
