@@ -106,6 +106,9 @@ def cache_path(out_dir: str | os.PathLike[str], model: str, variant: str, lang: 
     """
     suffix = "".join(f".{what}-{value}" for what, value, default in
                      (("rule", rule, "reference"), ("reading", reading, "summed")) if value != default)
+    for what, name in (("model", model), ("prompt", variant), ("language", lang)):
+        if name in ("", ".", "..") or "/" in name or "\\" in name:  # one folder (or file) of its own, inside out_dir
+            raise ValueError(f"the {what} name {name!r} cannot name a cache folder: give it a plain name")
     return Path(out_dir) / model / variant / f"{lang}{suffix}.jsonl"
 
 

@@ -119,8 +119,15 @@ class Task:
 
     @property
     def prompt_name(self) -> str:
-        """The cache's ``<prompt>`` folder: the prompt file's stem, else ``original``."""
-        return self.prompt_file.stem if self.prompt_file else DEFAULT_PROMPT
+        """The cache's ``<prompt>`` folder: the prompt file's stem, else ``original``.
+
+        Leading dots become underscores, so that a file named ``...txt`` (stem ``..``) or ``.hidden.txt``
+        gives a folder of its own, not the parent folder or a hidden one.
+        """
+        if not self.prompt_file:
+            return DEFAULT_PROMPT
+        stem = self.prompt_file.stem
+        return "_" * (len(stem) - len(stem.lstrip("."))) + stem.lstrip(".")
 
     @property
     def languages(self) -> list[str]:
