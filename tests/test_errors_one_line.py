@@ -281,3 +281,26 @@ def test_claims_with_a_missing_or_corrupt_data_dir_fails_in_one_line(
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1
     assert err.startswith(f"tef claims: error: --data-dir {tmp_path}: ") and "mind_" in err and ":1: " in err
+
+
+# -- the cache of a prompt file named ...txt -------------------------------------------------------------
+def test_a_prompt_file_named_dots_txt_keeps_its_cache_inside_the_model_folder(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tefcore.extraction.cache import cache_path
+    from tefcore.tasks import init_task, load_task
+
+    folder = init_task(tmp_path / "study")
+    (folder / "prompt.txt").rename(folder / "...txt")
+    yaml_file = folder / "task.yaml"
+    yaml_file.write_text(yaml_file.read_text().replace("prompt: prompt.txt", "prompt: ...txt"))
+    assert load_task(yaml_file).prompt_name == "__"
+    with FaultServer() as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        args = [a for a in args if a not in ("--lang", "en", "--prompt", "original", "--data-dir")]
+        args = [a for a in args if not a.endswith("data")] + ["--task", str(yaml_file), "--limit", "1"]
+        assert main(args) == 0, capsys.readouterr().err
+    caches = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.jsonl"))
+    assert caches and all(len(Path(c).parts) == 3 and Path(c).parts[1] == "__" for c in caches), caches
+    with pytest.raises(ValueError, match=r"the prompt name '\.\.' cannot name a cache folder"):
+        cache_path(tmp_path, "local", "..", "en")
