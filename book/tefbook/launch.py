@@ -58,9 +58,9 @@ STUDENT_SUFFIX = "_student"
 _GLUE = re.compile(r"\{glue:text\}`([A-Za-z_]\w*)(?::([^`]*))?`")
 _MYST = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(```|:::)\s*\{", re.MULTILINE)
 
-#: What a launchable chapter needs besides tefcore (and what Binder's image lacks): the lab's figure.
-#: Nothing of the book's own tools: a launchable chapter imports them only where they exist.
-LAUNCH_REQUIREMENTS: tuple[str, ...] = ("altair>=5.4",)
+#: What a launchable chapter's student edition needs besides tefcore (and its numpy and pandas): nothing
+#: so far, since the explorable figures (altair, the book's support code) stay on the book's page.
+LAUNCH_REQUIREMENTS: tuple[str, ...] = ()
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
