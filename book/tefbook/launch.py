@@ -113,7 +113,7 @@ def render_glue(text: str, values: dict[str, Any], where: str = "the chapter") -
 
 
 def student_edition(notebook: Any, repository: str = "", where: str = "the chapter") -> Any:
-    """The notebook a student gets: no solution, no teacher note, no markup plain Jupyter cannot read.
+    r"""The notebook a student gets: no solution, no teacher note, no markup plain Jupyter cannot read.
 
     Cells tagged with one of :data:`BOOK_ONLY_TAGS` are left out, and so are cells the page removes
     (``remove-cell``) unless they are tagged ``student``; ``{glue:text}`` roles quoting a parameter are
