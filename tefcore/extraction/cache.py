@@ -466,6 +466,71 @@ def header_pairs(path: str | os.PathLike[str]) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
+# --- invalid answers ------------------------------------------------------------------------
+INVALID_WARN_SHARE = 0.05
+"""``tef extract`` warns when more than this share of a cache's answers (Direct and sentences) is invalid."""
+
+
+def invalid_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, int, list[tuple[str, str]]]:
+    """Count the invalid answers among pair records: (invalid answers, answers, pairs holding one).
+
+    Examples
+    --------
+    >>> records = [{"type": "header"},
+    ...            {"type": "pair", "post_id": "p1", "dimension": "Tone", "direct_source": "invalid",
+    ...             "sentence_sources": ["logprobs", "invalid"]},
+    ...            {"type": "pair", "post_id": "p2", "dimension": "Tone", "direct_source": "logprobs",
+    ...             "sentence_sources": ["logprobs"]}]
+    >>> invalid_answers(records)
+    (2, 5, [('p1', 'Tone')])
+    """
+    bad = answers = 0
+    pairs: list[tuple[str, str]] = []
+    for record in records:
+        if record.get("type") != "pair":
+            continue
+        sources = [record.get("direct_source"), *(record.get("sentence_sources") or ())]
+        invalid = sum(source == "invalid" for source in sources)
+        bad, answers = bad + invalid, answers + len(sources)
+        if invalid:
+            pairs.append((str(record.get("post_id")), str(record.get("dimension"))))
+    return bad, answers, pairs
+
+
+def cache_invalid_answers(path: str | os.PathLike[str]) -> tuple[int, int, list[tuple[str, str]]]:
+    """:func:`invalid_answers` of a cache file's records (a torn last line left out)."""
+    return invalid_answers(_parse(Path(path))[0])
+
+
+def drop_invalid(path: str | os.PathLike[str]) -> int:
+    """Remove the pair records that hold an invalid answer from a cache file, so that a run scores them again.
+
+    The file is locked as a writer locks it, rewritten beside itself and moved in place, so it is whole
+    at every moment. Returns how many pair records were removed (0 leaves the file untouched).
+    """
+    path = Path(path)
+    with open(path, "ab") as handle:
+        lock_exclusive(handle.fileno(), path, "tef extract --retry-invalid")
+        records, _, _ = _parse(path)
+        check_header(path, records)
+        _, _, bad = invalid_answers(records)
+        drop = set(bad)
+        if not drop:
+            return 0
+        kept = [r for r in records if r.get("type") != "pair"
+                or (str(r.get("post_id")), str(r.get("dimension"))) not in drop]
+        tmp = path.with_name(f".{path.name}.retry")
+        try:
+            with open(tmp, "wb") as out:
+                write_all(out.fileno(), b"".join(encode_record(r) for r in kept))
+                os.fsync(out.fileno())
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    return len(drop)
+
+
 # --- writing ----------------------------------------------------------------------------------
 def write_all(fd: int, data: bytes) -> None:
     """Write ``data`` to the file descriptor ``fd`` whole (``os.write`` may write part of it)."""
