@@ -44,7 +44,8 @@ import tefcore.mind.release as release
 from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table, sort_table
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.judges import backend_class
-from tefcore.extraction.cache import cache_path, read_cache_file
+from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, drop_invalid,
+                                      read_cache_file)
 from tefcore.judges.labels import READINGS
 from tefcore.judges.local import MIN_CONTEXT
 from tefcore.extraction.parts import merge_parts
@@ -110,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="context length in tokens of a llama.cpp judge (default: the registry's, 4096 for "
                     "local); a longer prompt is recorded as an invalid answer and the run goes on")
     ex.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ex.add_argument("--retry-invalid", action="store_true",
+                    help="first remove from the cache the pairs holding an invalid answer, so that they are scored "
+                    "again (tef extract warns when more than 5%% of a cache's answers are invalid)")
     ex.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
                     "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
@@ -306,6 +310,9 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     for variant in variants:
         for lang in args.lang:
             out = cache_path(args.out, spec.name, variant, lang, rule, args.reading)
+            if args.retry_invalid and out.is_file():
+                print(f"tef: {out}: {drop_invalid(out)} pair(s) with an invalid answer removed, to be scored again",
+                      file=sys.stderr)
             try:
                 report = extraction.run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
                                                    batch_size=args.batch_size, limit=args.limit,
@@ -320,7 +327,21 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
             for detail, count in report.details.items():
                 hint = "; raise --n-ctx to score them" if "context" in detail and spec.backend == "llama_cpp" else ""
                 print(f"tef: warning: {count} answer(s) recorded as invalid: {detail}{hint}", file=sys.stderr)
+            _warn_invalid(report.path, argv)
     return 0
+
+
+def _warn_invalid(path: Path, argv: Sequence[str]) -> None:
+    """One line when more than :data:`~tefcore.extraction.cache.INVALID_WARN_SHARE` of a cache's answers are
+    invalid (an endpoint without usable log-probabilities, say), with the command that scores those pairs again."""
+    if not path.is_file():
+        return
+    bad, answers, pairs = cache_invalid_answers(path)
+    if answers and bad / answers > INVALID_WARN_SHARE:
+        again = [*argv, *([] if "--retry-invalid" in argv else ["--retry-invalid"])]
+        print(f"tef: warning: {path}: {bad} of {answers} answers ({bad / answers:.1%}) are invalid, in {len(pairs)} "
+              f"pair(s), more than {INVALID_WARN_SHARE:.0%}; once the judge answers again, score those pairs "
+              f"again with: tef {shlex.join(again)}", file=sys.stderr)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
