@@ -304,3 +304,33 @@ def test_a_prompt_file_named_dots_txt_keeps_its_cache_inside_the_model_folder(
     assert caches and all(len(Path(c).parts) == 3 and Path(c).parts[1] == "__" for c in caches), caches
     with pytest.raises(ValueError, match=r"the prompt name '\.\.' cannot name a cache folder"):
         cache_path(tmp_path, "local", "..", "en")
+
+
+# -- an endpoint that answers without usable log-probabilities --------------------------------------------
+def warnings_of(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("tef: warning: ") and "are invalid" in line]
+
+
+@pytest.mark.parametrize("fault", ["no-logprobs", "empty-content", "neither", "malformed"])
+def test_a_cache_of_invalid_answers_warns_and_retry_invalid_scores_them_again(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, fault: str) -> None:
+    from tefcore.extraction.cache import cache_invalid_answers
+
+    with FaultServer(default=fault) as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        assert main(args) == 0
+        [cache] = list((tmp_path / "out").rglob("*.jsonl"))
+        bad, answers, pairs = cache_invalid_answers(cache)
+        assert bad == answers > 0 and len(pairs) == 2
+        [line] = warnings_of(capsys.readouterr().err)
+        assert line.startswith(f"tef: warning: {cache}: {bad} of {answers} answers (100.0%) are invalid, in 2 pair(s), "
+                               "more than 5%")
+        assert line.endswith(" --retry-invalid") and KEY not in line
+        server.script(default="ok")
+        assert main(args) == 0  # a plain rerun keeps them, and says so again
+        assert len(warnings_of(capsys.readouterr().err)) == 1 and cache_invalid_answers(cache)[0] == bad
+        assert main([*args, "--retry-invalid"]) == 0
+        err = capsys.readouterr().err
+    assert f"tef: {cache}: 2 pair(s) with an invalid answer removed, to be scored again" in err
+    assert warnings_of(err) == [] and cache_invalid_answers(cache)[:2] == (0, answers)
