@@ -44,7 +44,7 @@ import tefcore.mind.release as release
 from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table, sort_table
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.judges import backend_class
-from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, drop_invalid,
+from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, drop_invalid, header_pairs,
                                       read_cache_file)
 from tefcore.judges.labels import READINGS
 from tefcore.judges.local import MIN_CONTEXT
@@ -54,7 +54,7 @@ from tefcore.judges.registry import REGISTRY_PATH, load_registry, resolve_model
 from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, mind_filename, resolve_data_dir
 from tefcore.mind.prompts import VARIANTS
 from tefcore.mind.schema import ABBREVIATIONS, LANGS, TABLE_ORDER
-from tefcore.mind.segment import SEGMENTATION_RULES
+from tefcore.tasks.segment import SEGMENTATION_RULES
 from tefcore.tasks import TaskError, init_task, load_task, recorded_sides, summary
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "OneLineParser", "build_parser", "format_scores",
@@ -375,6 +375,10 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
+    asked = header_pairs(path)
+    if asked is not None and len(frame) < asked:
+        print(f"tef: warning: {_shown(str(path))} holds {len(frame):,} of its data's {asked:,} pairs (an extraction "
+              "that stopped, or ran with --limit); its `tef extract` again finishes it", file=sys.stderr)
     sides = recorded_sides(prov)
     if sides is not None and (frame := frame[frame["side"].notna()]).empty:
         raise ValueError(f"{_shown(str(path))}: task {prov['task']!r} has no gold side; tef fuse prints its decisions")
