@@ -581,18 +581,73 @@ def _init(folder: Path) -> int:
     return 0
 
 
+STOP_GRACE = 5.0
+"""Seconds ``tef`` gives the work, after Ctrl-C or SIGTERM, to reach a point where it stops (between two records
+or batches). A judge inside one long computation (a C call that never returns to Python) is not waited for:
+past them the process ends with exit code 130; the cache holds whole records, and the same command resumes it."""
+
+_TAKEN_UP = threading.Event()  # the main thread has taken up the signal (or the command has ended)
+
+
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM stops like Ctrl-C: between two records, with the resume hint."""
+    _TAKEN_UP.set()
     raise KeyboardInterrupt
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C: Python's own KeyboardInterrupt, noted for :class:`_SignalWatch`."""
+    _TAKEN_UP.set()
+    raise KeyboardInterrupt
+
+
+class _SignalWatch:
+    """A thread that sees Ctrl-C and SIGTERM even while the main thread is inside a C call.
+
+    Python writes every signal it handles to the file of :func:`signal.set_wakeup_fd` at once, from C; the
+    thread reads it there, and when the main thread has not taken the signal up within :data:`STOP_GRACE`
+    seconds it ends the process (exit code 130) with one line. :meth:`stop` puts everything back.
+    """
+
+    def __init__(self) -> None:
+        self.read, self.write = os.pipe()
+        os.set_blocking(self.write, False)
+        self.previous_fd = signal.set_wakeup_fd(self.write, warn_on_full_buffer=False)
+        self.previous_int = signal.getsignal(signal.SIGINT)
+        if self.previous_int is signal.default_int_handler:  # an ignored SIGINT (a background job) stays ignored
+            signal.signal(signal.SIGINT, _interrupt)
+        _TAKEN_UP.clear()
+        self.thread = threading.Thread(target=self._watch, name="tef-signal-watch", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while data := os.read(self.read, 64):
+            if {signal.SIGINT, signal.SIGTERM} & set(data) and not _TAKEN_UP.wait(STOP_GRACE):
+                print(f"tef: interrupted inside a long computation, not waited for past {STOP_GRACE:.0f} s; the cache "
+                      "holds whole records: to resume, run the same command again", file=sys.stderr, flush=True)
+                os._exit(EXIT_INTERRUPTED)
+
+    def stop(self) -> None:
+        """Restore the wakeup file and Ctrl-C's handler; end the thread."""
+        _TAKEN_UP.set()
+        signal.set_wakeup_fd(self.previous_fd)
+        if signal.getsignal(signal.SIGINT) is _interrupt:
+            signal.signal(signal.SIGINT, self.previous_int)
+        os.close(self.write)  # the thread reads the end of the pipe
+        self.thread.join(timeout=1.0)
+        os.close(self.read)
 
 
 def _guarded(command: Callable[[], int]) -> int:
     """Run a command; user errors become one line and exit code 2, Ctrl-C (or SIGTERM) exit code 130."""
+    watch = None
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+        watch = _SignalWatch()
     try:
         return command()
     except KeyboardInterrupt:
+        _TAKEN_UP.set()
         print("tef: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `tef evaluate ... | head`: the reader left; say nothing more
@@ -605,6 +660,9 @@ def _guarded(command: Callable[[], int]) -> int:
         text = os_message(exc) if isinstance(exc, OSError) else str(exc)
         print(f"tef: error: {redact(' '.join(text.split()) or type(exc).__name__)}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if watch is not None:
+            watch.stop()
 
 
 _OS_HINTS = {errno.ENOSPC: "the disk is full: free some space, then run the same command again",
