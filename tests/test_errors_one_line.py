@@ -334,3 +334,60 @@ def test_a_cache_of_invalid_answers_warns_and_retry_invalid_scores_them_again(
         err = capsys.readouterr().err
     assert f"tef: {cache}: 2 pair(s) with an invalid answer removed, to be scored again" in err
     assert warnings_of(err) == [] and cache_invalid_answers(cache)[:2] == (0, answers)
+
+
+# -- Ctrl-C and SIGTERM while a judge is inside one long computation ----------------------------------------
+LONG_CALL = """
+import hashlib, pathlib, sys
+import tefcore.judges.openai as judge
+from tefcore.cli import main
+
+score, calls = judge.OpenAIBackend.score, []
+
+def slow_second_call(self, requests):
+    calls.append(len(requests))
+    if len(calls) == 2:  # the first pair is stored; the second sits in one C call (the GIL released)
+        pathlib.Path(sys.argv[1]).touch()
+        hashlib.pbkdf2_hmac("sha256", b"text", b"salt", 60_000_000)
+    return score(self, requests)
+
+judge.OpenAIBackend.score = slow_second_call
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_one_long_computation_stops_within_seconds_and_the_cache_resumes(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, signum: str) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from sigint import sigint_default_in_child
+    from tefcore.cli import STOP_GRACE
+    from tefcore.extraction.cache import read_cache
+
+    with FaultServer() as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        flag = tmp_path / "inside"
+        proc = subprocess.Popen([sys.executable, "-c", LONG_CALL, str(flag), *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+                                preexec_fn=sigint_default_in_child)
+        end = time.monotonic() + 120
+        while not flag.exists() and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        assert flag.exists(), proc.communicate()[1]
+        sent = time.monotonic()
+        proc.send_signal(getattr(signal, signum))
+        _, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - sent
+        assert proc.returncode == 130, err
+        assert waited < STOP_GRACE + 5, f"stopped {waited:.1f} s after {signum}"
+        assert "Traceback" not in err and len([line for line in err.splitlines() if line.strip()]) == 1, err
+        assert "to resume, run the same command again" in err
+        [cache] = list((tmp_path / "out").rglob("*.jsonl"))
+        assert len(read_cache(cache)[0]) == 1  # the first pair, whole
+        assert main(args) == 0  # the same command resumes it
+    assert "2/2 pairs (1 new, 1 already there)" in capsys.readouterr().out
