@@ -120,6 +120,16 @@ def test_a_damaged_gguf_is_named_not_taken_for_a_broken_build(tmp_path: Path, co
     assert check_gguf(whole) == whole
 
 
+def test_the_build_check_names_a_damaged_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.judges.local import main
+
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(b"GGUF" + (3).to_bytes(4, "little"))
+    assert main([str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (f"model file: {bad} is not a valid GGUF model file: it is cut short "
+                                               "(8 bytes end inside its header); download or convert it again")
+
+
 # -- the embedded model ------------------------------------------------------------------------
 llama_cpp = pytest.importorskip("llama_cpp",
                                 reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")

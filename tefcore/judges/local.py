@@ -579,9 +579,9 @@ def main(argv: list[str] | None = None) -> int:
     expect_avx2 = "--expect-avx2" in args
     paths = [a for a in args if a != "--expect-avx2"]
     try:
-        features = check_build(Path(paths[0]) if paths else default_model_path())
-    except (BrokenBuild, ImportError, MissingLocalModel) as exc:
-        print(f"llama.cpp build: {exc}", file=sys.stderr)
+        features = check_build(check_gguf(Path(paths[0]) if paths else default_model_path()))
+    except (BrokenBuild, ImportError, MissingLocalModel, InvalidGGUF) as exc:
+        print(f"{'model file' if isinstance(exc, InvalidGGUF) else 'llama.cpp build'}: {exc}", file=sys.stderr)
         return 2
     print(f"llama.cpp build runs here: {features}")
     beyond = [f for f in features.split() if f.startswith(("AVX512", "AMX", "AVX_VNNI"))]
