@@ -4,3 +4,9 @@
 their chapter's figures and table layouts (the chapters compute their numbers in their own cells, and
 write their prose in Markdown). No chapter's module imports another chapter's.
 """
+
+import warnings
+
+# A kernel without widgets makes tqdm warn once, at the first import of tefcore's progress bars (the
+# extraction loop, the e5 judges), which a chapter's import cell would print; the bars print as text.
+warnings.filterwarnings("ignore", message="IProgress not found")

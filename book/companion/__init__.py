@@ -10,3 +10,9 @@ to the claims ledger's rows, the rows a chapter examines) and
 :mod:`~companion.commands` (the GPU commands a page shows). It imports :mod:`tefcore` and
 :mod:`tefbook`; neither imports it.
 """
+
+import warnings
+
+# A kernel without widgets makes tqdm warn once, at the first import of tefcore's progress bars (the
+# extraction loop, the e5 judges), which a chapter's import cell would print; the bars print as text.
+warnings.filterwarnings("ignore", message="IProgress not found")
