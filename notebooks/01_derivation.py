@@ -356,7 +356,8 @@ glue("ex_first", float(ex[0]), display=False)
 # drag a sentence's probability, or shorten the post with the last slider, and watch each
 # sentence's weight, log-odds and tempered evidence, and the four decisions. No Python runs while
 # you do: the rules are written a second time, in the expression language of Vega (the engine that
-# draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds. Majority Vote
+# draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds; the cell below
+# prints the two sentence terms, and `chapters.theory.vega_rules` holds the four rules. Majority Vote
 # breaks a tie as the authors' reference release does: the side of the first vote cast, here
 # sentence 1's, wins. The two sums count a total within rounding error of zero as a tie, which
 # goes to change, as in `tefcore.fusion`.
@@ -367,43 +368,10 @@ glue("ex_first", float(ex[0]), display=False)
 # the decisive one below it; shorten the post by one sentence and make the vote a tie.
 
 # %% tags=["explorable"]
-from tefcore.fusion import CLIP, EPS, TIE_RTOL  # M, ε and tefcore's tie tolerance
+from chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
+from tefcore.fusion import CLIP  # M
 
-
-def vega_weight(p: str) -> str:
-    """w(p) = 1 - H(p)/log 2 as a Vega expression in p (0 log 0 = 0)."""
-    return (f"1 + ((({p}) > 0 ? ({p}) * log({p}) : 0)"
-            f" + (({p}) < 1 ? (1 - ({p})) * log(1 - ({p})) : 0)) / LN2")
-
-
-def vega_log_odds(p: str) -> str:
-    """ℓ(p) as a Vega expression: p clipped to [ε, 1 − ε], ℓ clipped to [−M, M]."""
-    q = f"clamp({p}, {EPS}, {1 - EPS})"
-    return f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
-
-
-def vega_rules(p: list[str], n: str) -> dict[str, tuple[str, str]]:
-    """Each rule's score and decision on the post p[0], ..., p[n - 1], in Vega."""
-    def total(term):  # sentence 1 plus the sum of the others, as numpy adds them
-        rest = [f"({n} >= {i} ? {term(x)} : 0)" for i, x in enumerate(p[1:], start=2)]
-        return f"({term(p[0])} + ({' + '.join(rest) or '0'}))"
-
-    def sign(term):  # change when the sum is >= 0; a sum within rounding of 0 is a tie
-        s, size = total(term), total(lambda x: f"abs({term(x)})")
-        tie = f"abs({s}) <= {TIE_RTOL} * {size}"
-        return s, f"{tie} || {s} >= 0 ? 'change' : 'stability'"
-
-    votes = total(lambda x: f"(({x}) >= 0.5 ? 1 : 0)")  # votes for change
-    first = f"({p[0]}) >= 0.5 ? 'change' : 'stability'"  # the first vote wins a tie
-    mean = f"{total(lambda x: x)} / {n}"
-    return {
-        "Majority Vote": (votes, f"2 * {votes} > {n} ? 'change' : "
-                                 f"2 * {votes} < {n} ? 'stability' : {first}"),
-        "Soft Vote": (mean, f"{mean} >= 0.5 ? 'change' : 'stability'"),
-        "log-odds sum": sign(vega_log_odds),
-        "TEF": sign(lambda x: f"({vega_weight(x)}) * ({vega_log_odds(x)})"),
-    }
-
+vega_weight("p"), vega_log_odds("p")  # w(p) and ℓ(p) as the browser evaluates them
 
 # %% tags=["explorable", "hide-input"]
 import altair as alt

@@ -13,7 +13,8 @@ Chapter 1
     :func:`curve_figure`, :func:`contribution_figure`, :func:`first_flips` (also the claims ledger's);
     for :math:`K > 2`: :data:`K3_EXAMPLE`,
     :func:`bayes_log_posterior`, :func:`k_class_scores`, :func:`bayes_disagreement`,
-    :func:`k3_disagreement`.
+    :func:`k3_disagreement`; the explorable post's rules in Vega's expression language:
+    :func:`vega_weight`, :func:`vega_log_odds`, :func:`vega_rules`.
 Chapter 2
     :class:`Checks`, :func:`sentence_accuracy`, :func:`reliability_figure`, :func:`information_table`,
     :func:`information_figure`, :func:`prop2_table`, :func:`stress_table`, :func:`stress_figure`,
@@ -43,7 +44,7 @@ from tefcore import simulate as sim
 from companion.labels import judge_label
 from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
-from tefcore.fusion import RULE_LABELS, RULE_NAMES
+from tefcore.fusion import CLIP, EPS, RULE_LABELS, RULE_NAMES, TIE_RTOL
 from tefpaper.posts import gaussian_shift_posts, random_posts
 
 __all__ = [
@@ -183,6 +184,67 @@ def contribution_figure(p: npt.ArrayLike, reference: float) -> Any:
     fig.update_layout(height=440, hovermode="x unified",
                       title=f"Contribution of one sentence, relative to a sentence at p = {reference:g}", **_LAYOUT)
     return fig
+
+
+# --------------------------------------------------------------------------------------------------
+# chapter 1's explorable post: the rules in the expression language of Vega, which the browser evaluates
+# --------------------------------------------------------------------------------------------------
+def vega_weight(p: str) -> str:
+    """w(p) = 1 - H(p)/log 2 as a Vega expression in ``p`` (0 log 0 = 0).
+
+    Examples
+    --------
+    >>> vega_weight("x")
+    '1 + (((x) > 0 ? (x) * log(x) : 0) + ((x) < 1 ? (1 - (x)) * log(1 - (x)) : 0)) / LN2'
+    """
+    return (f"1 + ((({p}) > 0 ? ({p}) * log({p}) : 0)"
+            f" + (({p}) < 1 ? (1 - ({p})) * log(1 - ({p})) : 0)) / LN2")
+
+
+def vega_log_odds(p: str) -> str:
+    """ℓ(p) as a Vega expression: ``p`` clipped to [ε, 1 − ε], ℓ clipped to [−M, M].
+
+    Examples
+    --------
+    >>> vega_log_odds("x")
+    'clamp(log(clamp(x, 1e-06, 0.999999)) - log(1 - clamp(x, 1e-06, 0.999999)), -10.0, 10.0)'
+    """
+    q = f"clamp({p}, {EPS}, {1 - EPS})"
+    return f"clamp(log({q}) - log(1 - {q}), {-CLIP}, {CLIP})"
+
+
+def vega_rules(p: list[str], n: str) -> dict[str, tuple[str, str]]:
+    """Each rule's score and decision on the post ``p[0], ..., p[n - 1]``, as Vega expressions.
+
+    Sums add sentence 1 and then the others, as numpy does; a sum within rounding of 0 is a tie, which goes
+    to change, as in :mod:`tefcore.fusion`; a Majority Vote tie goes to the first vote cast (the reference
+    release's rule).
+
+    Examples
+    --------
+    >>> rules = vega_rules(["p1", "p2"], "n")
+    >>> list(rules), rules["Soft Vote"][1]
+    (['Majority Vote', 'Soft Vote', 'log-odds sum', 'TEF'], "(p1 + ((n >= 2 ? p2 : 0))) / n >= 0.5 ? 'change' : 'stability'")
+    """
+    def total(term: Any) -> str:  # sentence 1 plus the sum of the others, as numpy adds them
+        rest = [f"({n} >= {i} ? {term(x)} : 0)" for i, x in enumerate(p[1:], start=2)]
+        return f"({term(p[0])} + ({' + '.join(rest) or '0'}))"
+
+    def sign(term: Any) -> tuple[str, str]:  # change when the sum is >= 0; a sum within rounding of 0 is a tie
+        s, size = total(term), total(lambda x: f"abs({term(x)})")
+        tie = f"abs({s}) <= {TIE_RTOL} * {size}"
+        return s, f"{tie} || {s} >= 0 ? 'change' : 'stability'"
+
+    votes = total(lambda x: f"(({x}) >= 0.5 ? 1 : 0)")  # votes for change
+    first = f"({p[0]}) >= 0.5 ? 'change' : 'stability'"  # the first vote wins a tie
+    mean = f"{total(lambda x: x)} / {n}"
+    return {
+        "Majority Vote": (votes, f"2 * {votes} > {n} ? 'change' : "
+                                 f"2 * {votes} < {n} ? 'stability' : {first}"),
+        "Soft Vote": (mean, f"{mean} >= 0.5 ? 'change' : 'stability'"),
+        "log-odds sum": sign(vega_log_odds),
+        "TEF": sign(lambda x: f"({vega_weight(x)}) * ({vega_log_odds(x)})"),
+    }
 
 
 def first_flips(strong: float, weak: float, counts: Sequence[int] | npt.ArrayLike,
