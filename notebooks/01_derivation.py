@@ -371,7 +371,8 @@ glue("ex_first", float(ex[0]), display=False)
 from chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
 from tefcore.fusion import CLIP  # M
 
-vega_weight("p"), vega_log_odds("p")  # w(p) and ℓ(p) as the browser evaluates them
+print("w(p) =", vega_weight("p"))  # as the browser evaluates them
+print("ℓ(p) =", vega_log_odds("p"))
 
 # %% tags=["explorable", "hide-input"]
 import altair as alt
