@@ -327,8 +327,9 @@ glue_all(ch06.margin_numbers(margins))
 # ## Table 4, read as a reviewer reads it
 #
 # As in chapter 5 for Table 3, the counts of the release's files (not printed by the paper) give
-# each accuracy of Table 4 a floor, if the paper scored those pairs, and the ablations give the consistency question of chapter 5
-# more rules to compare: all five sentence rules of a cell fuse the same posteriors.
+# each accuracy of Table 4 a floor, if the paper scored those pairs, and the ablations give the
+# consistency question of chapter 5 more rules to compare: all five sentence rules of a cell fuse
+# the same posteriors.
 
 # %%
 from tefpaper import review
