@@ -161,8 +161,8 @@ glue_all(t2_direct_min=float(direct_rows.min()), t2_direct_max=float(direct_rows
 # If the paper issued one Direct query per pair of the release's files (the premise of every "per
 # query" number here; chapter 5 finds that the release's pair counts fit not every printed
 # accuracy), a Direct query of Table 2 holds {glue:text}`t2_direct_min:.1f` to
-# {glue:text}`t2_direct_max:.1f` tokens on average, but no Direct query of the protocol can hold fewer than
-# {glue:text}`least_direct:.1f`: the English prompt has {glue:text}`words_en` words and the Chinese
+# {glue:text}`t2_direct_max:.1f` tokens on average, but no Direct query of the protocol can hold
+# fewer than {glue:text}`least_direct:.1f`: the English prompt has {glue:text}`words_en` words and the Chinese
 # one {glue:text}`words_zh` before any text is inserted, and an English post adds its words. **Table
 # 2's token column cannot be the prompt tokens of the Direct queries**; what it counts is not stated
 # (perhaps generated or text-only tokens). Its sentence rows, {glue:text}`t2_sentence_min:.1f` to
