@@ -41,7 +41,8 @@ import pandas as pd
 
 import tefcore.extraction.run as extraction  # run_extraction and download_release are looked up when called
 import tefcore.mind.release as release
-from tefcore.evaluate import AVERAGE, METRIC_LABELS, decisions, predict_pairs, score_table, sort_table
+from tefcore.evaluate import (ABSTAIN, AVERAGE, BLIND_SHARE, METRIC_LABELS, baseline_tests, blind_message, blind_rows,
+                              decisions, interval_table, predict_pairs, score_table, sort_table)
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.judges import backend_class
 from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, drop_invalid, header_pairs,
@@ -52,10 +53,10 @@ from tefcore.extraction.parts import merge_parts
 from tefcore.redact import redact
 from tefcore.judges.registry import REGISTRY_PATH, load_registry, resolve_model
 from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, mind_filename, resolve_data_dir
-from tefcore.mind.prompts import VARIANTS
+from tefcore.mind.prompts import VARIANTS, mind_task
 from tefcore.mind.schema import ABBREVIATIONS, LANGS, TABLE_ORDER
 from tefcore.tasks.segment import SEGMENTATION_RULES
-from tefcore.tasks import TaskError, init_task, load_task, recorded_sides, summary
+from tefcore.tasks import Task, TaskError, init_task, load_task, recorded_sides, summary
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FEW_PAIRS", "FORMATS", "OneLineParser", "build_parser", "format_scores",
            "hand_over", "main", "score_display", "user_path"]
@@ -135,10 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
         "Reads a cache file, or every *.jsonl cache under a folder; writes nothing, prints one table per "
         f"cache and language: rules as rows, dimensions as columns, the Average last, '*' on the best "
         f"value of each column, n = pairs per dimension, scores on fewer than {FEW_PAIRS} pairs in "
-        "parentheses. --format csv|json|markdown prints the same numbers for other programs.",
+        "parentheses, '!' on a rule that gives one side to nearly every text (never '*'). --intervals adds "
+        "95% bootstrap intervals and paired tests against the strongest baseline. --format csv|json|markdown "
+        "prints the same numbers for other programs.",
         "tef evaluate --cache data/caches/e5-zeroshot/original",
     )
     ev.add_argument("--rules", nargs="+", choices=RULE_NAMES, default=None)
+    ev.add_argument("--intervals", action="store_true",
+                    help="also 95%% percentile bootstrap intervals (2,000 resamples of the texts, seed 0) and each "
+                    "rule against the strongest baseline (paired bootstrap and McNemar's test)")
     ev.add_argument("--format", choices=FORMATS, default="text",
                     help="text: compact tables under 100 columns (default); csv, json: one row per language, "
                     "rule and dimension; markdown: the text tables as Markdown")
@@ -254,18 +260,20 @@ def _load_pairs(langs: Sequence[str], data_dir: Path | None) -> dict[str, list[A
     return {lang: evaluation_pairs(load_posts(lang, directory)) for lang in langs}
 
 
-def _scope(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]], list[str], str]:
-    """``tef extract``'s task (None for MIND), pairs by language, prompts and rule: checked before a model loads."""
-    if args.task is None:
+def _scope(args: argparse.Namespace) -> tuple[list[Task], dict[str, list[Any]], str]:
+    """``tef extract``'s tasks (MIND's, one per prompt, or the --task file's), pairs by language and rule: checked
+    before a model loads."""
+    if not args.task:
         args.lang = args.lang or list(LANGS)
-        return None, _load_pairs(args.lang, args.data_dir), args.prompt or ["original"], args.rule or "reference"
+        tasks = [mind_task(variant) for variant in args.prompt or ["original"]]
+        return tasks, _load_pairs(args.lang, args.data_dir), args.rule or "reference"
     for flag in ("prompt", "data_dir", "fit_data"):
         if getattr(args, flag) is not None:
             raise ValueError(f"--{flag.replace('_', '-')} applies to MIND, not to --task (a task names its data)")
     task = load_task(args.task)
     pairs = task.pairs_by_language(args.lang)
     args.lang = list(pairs)
-    return task, pairs, [task.prompt_name], args.rule or task.segmentation
+    return [task], pairs, args.rule or task.segmentation
 
 
 def _judge_spec(args: argparse.Namespace) -> Any:
@@ -304,17 +312,17 @@ def _engine(args: argparse.Namespace) -> Any:
 
 def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
-    task, pairs, variants, rule = _scope(args)  # fail on bad or missing data before loading a model
+    tasks, pairs, rule = _scope(args)  # fail on bad or missing data before loading a model
     spec = _judge_spec(args)
     engine = _engine(args)
-    for variant in variants:
+    for task in tasks:
         for lang in args.lang:
-            out = cache_path(args.out, spec.name, variant, lang, rule, args.reading)
+            out = cache_path(args.out, spec.name, task.prompt_name, lang, rule, args.reading)
             if args.retry_invalid and out.is_file():
                 print(f"tef: {out}: {drop_invalid(out)} pair(s) with an invalid answer removed, to be scored again",
                       file=sys.stderr)
             try:
-                report = extraction.run_extraction(spec, pairs[lang], out, variant=variant, rule=rule, task=task,
+                report = extraction.run_extraction(spec, pairs[lang], out, task=task, rule=rule,
                                                    batch_size=args.batch_size, limit=args.limit,
                                                    progress=not args.no_progress, engine=engine)
             except extraction.ExtractionInterrupted as stop:
@@ -367,10 +375,13 @@ def _cache_files(root: Path) -> list[Path]:
     return [root]
 
 
-def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any:
-    """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front.
+def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, intervals: bool = False) -> Any:
+    """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front,
+    ``blind`` (:func:`~tefcore.evaluate.blind_rows`, said on stderr) and, with ``intervals``, the bootstrap
+    intervals and tests against the strongest baseline.
 
-    Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides.
+    Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides;
+    a dimension without any readable answer (a judge that skipped it) is left out, said on stderr.
     """
     frame, prov = read_cache_file(path)
     if frame.empty:
@@ -383,7 +394,25 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any
     if sides is not None and (frame := frame[frame["side"].notna()]).empty:
         raise ValueError(f"{_shown(str(path))}: task {prov['task']!r} has no gold side; tef fuse prints its decisions")
     pred = predict_pairs(frame, rules=rules, invalid=invalid, classes=sides)
-    table = score_table(pred, orders={"dimension": prov.get("dimensions", TABLE_ORDER)}, classes=sides)
+    dead = pred.groupby("dimension", sort=False)["prediction"].agg(lambda s: bool((s == ABSTAIN).all()))
+    for dim in dead[dead].index:
+        print(f"tef: warning: {_shown(str(path))}: {dim} has no readable answer (skipped by the judge); left out",
+              file=sys.stderr)
+    pred = pred[~pred["dimension"].map(dead)].reset_index(drop=True)
+    orders = {"dimension": prov.get("dimensions", TABLE_ORDER)}
+    table = score_table(pred, orders=orders, classes=sides)
+    blind = blind_rows(pred, warn=False)
+    for lang, rows in blind.groupby("lang", sort=False):
+        print(f"tef: warning: {_shown(str(path))}, {lang}: {blind_message(rows.drop(columns='lang'))}", file=sys.stderr)
+    cells = set(zip(blind["lang"], blind["rule"], blind["dimension"]))
+    table["blind"] = [(lang, rule, dim) in cells or (dim == AVERAGE and any((lang, rule, d) in cells for d in dead.index))
+                      for lang, rule, dim in zip(table["lang"], table["rule"], table["dimension"])]
+    if intervals:
+        keys = ["lang", "rule", "dimension"]
+        table = table.merge(interval_table(pred, classes=sides, orders=orders).drop(
+            columns=["n", "accuracy", "macro_f1"]), on=keys, how="left").merge(
+            baseline_tests(pred).rename(columns={"low": "difference_low", "high": "difference_high"})
+            .drop(columns="n"), on=keys, how="left")
     invalid_sentences = pred.drop_duplicates(["post_id", "dimension"]).groupby("lang")["n_invalid"].sum()
     front = pd.DataFrame({"cache": str(path), "judge": prov.get("judge", prov.get("model")),
                           "prompt": prov.get("prompt_variant")}, index=table.index)
@@ -391,10 +420,13 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str) -> Any
         invalid_sentences=table["lang"].map(invalid_sentences).astype(int))
 
 
-def _marked(grid: Any, n: Any) -> Any:
-    """One decimal; ``*`` on the best value of each column (ties included), parentheses when n < FEW_PAIRS."""
+def _marked(grid: Any, n: Any, blind: Any = None) -> Any:
+    """One decimal; ``*`` on the best value of each column (ties included) among the cells not ``blind``, which
+    get ``!``; parentheses when n < FEW_PAIRS."""
     shown = grid.round(1)
     text = shown.map(lambda v: "-" if v != v else f"{v:.1f}")
+    if blind is not None:
+        text, shown = text.where(~blind, text + "!"), shown.where(~blind)
     text = text.where(~shown.eq(shown.max(axis=0), axis=1), text + "*")
     few = (n < FEW_PAIRS).to_numpy()
     return text.where(~few[None, :].repeat(len(text), axis=0), "(" + text + ")")
@@ -433,8 +465,10 @@ def score_display(table: Any) -> Any:
     n = by_dim.set_index("dimension")["n"]  # MIND's in the paper's order, a task's as the table has them
     dims = n.index.tolist()
     rules = [r for r in RULE_NAMES if r in set(table["rule"])]
+    blind = (table.pivot(index="rule", columns="dimension", values="blind").reindex(index=rules, columns=dims)
+             .fillna(False).astype(bool) if "blind" in table.columns else None)
     blocks = {METRIC_LABELS[metric]: _marked(table.pivot(index="rule", columns="dimension", values=metric)
-                                              .reindex(index=rules, columns=dims), n)
+                                              .reindex(index=rules, columns=dims), n, blind)
               for metric in ("accuracy", "macro_f1")}
     shown = pd.concat(blocks).rename(index=RULE_LABELS)
     shown.loc[("n", ""), :] = n.astype(int).astype(str).to_numpy()
@@ -464,12 +498,31 @@ def _records(frame: Any, fmt: str) -> str:
     return json.dumps(json.loads(frame.to_json(orient="records", double_precision=15)), ensure_ascii=False, indent=1)
 
 
+def _interval_lines(part: Any) -> str:
+    """``--intervals``: each rule's 95% accuracy interval per dimension, then each rule against the strongest
+    baseline (the difference in points, its interval, the bootstrap's and McNemar's p-values)."""
+    rules, cells = [r for r in RULE_NAMES if r in set(part["rule"])], part.set_index(["rule", "dimension"])
+    dims = sort_table(part.drop_duplicates("dimension"), ["dimension"], {"dimension": TABLE_ORDER})["dimension"]
+    grid = pd.DataFrame({ABBREVIATIONS.get(d, "Avg." if d == AVERAGE else d):
+                         [f"{cells.loc[(r, d), 'accuracy_low']:.1f}-{cells.loc[(r, d), 'accuracy_high']:.1f}"
+                          for r in rules] for d in dims}, index=[RULE_LABELS[r] for r in rules])
+    lines = [f"Acc, 95% interval (bootstrap of the texts):\n{grid.to_string()}"]
+    tests = part[part["baseline"].notna()]
+    if len(tests):
+        lines.append("against the strongest baseline (Acc, points; p: paired bootstrap, McNemar):")
+        lines += [f"  {row['dimension']:<12} {RULE_LABELS[row['rule']]} - {RULE_LABELS[row['baseline']]}: "
+                  f"{row['difference']:+.1f} [{row['difference_low']:+.1f}, {row['difference_high']:+.1f}], "
+                  f"p {row['p_bootstrap']:.2f}, {row['p_mcnemar']:.2f}" for _, row in tests.iterrows()]
+    return "\n".join(lines)
+
+
 def format_scores(results: Any, fmt: str, invalid: str) -> str:
     """The scores of every cache as ``--format`` asks: compact text tables, Markdown, csv or json."""
     if fmt in ("csv", "json"):
         return _records(results, fmt)
     legend = (f"Acc = accuracy, F1 = macro-F1, in %; n = pairs per dimension; * best of its column;\n"
-              f"(x) fewer than {FEW_PAIRS} pairs; unreadable answers: {invalid} (--invalid)")
+              f"(x) fewer than {FEW_PAIRS} pairs; ! one side for >= {100 * BLIND_SHARE:g}% of the texts (blind, "
+              f"never *); unreadable answers: {invalid} (--invalid)")
     blocks = []
     for _, part in results.groupby(["cache", "lang"], sort=False):
         shown = score_display(part)
@@ -478,6 +531,8 @@ def format_scores(results: Any, fmt: str, invalid: str) -> str:
                           .to_markdown(index=False, colalign=("left", "left", *["right"] * shown.shape[1])))
         else:
             blocks.append(f"{_heading(part)}\n{shown.to_string()}")
+        if "accuracy_low" in part.columns:
+            blocks[-1] += "\n\n" + _interval_lines(part)
     return "\n\n".join([*blocks, legend if fmt == "text" else legend.replace("\n", " ").replace("*", "\\*")])
 
 
@@ -485,7 +540,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print accuracy / macro-F1 per dimension and rule for each cache file."""
     scored, empty = [], []
     for file in _cache_files(args.cache):
-        result = _evaluate_file(file, args.rules, args.invalid)
+        result = _evaluate_file(file, args.rules, args.invalid, args.intervals)
         (empty if result is None else scored).append(file if result is None else result)
     if not scored:
         what = f"{empty[0]} holds" if len(empty) == 1 else f"the {len(empty)} caches under {args.cache} hold"

@@ -8,7 +8,7 @@ abstention) is simply wrong.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +25,9 @@ __all__ = ["Interval", "McNemarResult", "PairedComparison", "accuracy", "bin_ind
            "overconfidence_gap", "paired_bootstrap", "reliability_table", "side_labels"]
 
 ArrayLike = npt.ArrayLike
+Labels = Sequence[str] | Mapping[object, Sequence[str]] | None
+"""The sides :func:`macro_f1` averages over in a bootstrap: one list, one per stratum (a mapping from the
+stratum's value, each dimension its own sides), or None to read each stratum's from its gold labels."""
 
 
 def _paired(a: ArrayLike, b: ArrayLike, names: str) -> tuple[np.ndarray, np.ndarray]:
@@ -377,27 +380,42 @@ def bootstrap_indices(
 
 
 def _row_statistic(
-    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray
+    statistic: Callable[..., float], cols: list[np.ndarray], idx: np.ndarray, sides: Sequence[str] | None = None
 ) -> np.ndarray:
-    """The statistic on every bootstrap row; vectorised for :func:`accuracy` and :func:`macro_f1`."""
+    """The statistic on every bootstrap row; vectorised for :func:`accuracy` and :func:`macro_f1` (over ``sides``,
+    by default read from the whole sample's gold: CLASSES for MIND's, the same on every resample)."""
     if statistic is accuracy and len(cols) == 2:
         return 100.0 * (cols[0] == cols[1])[idx].mean(axis=1)
     if statistic is macro_f1 and len(cols) == 2:
-        t, p = cols  # the sides read from the whole sample: CLASSES for MIND's gold, as on every resample
+        t, p = cols
+        sides = side_labels(t) if sides is None else sides
         return 100.0 * np.mean([f1_from_counts(((t == c) & (p == c))[idx].sum(axis=1),
                                                ((t != c) & (p == c))[idx].sum(axis=1),
-                                               ((t == c) & (p != c))[idx].sum(axis=1)) for c in side_labels(t)],
+                                               ((t == c) & (p != c))[idx].sum(axis=1)) for c in sides],
                                axis=0)
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 
+def _stratum_sides(labels: Labels, gold: np.ndarray, value: object) -> tuple[str, ...] | None:
+    """The sides of one stratum (its ``value``): from ``labels`` (one list, or the stratum's in a mapping),
+    checked against the stratum's gold labels (:func:`side_labels`); None when ``labels`` is None."""
+    if labels is None:
+        return None
+    if isinstance(labels, Mapping):
+        if value not in labels:
+            raise ValueError(f"labels name no sides for stratum {value!r}")
+        return side_labels(gold, labels[value])
+    return side_labels(gold, labels)
+
+
 def _bootstrap(
     statistic: Callable[..., float], samples: list[list[ArrayLike]], strata: ArrayLike | None,
-    average_over_strata: bool, n_boot: int, random_state: int | np.random.Generator | None,
+    average_over_strata: bool, n_boot: int, random_state: int | np.random.Generator | None, labels: Labels = None,
 ) -> list[tuple[np.ndarray, float]]:
     """The statistic on every resample and on the whole sample, for each of ``samples`` (aligned columns, all
     resampled alike); with ``average_over_strata``, its unweighted mean over the strata (:func:`bootstrap_indices`
-    draws each stratum into the columns of its members in stratum order)."""
+    draws each stratum into the columns of its members in stratum order), :func:`macro_f1` over each stratum's
+    own sides (``labels``, else its gold's)."""
     cols = [[np.asarray(c) for c in sample] for sample in samples]
     n = cols[0][0].shape[0] if cols[0] else 0
     if n == 0 or any(c.ndim != 1 or c.shape[0] != n for sample in cols for c in sample):
@@ -407,14 +425,19 @@ def _bootstrap(
         raise ValueError(f"strata must have shape ({n},), got {st.shape}")
     if average_over_strata and st is None:
         raise ValueError("average_over_strata=True needs strata")
-    idx, whole, groups = bootstrap_indices(n, n_boot, st, random_state), np.arange(n), [np.arange(n)]
+    idx, whole, groups, values = bootstrap_indices(n, n_boot, st, random_state), np.arange(n), [np.arange(n)], [None]
     if average_over_strata:
-        codes = np.unique(st, return_inverse=True)[1]
+        values, codes = np.unique(st, return_inverse=True)
         whole = np.argsort(codes, kind="stable")  # the members of each stratum, stratum after stratum
         groups = np.split(np.arange(n), np.cumsum(np.bincount(codes))[:-1])
+    elif isinstance(labels, Mapping):
+        raise ValueError("labels per stratum need average_over_strata=True; pass one list of sides")
+    gold = cols[0][0] if statistic is macro_f1 else None
+    sides = [None if gold is None else (_stratum_sides(labels, gold[whole[g]], v) or side_labels(gold[whole[g]]))
+             for g, v in zip(groups, values)]
 
     def over(sample: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
-        return np.mean([_row_statistic(statistic, sample, rows[:, g]) for g in groups], axis=0)
+        return np.mean([_row_statistic(statistic, sample, rows[:, g], s) for g, s in zip(groups, sides)], axis=0)
 
     return [(over(sample, idx), float(over(sample, whole[None, :])[0])) for sample in cols]
 
@@ -427,6 +450,7 @@ def bootstrap_ci(
     strata: ArrayLike | None = None,
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
+    labels: Labels = None,
 ) -> Interval:
     r"""Percentile bootstrap interval of a statistic over evaluation pairs: the
     :math:`(\tfrac{1-\text{level}}2, \tfrac{1+\text{level}}2)` quantiles of the statistic over resamples.
@@ -444,10 +468,18 @@ def bootstrap_ci(
         As in :func:`bootstrap_indices`.
     level : float
     average_over_strata : bool
+    labels : sequence of str, or mapping of a stratum to its sides, optional
+        The sides :func:`macro_f1` averages over (:data:`Labels`; other statistics ignore them): a task's,
+        so that a side no gold label takes still counts, as :func:`tefcore.evaluate.score_table` does.
 
     Returns
     -------
     Interval
+
+    Raises
+    ------
+    ValueError
+        When ``labels`` leave out a gold label (:func:`side_labels`), or name no sides for a stratum.
 
     Examples
     --------
@@ -456,7 +488,8 @@ def bootstrap_ci(
     """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    [(boots, estimate)] = _bootstrap(statistic, [list(arrays)], strata, average_over_strata, n_boot, random_state)
+    [(boots, estimate)] = _bootstrap(statistic, [list(arrays)], strata, average_over_strata, n_boot, random_state,
+                                     labels)
     lo, hi = np.nanquantile(boots, [(1 - level) / 2, (1 + level) / 2])
     return Interval(estimate, float(lo), float(hi), level, n_boot)
 
@@ -488,6 +521,7 @@ def paired_bootstrap(
     strata: ArrayLike | None = None,
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
+    labels: Labels = None,
 ) -> PairedComparison:
     r"""Paired bootstrap of :math:`\Delta = \text{metric}(y, \hat y_a) - \text{metric}(y, \hat y_b)`: both
     methods are scored on the same resampled pairs (options as in :func:`bootstrap_ci`).
@@ -500,7 +534,7 @@ def paired_bootstrap(
     (40.0, True)
     """
     (boots_a, estimate_a), (boots_b, estimate_b) = _bootstrap(
-        metric, [[y_true, pred_a], [y_true, pred_b]], strata, average_over_strata, n_boot, random_state)
+        metric, [[y_true, pred_a], [y_true, pred_b]], strata, average_over_strata, n_boot, random_state, labels)
     diffs, diff = boots_a - boots_b, estimate_a - estimate_b
     lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
     p = min(1.0, 2.0 * min(np.mean(diffs <= 0.0), np.mean(diffs >= 0.0)))
