@@ -24,6 +24,7 @@ import argparse
 import time
 from collections.abc import Callable, Sequence
 
+from tefcore.mind import mind_task
 from tefcore.judges import make_backend
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.local import LocalBackend
@@ -36,7 +37,7 @@ def mind_prompts(lang: str, n: int, data_dir: str | None, variant: str = "origin
     """The first ``n`` requests in `tef extract`'s order."""
     pairs = evaluation_pairs(load_posts(lang, data_dir))
     requests: list[ScoreRequest] = []
-    for chunk in chunks(pairs, Setting(lang, variant), batch_size=1):
+    for chunk in chunks(pairs, Setting(lang, mind_task(variant)), batch_size=1):
         requests += [r for _, reqs in chunk for r in reqs]
         if len(requests) >= n:
             break

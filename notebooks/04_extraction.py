@@ -90,13 +90,14 @@ glue("link_logprobs", Markdown(claim_link("answer-logprobs")), display=False)
 # before its chat template wraps it:
 
 # %%
+from tefcore.mind import mind_task
 from tefcore.judges import make_backend
 from tefcore.extraction.run import build_requests
 from tefcore.mind.load import evaluation_pairs, load_posts
 
 pairs = {lang: evaluation_pairs(load_posts(lang, data_dir)) for lang in lang_list}
 pair = pairs[lang_list[0]][0]
-requests = build_requests(pair, prompt, "reference")  # Direct first, then one per sentence
+requests = build_requests(pair, mind_task(prompt), "reference")  # Direct first, then one per sentence
 print(requests[1].prompt)
 
 # %% [markdown]

@@ -393,11 +393,13 @@ def make_requests(n: int, tag: str = "q", kind: str = "sentence") -> list[Any]:
     The marker is what :attr:`FaultServer.plan` keys on; no marker is a substring of another.
     """
     from tefcore.judges.base import ScoreRequest
+    from tefcore.mind.prompts import choices
 
     return [
         ScoreRequest(
             prompt=f"[[{tag}-{i}]] Does the text argue for change (C) or stability (S)? Text: post {i}. Answer:",
-            text=f"post {i}", lang="en", dimension="Economy", post_id=f"{tag}-{i}", kind=kind)
+            text=f"post {i}", lang="en", dimension="Economy", post_id=f"{tag}-{i}", kind=kind,
+            choices=choices("Economy", "en"))
         for i in range(n)
     ]
 

@@ -1,10 +1,11 @@
 """The walls of the code, read from the source (every import, lazy ones included).
 
-The library (``tefcore``, the wheel a user installs) has rooms whose imports run one way: the
-application layer (``cli``) -> ``judges`` ->
-``mind`` and ``tasks`` (MIND is one task among others: one layer) -> the core (``errors``, ``fusion``,
-``metrics``, ``evaluate``, ``simulate``, ``information``). Judges turn prompts into probabilities and know
-nothing of fusion. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
+The library (``tefcore``, the wheel a user installs) has layers whose imports run one way, down:
+the application (``cli``, ``explain``) -> ``extraction`` (the resumable loop, its engines, the cache)
+-> ``judges`` -> ``mind`` (MIND, one task among others) -> ``tasks`` (what every corpus shares: sides,
+slots, pairs, segmentation, the ``Task``) -> the core (``errors``, ``fusion``, ``metrics``, ``evaluate``,
+``simulate``, ``information``, ``hashing``, ``retry``, ``redact``). Judges turn prompts into
+probabilities, know nothing of fusion and never import the loop. The library never imports the book: neither its tools (``tefbook``), nor its chapter support
 (``companion``, ``chapters``), nor the book toolchain.
 
 The book's code (``book/``: ``tefbook``, ``tefpaper``, ``companion``, ``chapters``) builds on the library:
@@ -29,9 +30,10 @@ import tefcore
 PACKAGE = Path(tefcore.__file__).resolve().parent
 BOOK = PACKAGE.parent / "book"
 CORE = ("errors", "fusion", "metrics", "evaluate", "simulate", "information", "hashing", "retry", "redact")
-APPLICATION = ("cli",)
-ROOMS = ("mind", "tasks", "judges", "extraction")
-LAYERS = {"core": 0, "mind": 1, "tasks": 1, "judges": 2, "extraction": 3, "application": 4}
+APPLICATION = ("cli", "explain")
+ROOMS = ("tasks", "mind", "judges", "extraction")
+LAYERS = {"core": 0, "tasks": 1, "mind": 2, "judges": 3, "extraction": 4, "application": 5}
+"""The layer order: a module imports only from its own layer or the ones below."""
 FUSION_SIDE = {f"tefcore.{name}" for name in ("fusion", "evaluate", "simulate", "information")}
 BOOK_CODE = ("tefbook", "tefpaper", "companion", "chapters")
 BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb", "nbval", "jupytext", "IPython",
@@ -42,6 +44,9 @@ PACKAGE_LIMIT = 11_500
 """Most lines the wheel's code may have in all (``find tefcore -name '*.py' | xargs wc -l``): 11,000 when it was
 set, then 500 more for the deterministic e5 engine build and the numeric environment every cache header records
 (``judges/e5_engine``, ``judges/machine``) and the one lookup error (``errors``) with the rules' checks."""
+FORBIDDEN = ("task is None", "choices is None", "TYPE_CHECKING")
+"""No ``None`` stands for MIND (every judge, the loop, the cache and the CLI receive a task), and no import
+is hidden from the import graph."""
 
 
 def room(module: str) -> str:
@@ -178,13 +183,47 @@ def test_rooms_are_known_and_the_top_level_is_small() -> None:
     assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()} == set(ROOMS)
 
 
+def upward(here: str, source: Path) -> list[str]:
+    """The imports of module ``here`` (its file ``source``) from a layer above its own, lazy ones included."""
+    level = LAYERS[room(here)]
+    return [f"line {line}: {name}" for line, name in imports(source)
+            if name.split(".")[0] == "tefcore" and LAYERS[room(name)] > level]
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_run_one_way(source: Path) -> None:
     here = module_name(source, PACKAGE.parent)
-    level = LAYERS[room(here)]
-    upward = [f"line {line}: {name}" for line, name in imports(source)
-              if name.split(".")[0] == "tefcore" and LAYERS[room(name)] > level]
-    assert not upward, f"{here} ({room(here)}) imports from a higher room: {upward}"
+    assert not upward(here, source), f"{here} ({room(here)}) imports from a higher layer: {upward(here, source)}"
+
+
+def test_a_planted_upward_import_is_found(tmp_path: Path) -> None:
+    """A module graph with one import running up (tasks -> mind, judges -> extraction, lazily) is refused,
+    and the same graph without it passes: the layer test can fail."""
+    root = tmp_path / "tefcore"
+    files = {"tasks/schema.py": "from tefcore.errors import UnknownName\n",
+             "mind/prompts.py": "from tefcore.tasks.schema import Choices\n",
+             "judges/e5.py": "import numpy\nfrom tefcore.mind import prompts\n"}
+    planted = {"tasks/schema.py": "from tefcore.mind.prompts import choices\n",
+               "judges/e5.py": "def f():\n    from tefcore.extraction.run import run_extraction\n"}
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    sources = {module_name(p, tmp_path): p for p in sorted(root.rglob("*.py"))}
+    assert not any(upward(name, path) for name, path in sources.items())
+    for rel, text in planted.items():
+        (root / rel).write_text(files[rel] + text, encoding="utf-8")
+    found = {name: upward(name, path) for name, path in sources.items() if upward(name, path)}
+    assert found == {"tefcore.tasks.schema": ["line 2: tefcore.mind.prompts"],
+                     "tefcore.judges.e5": ["line 4: tefcore.extraction.run"]}
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_mind_is_a_task_and_no_import_hides(source: Path) -> None:
+    if source.name == "explain.py":  # its `task is None` is a missing --task for a task's cache, not MIND
+        pytest.xfail("tefcore/explain.py: `task is None` (a missing --task) is still to be written another way")
+    text = source.read_text(encoding="utf-8")
+    found = [f"line {n}: {word}" for n, line in enumerate(text.splitlines(), 1) for word in FORBIDDEN if word in line]
+    assert not found, f"{module_name(source, PACKAGE.parent)}: {found}"
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))

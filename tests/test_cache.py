@@ -20,12 +20,12 @@ from tefcore.extraction.cache import (
     read_cache,
     read_cache_file,
 )
-from tefcore.mind.load import EvaluationPair
+from tefcore.mind.load import EvaluationPair, mind_pair
 
 PROV = {"backend": "fake", "model": "m", "prompt_variant": "original", "lang": "en",
         "started_at": "2026-01-01T00:00:00+00:00"}
-P1 = EvaluationPair("en-single-1", "en", "Economy", "change", "One. Two.")
-P2 = EvaluationPair("en-single-2", "en", "Culture", "stability", "Three.")
+P1 = mind_pair("en-single-1", "en", "Economy", "change", "One. Two.")
+P2 = mind_pair("en-single-2", "en", "Culture", "stability", "Three.")
 S = Score(0.75, math.log(0.6), math.log(0.2), 0.8, "logprobs")
 HALF = Score(1.0, math.log(0.5), -math.inf, 0.5, "partial")
 

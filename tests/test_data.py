@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tefcore.mind.load import (
-    EvaluationPair,
+    mind_pair,
     Label,
     MindFormatError,
     Post,
@@ -184,9 +184,9 @@ def test_pairs_order_and_exclusion() -> None:
     posts = [Post("en-multi-7", "en", "RU", "Text seven.", labels),
              Post("en-single-8", "en", "RU", "Text eight.", labels[2:3])]
     assert evaluation_pairs(posts) == [
-        EvaluationPair("en-multi-7", "en", "Culture", "change", "Text seven."),
-        EvaluationPair("en-multi-7", "en", "Economy", "stability", "Text seven."),
-        EvaluationPair("en-single-8", "en", "Economy", "stability", "Text eight."),
+        mind_pair("en-multi-7", "en", "Culture", "change", "Text seven."),
+        mind_pair("en-multi-7", "en", "Economy", "stability", "Text seven."),
+        mind_pair("en-single-8", "en", "Economy", "stability", "Text eight."),
     ]
     assert excluded_pairs(posts) == [("en-multi-7", "en", "Politics")]
     assert excluded_pairs(posts)[0].dimension == "Politics"

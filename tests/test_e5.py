@@ -22,6 +22,7 @@ from scipy.special import expit
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
 
+from tefcore.mind.prompts import choices as mind_choices
 import tefcore.judges.e5_crossfit as e5
 from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5_engine import EngineBuild
@@ -46,8 +47,8 @@ from tefcore.judges.e5_crossfit import (
     make_probe,
     warn_if_small,
 )
-from tefcore.mind.load import EvaluationPair
-from tefcore.mind.segment import split_sentences
+from tefcore.mind.load import EvaluationPair, mind_pair
+from tefcore.tasks.segment import split_sentences
 
 CHANGE_EN = "We must act now on climate change, cut emissions, and protect ecosystems."
 STABILITY_EN = "Economic development must come first; climate alarmism is exaggerated."
@@ -77,7 +78,7 @@ def _pairs(n_change: int = 6, n_stability: int = 6) -> list[EvaluationPair]:
     posts = [(t, "change") for t in _CHANGE_POSTS[:n_change]]
     posts += [(t, "stability") for t in _STABILITY_POSTS[:n_stability]]
     return [
-        EvaluationPair(post_id=f"en-single-{i}", lang="en", dimension="Environment", side=side, text=text)
+        mind_pair(post_id=f"en-single-{i}", lang="en", dimension="Environment", side=side, text=text)
         for i, (text, side) in enumerate(posts)
     ]
 
@@ -85,9 +86,9 @@ def _pairs(n_change: int = 6, n_stability: int = 6) -> list[EvaluationPair]:
 def _requests(pairs: list[EvaluationPair]) -> list[ScoreRequest]:
     out = []
     for pair in pairs:
-        out.append(ScoreRequest("", pair.text, pair.lang, pair.dimension, pair.post_id, "direct"))
+        out.append(ScoreRequest("", pair.text, pair.lang, pair.dimension, pair.post_id, "direct", choices=mind_choices(pair.dimension, pair.lang)))
         for sentence in split_sentences(pair.text, pair.lang):
-            out.append(ScoreRequest("", sentence, pair.lang, pair.dimension, pair.post_id, "sentence"))
+            out.append(ScoreRequest("", sentence, pair.lang, pair.dimension, pair.post_id, "sentence", choices=mind_choices(pair.dimension, pair.lang)))
     return out
 
 
@@ -218,7 +219,7 @@ def test_zero_shot_orders_one_sided_sentences(
 ) -> None:
     judge = E5ZeroShotBackend(temperature=0.02, embedder=embedder)
     reqs = [
-        ScoreRequest("", t, lang, "Environment", f"{lang}-single-{i}", "sentence")
+        ScoreRequest("", t, lang, "Environment", f"{lang}-single-{i}", "sentence", choices=mind_choices("Environment", lang))
         for i, t in enumerate([change_text, stability_text])
     ]
     scores = judge.score(reqs)
@@ -286,18 +287,18 @@ def test_a_pickled_judge_scores_like_the_original_with_the_real_model(embedder: 
 def test_cross_fit_rejects_posts_it_did_not_prepare(embedder: E5Embedder) -> None:
     judge = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
     with pytest.raises(ValueError, match="prepare"):
-        judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct")])
+        judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct", choices=mind_choices("Environment", "en"))])
     judge.prepare(_pairs(2, 2))
     with pytest.raises(ValueError, match="not among the pairs"):
-        judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-99", "direct")])
+        judge.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-99", "direct", choices=mind_choices("Environment", "en"))])
     with pytest.raises(ValueError, match="prepare"):
-        judge.score([ScoreRequest("", CHANGE_EN, "en", "Economy", "en-single-0", "direct")])
+        judge.score([ScoreRequest("", CHANGE_EN, "en", "Economy", "en-single-0", "direct", choices=mind_choices("Economy", "en"))])
 
 
 @pytest.mark.slow
 def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
     zh_pairs = [
-        EvaluationPair(f"zh-single-{i}", "zh", "Environment", side, text)
+        mind_pair(f"zh-single-{i}", "zh", "Environment", side, text)
         for i, (text, side) in enumerate([(CHANGE_ZH, "change"), (STABILITY_ZH, "stability")])
     ]
     cross = E5CrossFitBackend(n_folds=2, seeds=(0,), embedder=embedder)
@@ -308,9 +309,9 @@ def test_prepare_replaces_the_previous_fit(embedder: E5Embedder) -> None:
     assert list(cross.provenance()["subsets"]) == ["zh/Environment"]
     assert list(zero.provenance()["temperature"]) == ["zh/Environment"]
     with pytest.raises(ValueError, match="prepare"):
-        cross.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct")])
+        cross.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct", choices=mind_choices("Environment", "en"))])
     with pytest.raises(ValueError, match="prepare"):
-        zero.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct")])
+        zero.score([ScoreRequest("", CHANGE_EN, "en", "Environment", "en-single-0", "direct", choices=mind_choices("Environment", "en"))])
 
 
 @pytest.mark.slow
@@ -380,13 +381,13 @@ def _synthetic(n: int = 30, dims: Sequence[str] = ("Economy", "Culture"), start:
             number = start + 1000 * d + i
             side = "stability" if i % 3 == 0 else "change"
             word = "neutral" if i % 7 == 0 else ("change" if side == "change" else "stable")
-            pairs.append(EvaluationPair(f"{lang}-single-{number}", lang, dim, side,
+            pairs.append(mind_pair(f"{lang}-single-{number}", lang, dim, side,
                                         f"Post {number} on {dim.lower()}: {word} now."))
     return pairs
 
 
 def _direct(pairs: Sequence[EvaluationPair]) -> list[ScoreRequest]:
-    return [ScoreRequest("", p.text, p.lang, p.dimension, p.post_id, "direct") for p in pairs]
+    return [ScoreRequest("", p.text, p.lang, p.dimension, p.post_id, "direct", choices=mind_choices(p.dimension, p.lang)) for p in pairs]
 
 
 def _judge(**options: object) -> E5CrossFitBackend:

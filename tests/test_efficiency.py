@@ -24,6 +24,7 @@ from chapters.ch08 import (
     time_fusion,
     time_queries,
 )
+from tefcore.mind.prompts import choices as mind_choices
 from tefcore.judges.base import ScoreRequest
 from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.prompts import build_prompt
@@ -92,7 +93,7 @@ def test_warm_prefix_sends_one_placeholder_per_language_and_dimension() -> None:
     assert ph.prompt == build_prompt("Placeholder text.", "Economy", "en")
     assert (timed["seconds"] >= 0).all()
     with pytest.raises(ValueError, match="not inside its prompt"):
-        placeholder_request(ScoreRequest("prompt", "other text", "en", "Economy", "p", "direct"))
+        placeholder_request(ScoreRequest("prompt", "other text", "en", "Economy", "p", "direct", choices=mind_choices("Economy", "en")))
 
 
 def test_time_fusion_reports_every_rule() -> None:
@@ -165,7 +166,7 @@ def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
     evaluated = []
     for p in short:
         before = backend.tokens_evaluated
-        backend.score([ScoreRequest(p, p, "en", "Economy", "post", "direct")])
+        backend.score([ScoreRequest(p, p, "en", "Economy", "post", "direct", choices=mind_choices("Economy", "en"))])
         evaluated.append(backend.tokens_evaluated - before)
     assert list(chat(short)) == evaluated
 

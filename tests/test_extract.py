@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
+from tefcore.mind import mind_task
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.extraction.cache import CacheError, ProvenanceMismatch, cache_path, read_cache
 from tefcore.extraction.run import ExtractionInterrupted, build_requests, run_extraction
-from tefcore.mind.load import EvaluationPair
+from tefcore.mind.load import EvaluationPair, mind_pair
 from tefcore.mind.prompts import build_prompt, template_hash
-from tefcore.mind.segment import split_sentences
+from tefcore.tasks.segment import split_sentences
 
 TEXTS = [
     "Markets should decide prices. The state must stay out of it. Regulation kills growth!",
@@ -27,7 +28,7 @@ DIMS = ["Economy", "Economy", "Culture", "Politics", "Culture", "Economy"]
 
 
 def make_pairs(lang: str = "en") -> list[EvaluationPair]:
-    return [EvaluationPair(f"{lang}-single-{i}", lang, DIMS[i], "change" if i % 2 else "stability",
+    return [mind_pair(f"{lang}-single-{i}", lang, DIMS[i], "change" if i % 2 else "stability",
                            TEXTS[i % len(TEXTS)]) for i in range(len(DIMS))]
 
 
@@ -73,7 +74,7 @@ def test_cache_path() -> None:
 
 def test_build_requests() -> None:
     pair = make_pairs()[0]
-    reqs = build_requests(pair, "minimal", "reference")
+    reqs = build_requests(pair, mind_task("minimal"), "reference")
     sentences = split_sentences(pair.text, "en")
     assert [r.kind for r in reqs] == ["direct"] + ["sentence"] * len(sentences)
     assert reqs[0].prompt == build_prompt(pair.text, "Economy", "en", "minimal")
@@ -154,7 +155,7 @@ def test_ctrl_c_leaves_whole_records_and_resumes(tmp_path: Path) -> None:
 def test_changed_text_or_provenance_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "c.jsonl"
     run_extraction(FakeJudge(), make_pairs()[:2], out, variant="original", progress=False)
-    changed = [EvaluationPair(p.post_id, p.lang, p.dimension, p.side, p.text + " Extra words here.")
+    changed = [mind_pair(p.post_id, p.lang, p.dimension, p.side, p.text + " Extra words here.")
                for p in make_pairs()]
     with pytest.raises(CacheError, match="scored from another text"):
         run_extraction(FakeJudge(), changed, out, variant="original", progress=False)

@@ -25,6 +25,7 @@ import pytest
 
 from fault_server import MASS, FaultServer, expected_p, make_requests, marker
 from sigint import default_sigint
+from tefcore.mind import mind_task
 from tefcore.judges.base import Backend, Score
 from tefcore.judges.openai import OpenAIBackend
 from tefcore.retry import BackendRejected, BackendUnavailable
@@ -344,7 +345,7 @@ def test_extraction_resumes_after_exhaustion(server: FaultServer, tmp_path: Any)
     frame, _ = read_cache(out)
     rows = {(r.post_id, r.dimension): r for r in frame.itertuples()}
     for pair in evaluation_pairs(load_posts("en", data_dir)):
-        reqs = extract.build_requests(pair, "original", "reference")
+        reqs = extract.build_requests(pair, mind_task("original"), "reference")
         row = rows[(pair.post_id, pair.dimension)]
         assert row.direct == pytest.approx(expected_p(reqs[0].prompt), abs=1e-12)
         assert list(row.sentences) == pytest.approx([expected_p(r.prompt) for r in reqs[1:]], abs=1e-12)

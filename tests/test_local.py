@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tefcore.mind.prompts import choices as mind_choices
 from tefcore.judges.base import ScoreRequest
 from tefcore.judges.local import ChatTemplate, MissingLocalModel, default_model_path, resolve_model_path
 from tefcore.mind.prompts import build_prompt
@@ -149,7 +150,7 @@ def requests(dimension: str = "Economy") -> list[ScoreRequest]:
     texts = ["Markets allocate resources better than any ministry.",
              "The government must cap rents and fund housing. Leaving it to markets failed.",
              "Lower taxes for everyone."]
-    return [ScoreRequest(build_prompt(t, dimension, "en"), t, "en", dimension, f"p{i}", "sentence")
+    return [ScoreRequest(build_prompt(t, dimension, "en"), t, "en", dimension, f"p{i}", "sentence", choices=mind_choices(dimension, "en"))
             for i, t in enumerate(texts)]
 
 
@@ -249,7 +250,7 @@ def test_prompt_longer_than_the_context_is_an_invalid_answer(judge: Any) -> None
 
     short = requests()
     text = " ".join(["Markets allocate resources better than any ministry."] * 30)
-    long = ScoreRequest(build_prompt(text, "Economy", "en"), text, "en", "Economy", "long", "direct")
+    long = ScoreRequest(build_prompt(text, "Economy", "en"), text, "en", "Economy", "long", "direct", choices=mind_choices("Economy", "en"))
     sizes = [len(judge._contexts[0].tokenize(judge.chat.render(r.prompt))) for r in [*short, long]]
     n_ctx = max(sizes[:-1]) + 8
     assert sizes[-1] >= n_ctx  # the long prompt does not fit, the short ones do

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tefcore.mind.prompts import choices as mind_choices
 from tefcore.judges.base import ScoreRequest
 from tefcore.judges.openai import MissingAPIKey, OpenAIBackend, read_first_position
 from tefcore.retry import BackendRejected
@@ -126,11 +127,11 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def requests() -> list[ScoreRequest]:
     """Four real prompts of protocol §4: three posts (Direct) and one sentence."""
-    reqs = [ScoreRequest(build_prompt(text, dim, "en"), text, "en", dim, pid, "direct")
+    reqs = [ScoreRequest(build_prompt(text, dim, "en"), text, "en", dim, pid, "direct", choices=mind_choices(dim, "en"))
             for pid, dim, text in _mind_texts(3)]
     pid, dim, text = _mind_texts(1)[0]
     sentence = text.split(". ")[0].rstrip(".") + "."
-    reqs.append(ScoreRequest(build_prompt(sentence, dim, "en"), sentence, "en", dim, pid, "sentence"))
+    reqs.append(ScoreRequest(build_prompt(sentence, dim, "en"), sentence, "en", dim, pid, "sentence", choices=mind_choices(dim, "en")))
     return reqs
 
 
@@ -232,7 +233,7 @@ def test_provenance_and_errors_against_the_live_server(live_server: str, monkeyp
     monkeypatch.setenv(KEY_ENV, "x" * 12)
     bad = make_backend(live_server.rsplit("/v1", 1)[0] + "/nope/v1", max_retries=3)
     with pytest.raises(BackendRejected) as err:
-        bad.score([ScoreRequest("hi", "hi", "en", "Economy", "p", "direct")])
+        bad.score([ScoreRequest("hi", "hi", "en", "Economy", "p", "direct", choices=mind_choices("Economy", "en"))])
     assert err.value.status == 404 and bad.stats.requests == 1
 
 
@@ -378,7 +379,7 @@ def test_served_model_and_fingerprint_are_kept_per_record(
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)
-    score = backend.score([ScoreRequest("hi", "hi", "en", "Economy", "p", "direct")])[0]
+    score = backend.score([ScoreRequest("hi", "hi", "en", "Economy", "p", "direct", choices=mind_choices("Economy", "en"))])[0]
     assert isinstance(score, ServedScore)
     assert (score.served_model, score.system_fingerprint) == ("deepseek-v3.2-build-7", "fp_stand_in")
     pairs = evaluation_pairs(load_posts("en"))[:2]
@@ -395,8 +396,8 @@ def test_a_prompt_over_the_servers_context_is_invalid_and_the_run_goes_on(
     serve_stand_in.context = 300
     backend = _served_backend("qwen2.5-7b-serve", serve_stand_in.base_url, monkeypatch)
     long_text = "word " * 200
-    scores = backend.score([ScoreRequest(long_text, long_text, "en", "Economy", "p1", "direct"),
-                            ScoreRequest("short", "short", "en", "Economy", "p1", "sentence")])
+    scores = backend.score([ScoreRequest(long_text, long_text, "en", "Economy", "p1", "direct", choices=mind_choices("Economy", "en")),
+                            ScoreRequest("short", "short", "en", "Economy", "p1", "sentence", choices=mind_choices("Economy", "en"))])
     assert scores[0].source == "invalid" and math.isnan(scores[0].p_change)
     assert scores[0].detail == "prompt longer than the context (HTTP 400 from the server)"
     assert scores[1].source == "logprobs"

@@ -26,12 +26,13 @@ pytest.importorskip("ray.data", reason="the Ray engine's tests need Ray Data: pi
 import ray  # noqa: E402
 
 from ray_judges import Drifting, HashJudge, KillOnce, scored  # noqa: E402
+from tefcore.mind import mind_task  # noqa: E402
 from tefcore.cli import main  # noqa: E402
 from tefcore.extraction.cache import CacheError, ProvenanceMismatch, read_cache  # noqa: E402
 from tefcore.extraction.parts import committed_parts, pair_id, parts_path  # noqa: E402
 from tefcore.extraction.ray_engine import RayEngine, RayOptions  # noqa: E402
 from tefcore.extraction.run import Setting, chunks, run_extraction  # noqa: E402
-from tefcore.mind.load import EvaluationPair, evaluation_pairs, load_posts  # noqa: E402
+from tefcore.mind.load import EvaluationPair, mind_pair, evaluation_pairs, load_posts  # noqa: E402
 
 pytestmark = pytest.mark.slow
 TESTS = Path(__file__).resolve().parent
@@ -166,7 +167,7 @@ def test_a_killed_actor_loses_and_duplicates_no_pair(cluster: dict, tmp_path: Pa
 
 
 def _requests(pairs: list[EvaluationPair]) -> list:
-    return [r for chunk in chunks(pairs, Setting("en", "original"), 8) for r in chunk]
+    return [r for chunk in chunks(pairs, Setting("en", mind_task("original")), 8) for r in chunk]
 
 
 DRIVER = """
@@ -253,7 +254,7 @@ def test_changed_provenance_or_text_is_refused_before_ray_runs(cluster: dict, tm
         run_extraction_ray(HashJudge(model="another", log=str(log)), pairs, out, variant="original", progress=False)
     with pytest.raises(ProvenanceMismatch, match="prompt_variant"):
         run_extraction_ray(HashJudge(log=str(log)), pairs, out, variant="minimal", progress=False)
-    changed = [EvaluationPair(p.post_id, p.lang, p.dimension, p.side, p.text + " One more sentence here.")
+    changed = [mind_pair(p.post_id, p.lang, p.dimension, p.side, p.text + " One more sentence here.")
                for p in pairs]
     with pytest.raises(CacheError, match="scored from another text"):
         run_extraction_ray(HashJudge(log=str(log)), changed, out, variant="original", progress=False)

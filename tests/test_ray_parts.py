@@ -31,12 +31,12 @@ from tefcore.extraction.parts import (  # noqa: E402
     read_parts,
     records_table,
 )
-from tefcore.mind.load import EvaluationPair  # noqa: E402
+from tefcore.mind.load import EvaluationPair, mind_pair  # noqa: E402
 
 PROV = {"backend": "fake", "model": "m", "prompt_variant": "original", "lang": "en",
         "started_at": "2026-01-01T00:00:00+00:00"}
 PID = provenance_id(PROV)
-PAIRS = [EvaluationPair(f"en-single-{i}", "en", dim, side, f"Text number {i}. Another sentence.")
+PAIRS = [mind_pair(f"en-single-{i}", "en", dim, side, f"Text number {i}. Another sentence.")
          for i, (dim, side) in enumerate([("Economy", "change"), ("Economy", "stability"), ("Culture", "change"),
                                           ("Politics", "stability")])]
 S = Score(0.75, math.log(0.6), math.log(0.2), 0.8, "logprobs")
@@ -93,7 +93,7 @@ score = st.one_of(
 def test_any_scores_survive_the_round_trip_exactly(tmp_path_factory: pytest.TempPathFactory,
                                                   scored: list[tuple[Score, list[Score]]]) -> None:
     root = tmp_path_factory.mktemp("rt")
-    pairs = [EvaluationPair(f"p{i}", "en", "Economy", "change", f"T {i}.") for i in range(len(scored))]
+    pairs = [mind_pair(f"p{i}", "en", "Economy", "change", f"T {i}.") for i in range(len(scored))]
     writer = CacheWriter(root / "local.jsonl", PROV)
     for pair, (direct, sentences) in zip(pairs, scored):
         writer.write_pair(pair, direct, sentences)

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ray_judges import HashJudge
+from tefcore.mind import mind_task
 from tefcore.cli import main
 from tefcore.extraction.cache import provenance_id
 from tefcore.extraction.ray_engine import (
@@ -29,10 +30,10 @@ from tefcore.extraction.ray_engine import (
 )
 from tefcore.judges.registry import ModelSpec
 from tefcore.extraction.run import Setting, build_requests, run_provenance, score_chunk
-from tefcore.mind.load import EvaluationPair
+from tefcore.mind.load import mind_pair
 
-SETTING = Setting("en", "original", "reference")
-PAIRS = [EvaluationPair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability",
+SETTING = Setting("en", mind_task("original"), "reference")
+PAIRS = [mind_pair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability",
                         f"Markets decide prices number {i}. The state keeps out of it. Taxes should fall.")
          for i in range(4)]
 
@@ -127,7 +128,7 @@ def test_an_actor_scores_a_batch_as_the_local_loop() -> None:
     out = actor(pa.Table.from_pylist(rows)).to_pylist()
     assert [r["seq"] for r in out] == [10, 11, 12, 13] and [r["pair_id"] for r in out] == [r["pair_id"] for r in rows]
     for half in (PAIRS[:2], PAIRS[2:]):  # each chunk is one call, as in the local loop
-        local = score_chunk(judge, [(p, build_requests(p, "original", "reference")) for p in half])
+        local = score_chunk(judge, [(p, build_requests(p, mind_task("original"), "reference")) for p in half])
         for (pair, scores), row in zip(local, [r for r in out if r["post_id"] in {p.post_id for p in half}]):
             want = [s.p_change for s in scores[1:]]
             assert [x if x is not None else math.nan for x in row["sentences"]] == pytest.approx(want, nan_ok=True)

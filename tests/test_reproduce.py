@@ -42,6 +42,7 @@ from tefbook.parameters import (
     unknown_parameters,
 )
 from tefbook.reproduce import run_step
+from tefcore.mind import mind_task
 from tefcore.mind.load import resolve_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -468,7 +469,7 @@ def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str
         assert prov["system_prompt"] == "template default (reference rendering)"
         assert prov["label_read"] == "exact log-probabilities of every label token (tefcore)"
         assert prov["hardware"]["class"] == "GPU" and prov["tensor_parallel_size"] == 1
-        first = build_requests(pairs[0], "original", "reference")
+        first = build_requests(pairs[0], mind_task("original"), "reference")
         expected = [engine.p_change(engine.Tokenizer().encode(chat.render(r.prompt), add_special_tokens=False))
                     for r in first]
         row = frame.set_index(["post_id", "dimension"]).loc[(pairs[0].post_id, pairs[0].dimension)]

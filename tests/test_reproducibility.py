@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from chapters import ch04
+from tefcore.mind import mind_task
 from tefcore.extraction.cache import cache_path, read_cache
 from tefcore.judges.e5_engine import FLAGS, EngineError, build_engine, resolve_engine, shipped_engine
 
@@ -93,7 +94,7 @@ def test_the_numeric_environment_is_recorded_and_outside_the_provenance_id() -> 
     from tefcore.judges.e5 import E5ZeroShotBackend, E5Embedder
     from tefcore.extraction.run import Setting, run_provenance
 
-    prov = run_provenance(E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder()), Setting("en", "original"))
+    prov = run_provenance(E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder()), Setting("en", mind_task("original")))
     machine = prov["numeric_environment"]
     assert {"cpu", "libc", "blas", "packages", "environment", "lock"} <= machine.keys()
     assert machine["packages"]["numpy"] and machine["libc"].startswith(("glibc", "unknown"))

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tefcore.mind import mind_task
 from tefcore.judges import make_backend
 from tefcore.judges.base import ScoreRequest
 from tefcore.extraction.run import ExtractionInterrupted, Setting, run_extraction
@@ -89,7 +90,7 @@ def test_a_resumed_run_gives_the_records_of_an_uninterrupted_one(name: str, n: i
     assert lines(resumed) == lines(straight)
 
     if name == "e5-zeroshot":  # the temperatures came from the cache: only the missing pairs were embedded
-        missing = {r.text for p in pairs[done:] for r in Setting("en", "original").requests(p)}
+        missing = {r.text for p in pairs[done:] for r in Setting("en", mind_task("original")).requests(p)}
         descriptions = 2 * len({p.dimension for p in pairs[done:]})
         assert again.embedder.n_embedded <= len(missing) + descriptions
     if name.startswith("e5-crossfit"):

@@ -22,7 +22,7 @@ from tefcore.mind.schema import (
     get_dimension,
     side_of,
 )
-from tefcore.mind.segment import split_sentences
+from tefcore.tasks.segment import split_sentences
 
 
 def test_constants() -> None:

@@ -1,4 +1,4 @@
-"""Tests of tefcore.mind.segment: the reference rule of protocol §3 and the improved rule."""
+"""Tests of tefcore.tasks.segment: the reference rule of protocol §3 and the improved rule."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tefcore.mind.segment import SEGMENTATION_RULES, split_sentences
+from tefcore.tasks.segment import SEGMENTATION_RULES, split_sentences
 
 PROTOCOL_EXAMPLE = "Why? Because the market decides everything. The U.S. economy grew."
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tefcore.mind import mind_task
 from tefcore.cli import main
 from tefcore.evaluate import decisions, predict_pairs, score_table
 from tefcore.fusion import fuse_many
@@ -199,7 +200,7 @@ def test_vllm_asks_for_and_reads_a_task_s_letters(monkeypatch: pytest.MonkeyPatc
     judge, llm = tv.backend(monkeypatch)
     choices = Choices("Tone", ("calm", "angry", "sad"), ("1", "2", "3"))
     llm.answers = [tv.output({12: math.log(0.5), 13: math.log(0.2), 14: math.log(0.1), 2: math.log(0.1)}, "A")]
-    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices)])
+    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices=choices)])
     assert score.source == "logprobs" and np.allclose(score.probs, np.array([0.5, 0.3, 0.1]) / 0.9)
     [params] = llm.calls[-1][1]
     assert params.logprob_token_ids == [2, 3, 7, 12, 13, 14] and params.logprobs == 6
@@ -219,7 +220,7 @@ def test_an_api_judge_reads_a_task_s_letters(monkeypatch: pytest.MonkeyPatch) ->
         {"token": "B", "logprob": math.log(0.6), "top_logprobs": top}]}}]}
     judge._client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=lambda **kw: answer)))
     choices = Choices("Tone", ("calm", "angry", "sad"), ("1", "2", "3"))
-    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices)])
+    [score] = judge.score([ScoreRequest("p", "t", "en", "Tone", "x", "sentence", choices=choices)])
     assert score.source == "logprobs" and np.allclose(score.probs, [2 / 9, 6 / 9, 1 / 9])
 
 
@@ -229,7 +230,8 @@ def test_mind_prompts_are_the_task_prompt_filled_from_mind_s_schema() -> None:
     through the task path equals the protocol's prompt, and the committed caches' template hashes hold."""
     from tefcore.extraction.run import build_requests
     from tefcore.mind import evaluation_pairs, load_posts
-    from tefcore.mind.prompts import build_prompt, describe_side, task_template, template_hash
+    from tefcore.mind.prompts import build_prompt, describe_side, template_hash
+    from tefcore.tasks.schema import task_template
     from tefcore.mind.schema import get_dimension
 
     labels = {"en": ("change-oriented", "stability-oriented"), "zh": ("变革取向", "稳定取向")}
@@ -239,7 +241,7 @@ def test_mind_prompts_are_the_task_prompt_filled_from_mind_s_schema() -> None:
             mind = Choices(dim.zh if lang == "zh" else dim.name, labels[lang],
                            tuple(describe_side(pair.dimension, s, lang) for s in ("change", "stability")), ("C", "S"))
             for variant in ("original", "verbose"):
-                for request in build_requests(pair, variant, "reference"):
+                for request in build_requests(pair, mind_task(variant), "reference"):
                     assert fill_prompt(task_template(lang, variant), request.text, mind, lang) == request.prompt
                     assert request.prompt == build_prompt(request.text, pair.dimension, lang, variant)
     caches = sorted((Path(__file__).parents[1] / "data" / "caches").rglob("*.jsonl"))
@@ -279,7 +281,7 @@ def test_mind_requests_carrying_mind_s_choices_score_the_same(tmp_path: Path) ->
     for these in (pairs, as_task):
         judge = make_backend("e5-zeroshot")
         judge.prepare(these)
-        results.append([[s.p_change for s in scores] for chunk in chunks(these, Setting("en", "original"), 64)
+        results.append([[s.p_change for s in scores] for chunk in chunks(these, Setting("en", mind_task("original")), 64)
                         for _, scores in score_chunk(judge, chunk)])
     assert results[0] == results[1]
 

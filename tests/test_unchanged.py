@@ -45,6 +45,7 @@ def cache_snapshot(path: Path) -> dict[str, Any]:
 def mind_snapshot() -> dict[str, Any]:
     """MIND's template hashes, prompt hashes and the setting part of a run's provenance."""
     from tefcore.extraction.run import Setting
+    from tefcore.mind import mind_task
 
     out: dict[str, Any] = {}
     for lang in LANGS:
@@ -52,17 +53,8 @@ def mind_snapshot() -> dict[str, Any]:
             prompts = "\n".join(build_prompt(TEXT[lang], d.name, lang, variant) for d in DIMENSIONS)
             out[f"{lang}/{variant}"] = {"template_sha256": template_hash(lang, variant),
                                         "prompts_sha256": _sha(prompts),
-                                        "setting": _setting(Setting, lang, variant)}
+                                        "setting": Setting(lang, mind_task(variant)).provenance()}
     return out
-
-
-def _setting(setting: Any, lang: str, variant: str) -> dict[str, Any]:
-    """A MIND run setting's provenance (through the setting of the code at hand)."""
-    try:
-        from tefcore.mind import mind_task
-    except ImportError:  # the code before MIND was a task
-        return setting(lang, variant).provenance()
-    return setting(lang, mind_task(variant)).provenance()
 
 
 def task_snapshot() -> dict[str, Any]:
@@ -74,11 +66,7 @@ def task_snapshot() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for lang in LANGS:
         prompts = "\n".join(task.prompt(TEXT[lang], c.dimension, lang) for c in task.dimensions)
-        try:
-            setting = Setting(lang, task.prompt_name, "reference", task)
-        except TypeError:  # the setting of a task: (lang, task, rule)
-            setting = Setting(lang, task)
-        out[lang] = {"prompts_sha256": _sha(prompts), "setting": setting.provenance()}
+        out[lang] = {"prompts_sha256": _sha(prompts), "setting": Setting(lang, task, "reference").provenance()}
     return out
 
 

@@ -25,6 +25,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tefcore.mind.prompts import choices as mind_choices
+from tefcore.mind import mind_task
 import tefcore.judges.labels as labels
 from tefcore.judges.base import ScoreRequest
 from tefcore.extraction.cache import CacheWriter, ProvenanceMismatch, provenance_id
@@ -145,7 +147,7 @@ def backend(monkeypatch: pytest.MonkeyPatch, sampling_params: type = SamplingPar
     return judge, made["llm"]
 
 
-REQ = ScoreRequest("Dimension: Economy. Text: hello\nAnswer C or S:", "hello", "en", "Economy", "p1", "sentence")
+REQ = ScoreRequest("Dimension: Economy. Text: hello\nAnswer C or S:", "hello", "en", "Economy", "p1", "sentence", choices=mind_choices("Economy", "en"))
 
 
 # -- tests -------------------------------------------------------------------------------------
@@ -339,7 +341,7 @@ def test_choose_tensor_parallel_properties(visible: int, heads: int | None) -> N
 def _run_provenance(judge: Any) -> dict[str, Any]:
     from tefcore.extraction.run import Setting, run_provenance
 
-    return run_provenance(judge, Setting("en", "original", "reference"))
+    return run_provenance(judge, Setting("en", mind_task("original"), "reference"))
 
 
 def test_gpu_count_is_outside_the_provenance_id_but_tensor_parallel_is_not(
@@ -364,7 +366,7 @@ def test_over_long_prompts_are_invalid_with_a_reason(monkeypatch: pytest.MonkeyP
     long_prompt = "x" * 400
     assert len(judge.render(REQ.prompt)) + 1 <= 250 < len(judge.render(long_prompt))
     llm.answers = [output({2: -0.2, 4: -1.8})]
-    too_long = ScoreRequest(long_prompt, long_prompt, "en", "Economy", "p9", "direct")
+    too_long = ScoreRequest(long_prompt, long_prompt, "en", "Economy", "p9", "direct", choices=mind_choices("Economy", "en"))
     for _ in range(2):  # a rerun meets the same prompt the same way
         llm.calls.clear()
         scores = judge.score([too_long, REQ])

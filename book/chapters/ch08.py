@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tefcore.mind.prompts import choices as mind_choices
+from tefcore.mind import mind_task
 from tefcore.fusion import fuse_many
 from tefcore.judges.base import ScoreRequest
 from tefcore.mind.load import EvaluationPair
@@ -89,7 +91,7 @@ def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule
     from tefcore.extraction.run import build_requests
 
     rows = [(i, pair.post_id, pair.lang, pair.dimension, pair.side, r.kind, r.text, r.prompt)
-            for i, pair in enumerate(pairs) for r in build_requests(pair, variant, rule)]
+            for i, pair in enumerate(pairs) for r in build_requests(pair, mind_task(variant), rule)]
     return pd.DataFrame(rows, columns=["pair", "post_id", "lang", "dimension", "side", "kind", "text",
                                        "prompt"])
 
@@ -97,7 +99,7 @@ def query_table(pairs: Sequence[EvaluationPair], variant: str = "original", rule
 def requests_from(queries: pd.DataFrame) -> list[ScoreRequest]:
     """Turn rows of :func:`query_table` into :class:`~tefcore.judges.base.ScoreRequest` objects."""
     return [ScoreRequest(prompt=r.prompt, text=r.text, lang=r.lang, dimension=r.dimension,
-                         post_id=r.post_id, kind=r.kind)
+                         post_id=r.post_id, kind=r.kind, choices=mind_choices(r.dimension, r.lang))
             for r in queries[["prompt", "text", "lang", "dimension", "post_id", "kind"]].itertuples()]
 
 
@@ -356,7 +358,7 @@ def placeholder_request(request: ScoreRequest, text: str = "Placeholder text.") 
     if at < 0:
         raise ValueError(f"the text of the request for post {request.post_id} is not inside its prompt")
     prompt = request.prompt[:at] + text + request.prompt[at + len(own):]
-    return ScoreRequest(prompt, text, request.lang, request.dimension, request.post_id, request.kind)
+    return ScoreRequest(prompt, text, request.lang, request.dimension, request.post_id, request.kind, choices=request.choices)
 
 
 def time_queries(call: Callable[[ScoreRequest], Any], sample: pd.DataFrame, *, warm_prefix: bool = False,

@@ -10,8 +10,8 @@ provenance), skips the pairs already stored (a pair whose text changed is an err
 Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process appending to
 the cache file, and :class:`tefcore.extraction.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
 merged into the same file at the end. Both score with :func:`score_pairs` (the same chunks, one judge
-call each), so their records are the same. A pair's prompts are the :class:`Setting`'s, for MIND or a
-task of one's own (:class:`tefcore.tasks.Task`).
+call each), so their records are the same. A pair's prompts are its task's (:class:`tefcore.tasks.Task`:
+MIND's, :func:`tefcore.mind.mind_task`, or one's own).
 """
 
 from __future__ import annotations
@@ -36,13 +36,12 @@ from tefcore.extraction.cache import CacheError, CacheWriter, recorded_provenanc
 from tefcore.hashing import text_sha256
 from tefcore.judges.machine import numeric_environment
 from tefcore.judges.registry import ModelSpec
-from tefcore.mind.load import EvaluationPair
-from tefcore.mind.prompts import VARIANTS, build_prompt, template_hash
-from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
-from tefcore.tasks.load import Task
+from tefcore.mind.prompts import VARIANTS, mind_task
+from tefcore.tasks.schema import EvaluationPair, Task
+from tefcore.tasks.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
-           "Session", "Setting", "build_requests", "check_scope", "chunks", "dimension_order", "pending_pairs",
+           "Session", "Setting", "build_requests", "check_scope", "resolve_task", "chunks", "dimension_order", "pending_pairs",
            "preferred_batch_size", "prepare_judge", "run_extraction", "run_provenance", "score_chunk",
            "score_pairs", "signals_deferred"]
 
@@ -56,60 +55,59 @@ Chunk = list[tuple[EvaluationPair, list[ScoreRequest]]]
 # --- what is scored -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Setting:
-    """What one cache file holds besides the judge: the language, the prompt, the segmentation (and the task).
+    """What one cache file holds besides the judge: the language, the task (its prompt) and the segmentation.
 
     Parameters
     ----------
     lang : str
         The language of every pair.
-    variant : str
-        MIND's prompt variant (protocol §4: original, verbose, minimal), or a task's prompt name.
+    task : Task
+        MIND's (:func:`tefcore.mind.mind_task`, a prompt variant of protocol §4) or one's own; its
+        :meth:`~tefcore.tasks.Task.provenance` goes to the cache's.
     rule : {"reference", "improved"}
         Segmentation rule (protocol §3).
-    task : Task, optional
-        A task of one's own (its prompt, sides and K go to the provenance); None for MIND.
 
     Examples
     --------
-    >>> Setting("en", "minimal").provenance()["segmentation_rule"]
-    'reference'
+    >>> Setting("en", mind_task("minimal")).provenance()["prompt_variant"]
+    'minimal'
     """
 
     lang: str
-    variant: str
+    task: Task
     rule: str = "reference"
-    task: Task | None = None
 
     def __post_init__(self) -> None:
-        if self.task is None and self.variant not in VARIANTS:
-            raise UnknownName(f"unknown prompt variant {self.variant!r}; expected one of {VARIANTS}")
         if self.rule not in SEGMENTATION_RULES:
             raise UnknownName(f"unknown segmentation rule {self.rule!r}; expected one of {SEGMENTATION_RULES}")
 
+    @property
+    def variant(self) -> str:
+        """The prompt's name (the cache's ``<prompt>`` folder)."""
+        return self.task.prompt_name
+
     def requests(self, pair: EvaluationPair) -> list[ScoreRequest]:
         """The Direct request, then one request per sentence (segmentation order)."""
-        return build_requests(pair, self.variant, self.rule, self.task)
+        return build_requests(pair, self.task, self.rule)
 
     def pair_of(self, row: Mapping[str, Any]) -> EvaluationPair:
         """The pair of a row (``post_id, lang, dimension, side, text``: a Ray block's), with its task's sides."""
         return EvaluationPair(row["post_id"], row["lang"], row["dimension"], row["side"], row["text"],
-                              self.task.choices(row["dimension"]) if self.task is not None else None)
+                              self.task.choices(row["dimension"], row["lang"]))
 
     def provenance(self) -> dict[str, Any]:
-        """The setting's part of a run's provenance (the prompt template by its hash; a task's name, hash,
-        sides and K)."""
-        task = self.task.provenance(self.lang) if self.task is not None else {}
-        return {"lang": self.lang, "prompt_variant": self.variant,
-                "template_sha256": task.pop("template_sha256", None) or template_hash(self.lang, self.variant),
+        """The setting's part of a run's provenance: the task's (the template by its hash; a task file's name,
+        hash, sides and K), the prompt's name and the segmentation."""
+        task = self.task.provenance(self.lang)
+        return {"lang": self.lang, "prompt_variant": self.variant, "template_sha256": task.pop("template_sha256"),
                 "segmentation_rule": self.rule, "min_sentence_length": MIN_LENGTH, **task}
 
 
-def build_requests(pair: EvaluationPair, variant: str, rule: str, task: Task | None = None) -> list[ScoreRequest]:
-    """The Direct request, then one request per sentence (segmentation order); ``task``: a task's prompt."""
+def build_requests(pair: EvaluationPair, task: Task, rule: str) -> list[ScoreRequest]:
+    """The Direct request, then one request per sentence (segmentation order), in ``task``'s prompt."""
     def request(text: str, kind: str) -> ScoreRequest:
-        prompt = (build_prompt(text, pair.dimension, pair.lang, variant) if task is None
-                  else task.prompt(text, pair.dimension, pair.lang))
-        return ScoreRequest(prompt, text, pair.lang, pair.dimension, pair.post_id, kind, pair.choices)
+        prompt = task.prompt(text, pair.dimension, pair.lang)
+        return ScoreRequest(prompt, text, pair.lang, pair.dimension, pair.post_id, kind, choices=pair.choices)
 
     sentences = split_sentences(pair.text, pair.lang, rule=rule)
     return [request(pair.text, "direct"), *(request(s, "sentence") for s in sentences)]
@@ -120,7 +118,8 @@ def dimension_order(pairs: Sequence[EvaluationPair]) -> list[EvaluationPair]:
 
     Examples
     --------
-    >>> pairs = [EvaluationPair(str(i), "en", dim, "change", "") for i, dim in enumerate("ABA")]
+    >>> ab = mind_task().choices("Economy", "en")
+    >>> pairs = [EvaluationPair(str(i), "en", dim, "change", "", ab) for i, dim in enumerate("ABA")]
     >>> [p.post_id for p in dimension_order(pairs)]
     ['0', '2', '1']
     """
@@ -374,7 +373,7 @@ class LocalEngine:
                 out_path: Path, batch_size: int | None, progress: bool) -> Iterator[_LocalSession]:
         backend = self.judge(judge)
         prepared = prepare_judge(backend, pairs, out_path, progress)
-        with CacheWriter(out_path, run_provenance(backend, setting)) as writer:
+        with CacheWriter(out_path, run_provenance(backend, setting), pairs) as writer:
             try:
                 yield _LocalSession(backend, writer, setting, batch_size or preferred_batch_size(backend), prepared)
             finally:
@@ -423,16 +422,29 @@ def signals_deferred() -> Iterator[None]:
 
 
 # --- the loop -------------------------------------------------------------------------------------
-def check_scope(pairs: Sequence[EvaluationPair], variant: str | None, rule: str, task: Task | None = None) -> Setting:
+def resolve_task(task: Task | None, variant: str | None) -> Task:
+    """The task of a run: ``task``, or MIND's with the prompt ``variant`` (``variant=`` alone is MIND's shorthand).
+
+    Examples
+    --------
+    >>> resolve_task(None, "verbose")
+    mind_task('verbose')
+    """
+    if isinstance(task, Task):
+        if variant not in (None, task.prompt_name):
+            raise ValueError(f"task {task.name!r} has one prompt, {task.prompt_name!r}, not {variant!r}")
+        return task
+    if variant is None:
+        raise ValueError(f"run_extraction on MIND pairs needs a prompt variant, one of {VARIANTS}")
+    return mind_task(variant)
+
+
+def check_scope(pairs: Sequence[EvaluationPair], task: Task, rule: str) -> Setting:
     """The setting of a run over ``pairs``: they must share one language (one cache file)."""
     langs = sorted({p.lang for p in pairs})
     if len(langs) != 1:
         raise ValueError(f"run_extraction takes the pairs of one language (one cache file), got {langs}")
-    if task is not None and variant not in (None, task.prompt_name):
-        raise ValueError(f"task {task.name!r} has one prompt, {task.prompt_name!r}, not {variant!r}")
-    if task is None and variant is None:
-        raise ValueError(f"run_extraction on MIND pairs needs a prompt variant, one of {VARIANTS}")
-    return Setting(langs[0], task.prompt_name if task is not None else str(variant), rule, task)
+    return Setting(langs[0], task, rule)
 
 
 def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
@@ -465,8 +477,8 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     out_path : path-like
         The cache file (see :func:`tefcore.extraction.cache.cache_path`); an existing file of the same
         provenance is resumed.
-    variant : {"original", "verbose", "minimal"}
-        Prompt variant of MIND pairs (protocol §4); a task's pairs take the task's prompt.
+    variant : {"original", "verbose", "minimal"}, optional
+        MIND's prompt variant (protocol §4): shorthand for ``task=mind_task(variant)``.
     rule : {"reference", "improved"}
         Segmentation rule (protocol §3).
     batch_size : int, optional
@@ -478,7 +490,8 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     engine : Engine, optional
         :class:`LocalEngine` (default) or :class:`tefcore.extraction.ray_engine.RayEngine`.
     task : Task, optional
-        The task of ``pairs`` (:meth:`tefcore.tasks.Task.pairs`); None for MIND.
+        The task of ``pairs``: one's own (:meth:`tefcore.tasks.TaskFile.pairs`) or MIND's
+        (:func:`tefcore.mind.mind_task`).
 
     Returns
     -------
@@ -495,7 +508,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     -----
     A local run that ends, or stops, before any pair is in the cache removes the file it opened.
     """
-    setting = check_scope(pairs, variant, rule, task)
+    setting = check_scope(pairs, resolve_task(task, variant), rule)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
     scope = list(pairs if limit is None else pairs[:limit])

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
-from tefcore.tasks.schema import Choices
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
+from tefcore.tasks.schema import Choices, EvaluationPair
 
 __all__ = ["INVALID", "KINDS", "SOURCES", "Backend", "Score", "ScoreRequest"]
 
@@ -46,9 +43,9 @@ class ScoreRequest:
         Where the text comes from; the cross-fitted judge needs ``post_id`` to pick its fold.
     kind : str
         ``"direct"`` or ``"sentence"``.
-    choices : Choices, optional
-        The sides of a task's dimension (:mod:`tefcore.tasks`): LLM judges read their ``letters``, the
-        e5 zero-shot judge compares with their ``descriptions``. None: MIND's (``C`` and ``S``).
+    choices : Choices
+        The sides of the dimension (keyword only; MIND's: :func:`tefcore.mind.prompts.choices`): LLM judges
+        read their ``letters``, the e5 zero-shot judge compares the text with their ``descriptions``.
     """
 
     prompt: str
@@ -57,7 +54,7 @@ class ScoreRequest:
     dimension: str
     post_id: str
     kind: str = "sentence"
-    choices: Choices | None = None
+    choices: Choices = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -66,7 +63,7 @@ class ScoreRequest:
     @property
     def letters(self) -> tuple[str, ...]:
         """The answer letters, one per side: ``("C", "S")`` for MIND."""
-        return self.choices.letters if self.choices is not None else ("C", "S")
+        return self.choices.letters
 
 
 @dataclass(frozen=True)
@@ -138,7 +135,7 @@ class Backend(Protocol):
         """Everything that identifies the numbers this judge produces (model, weights hash, ...)."""
         ...
 
-    def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Fit whatever the judge needs before scoring (no-op for LLM judges).
 

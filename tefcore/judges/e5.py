@@ -24,7 +24,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -36,10 +36,7 @@ from tefcore.judges.e5_engine import EngineBuild, resolve_engine
 from tefcore.mind.prompts import choices as mind_choices
 from tefcore.hashing import file_sha256
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
-from tefcore.tasks.schema import Choices
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
+from tefcore.tasks.schema import Choices, EvaluationPair
 
 __all__ = ["DESCRIPTION_STYLES", "MODEL_ID", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
            "all_descriptions", "auto_temperature", "check_lang_dimension", "embedding_score",
@@ -361,21 +358,21 @@ class E5ZeroShotBackend:
         self.median_margins: dict[tuple[str, str], float] = {}
         self._n_sentences: dict[tuple[str, str], int] = {}
         self._fit_sha256: str | None = None
-        self._task_choices: dict[tuple[str, str], Choices] = {}
+        self._choices: dict[tuple[str, str], Choices] = {}
 
-    def cosines(self, texts: Sequence[str], lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
+    def cosines(self, texts: Sequence[str], lang: str, choices: Choices) -> np.ndarray:
         """:math:`\\cos_k(x)` for each text and side, shape ``(n, K)``: texts of one language and dimension, the
-        passages the sides' descriptions (MIND's change and stability when ``choices`` is None)."""
-        passages = styled_descriptions(choices or mind_choices(dimension, lang), lang, self.description_style)
+        passages the descriptions of its sides ``choices`` (MIND's: change and stability)."""
+        passages = styled_descriptions(choices, lang, self.description_style)
         x = self.embedder.embed(texts, side="query").astype(np.float64)
         d = self.embedder.embed(passages, side="passage").astype(np.float64)
         # row by row (no matrix product): a text's cosines do not depend on the other texts of the call
         return np.stack([(x * d[k]).sum(axis=1) for k in range(len(d))], axis=1)
 
-    def margins(self, texts: Sequence[str], lang: str, dimension: str, choices: Choices | None = None) -> np.ndarray:
+    def margins(self, texts: Sequence[str], lang: str, choices: Choices) -> np.ndarray:
         """:math:`\\cos_c(x) - \\cos_s(x)` for each text (first side minus second); K > 2 sides: the gap
         between the two highest cosines."""
-        cos = self.cosines(texts, lang, dimension, choices)
+        cos = self.cosines(texts, lang, choices)
         if cos.shape[1] == 2:
             return cos[:, 0] - cos[:, 1]
         top = np.sort(cos, axis=1)
@@ -393,11 +390,11 @@ class E5ZeroShotBackend:
                 "pairs of that language and dimension first"
             ) from None
 
-    def prepare(self, pairs: Sequence["EvaluationPair"], *, progress: bool = False,
+    def prepare(self, pairs: Sequence[EvaluationPair], *, progress: bool = False,
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Fix :math:`\\tau` per (language, dimension) from the pairs' sentences (``"auto"`` only).
 
-        Sentences are those of :func:`tefcore.mind.segment.split_sentences` under ``self.segmentation`` (the
+        Sentences are those of :func:`tefcore.tasks.segment.split_sentences` under ``self.segmentation`` (the
         reference rule by default, whatever rule the extraction then uses: the rule only sets the scale
         of the log-odds); the pairs' gold sides are not read. Each call replaces the temperatures of
         the previous one (like ``fit``), so the provenance describes exactly the pairs of this call.
@@ -408,10 +405,10 @@ class E5ZeroShotBackend:
         """
         self.temperatures, self.median_margins, self._n_sentences = {}, {}, {}
         self._fit_sha256 = None
-        self._task_choices = {(p.lang, p.dimension): p.choices for p in pairs if p.choices is not None}
+        self._choices = {(p.lang, p.dimension): p.choices for p in pairs}
         if isinstance(self.temperature, float):
             return
-        from tefcore.mind.segment import split_sentences
+        from tefcore.tasks.segment import split_sentences
 
         self._fit_sha256 = pairs_sha256(pairs)
         if recorded is not None and self._restore(recorded):
@@ -422,7 +419,7 @@ class E5ZeroShotBackend:
             groups[(pair.lang, pair.dimension)].extend(s for s in sentences if s.strip())
         self.embedder.embed([s for texts in groups.values() for s in texts], side="query", progress=progress)
         for (lang, dimension), sentences in groups.items():
-            m = self.margins(sentences, lang, dimension, self._task_choices.get((lang, dimension)))
+            m = self.margins(sentences, lang, self._choices[(lang, dimension)])
             self.median_margins[(lang, dimension)] = float(np.median(np.abs(m)))
             self._n_sentences[(lang, dimension)] = len(sentences)
             self.temperatures[(lang, dimension)] = auto_temperature(m, self.target_log_odds)
@@ -455,8 +452,8 @@ class E5ZeroShotBackend:
             tau = self.temperature_for(lang, dimension)
             choices = requests[idx[0]].choices
             texts = [requests[i].text for i in idx]
-            p = (expit(self.margins(texts, lang, dimension, choices) / tau) if choices is None or choices.K == 2
-                 else softmax(self.cosines(texts, lang, dimension, choices) / tau, axis=1))
+            p = (expit(self.margins(texts, lang, choices) / tau) if choices.K == 2
+                 else softmax(self.cosines(texts, lang, choices) / tau, axis=1))
             for i, pi in zip(idx, p):
                 out[i] = embedding_score(pi)
         return [s for s in out if s is not None]
@@ -464,7 +461,8 @@ class E5ZeroShotBackend:
     def provenance(self) -> dict[str, Any]:
         """Model file and hash, prefixes, descriptions (and their hash), the temperature rule and values; a task's
         descriptions and rule where the pairs were a task's."""
-        task = {f"{lang}/{c.dimension}/{side}": text for (lang, _), c in sorted(self._task_choices.items())
+        task = {f"{lang}/{c.dimension}/{side}": text for (lang, dim), c in sorted(self._choices.items())
+                if not _is_mind(c, lang, dim)
                 for side, text in zip(c.sides, styled_descriptions(c, lang, self.description_style))}
         descriptions = task or all_descriptions(self.description_style)
         auto = self.temperature == "auto"
@@ -490,7 +488,13 @@ class E5ZeroShotBackend:
         }
 
 
-def pairs_sha256(pairs: Iterable["EvaluationPair"]) -> str:
+def _is_mind(choices: Choices, lang: str, dimension: str) -> bool:
+    """Whether ``choices`` are MIND's sides of ``dimension``, which the provenance records as all of MIND's
+    descriptions (:func:`all_descriptions`), a task's being recorded one by one."""
+    return any(d.name == dimension for d in DIMENSIONS) and choices == mind_choices(dimension, lang)
+
+
+def pairs_sha256(pairs: Iterable[EvaluationPair]) -> str:
     """sha256 of the pairs a fit looks at, labels aside: sorted unique ``lang, dimension, post id, text hash``."""
     from tefcore.hashing import text_sha256
 

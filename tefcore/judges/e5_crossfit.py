@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import sklearn
@@ -28,9 +28,7 @@ from tefcore.judges.base import Score, ScoreRequest
 from tefcore.judges.e5 import E5Embedder, check_lang_dimension, embedding_score, model_provenance, shared_embedder
 from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir
 from tefcore.hashing import file_sha256
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
+from tefcore.tasks.schema import EvaluationPair
 
 __all__ = ["DEFAULT_C_GRID", "INNER_SCORING", "MIN_FIT_PAIRS", "SOLVER", "TOL", "TUNED", "E5CrossFitBackend", "ProbeChoice", "ProbeFit",
            "ProbeSettings", "fit_probe", "group_posts", "laplace_prior", "linear_form", "make_probe",
@@ -273,7 +271,7 @@ def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Post
     """
     groups: dict[tuple[str, str], Posts] = defaultdict(dict)
     for pair in pairs:
-        if pair.choices is None:
+        if pair.choices.letters == ("C", "S"):  # MIND's sides: check its language and dimension
             check_lang_dimension(pair.lang, pair.dimension)
         elif pair.choices.K != 2:
             raise ValueError(f"e5-crossfit fits a probe of two sides and {pair.dimension!r} has {pair.choices.K}; "

@@ -31,15 +31,13 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from tefcore.judges.base import Score
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tefcore.mind.load import EvaluationPair
+from tefcore.tasks.schema import EvaluationPair
 
 __all__ = ["LETTERS", "READINGS", "REFERENCE_VARIANTS", "LogprobJudge", "check_reading", "label_token_ids",
            "merge_logprobs", "normalize_letter", "score_from_logprobs", "score_token_logprobs"]

@@ -458,10 +458,10 @@ class OpenAIBackend(LogprobJudge):
     def _score_one(self, req: ScoreRequest) -> Score:
         """One scoring attempt: the response's first position read by :func:`score_token_logprobs`."""
         response = self._client.chat.completions.create(**self._params(req))
-        choices = _get(response, "choices")
-        if isinstance(response, (str, bytes)) or choices is None:
+        answers = _get(response, "choices")  # the response's, not a dimension's sides
+        if isinstance(response, (str, bytes)) or answers is None:
             raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
-        entries, generated = read_first_position(choices[0] if choices else None)
+        entries, generated = read_first_position(answers[0] if answers else None)
         return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
 
     def _stream_one(self, req: ScoreRequest) -> StreamTiming:

@@ -28,16 +28,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from tefcore.mind.prompts import choices
 from tefcore.mind.schema import LANGS, SIDES, check_lang, side_of
+from tefcore.tasks.schema import EvaluationPair, sides_by_dimension
 
-if TYPE_CHECKING:  # importing tefcore.tasks here would run its __init__, which imports this module
-    from tefcore.tasks.schema import Choices
 
 __all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
-           "excluded_pairs", "load_posts", "mind_filename", "read_mind_file", "resolve_data_dir", "sample_dir",
-           "sides_by_dimension"]
+           "excluded_pairs", "load_posts", "mind_filename", "mind_pair", "read_mind_file", "resolve_data_dir",
+           "sample_dir", "sides_by_dimension"]
 
 DATA_DIR_ENV = "MIND_DATA_DIR"
 
@@ -66,22 +66,6 @@ class Post:
     event: str
     text: str
     labels: tuple[Label, ...]
-
-
-@dataclass(frozen=True)
-class EvaluationPair:
-    """One evaluation unit (protocol §2): a post and a dimension; ``side`` is the gold target.
-
-    A task of one's own (:mod:`tefcore.tasks`) makes pairs too: ``side`` is None where it has no gold,
-    and ``choices`` holds the dimension's sides (None: MIND's, :func:`tefcore.mind.prompts.choices`).
-    """
-
-    post_id: str
-    lang: str
-    dimension: str
-    side: str | None
-    text: str
-    choices: Choices | None = None
 
 
 class ExcludedPair(NamedTuple):
@@ -373,27 +357,20 @@ def load_posts(lang: str, data_dir: str | os.PathLike[str] | None = None) -> lis
 
 
 # --- evaluation pairs -----------------------------------------------------------------------
-def sides_by_dimension(labels: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
-    """The sides that ``(dimension, side)`` labels give each dimension, in order of first appearance.
-
-    One side is the pair's target; labels on two sides leave the pair without one (protocol §2). MIND's
-    posts (:func:`evaluation_pairs`) and a task's gold (:mod:`tefcore.tasks`) follow this one rule.
-
-    Examples
-    --------
-    >>> found = sides_by_dimension([("Economy", "change"), ("Culture", "change"), ("Economy", "stability")])
-    >>> {dimension: sorted(sides) for dimension, sides in found.items()}
-    {'Economy': ['change', 'stability'], 'Culture': ['change']}
-    """
-    sides: dict[str, set[str]] = {}
-    for dimension, side in labels:
-        sides.setdefault(dimension, set()).add(side)
-    return sides
-
-
 def _post_sides(post: Post) -> dict[str, set[str]]:
     """:func:`sides_by_dimension` of a post's labels."""
     return sides_by_dimension((label.dimension, label.side) for label in post.labels)
+
+
+def mind_pair(post_id: str, lang: str, dimension: str, side: str | None, text: str) -> EvaluationPair:
+    """A pair of MIND's: its dimension's sides are change and stability (:func:`tefcore.mind.prompts.choices`).
+
+    Examples
+    --------
+    >>> mind_pair("en-single-1", "en", "Economy", "change", "Taxes should fall.").choices.letters
+    ('C', 'S')
+    """
+    return EvaluationPair(post_id, lang, dimension, side, text, choices(dimension, lang))
 
 
 def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
@@ -413,7 +390,7 @@ def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
         Post order, then dimension order.
     """
     return [
-        EvaluationPair(post.id, post.lang, dimension, next(iter(sides)), post.text)
+        mind_pair(post.id, post.lang, dimension, next(iter(sides)), post.text)
         for post in posts
         for dimension, sides in _post_sides(post).items()
         if len(sides) == 1

@@ -25,18 +25,17 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tefcore.errors import UnknownName
 from tefcore.mind.schema import SIDES, check_lang, get_dimension
+from tefcore.tasks.schema import GENERAL_TEMPLATES, Choices, Task, fill_slots
 
-if TYPE_CHECKING:  # at import time, tefcore.tasks (its __init__ imports tasks.load) would import this module
-    from tefcore.tasks.schema import Choices
-
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side", "task_template",
-           "template", "template_hash"]
+__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "MindTask", "build_prompt", "choices", "describe_side",
+           "mind_task", "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 """Prompt variants; ``original`` is the one of the paper's main experiments."""
@@ -44,62 +43,6 @@ VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
 ANSWER_LETTERS: dict[str, str] = {"change": "C", "stability": "S"}
 """Side -> the answer letter a prompt asks for."""
 
-# The original and verbose prompts are written once with a task's slots {sides} and {letters}
-# (task_template); MIND's fill them from its schema, giving protocol §4's text verbatim.
-_QUESTION = {
-    "en": "Dimension: {dimension}\n{sides}\n\nText: {text}\n\n",
-    "zh": "维度：{dimension}\n{sides}\n\n文本：{text}\n\n",
-}
-_GENERAL: dict[tuple[str, str], str] = {
-    ("en", "original"): (
-        "You are a careful annotator who measures public value orientations in social media text.\n"
-        "\n"
-        "Decide which position the text supports on the given value dimension.\n"
-        "\n"
-        + _QUESTION["en"]
-        + "Answer with a single letter, {letters}.\n"
-        "Answer:"
-    ),
-    ("en", "verbose"): (
-        "You are a political scientist and a trained annotator in computational social science. "
-        "You measure the value orientation an author expresses in a social media post. "
-        "Each value dimension contains two subcategories, and each subcategory contrasts "
-        "a change-oriented position with a stability-oriented position.\n"
-        "\n"
-        "Annotation guidelines:\n"
-        "1. Judge the position the author supports, not positions the author quotes, reports, or rejects.\n"
-        "2. Rely on explicit arguments first, then on tone, framing, and conclusions.\n"
-        "3. If both positions appear, choose the one the author endorses more strongly.\n"
-        "4. Use the position definitions below rather than general political labels.\n"
-        "\n"
-        + _QUESTION["en"]
-        + "Answer with a single letter, {letters}, and nothing else.\n"
-        "Answer:"
-    ),
-    ("zh", "original"): (
-        "你是一名严谨的标注员，负责测量社交媒体文本中的公共价值取向。\n"
-        "\n"
-        "请判断文本在给定价值维度上支持哪一种立场。\n"
-        "\n"
-        + _QUESTION["zh"]
-        + "只回答一个字母：{letters}。\n"
-        "答案："
-    ),
-    ("zh", "verbose"): (
-        "你是一名政治学研究者，也是计算社会科学领域受过训练的标注员，负责测量社交媒体帖子中作者表达的价值取向。"
-        "每个价值维度包含两个子类，每个子类都在变革取向立场与稳定取向立场之间作出区分。\n"
-        "\n"
-        "标注准则：\n"
-        "1. 判断作者本人支持的立场，而不是作者引用、转述或反对的立场。\n"
-        "2. 优先依据明确的论点，其次依据语气、框架和结论。\n"
-        "3. 如果两种立场同时出现，选择作者更明确支持的一方。\n"
-        "4. 以下方给出的立场定义为准，不要套用笼统的政治标签。\n"
-        "\n"
-        + _QUESTION["zh"]
-        + "只回答一个字母：{letters}，不要输出其他内容。\n"
-        "答案："
-    ),
-}
 _MIND_SIDES = {"en": "C (change-oriented): {change}\nS (stability-oriented): {stability}",
                "zh": "C（变革取向）：{change}\nS（稳定取向）：{stability}"}
 _MIND_LETTERS = {"en": "C or S", "zh": "C 或 S"}
@@ -110,7 +53,7 @@ _MINIMAL = {
 }
 _TEMPLATES: dict[tuple[str, str], str] = {
     (lang, variant): _MINIMAL[lang] if variant == "minimal" else
-    _GENERAL[(lang, variant)].replace("{sides}", _MIND_SIDES[lang]).replace("{letters}", _MIND_LETTERS[lang])
+    GENERAL_TEMPLATES[(lang, variant)].replace("{sides}", _MIND_SIDES[lang]).replace("{letters}", _MIND_LETTERS[lang])
     for lang in ("en", "zh") for variant in ("original", "verbose", "minimal")
 }
 
@@ -137,25 +80,7 @@ def template(lang: str, variant: str = "original") -> str:
     return _TEMPLATES[(lang, variant)]
 
 
-def task_template(lang: str, variant: str = "original") -> str:
-    """The original (or verbose) prompt with the slots of a task's own schema, ``{sides}`` and ``{letters}``.
-
-    It is the default prompt of a task (:mod:`tefcore.tasks`): MIND's template of ``lang`` and
-    ``variant`` is this text with MIND's two side lines and ``C or S`` put in those slots.
-
-    Examples
-    --------
-    >>> task_template("en").splitlines()[4:6]
-    ['Dimension: {dimension}', '{sides}']
-    >>> task_template("zh").splitlines()[-2]
-    '只回答一个字母：{letters}。'
-    """
-    _check(lang, variant)
-    if variant == "minimal":
-        raise ValueError("the minimal prompt lists exactly two sides; a task's prompt is original or verbose")
-    return _GENERAL[(lang, variant)]
-
-
+@functools.cache
 def choices(dimension: str, lang: str) -> Choices:
     """MIND's answer space of one dimension: change and stability, letters C and S, described as the prompts
     describe them (:func:`describe_side`), the dimension named in ``lang``.
@@ -166,8 +91,6 @@ def choices(dimension: str, lang: str) -> Choices:
     >>> c.dimension, c.sides, c.letters, c.descriptions[0]
     ('经济', ('change', 'stability'), ('C', 'S'), '市场自由（经济模式）；机会平等（分配正义）')
     """
-    from tefcore.tasks.schema import Choices
-
     dim = get_dimension(dimension)
     return Choices(dim.zh if lang == "zh" else dim.name, SIDES,
                    tuple(describe_side(dimension, side, lang) for side in SIDES),
@@ -234,8 +157,6 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
     TypeError
         If ``text`` is not a string.
     """
-    from tefcore.tasks.schema import fill_slots
-
     _check(lang, variant)
     mind = choices(dimension, lang)
     if not isinstance(text, str):
@@ -245,3 +166,56 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
     change, stability = mind.descriptions
     return fill_slots(_TEMPLATES[(lang, variant)], {"dimension": mind.dimension, "change": change,
                                                     "stability": stability, "text": text.strip()})
+
+
+class MindTask(Task):
+    """MIND as a task: its six dimensions with change and stability (:func:`choices`) and the protocol's
+    prompt ``variant`` (:func:`build_prompt`); a cache records the template's hash, as it always has.
+
+    Examples
+    --------
+    >>> task = mind_task("minimal")
+    >>> task.prompt_name, task.choices("Economy", "en").letters
+    ('minimal', ('C', 'S'))
+    >>> task.prompt(" Taxes should fall. ", "Economy", "en").splitlines()[1]
+    'Text: Taxes should fall.'
+    """
+
+    name = "mind"
+
+    def __init__(self, variant: str = "original") -> None:
+        _check("en", variant)
+        self.variant = variant
+
+    def __repr__(self) -> str:
+        return f"mind_task({self.variant!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MindTask) and other.variant == self.variant
+
+    def __hash__(self) -> int:
+        return hash(("mind", self.variant))
+
+    @property
+    def prompt_name(self) -> str:
+        return self.variant
+
+    def choices(self, dimension: str, lang: str) -> Choices:
+        return choices(dimension, lang)
+
+    def prompt(self, text: str, dimension: str, lang: str) -> str:
+        return build_prompt(text, dimension, lang, self.variant)
+
+    def provenance(self, lang: str) -> dict[str, Any]:
+        return {"template_sha256": template_hash(lang, self.variant)}
+
+
+def mind_task(variant: str = "original") -> MindTask:
+    """MIND's task with the prompt ``variant`` (protocol §4: original, verbose, minimal).
+
+    Raises
+    ------
+    UnknownName
+        On an unknown variant (a KeyError and a ValueError).
+    """
+    return MindTask(variant)

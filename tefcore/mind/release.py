@@ -19,7 +19,7 @@ from tefcore.hashing import file_sha256
 from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, evaluation_pairs, excluded_pairs,
                                load_posts, mind_filename, read_mind_file, resolve_data_dir, sample_dir)
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER, check_lang
-from tefcore.mind.segment import MIN_LENGTH, split_sentences
+from tefcore.tasks.segment import MIN_LENGTH, split_sentences
 
 __all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
            "DataDescription", "DownloadError", "data_card", "describe_data", "download_release",
@@ -229,7 +229,7 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     posts : sequence of Post
         Posts of a single language.
     rule : {"reference", "improved"}, default "reference"
-        Segmentation rule for ``mean_sentences`` (see :func:`tefcore.mind.segment.split_sentences`).
+        Segmentation rule for ``mean_sentences`` (see :func:`tefcore.tasks.segment.split_sentences`).
     min_length : int, default 10
         Its minimum sentence length.
 

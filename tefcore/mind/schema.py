@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES
+from tefcore.tasks.segment import LANGS, check_lang
 
 __all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER", "Dimension",
            "Position", "Subcategory", "check_lang", "get_dimension", "side_of"]
@@ -28,8 +29,6 @@ SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
 CHANGE, STABILITY = SIDES
 
-LANGS: tuple[str, str] = ("en", "zh")
-"""The two languages of MIND."""
 
 
 @dataclass(frozen=True)
@@ -136,20 +135,6 @@ TABLE_ORDER: tuple[str, ...] = ("Culture", "Economy", "Society", "Politics", "Te
 
 ABBREVIATIONS: dict[str, str] = {name: _BY_NAME[name].abbr for name in TABLE_ORDER}
 """English dimension name -> the paper's abbreviation, in :data:`TABLE_ORDER`."""
-
-
-def check_lang(lang: object) -> str:
-    """``lang`` when it is one of :data:`LANGS`; else :class:`~tefcore.errors.UnknownName` (a KeyError and a
-    ValueError) naming the languages there are.
-
-    Examples
-    --------
-    >>> check_lang("zh")
-    'zh'
-    """
-    if lang not in LANGS:
-        raise UnknownName(f"unsupported language {lang!r}; expected one of {LANGS}")
-    return str(lang)
 
 
 def get_dimension(name: str) -> Dimension:

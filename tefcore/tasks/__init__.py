@@ -26,11 +26,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tefcore.tasks.load import Document, Task, TaskError, load_task, summary
-from tefcore.tasks.schema import Choices, fill_prompt
+from tefcore.tasks.load import Document, TaskError, TaskFile, load_task, summary
+from tefcore.tasks.schema import Choices, EvaluationPair, Task, fill_prompt
 
-__all__ = ["Choices", "Document", "Task", "TaskError", "example_dir", "fill_prompt", "init_task", "load_task",
-           "recorded_sides", "summary"]
+__all__ = ["Choices", "Document", "EvaluationPair", "Task", "TaskError", "TaskFile", "example_dir", "fill_prompt",
+           "init_task", "load_task", "recorded_sides", "summary"]
 
 EXAMPLE_NAME = "my-study"
 """The example task's name; :func:`init_task` gives it the folder's name instead."""

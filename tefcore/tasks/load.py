@@ -23,7 +23,7 @@ protocol §2 does).
 :func:`load_task` reads and checks everything before anything is scored and raises one
 :class:`TaskError` holding every problem found, one line each, naming the file, the line (YAML,
 JSON lines) or the row (CSV, Parquet) and the key or column. Without a prompt file the paper's
-original prompt is filled from the schema (:func:`tefcore.mind.prompts.task_template`). A prompt
+original prompt is filled from the schema (:func:`tefcore.tasks.schema.task_template`). A prompt
 file's trailing white space is cut, as the protocol's templates end without one.
 
 A text is a string of at most :data:`MAX_TEXT_CHARS` (200,000) characters of valid Unicode; a number,
@@ -56,14 +56,12 @@ from typing import Any
 import yaml
 
 from tefcore.errors import UnknownName
-from tefcore.mind.load import EvaluationPair, sides_by_dimension
-from tefcore.mind.prompts import task_template
-from tefcore.mind.schema import LANGS
-from tefcore.tasks.segment import SEGMENTATION_RULES
-from tefcore.tasks.schema import PLACEHOLDERS, Choices, fill_prompt, placeholders
+from tefcore.tasks.schema import (PLACEHOLDERS, Choices, EvaluationPair, Task, fill_prompt, placeholders,
+                                  sides_by_dimension, task_template)
+from tefcore.tasks.segment import LANGS, SEGMENTATION_RULES
 
 __all__ = ["DATA_FORMATS", "DEFAULT_PROMPT", "KEYS", "LANG_COLUMN", "MAX_TEXT_CHARS", "RESERVED_DIMENSIONS", "Document",
-           "Task", "TaskError", "load_task", "summary"]
+           "TaskError", "TaskFile", "load_task", "summary"]
 
 KEYS: tuple[str, ...] = ("name", "data", "id", "text", "language", "dimensions", "prompt", "segmentation")
 """The keys of a task file."""
@@ -102,8 +100,8 @@ class Document:
 
 
 @dataclass(frozen=True)
-class Task:
-    """A loaded, checked task (see the module notes); build it with :func:`load_task`."""
+class TaskFile(Task):
+    """A task of one's own, loaded and checked (see the module notes); build it with :func:`load_task`."""
 
     path: Path
     name: str
@@ -134,9 +132,9 @@ class Task:
         """The languages of the documents, in :data:`~tefcore.mind.schema.LANGS` order."""
         return [lang for lang in LANGS if any(d.lang == lang for d in self.documents)]
 
-    def choices(self, dimension: str) -> Choices:
-        """The sides of ``dimension``; :class:`~tefcore.errors.UnknownName` (a KeyError and a ValueError) for a
-        dimension the task does not have."""
+    def choices(self, dimension: str, lang: str = "") -> Choices:
+        """The sides of ``dimension`` (the same in every language); :class:`~tefcore.errors.UnknownName` (a
+        KeyError and a ValueError) for a dimension the task does not have."""
         for c in self.dimensions:
             if c.dimension == dimension:
                 return c
@@ -465,7 +463,7 @@ def _settings(top: Mapping[str, yaml.Node], where: str, problems: _Problems) -> 
     return out
 
 
-def load_task(path: str | os.PathLike[str]) -> Task:
+def load_task(path: str | os.PathLike[str]) -> TaskFile:
     """Read and check a task file, its prompt and its data (see the module notes).
 
     Parameters
@@ -475,7 +473,7 @@ def load_task(path: str | os.PathLike[str]) -> Task:
 
     Returns
     -------
-    Task
+    TaskFile
 
     Raises
     ------
@@ -512,11 +510,11 @@ def load_task(path: str | os.PathLike[str]) -> Task:
     meaning.update(dimensions=[[c.dimension, list(zip(c.sides, c.descriptions, c.letters))] for c in dims],
                    prompt=template)
     digest = hashlib.sha256(json.dumps(meaning, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
-    return Task(path, settings["name"], data, tuple(dims), tuple(documents), template, prompt_file,
+    return TaskFile(path, settings["name"], data, tuple(dims), tuple(documents), template, prompt_file,
                 settings["segmentation"], digest)
 
 
-def summary(task: Task) -> Iterator[str]:
+def summary(task: TaskFile) -> Iterator[str]:
     """What ``tef validate`` prints: rows, languages, dimensions with their sides, gold per dimension, prompt."""
     langs = ", ".join(f"{lang} {sum(d.lang == lang for d in task.documents)}" for lang in task.languages)
     yield f"{_shown(task.path)}: task {task.name!r} (sha256 {task.sha256[:12]})"

@@ -1,4 +1,5 @@
-"""The answer space of one dimension of a task: K named sides, a description and an answer letter each.
+"""What every corpus shares: a dimension's K sides (:class:`Choices`), the prompt's slots, the evaluation
+pair, and :class:`Task`, what the loop, the judges and the cache ask of a corpus (MIND's, or one's own).
 
 The paper writes its rule for K categories :math:`\\mathcal Y = \\{c_1, \\ldots, c_K\\}`; MIND has
 K = 2 per dimension (change, stability). A task of one's own has K >= 2 sides per dimension, each
@@ -23,10 +24,16 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["MAX_SIDES", "PLACEHOLDERS", "Choices", "fill_prompt", "fill_slots", "placeholders"]
+from tefcore.errors import UnknownName
+from tefcore.tasks.segment import check_lang
+
+__all__ = ["GENERAL_TEMPLATES", "MAX_SIDES", "PLACEHOLDERS", "Choices", "EvaluationPair", "Task", "fill_prompt",
+           "fill_slots", "placeholders", "sides_by_dimension", "task_template"]
 
 MAX_SIDES = 26
 """At most one answer letter per side, ``A`` to ``Z``."""
@@ -126,3 +133,138 @@ def fill_prompt(template: str, text: str, choices: Choices, lang: str) -> str:
     """
     return fill_slots(template, {"text": text.strip(), "dimension": choices.dimension,
                                  "sides": choices.side_lines(lang), "letters": choices.letter_list(lang)})
+
+
+@dataclass(frozen=True)
+class EvaluationPair:
+    """One evaluation unit (protocol §2): a text and a dimension with that dimension's sides (``choices``);
+    ``side`` is the gold side, or None where there is no gold."""
+
+    post_id: str
+    lang: str
+    dimension: str
+    side: str | None
+    text: str
+    choices: Choices
+
+
+def sides_by_dimension(labels: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """The sides that ``(dimension, side)`` labels give each dimension, in order of first appearance.
+
+    One side is the pair's target; labels on two sides leave the pair without one (protocol §2). MIND's
+    posts and a task's gold follow this one rule.
+
+    Examples
+    --------
+    >>> found = sides_by_dimension([("Economy", "change"), ("Culture", "change"), ("Economy", "stability")])
+    >>> {dimension: sorted(sides) for dimension, sides in found.items()}
+    {'Economy': ['change', 'stability'], 'Culture': ['change']}
+    """
+    sides: dict[str, set[str]] = {}
+    for dimension, side in labels:
+        sides.setdefault(dimension, set()).add(side)
+    return sides
+
+
+class Task(ABC):
+    """What the extraction loop, the judges and the cache ask of a corpus: its name, the prompt's name (the
+    cache's ``<prompt>`` folder), each dimension's sides, the prompt of a text, and what a cache records
+    of it. MIND's (:func:`tefcore.mind.mind_task`) and a task file's (:func:`tefcore.tasks.load_task`) are two."""
+
+    name: str
+
+    @property
+    @abstractmethod
+    def prompt_name(self) -> str:
+        """The prompt's name: MIND's variant, or a task's prompt file stem."""
+
+    @abstractmethod
+    def choices(self, dimension: str, lang: str) -> Choices:
+        """The sides of ``dimension`` as a prompt in ``lang`` names them."""
+
+    @abstractmethod
+    def prompt(self, text: str, dimension: str, lang: str) -> str:
+        """The prompt of one text (a whole document or one sentence) on one dimension."""
+
+    @abstractmethod
+    def provenance(self, lang: str) -> dict[str, Any]:
+        """What a cache of this task records beside the judge (``template_sha256`` at least)."""
+
+
+# The paper's original and verbose prompts, written with a task's slots; MIND's fill {sides} and {letters}
+# with its two side lines and "C or S" (tefcore.mind.prompts), a task's from its schema (task_template).
+_QUESTION = {
+    "en": "Dimension: {dimension}\n{sides}\n\nText: {text}\n\n",
+    "zh": "维度：{dimension}\n{sides}\n\n文本：{text}\n\n",
+}
+GENERAL_TEMPLATES: dict[tuple[str, str], str] = {
+    ("en", "original"): (
+        "You are a careful annotator who measures public value orientations in social media text.\n"
+        "\n"
+        "Decide which position the text supports on the given value dimension.\n"
+        "\n"
+        + _QUESTION["en"]
+        + "Answer with a single letter, {letters}.\n"
+        "Answer:"
+    ),
+    ("en", "verbose"): (
+        "You are a political scientist and a trained annotator in computational social science. "
+        "You measure the value orientation an author expresses in a social media post. "
+        "Each value dimension contains two subcategories, and each subcategory contrasts "
+        "a change-oriented position with a stability-oriented position.\n"
+        "\n"
+        "Annotation guidelines:\n"
+        "1. Judge the position the author supports, not positions the author quotes, reports, or rejects.\n"
+        "2. Rely on explicit arguments first, then on tone, framing, and conclusions.\n"
+        "3. If both positions appear, choose the one the author endorses more strongly.\n"
+        "4. Use the position definitions below rather than general political labels.\n"
+        "\n"
+        + _QUESTION["en"]
+        + "Answer with a single letter, {letters}, and nothing else.\n"
+        "Answer:"
+    ),
+    ("zh", "original"): (
+        "你是一名严谨的标注员，负责测量社交媒体文本中的公共价值取向。\n"
+        "\n"
+        "请判断文本在给定价值维度上支持哪一种立场。\n"
+        "\n"
+        + _QUESTION["zh"]
+        + "只回答一个字母：{letters}。\n"
+        "答案："
+    ),
+    ("zh", "verbose"): (
+        "你是一名政治学研究者，也是计算社会科学领域受过训练的标注员，负责测量社交媒体帖子中作者表达的价值取向。"
+        "每个价值维度包含两个子类，每个子类都在变革取向立场与稳定取向立场之间作出区分。\n"
+        "\n"
+        "标注准则：\n"
+        "1. 判断作者本人支持的立场，而不是作者引用、转述或反对的立场。\n"
+        "2. 优先依据明确的论点，其次依据语气、框架和结论。\n"
+        "3. 如果两种立场同时出现，选择作者更明确支持的一方。\n"
+        "4. 以下方给出的立场定义为准，不要套用笼统的政治标签。\n"
+        "\n"
+        + _QUESTION["zh"]
+        + "只回答一个字母：{letters}，不要输出其他内容。\n"
+        "答案："
+    ),
+}
+"""``(lang, variant) -> template`` of the prompts with a task's slots (``original`` and ``verbose``)."""
+
+
+def task_template(lang: str, variant: str = "original") -> str:
+    """The original (or verbose) prompt with the slots of a task's own schema, ``{sides}`` and ``{letters}``.
+
+    It is the default prompt of a task (:mod:`tefcore.tasks`): MIND's template of ``lang`` and
+    ``variant`` is this text with MIND's two side lines and ``C or S`` put in those slots.
+
+    Examples
+    --------
+    >>> task_template("en").splitlines()[4:6]
+    ['Dimension: {dimension}', '{sides}']
+    >>> task_template("zh").splitlines()[-2]
+    '只回答一个字母：{letters}。'
+    """
+    if (check_lang(lang), variant) in GENERAL_TEMPLATES:
+        return GENERAL_TEMPLATES[(lang, variant)]
+    if variant == "minimal":
+        raise ValueError("the minimal prompt lists exactly two sides; a task's prompt is original or verbose")
+    raise UnknownName(f"unknown prompt variant {variant!r}; expected one of ('original', 'verbose', 'minimal')")

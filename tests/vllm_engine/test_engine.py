@@ -75,6 +75,7 @@ def test_exact_read_matches_a_forward_pass(offline: Run) -> None:
 
     from tefcore.judges.labels import label_token_ids
     from tefcore.extraction.run import build_requests
+    from tefcore.mind import mind_task
     from tefcore.judges.vllm import chat_template_of, prompt_token_ids
     from tefcore.mind.load import evaluation_pairs, load_posts
 
@@ -88,7 +89,7 @@ def test_exact_read_matches_a_forward_pass(offline: Run) -> None:
     for lang in LANGS:
         got = keyed(prompts(out, "smollm2-vllm", lang)[0])
         for pair in evaluation_pairs(load_posts(lang))[:N_PAIRS]:
-            request = build_requests(pair, "original", "reference")[0]
+            request = build_requests(pair, mind_task("original"), "reference")[0]
             ids = prompt_token_ids(tokenizer, chat, request.prompt)
             with torch.no_grad():
                 logits = model(torch.tensor([ids])).logits[0, -1].double()
@@ -150,6 +151,7 @@ def test_server_renders_with_the_chat_template(server: Any) -> None:
     from transformers import AutoTokenizer
 
     from tefcore.extraction.run import build_requests
+    from tefcore.mind import mind_task
     from tefcore.judges.vllm import chat_template_of, prompt_token_ids
     from tefcore.mind.load import evaluation_pairs, load_posts
 
@@ -157,7 +159,7 @@ def test_server_renders_with_the_chat_template(server: Any) -> None:
     chat = chat_template_of(tokenizer)
     client = OpenAI(base_url=server.url, api_key="not-needed")
     for lang in LANGS:
-        for request in build_requests(evaluation_pairs(load_posts(lang))[0], "original", "reference")[:3]:
+        for request in build_requests(evaluation_pairs(load_posts(lang))[0], mind_task("original"), "reference")[:3]:
             answer = client.chat.completions.create(model=served_model(), max_tokens=1, temperature=0,
                                                     messages=[{"role": "user", "content": request.prompt}])
             assert answer.usage.prompt_tokens == len(prompt_token_ids(tokenizer, chat, request.prompt))
@@ -168,10 +170,11 @@ def test_server_logprobs_hold_both_letters(server: Any) -> None:
     from openai import OpenAI
 
     from tefcore.extraction.run import build_requests
+    from tefcore.mind import mind_task
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     client = OpenAI(base_url=server.url, api_key="not-needed")
-    request = build_requests(evaluation_pairs(load_posts("en"))[0], "original", "reference")[0]
+    request = build_requests(evaluation_pairs(load_posts("en"))[0], mind_task("original"), "reference")[0]
     answer = client.chat.completions.create(model=served_model(), max_tokens=1, temperature=0, logprobs=True,
                                             top_logprobs=20, messages=[{"role": "user", "content": request.prompt}])
     top = answer.choices[0].logprobs.content[0].top_logprobs
@@ -185,14 +188,15 @@ def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPa
     from tefcore.judges import make_backend
     from tefcore.judges.registry import served_spec
     from tefcore.extraction.run import build_requests
+    from tefcore.mind import mind_task
     from tefcore.mind.load import evaluation_pairs, load_posts
 
     spec = served_spec("smollm2-vllm", base_url=server.url, env=child_env(VLLM_SERVER_HARDWARE="CPU"))
     monkeypatch.setenv("VLLM_API_KEY", "not-needed")  # this process only: a server started later would need it
     judge = make_backend(spec)
     assert judge.provenance()["hardware"] == {"class": "CPU"} and judge.provenance()["server"] == "vllm serve"
-    requests = [r for lang in LANGS for r in build_requests(evaluation_pairs(load_posts(lang))[0], "original",
-                                                               "reference")]
+    requests = [r for lang in LANGS
+                for r in build_requests(evaluation_pairs(load_posts(lang))[0], mind_task("original"), "reference")]
     seconds = np.asarray(judge.measure_ttft(requests))
     print(f"TTFT over {len(seconds)} streaming requests: mean {seconds.mean() * 1e3:.0f} ms, "
           f"max {seconds.max() * 1e3:.0f} ms")

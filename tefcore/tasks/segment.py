@@ -35,11 +35,30 @@ import re
 from collections.abc import Iterator
 
 from tefcore.errors import UnknownName
-from tefcore.mind.schema import check_lang
 
-__all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "MIN_LENGTH", "SEGMENTATION_RULES", "split_sentences"]
+__all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "LANGS", "MIN_LENGTH", "SEGMENTATION_RULES", "check_lang",
+           "split_sentences"]
+
+LANGS: tuple[str, str] = ("en", "zh")
+"""The languages a text may be in (those of MIND), each with its own sentence rules."""
 
 SEGMENTATION_RULES: tuple[str, ...] = ("reference", "improved")
+
+
+def check_lang(lang: object) -> str:
+    """``lang`` when it is one of :data:`LANGS`; else :class:`~tefcore.errors.UnknownName` (a KeyError and a
+    ValueError) naming the languages there are.
+
+    Examples
+    --------
+    >>> check_lang("zh")
+    'zh'
+    """
+    if lang not in LANGS:
+        raise UnknownName(f"unsupported language {lang!r}; expected one of {LANGS}")
+    return str(lang)
+
+
 MIN_LENGTH = 10
 """Default minimum sentence length in code points (protocol §3)."""
 
