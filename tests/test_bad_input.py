@@ -212,3 +212,100 @@ def test_an_edited_header_is_refused_by_evaluate_and_by_a_resume(
     with pytest.raises(CacheError) as bad:  # a run whose provenance is the edited one: never "differs in: " alone
         CacheWriter(path, edited)
     assert str(bad.value) == expected
+
+
+# --- bounded work ---------------------------------------------------------------------------------------
+def test_the_e5_embedder_sends_bounded_batches_to_the_engine() -> None:
+    from tefcore.judges.e5 import BATCH_CHARS, E5Embedder
+
+    calls: list[list[str]] = []
+
+    class Engine:
+        def query(self, texts: list[str]) -> list[list[float]]:
+            calls.append(list(texts))
+            return [[1.0] * 384 for _ in texts]
+
+    embedder = E5Embedder(batch_size=64)
+    embedder._model = Engine()
+    texts = [f"{i} " + "x" * (MAX_TEXT_CHARS - 10) for i in range(3)] + [f"short {i}." for i in range(100)]
+    assert embedder.embed(texts).shape == (103, 384)
+    assert sorted(map(len, calls)) == [1, 1, 1, 36, 64]  # each long text alone: one engine call holds it at most
+    assert all(len(c) == 1 or sum(map(len, c)) <= BATCH_CHARS for c in calls)
+
+
+@pytest.mark.slow
+def test_extract_with_a_limit_on_a_100k_row_task_writes_its_first_record_within_a_minute_in_bounded_memory(
+        tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rows = 100_000
+    text = "Rents keep rising in the city. We should build more homes near the station. " * 6  # ~460 characters
+    lines = "".join(f'p{i},"{i} {text}"\n' for i in range(rows))
+    task = task_folder(tmp_path, "posts.csv", "id,text\n" + lines)
+    assert (task.parent / "posts.csv").stat().st_size > 45e6
+    out = tmp_path / "out"
+    cache = out / "e5-zeroshot" / "original" / "en.jsonl"
+    command = ["/usr/bin/time", "-v", sys.executable, "-m", "tefcore.cli", "extract", "--task", str(task),
+               "--model", "e5-zeroshot", "--limit", "10", "--out", str(out), "--no-progress"]
+    started = time.monotonic()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as run:
+        first = None
+        while first is None and time.monotonic() - started < 60 and run.poll() is None:
+            if cache.is_file() and len(cache.read_bytes().splitlines()) >= 2:
+                first = time.monotonic() - started
+            time.sleep(0.5)
+        if first is None and run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)  # time and the extraction under it
+        _, err = run.communicate(timeout=600)
+    first = first if first is not None else time.monotonic() - started  # a run that ended between two looks
+    assert first < 60 and run.returncode == 0, err[-2000:]
+    assert len(cache.read_text(encoding="utf-8").splitlines()) == 11
+    peak_kb = int(next(line for line in err.splitlines() if "Maximum resident set size" in line).split()[-1])
+    print(f"first record after {first:.1f} s; peak memory {peak_kb / 1024:.0f} MB")
+    assert peak_kb < 2 * 1024 * 1024, f"peak memory {peak_kb / 1024:.0f} MB"
+
+
+# --- partial caches and stale gold -----------------------------------------------------------------------
+def test_an_interrupted_cache_is_evaluated_with_one_line_saying_it_is_partial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_extract import FakeJudge, make_pairs
+
+    from tefcore.extraction.run import run_extraction
+
+    out = tmp_path / "en.jsonl"
+    run_extraction(FakeJudge(), make_pairs(), out, variant="original", limit=4, progress=False)
+    code = main(["evaluate", "--cache", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and err.splitlines()[0] == (
+        f"tef: warning: {out} holds 4 of its data's 6 pairs (an extraction that stopped, or ran with --limit); "
+        "its `tef extract` again finishes it")
+    run_extraction(FakeJudge(), make_pairs(), out, variant="original", progress=False)
+    assert main(["evaluate", "--cache", str(out)]) == 0 and "holds" not in capsys.readouterr().err
+
+
+def test_a_resume_whose_data_s_gold_differs_from_the_cache_s_says_so_in_one_line(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import dataclasses
+    import logging
+
+    from test_extract import FakeJudge, make_pairs
+
+    from tefcore.extraction.run import run_extraction
+
+    out = tmp_path / "en.jsonl"
+    pairs = make_pairs()
+    run_extraction(FakeJudge(), pairs, out, variant="original", progress=False)
+    corrected = [dataclasses.replace(pairs[0], side="change"), *pairs[1:]]
+    assert pairs[0].side == "stability"
+    with caplog.at_level(logging.WARNING):
+        report = run_extraction(FakeJudge(), corrected, out, variant="original", progress=False)
+    assert report.pairs_written == 0
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [f"{out}: the data's gold side differs from the cache's on 1 pair(s) (first: post "
+                        f"'{pairs[0].post_id}', {pairs[0].dimension}: 'stability' in the cache, 'change' in the "
+                        "data); tef evaluate scores the cache's: extract into another --out to score the data's"]

@@ -23,7 +23,7 @@ import json
 import math
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -173,8 +173,7 @@ class E5Embedder:
             missing.sort(key=len)
             with tqdm(total=len(missing), unit="text", desc="e5 embedding", leave=False, dynamic_ncols=True,
                       disable=not progress) as bar:
-                for start in range(0, len(missing), self.batch_size):
-                    chunk = missing[start : start + self.batch_size]
+                for chunk in _batches(missing, self.batch_size, BATCH_CHARS):
                     vectors = np.asarray(encode(chunk), dtype=np.float32).reshape(len(chunk), -1)
                     for text, vec in zip(chunk, vectors):
                         self._cache[(side, text)] = vec
@@ -190,6 +189,33 @@ class E5Embedder:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
+
+
+BATCH_CHARS = 100_000
+"""At most this many characters go to one engine call (a longer text goes alone, and a text holds at most
+:data:`tefcore.tasks.load.MAX_TEXT_CHARS`): Ctrl-C and SIGTERM, which Python handles between calls,
+wait for one call at most. MIND's batches of 64 sentences or posts stay whole (its longest 64 posts
+hold 47,000 characters)."""
+
+
+def _batches(texts: Sequence[str], size: int, chars: int = BATCH_CHARS) -> Iterator[list[str]]:
+    """Consecutive runs of ``texts``: at most ``size`` texts and ``chars`` characters each (a longer text alone).
+
+    Examples
+    --------
+    >>> [len(b) for b in _batches(["ab"] * 5, size=2)], [b for b in _batches(["a", "bcd", "ef", "g"], 4, chars=3)]
+    ([2, 2, 1], [['a'], ['bcd'], ['ef', 'g']])
+    """
+    batch: list[str] = []
+    held = 0
+    for text in texts:
+        if batch and (len(batch) == size or held + len(text) > chars):
+            yield batch
+            batch, held = [], 0
+        batch.append(text)
+        held += len(text)
+    if batch:
+        yield batch
 
 
 @functools.lru_cache(maxsize=1)
@@ -358,6 +384,7 @@ class E5ZeroShotBackend:
         self.median_margins: dict[tuple[str, str], float] = {}
         self._n_sentences: dict[tuple[str, str], int] = {}
         self._fit_sha256: str | None = None
+        self._capped = False
         self._choices: dict[tuple[str, str], Choices] = {}
 
     def cosines(self, texts: Sequence[str], lang: str, choices: Choices) -> np.ndarray:
@@ -394,7 +421,8 @@ class E5ZeroShotBackend:
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Fix :math:`\\tau` per (language, dimension) from the pairs' sentences (``"auto"`` only).
 
-        Sentences are those of :func:`tefcore.tasks.segment.split_sentences` under ``self.segmentation`` (the
+        Sentences are those of :func:`temperature_sentences` (the first pairs' until a language and dimension
+        holds :data:`TEMPERATURE_SENTENCES`), split by :func:`tefcore.tasks.segment.split_sentences` under ``self.segmentation`` (the
         reference rule by default, whatever rule the extraction then uses: the rule only sets the scale
         of the log-odds); the pairs' gold sides are not read. Each call replaces the temperatures of
         the previous one (like ``fit``), so the provenance describes exactly the pairs of this call.
@@ -408,15 +436,10 @@ class E5ZeroShotBackend:
         self._choices = {(p.lang, p.dimension): p.choices for p in pairs}
         if isinstance(self.temperature, float):
             return
-        from tefcore.tasks.segment import split_sentences
-
-        self._fit_sha256 = pairs_sha256(pairs)
+        groups, used = temperature_sentences(pairs, self.segmentation)
+        self._fit_sha256, self._capped = pairs_sha256(used), len(used) < len(pairs)
         if recorded is not None and self._restore(recorded):
             return
-        groups: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for pair in pairs:
-            sentences = split_sentences(pair.text, pair.lang, rule=self.segmentation)
-            groups[(pair.lang, pair.dimension)].extend(s for s in sentences if s.strip())
         self.embedder.embed([s for texts in groups.values() for s in texts], side="query", progress=progress)
         for (lang, dimension), sentences in groups.items():
             m = self.margins(sentences, lang, self._choices[(lang, dimension)])
@@ -485,6 +508,8 @@ class E5ZeroShotBackend:
             "median_abs_margin": _keyed(self.median_margins),
             "n_temperature_sentences": _keyed(self._n_sentences),
             "temperature_pairs_sha256": self._fit_sha256,
+            **({"temperature_sentences": f"the first {TEMPERATURE_SENTENCES:,} of each language and dimension, "
+                "whole pairs in data order"} if self._capped else {}),
         }
 
 
@@ -492,6 +517,39 @@ def _is_mind(choices: Choices, lang: str, dimension: str) -> bool:
     """Whether ``choices`` are MIND's sides of ``dimension``, which the provenance records as all of MIND's
     descriptions (:func:`all_descriptions`), a task's being recorded one by one."""
     return any(d.name == dimension for d in DIMENSIONS) and choices == mind_choices(dimension, lang)
+
+
+TEMPERATURE_SENTENCES = 2_000
+"""The ``"auto"`` temperature of a (language, dimension) looks at the sentences of its first pairs, in data
+order, until it holds this many (MIND's sample has at most 1,284): preparing the judge costs the same for
+100 or 100,000 rows, and a run with ``--limit`` fixes the same temperatures as a run without one."""
+
+
+def temperature_sentences(pairs: Iterable[EvaluationPair], rule: str) -> tuple[dict[tuple[str, str], list[str]],
+                                                                             list[EvaluationPair]]:
+    """The sentences the ``"auto"`` temperature looks at, by (language, dimension), and the pairs they come from.
+
+    Whole pairs in data order, until a (language, dimension) holds :data:`TEMPERATURE_SENTENCES` sentences.
+
+    Examples
+    --------
+    >>> from tefcore.tasks.schema import Choices, EvaluationPair
+    >>> c = Choices("Tone", ("calm", "angry"), ("measured words", "outrage"))
+    >>> pairs = [EvaluationPair(f"p{i}", "en", "Tone", None, "One sentence here. " * 600, c) for i in range(9)]
+    >>> groups, used = temperature_sentences(pairs, "reference")
+    >>> len(groups["en", "Tone"]), len(used)
+    (2400, 4)
+    """
+    from tefcore.tasks.segment import split_sentences
+
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    used = []
+    for pair in pairs:
+        group = groups[(pair.lang, pair.dimension)]
+        if len(group) < TEMPERATURE_SENTENCES:
+            group.extend(s for s in split_sentences(pair.text, pair.lang, rule=rule) if s.strip())
+            used.append(pair)
+    return groups, used
 
 
 def pairs_sha256(pairs: Iterable[EvaluationPair]) -> str:
