@@ -16,10 +16,12 @@
 # %% [markdown]
 # # Teaching lab: fusing sentence decisions
 #
-# A 90-minute class on the first two chapters: six exercises on how sentence-level judgments should be
+# A 90-minute class on the first two chapters: seven exercises on how sentence-level judgments should be
 # combined into one decision about a post, with simulated judges whose calibration we control
-# (`tefcore.simulate`) and the fusion rules of the paper (`tefcore.fusion`). The lab reads no MIND data:
-# every post in it is simulated or written down by hand, so it runs anywhere `tefcore` runs.
+# (`tefcore.simulate`) and the fusion rules of the paper (`tefcore.fusion`). Every post of the first six
+# exercises is simulated or written down by hand; the last one reads two real posts of the MIND sample
+# that ships with `tefcore`, with the probabilities a judge gave their sentences written out, so the lab
+# runs anywhere `tefcore` runs.
 #
 # ## Learning objectives
 #
@@ -36,7 +38,9 @@
 #    (exercise 4);
 # 5. predict which rules a judge's temperature cannot change, and check the prediction (exercise 5);
 # 6. estimate mutual information from a sample and name the two errors of the estimate
-#    (exercise 6).
+#    (exercise 6);
+# 7. read a real post sentence by sentence and predict what MV, SV and TEF decide before any rule is
+#    run (exercise 7).
 #
 # ## Timing plan
 #
@@ -48,8 +52,9 @@
 # | 30–45 | exercise 3 | the exchange rates on paper, the check with `fuse_many`, then the figure |
 # | 45–57 | exercise 4 | the disagreements of MV and TEF on a leaning judge, and what the simulation built in |
 # | 57–70 | exercise 5 | a temperature sweep: predictions first, then the run |
-# | 70–80 | exercise 6 | mutual information, exact and estimated (or as homework) |
-# | 80–90 | discussion | the questions at the end |
+# | 70–78 | exercise 6 | mutual information, exact and estimated (or as homework) |
+# | 78–85 | exercise 7 | two real posts: predict the rules' decisions from the shaded sentences, then the check |
+# | 85–90 | discussion | the questions at the end |
 #
 # ## How to work
 #
@@ -118,7 +123,9 @@ import pandas as pd
 
 from tefcore import information
 from tefcore import simulate as sim
-from tefcore.fusion import clipped_log_odds, entropy_weight, fuse_many
+from tefcore.explain import explain, render
+from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
+from tefcore.mind import load_posts, split_sentences
 
 try:  # in the book: its check of the parameters, its figures and its glued numbers
     from myst_nb import glue
@@ -134,6 +141,7 @@ check_parameters("10_teaching_lab")  # a misspelt -p name fails here, naming the
 setup_notebook()
 RULES = ["majority_vote", "soft_vote", "tef_without_entropy", "tef"]  # fuse_many's
 NAMES = dict(zip(RULES, ["MV", "SV", "log-odds sum", "TEF"]))
+SIDES = list(CLASSES)  # the two sides of a MIND dimension
 
 
 def glue_all(values: dict) -> None:
@@ -182,6 +190,12 @@ def verdict(mine: object, right: object, tol: float, hint: str) -> tuple[bool, s
         extra, lacking = set(mine) - right, right - set(mine)
         return not (extra or lacking), ("a rule in it does move" if extra else "a rule is missing") + \
             (f" ({hint})" if hint else "")
+    if isinstance(right, str):
+        if not isinstance(mine, str):
+            return False, f"expected a side's name, a string such as {SIDES[0]!r}"
+        if mine not in SIDES:
+            return False, f"unknown side {mine!r}: the sides are {', '.join(map(repr, SIDES))}"
+        return mine == right, hint or "check it again"
     if not is_number(mine):
         return False, f"expected a number, not {type(mine).__name__}" + (f" ({hint})" if hint else "")
     if not np.isfinite(mine):
@@ -345,6 +359,29 @@ def check_exercise_6(answers: dict, n: int, seed: int) -> bool | None:
         truth[f"plug-in soft ({b} bins)"] = information.mutual_information(c.y, c.p, bins=b)
     given, problems = entries(answers, list(truth), "my_estimates")
     return check(given, truth, 0.001, dict.fromkeys(truth, "in nats (natural logarithms)"), problems)
+
+
+READ_RULES = ["majority_vote", "soft_vote", "tef"]  # exercise 7's
+HINTS_7 = {"majority_vote": "count the sentences on each side of 1/2 (a tie goes to the first sentence's side)",
+           "soft_vote": "average p(change) over the sentences and compare the mean with 1/2",
+           "tef": "add up w(p)·ℓ(p): a sentence near 1/2 weighs almost nothing, a confident one a lot"}
+
+
+@never_stops
+def check_exercise_7(decisions: dict, views: dict) -> bool | None:
+    """The side MV, SV and TEF decide for each post, as a dict {post id: {rule: 'change' or 'stability'}}."""
+    if decisions is None:
+        decisions = {}
+    posts = [post for post, _ in views]
+    given, problems = entries(decisions, posts, "my_decisions")
+    answers, truth, hints = {}, {}, {}
+    for (post, _), view in views.items():
+        mine, bad = entries(given.get(post), READ_RULES, f"my_decisions[{post!r}]")
+        problems += bad
+        for rule in READ_RULES:
+            key = f"{post}, {rule}"
+            answers[key], truth[key], hints[key] = mine.get(rule), str(view[rule].iloc[0]), HINTS_7[rule]
+    return check(answers, truth, hints=hints, problems=problems)
 
 
 # %% tags=["remove-cell"]
@@ -907,6 +944,114 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
 # how a rule *uses* the information it keeps, which is what exercises 3 to 5 were about. A rule can
 # keep all of it and still lose to one that keeps less, as Soft Vote did to TEF in exercise 4, and
 # TEF to the plain sum in exercise 5.
+# ```
+
+# %% [markdown]
+# ## Exercise 7: predict the decision from the sentences
+#
+# Two real posts now, from the MIND sample that ships with `tefcore`, on the dimension Culture: the
+# multilingual E5 judge fitted on the sample's labels (`e5-crossfit`) gave each sentence a probability
+# of change, written out in the next cell, and `tefcore.explain.explain` lays the sentences out with
+# them. The table after it shows each sentence with the judge's probabilities, and nothing else: no
+# weight, no rule's decision. On the book's page the sentences are shaded in the colour of the side
+# the judge leans to, the more strongly the further $p$ is from $1/2$.
+#
+# Read the sentences and their probabilities, and before running any rule predict, for each post,
+# what MV, SV and TEF decide: `"change"` or `"stability"`. Then say which sentence you expect to
+# decide each post under TEF, and why.
+
+# %% [markdown] tags=["teacher"]
+# ```{admonition} For the teacher
+# :class: tip dropdown
+#
+# Have the students read the sentences aloud and guess from the words alone before they look at the
+# numbers: the judge does not always agree with them, which is a lesson of its own. Then ask for the
+# three predictions per post by a show of hands. SV is the hard one: both posts sit within a hair of a
+# mean of 1/2, so it takes a sum, not a glance.
+# ```
+
+# %%
+# e5-crossfit's P(change) of each post as a whole and of each of its sentences, in text order
+JUDGED = {("en-single-50", "Culture"): (0.5845, [0.3613, 0.5559, 0.5562]),
+          ("en-single-2949", "Culture"): (0.6003, [0.5261, 0.2326, 0.7474])}
+mind_posts = {post.id: post for post in load_posts("en")}  # the sample, with its gold sides
+views = {(post, dimension): explain(p, split_sentences(mind_posts[post].text, "en"), direct=direct)
+         .assign(id=post, dimension=dimension) for (post, dimension), (direct, p) in JUDGED.items()}
+judged = pd.concat({f"{post} · {dimension}": view.set_index("sentence")[["p_change", "p_stability", "text"]]
+                    for (post, dimension), view in views.items()})
+judged.round(3)
+
+# %% tags=["hide-input", "book-only"]
+try:  # the shading is drawn on the book's page; the table above holds the same numbers
+    from chapters.ch10 import shade_by_probability
+except ImportError:
+    shade_by_probability = None
+shade_by_probability(views) if shade_by_probability is not None else None
+
+# %%
+my_decisions = {"en-single-50": {"majority_vote": None, "soft_vote": None, "tef": None},
+                "en-single-2949": {"majority_vote": None, "soft_vote": None, "tef": None}}
+check_exercise_7(my_decisions, views)
+
+# %% [markdown] tags=["solution"]
+# ```{admonition} Solution
+# :class: dropdown
+#
+# Post en-single-50: {glue:text}`e7_a_votes:d` of its {glue:text}`e7_a_n:d` sentences are above $1/2$,
+# so MV decides {glue:text}`e7_a_mv`; the mean probability of change is {glue:text}`e7_a_mean:.4f`,
+# so SV decides {glue:text}`e7_a_sv`; TEF's score of change is {glue:text}`e7_a_score:+.4f`, so it
+# decides {glue:text}`e7_a_tef`. The first sentence, at $p$ = {glue:text}`e7_a_p_top:.3f`, is the only
+# one far enough from $1/2$ to carry weight ($w$ = {glue:text}`e7_a_w_top:.3f`, against at most
+# {glue:text}`e7_a_w_rest:.3f` for the other two), and it holds {glue:text}`e7_a_share:.0%` of TEF's
+# margin. The gold side is {glue:text}`e7_a_gold`.
+#
+# Post en-single-2949: MV decides {glue:text}`e7_b_mv` ({glue:text}`e7_b_votes:d` of
+# {glue:text}`e7_b_n:d` sentences above $1/2$), SV {glue:text}`e7_b_sv` (a mean of
+# {glue:text}`e7_b_mean:.4f`), TEF {glue:text}`e7_b_tef` (a score of change of
+# {glue:text}`e7_b_score:+.4f`). Two sentences pull hard in opposite directions, at $p$ =
+# {glue:text}`e7_b_p_low:.3f` and {glue:text}`e7_b_p_high:.3f`: the first is a little further from
+# $1/2$, so its weight, {glue:text}`e7_b_w_low:.3f`, beats the other's, {glue:text}`e7_b_w_high:.3f`,
+# and it decides the post under TEF. The gold side is {glue:text}`e7_b_gold`: here TEF is wrong, and the
+# rules that count or average are right. The code runs `fuse_many` on each post, and `render` prints the
+# evidence view with each sentence's weight, contribution and share:
+# ```
+
+# %% tags=["hide-cell", "solution"]
+decided = {}
+for (post, dimension), (direct, p) in JUDGED.items():
+    one_post = np.zeros(len(p), dtype=int)  # every sentence in post 0
+    decided[post] = {rule: str(fuse_many(np.array(p), one_post, rule=rule).prediction[0])
+                     for rule in ["majority_vote", "soft_vote", "tef"]}
+check_exercise_7(decided, views)
+print(render(pd.concat(views.values(), ignore_index=True), width=110))
+
+# %% tags=["remove-cell", "solution"]
+def glue_post(tag: str, view: pd.DataFrame, gold: str) -> None:
+    """The numbers of one post that the solution quotes."""
+    p, w = view["p_change"].to_numpy(), view["weight"].to_numpy()
+    top, low, high = int(np.argmax(w)), int(np.argmin(p)), int(np.argmax(p))
+    glue_all({f"e7_{tag}_votes": int(np.sum(p >= 0.5)), f"e7_{tag}_n": len(p), f"e7_{tag}_mean": p.mean(),
+              f"e7_{tag}_score": view["tef_score_change"].iloc[0], f"e7_{tag}_p_top": p[top],
+              f"e7_{tag}_w_top": w[top], f"e7_{tag}_w_rest": np.delete(w, top).max(),
+              f"e7_{tag}_share": view["share"].iloc[top], f"e7_{tag}_gold": gold,
+              f"e7_{tag}_p_low": p[low], f"e7_{tag}_p_high": p[high], f"e7_{tag}_w_low": w[low],
+              f"e7_{tag}_w_high": w[high]}
+             | {f"e7_{tag}_{short}": str(view[rule].iloc[0])
+                for short, rule in (("mv", "majority_vote"), ("sv", "soft_vote"), ("tef", "tef"))})
+
+
+for tag, ((post, dimension), view) in zip("ab", views.items()):
+    glue_post(tag, view, next(label.side for label in mind_posts[post].labels if label.dimension == dimension))
+
+# %% [markdown] tags=["solution"]
+# ```{admonition} What the two posts show
+# :class: dropdown
+#
+# In both posts MV follows the number of sentences and TEF the most confident one. On en-single-50 that
+# is what the paper asks for, and TEF is right; on en-single-2949 the most confident sentence is the
+# judge's mistake, and TEF follows it all the same. TEF cannot tell a confident right sentence from a
+# confident wrong one; it only discounts the sentences near $1/2$. Whether that helps on a corpus is
+# a question for its labelled texts, as the MIND chapters ask it.
 # ```
 
 # %% [markdown]

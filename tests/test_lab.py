@@ -124,13 +124,47 @@ def test_exercise_6(lab: dict[str, Any]) -> None:
 
 #: What a solution may call: numpy, pandas, tefcore's public functions, the lab's checks and the
 #: builtins. Anything else would be a helper a student does not have.
-SOLUTION_NAMES = {"np", "pd", "fuse_many", "entropy_weight", "clipped_log_odds", "information", "sim"}
+SOLUTION_NAMES = {"np", "pd", "fuse_many", "entropy_weight", "clipped_log_odds", "information", "sim", "render"}
+
+
+def test_exercise_7(lab: dict[str, Any]) -> None:
+    check, views, right = lab["check_exercise_7"], lab["views"], lab["decided"]
+    assert quiet(check, right, views) is True
+    assert quiet(check, {}, views) is None  # not yet
+    flipped = {"change": "stability", "stability": "change"}
+    for post, rules in right.items():
+        for rule in rules:
+            wrong = {k: dict(v) for k, v in right.items()}
+            wrong[post][rule] = flipped[wrong[post][rule]]
+            assert quiet(check, wrong, views) is False, (post, rule)
+    # the two posts are ones where TEF and MV part, and TEF is right on one and wrong on the other
+    gold = {post: next(label.side for label in lab["mind_posts"][post].labels if label.dimension == dimension)
+            for post, dimension in views}
+    assert all(d["tef"] != d["majority_vote"] for d in right.values())
+    assert sorted(d["tef"] == gold[post] for post, d in right.items()) == [False, True]
+
+
+def test_exercise_7_reads_the_committed_cache_and_shows_no_decision(lab: dict[str, Any]) -> None:
+    """The probabilities written out in the lab are the committed e5-crossfit cache's, to their four
+    decimals, and give the same decisions; what the student sees of them is the probabilities and the
+    sentences, nothing of a rule."""
+    from tefcore.explain import explain_file
+
+    cached = explain_file(ROOT / "data" / "caches" / "e5-crossfit" / "original" / "en.jsonl")
+    for (post, dimension), (direct, p) in lab["JUDGED"].items():
+        mine = cached[(cached["id"] == post) & (cached["dimension"] == dimension)]
+        assert np.allclose(mine["p_change"], p, atol=5e-5, rtol=0) and len(mine) == len(p), post
+        shown = lab["views"][post, dimension]
+        assert mine["text"].tolist() == shown["text"].tolist(), post
+        for rule in ("majority_vote", "soft_vote", "tef"):
+            assert mine[rule].iloc[0] == shown[rule].iloc[0], (post, rule)
+    assert list(lab["judged"].columns) == ["p_change", "p_stability", "text"]
 
 
 def test_solutions_are_a_students_lines() -> None:
     solutions = [c for c in jupytext.read(LAB).cells
                  if c.cell_type == "code" and "hide-cell" in c.metadata.get("tags", [])]
-    assert len(solutions) == 6, "one hidden solution cell per exercise"
+    assert len(solutions) == 7, "one hidden solution cell per exercise"
     for cell in solutions:
         lines = [line for line in cell.source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         assert len(lines) <= 12, f"a solution of {len(lines)} lines:\n{cell.source}"
@@ -147,7 +181,7 @@ def test_solutions_are_a_students_lines() -> None:
                 if isinstance(root, ast.Name):
                     name = root.id
                     allowed = (name in SOLUTION_NAMES or name.startswith("check_exercise_") or name in defined
-                               or hasattr(builtins, name) or name in {"grid", "corpus", "table"})
+                               or hasattr(builtins, name) or name in {"grid", "corpus", "table", "JUDGED", "views"})
                     assert allowed, f"a solution calls {name!r}:\n{cell.source}"
             assert not (isinstance(node, (ast.Import, ast.ImportFrom))), "a solution imports"
 
@@ -176,7 +210,8 @@ BOOK_PACKAGES = ("companion", "chapters", "tefbook", "tefpaper", "myst_nb", "alt
 #: Words of the teacher's edition that the student edition must not hold.
 SPOILERS = ("Solution", "For the teacher", "what a good answer contains", "What the sweep shows",
             "TEF is not the best rule", "How sure is the lesson", "What this means for fusion",
-            "What the simulation built in", "by_hand", "\nfirst_n =", "estimates[")
+            "What the simulation built in", "by_hand", "\nfirst_n =", "estimates[", "What the two posts show",
+            "\ndecided = {", "render(", "shade_by_probability")
 
 
 def student_notebook() -> Any:
@@ -220,7 +255,7 @@ def test_the_student_edition_has_no_solution_and_no_teacher_note() -> None:
     assert "This is the student edition of the lab" in text
     answer_cells = [c.source for c in notebook.cells if c.cell_type == "code" and "check_exercise_" in c.source
                     and "def " not in c.source]
-    assert len(answer_cells) == 6 and all("None" in c for c in answer_cells)  # the answer cells, unanswered
+    assert len(answer_cells) == 7 and all("None" in c for c in answer_cells)  # the answer cells, unanswered
 
 
 def test_the_student_edition_refuses_markup_and_unquotable_numbers() -> None:
@@ -279,7 +314,7 @@ def test_the_student_notebook_runs_top_to_bottom_with_only_tefcore(tmp_path: Pat
     outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert printed.count("answers still missing") == 6 and "✗" not in printed and "✓" not in printed
+    assert printed.count("answers still missing") == 7 and "✗" not in printed and "✓" not in printed
 
 
 def _said(check: Any, *args: Any) -> tuple[Any, str]:
@@ -356,6 +391,24 @@ def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
     _assert_hinted(*_said(ex6, est | {"exact soft": est["exact soft"] / np.log(2)}, *args[1:]), "too high", "nats")
     _assert_hinted(*_said(ex6, list(est.values())[:5], *args[1:]), "expected a dict")
     _assert_hinted(*_said(ex6, {"exact Soft": est["exact soft"]}, *args[1:]), "not a key asked for")
+
+    ex7, views, decided = student["check_exercise_7"], lab["views"], lab["decided"]
+    post = next(iter(decided))
+    flipped = {"change": "stability", "stability": "change"}
+    wrong = decided | {post: decided[post] | {"tef": flipped[decided[post]["tef"]]}}
+    result, text = _said(ex7, wrong, views)
+    _assert_hinted(result, text, "add up w(p)·ℓ(p)")
+    assert len(_crossed(text)) == 1 and "stability'" not in _crossed(text)[0].split(": ", 2)[2], text
+    short = decided | {post: {"majority_vote": decided[post]["majority_vote"]}}  # one rule only
+    result, text = _said(ex7, short, views)
+    assert result is None and "2 of 6 answers still missing" in text and "✗" not in text, text
+    _assert_hinted(*_said(ex7, [decided[post]], views), "expected a dict")
+    _assert_hinted(*_said(ex7, decided | {post: "change"}, views), "expected a dict of answers with the keys")
+    _assert_hinted(*_said(ex7, decided | {post: decided[post] | {"tef": "Stabilty"}}, views), "unknown side 'Stabilty'",
+                   "'change', 'stability'")
+    _assert_hinted(*_said(ex7, decided | {post: decided[post] | {"tef": 1}}, views), "expected a side's name")
+    _assert_hinted(*_said(ex7, decided | {post: decided[post] | {"TEF": "change"}}, views), "not a key asked for")
+    _assert_hinted(*_said(ex7, decided | {"en-single-5": decided[post]}, views), "not a key asked for")
 
 
 def test_a_check_that_cannot_read_an_answer_says_so_and_goes_on(student: dict[str, Any]) -> None:

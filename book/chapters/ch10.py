@@ -4,16 +4,24 @@ The figure of exercise 3 lets the reader drag two probabilities and read, for ea
 sentences turn a post decided by one decisive sentence. The browser computes it: this module writes each
 rule's per-sentence contribution (chapter 1) in the expression language of Vega, and lays out the chart.
 The lab's exercises and their checks stay in the chapter, which runs where only ``tefcore`` is installed;
-this figure is drawn on the book's page only.
+this figure is drawn on the book's page only, and so is exercise 7's shading of real sentences by the judge's
+probabilities (the student edition prints the same numbers as a table).
 """
 
 from __future__ import annotations
 
+import html
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from tefcore.explain import SIDE_COLOURS as EVIDENCE_COLOURS
 from tefcore.fusion import CLASSES, CLIP, EPS, TIE_RTOL
 
-__all__ = ["RULE_NAMES", "exchange_figure", "vega_contributions", "vega_first_flip"]
+__all__ = ["RULE_NAMES", "exchange_figure", "probability_shading", "shade_by_probability", "vega_contributions",
+           "vega_first_flip"]
 
 #: The rules of the figure, in its rows' order.
 RULE_NAMES: tuple[str, ...] = ("Majority Vote", "Soft Vote", "log-odds sum", "TEF")
@@ -113,3 +121,55 @@ def exchange_figure(decisive0: float, hedging0: float, n_max: int = 30) -> Any:
     size = {"width": 520, "height": 26 * len(RULE_NAMES)}
     chart = alt.vconcat(strip.properties(**size), words.properties(**size), spacing=15)
     return chart.add_params(*sliders).configure_view(stroke=None).properties(usermeta={"embedOptions": EMBED})
+
+
+def probability_shading(p: Any) -> list[str]:
+    """The CSS background of each sentence: the colour of the side the judge leans to (as the evidence view
+    of :mod:`tefcore.explain` colours it), its strength :math:`2|p - 1/2|`; no weight and no decision.
+
+    Parameters
+    ----------
+    p : array_like
+        Each sentence's probability of the first side (change).
+
+    Examples
+    --------
+    >>> probability_shading([0.5, 0.9, 0.25])
+    ['rgba(217,95,2,0.00)', 'rgba(217,95,2,0.80)', 'rgba(27,120,178,0.50)']
+    """
+    p = np.asarray(p, dtype=float)
+    side = np.where(p >= 0.5, 0, 1)
+    strength = 2.0 * np.abs(p - 0.5)
+    return [f"rgba({','.join(map(str, EVIDENCE_COLOURS[k]))},{a:.2f})" for k, a in zip(side, strength)]
+
+
+def shade_by_probability(views: Mapping[tuple[str, str], pd.DataFrame]) -> Any:
+    """Each post's sentences shaded by the judge's probabilities (:func:`probability_shading`), with the
+    probabilities beside them and no rule's decision, as HTML for the page.
+
+    Parameters
+    ----------
+    views : mapping
+        ``(post id, dimension) ->`` the post's evidence view (:func:`tefcore.explain.explain`).
+
+    Examples
+    --------
+    >>> from tefcore.explain import explain
+    >>> page = shade_by_probability({("p1", "Culture"): explain([0.2, 0.6], ["Keep it.", "Change it?"])})
+    >>> "Keep it." in page.data and "tef" not in page.data
+    True
+    """
+    from IPython.display import HTML
+
+    e = html.escape
+    keys = "".join(f'<span style="background:rgba({",".join(map(str, EVIDENCE_COLOURS[k]))},0.5);padding:0 .4em;'
+                   f'border-radius:3px;margin-right:.5em">leans {e(side)}</span>' for k, side in enumerate(CLASSES))
+    blocks = [f"<p>{keys}</p>"]
+    for (post, dimension), view in views.items():
+        p = view["p_change"].to_numpy()
+        rows = "".join(
+            f'<div style="background:{colour};padding:.2em .4em;margin:.15em 0;border-radius:3px">'
+            f'{e(str(text))} <small style="color:#444">p(change) = {x:.3f}</small></div>'
+            for text, x, colour in zip(view["text"], p, probability_shading(p)))
+        blocks.append(f"<p><strong>{e(post)} · {e(dimension)}</strong></p>{rows}")
+    return HTML("".join(blocks))
