@@ -256,10 +256,16 @@ ch05.rule_bars_figure(table, floor, names, order, RULES, lang_list).show()
 from companion.results import versus_best_baseline
 
 vs = versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
+vs["verdict"] = np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"], "within noise")
+vs.pivot_table(index="verdict", columns="metric", values="model", aggfunc="size", fill_value=0)
+
+# %% [markdown]
+# The verdict of a judge-language cell reads its interval only: above zero, TEF is ahead; below
+# zero, the baseline is; across zero, the sample cannot tell them apart. Row by row, with the test
+# statistics behind each verdict:
 
 # %% tags=["hide-input", "full-width"]
-verdict = np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"], "within noise")
-display(ch05.versus_table(vs.assign(verdict=verdict), names, n_boot))
+display(ch05.versus_table(vs, names, n_boot))
 ch05.glue_versus(vs)
 
 # %% [markdown]
