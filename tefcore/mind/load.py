@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from tefcore.mind.prompts import choices
 from tefcore.mind.schema import LANGS, SIDES, check_lang, side_of
+from tefcore.tasks.load import MAX_TEXT_CHARS
 from tefcore.tasks.schema import EvaluationPair, sides_by_dimension
 
 
@@ -254,8 +255,6 @@ def _post(record: object, lang: str | None) -> Post:
     """Validate one decoded record and build its :class:`Post` (``lang=None``: any MIND language)."""
     record = _check_fields(record, _RECORD_FIELDS, "record")
     post_id, record_lang, event, text = (_string(record, key, "record") for key in _RECORD_FIELDS[:4])
-    from tefcore.tasks.load import MAX_TEXT_CHARS  # tefcore.tasks imports this module: a local import
-
     if len(text) > MAX_TEXT_CHARS:
         raise _InvalidRecordError(f"record: field 'text' holds {len(text):,} characters; the bound is "
                                   f"{MAX_TEXT_CHARS:,} (tefcore.tasks.load.MAX_TEXT_CHARS)")
