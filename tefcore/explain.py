@@ -282,11 +282,11 @@ def _recorded_hashes(path: Path) -> dict[tuple[str, str], str]:
 def _source_texts(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str] | None,
                   task: Any, where: str) -> tuple[dict[str, str], str]:
     """The texts a cache file was extracted from, by id, and the data file they come from."""
-    if provenance.get("task"):
-        if task is None:
-            raise ValueError(f"{where} is a cache of task {provenance['task']!r}: give its task file with --task")
-        if task.name != provenance["task"]:
-            raise DataChanged(f"{where} is a cache of task {provenance['task']!r}, not of {task.name!r} ({task.path})")
+    if provenance.get("task"):  # a task file's cache: its texts are the task's documents
+        given = getattr(task, "name", None)
+        if given != provenance["task"]:
+            what = f"not of task {given!r} ({task.path})" if given else "give its task file with --task"
+            raise ValueError(f"{where} is a cache of task {provenance['task']!r}: {what}")
         return {d.id: d.text for d in task.documents}, str(task.data)
     lang = provenance["lang"]
     return {p.id: p.text for p in load_posts(lang, data_dir)}, str(resolve_data_dir(data_dir) / mind_filename(lang))
