@@ -117,10 +117,12 @@ if importlib.util.find_spec("tefcore") is None:  # on Colab, or in a fresh Jupyt
 
 # %% tags=["hide-input"]
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 
+warnings.filterwarnings("ignore", message="IProgress not found")  # a progress bar's notice, not the lab's
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.explain import explain, render
@@ -952,9 +954,10 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
 # Two real posts now, from the MIND sample that ships with `tefcore`, on the dimension Culture: the
 # multilingual E5 judge fitted on the sample's labels (`e5-crossfit`) gave each sentence a probability
 # of change, written out in the next cell, and `tefcore.explain.explain` lays the sentences out with
-# them. The table after it shows each sentence with the judge's probabilities, and nothing else: no
-# weight, no rule's decision. On the book's page the sentences are shaded in the colour of the side
-# the judge leans to, the more strongly the further $p$ is from $1/2$.
+# them. The cell's table shows each sentence with the judge's probabilities, and nothing else: no
+# weight, no rule's decision. On the book's page the table is folded and the sentences are shaded
+# instead, in the colour of the side the judge leans to, the more strongly the further $p$ is from
+# $1/2$.
 #
 # Read the sentences and their probabilities, and before running any rule predict, for each post,
 # what MV, SV and TEF decide: `"change"` or `"stability"`. Then say which sentence you expect to
@@ -970,13 +973,17 @@ glue_all({"e6_soft": exact.soft, "e6_hard": exact.hard, "e6_kept": 100 * exact.h
 # mean of 1/2, so it takes a sum, not a glance.
 # ```
 
-# %%
+# %% tags=["hide-output"]
 # e5-crossfit's P(change) of each post as a whole and of each of its sentences, in text order
 JUDGED = {("en-single-50", "Culture"): (0.5845, [0.3613, 0.5559, 0.5562]),
           ("en-single-2949", "Culture"): (0.6003, [0.5261, 0.2326, 0.7474])}
 mind_posts = {post.id: post for post in load_posts("en")}  # the sample, with its gold sides
+gold_side = {post: next(label.side for label in mind_posts[post].labels if label.dimension == dimension)
+             for post, dimension in JUDGED}
 views = {(post, dimension): explain(p, split_sentences(mind_posts[post].text, "en"), direct=direct)
-         .assign(id=post, dimension=dimension) for (post, dimension), (direct, p) in JUDGED.items()}
+         .assign(id=post, dimension=dimension, gold=gold_side[post])
+         for (post, dimension), (direct, p) in JUDGED.items()}
+pd.set_option("display.max_colwidth", None)  # whole sentences in the table
 judged = pd.concat({f"{post} · {dimension}": view.set_index("sentence")[["p_change", "p_stability", "text"]]
                     for (post, dimension), view in views.items()})
 judged.round(3)
@@ -1041,7 +1048,7 @@ def glue_post(tag: str, view: pd.DataFrame, gold: str) -> None:
 
 
 for tag, ((post, dimension), view) in zip("ab", views.items()):
-    glue_post(tag, view, next(label.side for label in mind_posts[post].labels if label.dimension == dimension))
+    glue_post(tag, view, gold_side[post])
 
 # %% [markdown] tags=["solution"]
 # ```{admonition} What the two posts show

@@ -138,8 +138,7 @@ def test_exercise_7(lab: dict[str, Any]) -> None:
             wrong[post][rule] = flipped[wrong[post][rule]]
             assert quiet(check, wrong, views) is False, (post, rule)
     # the two posts are ones where TEF and MV part, and TEF is right on one and wrong on the other
-    gold = {post: next(label.side for label in lab["mind_posts"][post].labels if label.dimension == dimension)
-            for post, dimension in views}
+    gold = lab["gold_side"]
     assert all(d["tef"] != d["majority_vote"] for d in right.values())
     assert sorted(d["tef"] == gold[post] for post, d in right.items()) == [False, True]
 
