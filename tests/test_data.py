@@ -244,10 +244,14 @@ def test_language_from_first_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_one_megabyte_post(tmp_path: Path) -> None:
-    text = ("Markets decide. " * 70_000)[:1_048_576]
+def test_a_post_as_long_as_the_bound_loads_and_a_longer_one_is_refused(tmp_path: Path) -> None:
+    from tefcore.tasks.load import MAX_TEXT_CHARS
+
+    text = ("Markets decide. " * 70_000)[:MAX_TEXT_CHARS]
     posts = read_mind_file(write(tmp_path, f"{first_line()}\n{dumps(record(id='en-multi-2', text=text))}\n"))
-    assert posts[1].text == text and len(posts[1].text) == 1_048_576
+    assert posts[1].text == text and len(posts[1].text) == MAX_TEXT_CHARS == 200_000
+    with pytest.raises(MindFormatError, match=r":2: record: field 'text' holds 200,001 characters; the bound is 200,000"):
+        read_mind_file(write(tmp_path, f"{first_line()}\n{dumps(record(id='en-multi-2', text=text + '!'))}\n"))
 
 
 # --- loader: rejected inputs ----------------------------------------------------------------
