@@ -232,7 +232,101 @@ glue_all(ch06.flip_names(flips))
 # The difference of two rules' accuracies on a dimension is exactly (TEF right − ablation right) on
 # its disagreeing pairs, divided by its pairs: every other pair counts the same for both. A judge and
 # language absent from this table is one where the variants never disagree.
+
+# %% [markdown]
+# ## Two real posts where the weights decide
 #
+# Behind each flip counted above is a post. The evidence view of `tefcore.explain` lays a post out
+# sentence by sentence: each sentence's probability of each side, its weight $w_i$, its clipped
+# log-odds $\ell_i$, its contribution $w_i \ell_i$ to TEF's score (Eq. 3), and its *share* of TEF's
+# decision, that is of the margin between TEF's side and the other one: positive for a sentence that
+# pushes towards TEF's side, negative for one that pushes against it, the absolute shares of a post
+# adding up to 1. `explain_file` reads a cache, finds each post's sentences again by the segmentation
+# the cache records, and puts the decisions of Direct, Majority Vote, Soft Vote and TEF beside them.
+#
+# Every number of this section comes from one judge, `e5-crossfit` (the multilingual E5 embedder with a
+# classifier fitted on the sample's labels, every post scored by a classifier that did not see it), on
+# the English sample with the original prompt. The chapter's `weights_decide` keeps the posts of at most six sentences on which TEF decides
+# otherwise than both Majority Vote and w/o Entropy, so that the weights, and nothing else, turn the
+# decision. Of those, it takes the post TEF gets right on which TEF is most confident, then the same
+# among the posts TEF gets wrong.
+
+# %%
+from companion.runs import repo_path
+from tefcore.explain import explain_file
+
+view = explain_file(repo_path(cache_dir) / "e5-crossfit" / "original" / "en.jsonl")  # one row per sentence
+posts = ch06.weights_decide(view, max_sentences=6)
+posts[["id", "dimension", "gold", "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy",
+       "tef_confidence"]].rename(columns=RULE_LABELS).round(3)
+
+# %% [markdown]
+# The sentences of the two posts as the view gives them: the judge's probability of change, the
+# weight, the clipped log-odds of change, the contribution to the score of change, the share of TEF's
+# margin, and the side the sentence leans to. With two sides, a sentence's contribution to the score
+# of stability is the negative of the one shown, and the contributions of a post add up to its score.
+
+# %%
+chosen = ch06.texts_of(view, posts)
+chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_change", "contribution_change",
+                                       "share", "leans"]].round(3)
+
+# %% [markdown]
+# Per post, `decisive_sentences` names the sentence with the largest share of TEF's margin (`for_`)
+# and the one with the largest share against it (`against_`), each with its probability of the side it
+# pushes towards, its weight and its share; `rest_weight` is the largest weight among the post's other
+# sentences, and `lean_mv` counts the sentences that lean to Majority Vote's side.
+
+# %%
+summary = ch06.decisive_sentences(chosen, posts)
+summary.set_index(["id", "dimension"]).T
+
+# %% tags=["hide-input"]
+glue_all(ch06.evidence_numbers(summary, chosen))
+
+# %% [markdown]
+# **Post {glue:text}`ev_a_id`, {glue:text}`ev_a_dimension`** (gold side *{glue:text}`ev_a_gold`*).
+# {glue:text}`ev_a_lean_mv` of its {glue:text}`ev_a_sentences` sentences lean to
+# *{glue:text}`ev_a_majority_vote`*, and Majority Vote, which counts them, decides
+# *{glue:text}`ev_a_majority_vote`*; TEF decides *{glue:text}`ev_a_tef`*. The sentence with the largest
+# share of TEF's margin is number {glue:text}`ev_a_for_sentence`, "{glue:text}`ev_a_for_text`". The judge
+# gives it p({glue:text}`ev_a_tef`) = {glue:text}`ev_a_for_p:.3f`, so its weight is
+# {glue:text}`ev_a_for_weight:.3f`, and it holds {glue:text}`ev_a_for_share:.0%` of the margin. The
+# sentence that pulls hardest the other way is number {glue:text}`ev_a_against_sentence`,
+# "{glue:text}`ev_a_against_text`", with p({glue:text}`ev_a_majority_vote`) =
+# {glue:text}`ev_a_against_p:.3f` and weight {glue:text}`ev_a_against_weight:.3f`; it holds
+# {glue:text}`ev_a_against_share:.0%` of the margin. No other sentence of the post weighs more than
+# {glue:text}`ev_a_rest_weight:.3f`: under TEF each of them adds at most that fraction of its log-odds,
+# under Majority Vote each adds one full vote. Without the weights, every sentence adds its whole
+# log-odds, and w/o Entropy decides *{glue:text}`ev_a_tef_without_entropy`*.
+#
+# **Post {glue:text}`ev_b_id`, {glue:text}`ev_b_dimension`** (gold side *{glue:text}`ev_b_gold`*). Here
+# {glue:text}`ev_b_lean_mv` of the {glue:text}`ev_b_sentences` sentences lean to
+# *{glue:text}`ev_b_majority_vote`*, Majority Vote's decision, and TEF decides *{glue:text}`ev_b_tef`*
+# after sentence {glue:text}`ev_b_for_sentence`, "{glue:text}`ev_b_for_text`": the judge gives it
+# p({glue:text}`ev_b_tef`) = {glue:text}`ev_b_for_p:.3f` and weight {glue:text}`ev_b_for_weight:.3f`, and
+# it holds {glue:text}`ev_b_for_share:.0%` of the margin. Against it, sentence
+# {glue:text}`ev_b_against_sentence`, "{glue:text}`ev_b_against_text`", gets
+# p({glue:text}`ev_b_majority_vote`) = {glue:text}`ev_b_against_p:.3f` and weight
+# {glue:text}`ev_b_against_weight:.3f`, {glue:text}`ev_b_against_share:.0%` of the margin; the other
+# sentences weigh at most {glue:text}`ev_b_rest_weight:.3f`. Without the weights, w/o Entropy decides
+# *{glue:text}`ev_b_tef_without_entropy`*.
+#
+# The two posts are the same mechanism with opposite outcomes. The weights hand a post to the sentences
+# the judge answers with the most conviction, and discount the others; Majority Vote and w/o Entropy
+# let the others count. That helps when the judge's confident answer is the right one and hurts when
+# it is not, and the weighting itself cannot tell the two apart: which happens more often on a judge's
+# flips is what the counts above, and the paired comparisons below, measure.
+#
+# The library renders the same view as a self-contained HTML page (`render(view, "html")`): each
+# sentence shaded in the colour of the side it favours, the stronger the larger its share, with the
+# rules' decisions and TEF's scores beside it, and the probabilities and weight of a sentence shown when
+# the pointer rests on it.
+
+# %% tags=["hide-input"]
+ch06.evidence_report(chosen, "e5-crossfit, English sample: two posts where the weights decide")
+
+# %% [markdown]
 # ## Table 4, ours beside the paper's
 #
 # One table per language in the paper's layout, the best variant of each column in bold within

@@ -89,3 +89,141 @@ def margin_numbers(margins: pd.DataFrame) -> dict[str, Any]:
     ours, theirs = margins.loc["ours", "tef"], margins.loc["paper"]
     return {"ours_tef_min": float(ours.min()), "ours_tef_max": float(ours.max()),
             "qwen_tef_min": float(theirs.xs("Qwen2.5-7B", level="model")["tef"].min())}
+
+
+# ---- real posts where the weights decide -------------------------------------------------------------
+POST_KEYS: list[str] = ["id", "dimension"]
+"""The columns of an evidence view (:func:`tefcore.explain.explain_cache`) that name one pair."""
+POST_LABELS: tuple[str, str] = ("ev_a", "ev_b")
+"""The glue prefixes of the two posts, in the order :func:`weights_decide` returns them."""
+
+
+def weights_decide(view: pd.DataFrame, max_sentences: int = 6) -> pd.DataFrame:
+    """The posts of an evidence view where TEF's weights decide, one TEF gets right and one it gets wrong.
+
+    A post qualifies when it has at most ``max_sentences`` sentences and TEF decides otherwise than both
+    Majority Vote and TEF without its weights (w/o Entropy). Of those TEF gets right, the one TEF is most
+    confident of comes first; of those it gets wrong, the same second.
+
+    Parameters
+    ----------
+    view : DataFrame
+        An evidence view of pairs with two sides (:func:`tefcore.explain.explain_file`).
+    max_sentences : int
+        The longest post to show.
+
+    Returns
+    -------
+    DataFrame
+        One row per post (its first row of the view) with ``sentences``, the number of its sentences, and
+        the two ablations' decisions ``tef_without_entropy`` and ``tef_without_log_odds``.
+
+    Examples
+    --------
+    >>> from tefcore.explain import explain_cache
+    >>> cache = pd.DataFrame({"post_id": ["a", "b"], "lang": ["en"] * 2, "dimension": ["Economy"] * 2,
+    ...                       "side": ["stability", "change"], "direct": [0.5, 0.5],
+    ...                       "sentences": [[0.02, 0.75, 0.75, 0.75, 0.75]] * 2})
+    >>> weights_decide(explain_cache(cache))[["id", "majority_vote", "tef_without_entropy", "tef", "gold"]]
+      id majority_vote tef_without_entropy        tef       gold
+    0  a        change              change  stability  stability
+    1  b        change              change  stability     change
+    """
+    from tefcore.fusion import fuse_many
+
+    key = view.groupby(POST_KEYS, sort=False).ngroup().to_numpy()
+    first_side = next(c for c in view.columns if c.startswith("tef_score_"))[len("tef_score_"):]
+    first = view[view["sentence"] == 1].reset_index(drop=True)
+    first["sentences"] = np.bincount(key)
+    for rule in ("tef_without_entropy", "tef_without_log_odds"):
+        first[rule] = fuse_many(view[f"p_{first_side}"].to_numpy(), key, rule).prediction
+    parted = first[(first["sentences"] <= max_sentences) & (first["tef"] != first["majority_vote"])
+                   & (first["tef"] != first["tef_without_entropy"])]
+    chosen = [parted[(parted["tef"] == parted["gold"]) == right].nlargest(1, "tef_confidence") for right in (True, False)]
+    if any(c.empty for c in chosen):
+        raise ValueError(f"no post of at most {max_sentences} sentences where the weights decide both ways")
+    return pd.concat(chosen, ignore_index=True)
+
+
+def texts_of(view: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
+    """The sentences of ``posts`` (rows naming ``id, dimension``) in the view, post by post in their order."""
+    return posts[POST_KEYS].merge(view, on=POST_KEYS, how="left")
+
+
+def decisive_sentences(chosen: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFrame:
+    """Per post: how many sentences lean to Majority Vote's side, the sentence with the largest share of TEF's
+    margin (``for_*``) and the one with the largest share against it (``against_*``): number, probability of
+    the side it pushes towards, weight and share; and the largest weight of the remaining sentences.
+
+    Examples
+    --------
+    >>> from tefcore.explain import explain_cache
+    >>> cache = pd.DataFrame({"post_id": ["a", "b"], "lang": ["en"] * 2, "dimension": ["Economy"] * 2,
+    ...                       "side": ["stability", "change"], "direct": [0.5, 0.5],
+    ...                       "sentences": [[0.02, 0.75, 0.8, 0.7, 0.75]] * 2})
+    >>> view = explain_cache(cache)
+    >>> out = decisive_sentences(view, weights_decide(view))
+    >>> out[["lean_mv", "for_sentence", "against_sentence"]].values.tolist(), round(float(out["rest_weight"][0]), 3)
+    ([[4, 1, 3], [4, 1, 3]], 0.189)
+    """
+    rows = []
+    for (pid, dim), text in chosen.groupby(POST_KEYS, sort=False):
+        post = posts[(posts["id"] == pid) & (posts["dimension"] == dim)].iloc[0]
+        top, opp = text.loc[text["share"].idxmax()], text.loc[text["share"].idxmin()]
+        rest = text.drop(index=[top.name, opp.name])
+        rows.append({"id": pid, "dimension": dim, "gold": post["gold"], "sentences": len(text),
+                     "majority_vote": post["majority_vote"], "tef": post["tef"],
+                     "tef_without_entropy": post["tef_without_entropy"],
+                     "lean_mv": int((text["leans"] == post["majority_vote"]).sum()),
+                     **{f"{part}_{name}": value for part, s, side in (("for", top, post["tef"]),
+                                                                      ("against", opp, post["majority_vote"]))
+                        for name, value in (("sentence", int(s["sentence"])), ("p", float(s[f"p_{side}"])),
+                                            ("weight", float(s["weight"])), ("share", float(s["share"])))},
+                     "rest_weight": float(rest["weight"].max()) if len(rest) else 0.0})
+    return pd.DataFrame(rows)
+
+
+def evidence_numbers(summary: pd.DataFrame, chosen: pd.DataFrame) -> dict[str, Any]:
+    """The glue names of :func:`decisive_sentences` for the prose, ``ev_a_*`` for the first post and
+    ``ev_b_*`` for the second, with the decisive sentences' texts (``*_for_text``, ``*_against_text``).
+
+    Examples
+    --------
+    >>> from tefcore.explain import explain_cache
+    >>> cache = pd.DataFrame({"post_id": ["a", "b"], "lang": ["en"] * 2, "dimension": ["Economy"] * 2,
+    ...                       "side": ["stability", "change"], "direct": [0.5, 0.5],
+    ...                       "sentences": [[0.02, 0.75, 0.8, 0.7, 0.75]] * 2})
+    >>> view = explain_cache(cache, [["No.", "Maybe.", "Yes.", "Perhaps.", "Could be."]] * 2)
+    >>> posts = weights_decide(view)
+    >>> numbers = evidence_numbers(decisive_sentences(view, posts), view)
+    >>> numbers["ev_a_tef"], numbers["ev_a_for_text"], numbers["ev_b_against_text"]
+    ('stability', 'No.', 'Yes.')
+    """
+    out: dict[str, Any] = {}
+    for label, row in zip(POST_LABELS, summary.to_dict("records")):
+        text = chosen[(chosen["id"] == row["id"]) & (chosen["dimension"] == row["dimension"])].set_index("sentence")
+        out.update({f"{label}_{name}": value for name, value in row.items()})
+        out.update({f"{label}_{part}_text": str(text.loc[row[f"{part}_sentence"], "text"]) for part in ("for", "against")})
+    return out
+
+
+def evidence_report(chosen: pd.DataFrame, title: str, height: str = "46rem") -> Any:
+    """The library's HTML report of ``chosen`` (:func:`tefcore.explain.render`), framed in the page so that
+    its own styles stay inside it (a ``srcdoc`` frame: no file, no request).
+
+    Examples
+    --------
+    >>> from tefcore.explain import explain
+    >>> page = evidence_report(explain([0.2, 0.9], ["Keep it.", "Change it!"]), "one text")
+    >>> page.data.startswith("<div><iframe") and "Change it!" in page.data and "http" not in page.data
+    True
+    """
+    import html
+
+    from IPython.display import HTML
+
+    from tefcore.explain import render
+
+    report = render(chosen, "html", title=title)
+    return HTML(f'<div><iframe title="{html.escape(title)}" srcdoc="{html.escape(report)}" '
+                f'style="width:100%;height:{height};border:1px solid #ccc;border-radius:4px"></iframe></div>')
