@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tefcore.judges import make_backend
 from tefcore.judges.base import Backend
 from tefcore.extraction.cache import CacheError, lock_exclusive, pair_record, provenance_id
 from tefcore.extraction.parts import (PARTS_CHECKPOINT, PARTS_DATA, PARTS_HEADER, PARTS_PENDING, merge_parts, open_parts,
@@ -232,12 +233,22 @@ def check_fits(resources: Resources, cluster: Mapping[str, float], resuming: boo
                          f"{total_gpu:g}: use fewer --actors or --gpus-per-actor")
 
 
+def _ray() -> Any:
+    """Ray with the parts of Ray Data a run uses, imported when a run starts: the rest of this module (``tef
+    extract``'s parser of ``--actors`` among it) needs no Ray."""
+    import ray
+    import ray.data.block
+    import ray.data.checkpoint
+    import ray.data.datasource
+
+    return ray
+
+
 def map_arguments(resources: Resources) -> dict[str, Any]:
     """Keyword arguments of ``Dataset.map_batches`` for the actor pool (besides the class)."""
-    from ray.data import ActorPoolStrategy
-
+    pool = _ray().data.ActorPoolStrategy
     low, high = resources.actors
-    compute = ActorPoolStrategy(size=low) if low == high else ActorPoolStrategy(min_size=low, max_size=high)
+    compute = pool(size=low) if low == high else pool(min_size=low, max_size=high)
     # batch_size=None: a batch is a whole block (whole chunks, see _blocks)
     args: dict[str, Any] = {"compute": compute, "batch_size": None, "batch_format": "pyarrow",
                             "num_cpus": resources.cpus}
@@ -331,8 +342,6 @@ class JudgeShipment:
             return backend
         if self.spec is None:
             raise ValueError("a JudgeShipment needs a payload or a spec")
-        from tefcore.judges import make_backend
-
         return make_backend(self.spec)
 
 
@@ -409,8 +418,7 @@ class RayEngine:
     def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
                 out_path: Path, batch_size: int | None, progress: bool) -> Iterator[_RaySession]:
         """Connect, prepare and ship the judge, open and lock the parts; on success merge them into ``out_path``."""
-        import ray
-
+        ray = _ray()
         started_here = _connect(self.options.address)
         try:
             cluster = {k: float(v) for k, v in ray.cluster_resources().items()}
@@ -470,8 +478,7 @@ class _RaySession:
 
 def _connect(address: str | None) -> bool:
     """Join ``address`` or this process's Ray, else start a local one; True when started here."""
-    import ray
-
+    ray = _ray()
     if ray.is_initialized():
         return False
     if address is None:
@@ -501,8 +508,6 @@ def _ship(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: 
         shipment = JudgeShipment(spec=judge)
         return _probe(shipment, setting, resources), shipment
     if isinstance(judge, ModelSpec):
-        from tefcore.judges import make_backend
-
         judge = make_backend(judge)
     prepare_judge(judge, pairs, parts / PARTS_HEADER, progress)
     return run_provenance(judge, setting), JudgeShipment(payload=ship_prepared(judge, resources.threads))
@@ -514,8 +519,7 @@ def _probe(shipment: JudgeShipment, setting: Setting, resources: Resources) -> d
     For a shipped judge, this checks that it arrives whole before the pool starts (Ray Data reports an
     actor that fails to start only as a dead actor).
     """
-    import ray
-
+    ray = _ray()
     gpus = {"num_gpus": resources.gpus} if resources.gpus > 0 else {}
     task = ray.remote(_probe_provenance).options(num_cpus=resources.cpus, max_retries=0, **gpus)
     try:
@@ -567,17 +571,17 @@ def _blocks(pending: Sequence[EvaluationPair], session: _RaySession) -> list[Any
 def _pair_source(blocks: list[Any]) -> Any:
     """A Ray Data source with one read task per block (whole chunks, never split): a read, so that Ray
     Data's checkpoint (read -> map -> write) applies."""
-    from ray.data.block import BlockMetadata
-    from ray.data.datasource import Datasource, ReadTask
+    data = _ray().data
+    metadata, read_task = data.block.BlockMetadata, data.datasource.ReadTask
 
-    class PairSource(Datasource):  # type: ignore[misc]
+    class PairSource(data.datasource.Datasource):  # type: ignore[misc]
         def estimate_inmemory_data_size(self) -> int:
             return int(sum(b.nbytes for b in blocks))
 
         def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                            data_context: Any = None) -> list[Any]:
-            return [ReadTask(lambda b=b: [b], BlockMetadata(num_rows=b.num_rows, size_bytes=b.nbytes,
-                                                            exec_stats=None, input_files=None))
+            return [read_task(lambda b=b: [b], metadata(num_rows=b.num_rows, size_bytes=b.nbytes,
+                                                        exec_stats=None, input_files=None))
                     for b in blocks]
 
     return PairSource()
@@ -585,14 +589,12 @@ def _pair_source(blocks: list[Any]) -> Any:
 
 def _execute(pending: Sequence[EvaluationPair], session: _RaySession) -> None:
     """read -> map (the actor pool) -> write, under Ray Data's checkpoint."""
-    import ray.data
-    from ray.data.checkpoint import CheckpointConfig
-
+    ray = _ray()
     blocks = _blocks(pending, session)
     ctx = ray.data.DataContext.get_current()
     saved = (ctx.checkpoint_config, ctx.enable_progress_bars)
-    ctx.checkpoint_config = CheckpointConfig(id_column="pair_id", checkpoint_path=str(session.store / PARTS_CHECKPOINT),
-                                             delete_checkpoint_on_success=False)
+    ctx.checkpoint_config = ray.data.checkpoint.CheckpointConfig(
+        id_column="pair_id", checkpoint_path=str(session.store / PARTS_CHECKPOINT), delete_checkpoint_on_success=False)
     ctx.enable_progress_bars = session.progress
     try:
         # as many output blocks as read tasks: Ray Data must not split a block (it would split chunks)
