@@ -41,7 +41,7 @@ from tefcore.tasks.schema import EvaluationPair, Task
 from tefcore.tasks.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 __all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
-           "Session", "Setting", "build_requests", "check_scope", "resolve_task", "chunks", "dimension_order", "pending_pairs",
+           "Session", "Setting", "build_requests", "resolve_task", "chunks", "dimension_order",
            "preferred_batch_size", "prepare_judge", "run_extraction", "run_provenance", "score_chunk",
            "score_pairs", "signals_deferred"]
 
@@ -439,7 +439,7 @@ def resolve_task(task: Task | None, variant: str | None) -> Task:
     return mind_task(variant)
 
 
-def check_scope(pairs: Sequence[EvaluationPair], task: Task, rule: str) -> Setting:
+def _check_scope(pairs: Sequence[EvaluationPair], task: Task, rule: str) -> Setting:
     """The setting of a run over ``pairs``: they must share one language (one cache file)."""
     langs = sorted({p.lang for p in pairs})
     if len(langs) != 1:
@@ -447,7 +447,7 @@ def check_scope(pairs: Sequence[EvaluationPair], task: Task, rule: str) -> Setti
     return Setting(langs[0], task, rule)
 
 
-def pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
+def _pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str], str | None],
                   store: Path) -> list[EvaluationPair]:
     """The pairs of ``scope`` not stored yet (data order); a stored pair whose text changed is an error."""
     pending = []
@@ -508,14 +508,14 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     -----
     A local run that ends, or stops, before any pair is in the cache removes the file it opened.
     """
-    setting = check_scope(pairs, resolve_task(task, variant), rule)
+    setting = _check_scope(pairs, resolve_task(task, variant), rule)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
     scope = list(pairs if limit is None else pairs[:limit])
     with (engine or LocalEngine()).session(judge, pairs, setting, Path(out_path), batch_size, progress) as session:
         report = ExtractionReport(Path(out_path), len(scope), prepare_seconds=session.prepare_seconds,
                                   repaired=session.repaired, store=session.store)
-        pending = pending_pairs(scope, session.done, session.store)
+        pending = _pending_pairs(scope, session.done, session.store)
         report.pairs_skipped = len(scope) - len(pending)
         bar = tqdm(total=len(pending), unit="pair", desc=f"{setting.lang} {setting.variant}", dynamic_ncols=True,
                    smoothing=0, disable=not progress or not pending)  # smoothing 0: the mean rate, as the postfix
