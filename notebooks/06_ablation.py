@@ -244,9 +244,9 @@ glue_all(ch06.flip_names(flips))
 # adding up to 1. `explain_file` reads a cache, finds each post's sentences again by the segmentation
 # the cache records, and puts the decisions of Direct, Majority Vote, Soft Vote and TEF beside them.
 #
-# Every number of this section comes from one judge, `e5-crossfit` (the multilingual E5 embedder with a
-# classifier fitted on the sample's labels, every post scored by a classifier that did not see it), on
-# the English sample with the original prompt. The chapter's `weights_decide` keeps the posts of at most six sentences on which TEF decides
+# Every number of this section comes from one judge, `e5-crossfit` (a logistic probe on
+# multilingual-e5-small embeddings, fitted on the sample's labels and cross-fitted, so that no post is
+# scored by a probe that saw it), on the English sample with the original prompt. The chapter's `weights_decide` keeps the posts of at most six sentences on which TEF decides
 # otherwise than both Majority Vote and w/o Entropy, so that the weights, and nothing else, turn the
 # decision. Of those, it takes the post TEF gets right on which TEF is most confident, then the same
 # among the posts TEF gets wrong.
@@ -258,7 +258,7 @@ from tefcore.explain import explain_file
 view = explain_file(repo_path(cache_dir) / "e5-crossfit" / "original" / "en.jsonl")  # one row per sentence
 posts = ch06.weights_decide(view, max_sentences=6)
 posts[["id", "dimension", "gold", "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy",
-       "tef_confidence"]].rename(columns=RULE_LABELS).round(3)
+       "tef_confidence"]].rename(columns={**RULE_LABELS, "tef_confidence": "TEF confidence"}).round(3)
 
 # %% [markdown]
 # The sentences of the two posts as the view gives them: the judge's probability of change, the
@@ -268,6 +268,7 @@ posts[["id", "dimension", "gold", "direct", "majority_vote", "soft_vote", "tef",
 
 # %%
 chosen = ch06.texts_of(view, posts)
+pd.set_option("display.max_colwidth", None)  # whole sentences
 chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_change", "contribution_change",
                                        "share", "leans"]].round(3)
 
@@ -279,7 +280,7 @@ chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_ch
 
 # %%
 summary = ch06.decisive_sentences(chosen, posts)
-summary.set_index(["id", "dimension"]).T
+summary.round(3).set_index(["id", "dimension"]).T
 
 # %% tags=["hide-input"]
 glue_all(ch06.evidence_numbers(summary, chosen))
@@ -295,20 +296,21 @@ glue_all(ch06.evidence_numbers(summary, chosen))
 # sentence that pulls hardest the other way is number {glue:text}`ev_a_against_sentence`,
 # "{glue:text}`ev_a_against_text`", with p({glue:text}`ev_a_majority_vote`) =
 # {glue:text}`ev_a_against_p:.3f` and weight {glue:text}`ev_a_against_weight:.3f`; it holds
-# {glue:text}`ev_a_against_share:.0%` of the margin. No other sentence of the post weighs more than
+# {glue:text}`ev_a_against_share:.0%` of the margin, against TEF's side. No other sentence of the post weighs more than
 # {glue:text}`ev_a_rest_weight:.3f`: under TEF each of them adds at most that fraction of its log-odds,
 # under Majority Vote each adds one full vote. Without the weights, every sentence adds its whole
 # log-odds, and w/o Entropy decides *{glue:text}`ev_a_tef_without_entropy`*.
 #
 # **Post {glue:text}`ev_b_id`, {glue:text}`ev_b_dimension`** (gold side *{glue:text}`ev_b_gold`*). Here
 # {glue:text}`ev_b_lean_mv` of the {glue:text}`ev_b_sentences` sentences lean to
-# *{glue:text}`ev_b_majority_vote`*, Majority Vote's decision, and TEF decides *{glue:text}`ev_b_tef`*
-# after sentence {glue:text}`ev_b_for_sentence`, "{glue:text}`ev_b_for_text`": the judge gives it
+# *{glue:text}`ev_b_majority_vote`*, Majority Vote's decision, and TEF decides *{glue:text}`ev_b_tef`*.
+# The largest share of its margin is sentence {glue:text}`ev_b_for_sentence`'s,
+# "{glue:text}`ev_b_for_text`": the judge gives it
 # p({glue:text}`ev_b_tef`) = {glue:text}`ev_b_for_p:.3f` and weight {glue:text}`ev_b_for_weight:.3f`, and
 # it holds {glue:text}`ev_b_for_share:.0%` of the margin. Against it, sentence
 # {glue:text}`ev_b_against_sentence`, "{glue:text}`ev_b_against_text`", gets
 # p({glue:text}`ev_b_majority_vote`) = {glue:text}`ev_b_against_p:.3f` and weight
-# {glue:text}`ev_b_against_weight:.3f`, {glue:text}`ev_b_against_share:.0%` of the margin; the other
+# {glue:text}`ev_b_against_weight:.3f`, and {glue:text}`ev_b_against_share:.0%` of the margin; the other
 # sentences weigh at most {glue:text}`ev_b_rest_weight:.3f`. Without the weights, w/o Entropy decides
 # *{glue:text}`ev_b_tef_without_entropy`*.
 #

@@ -185,7 +185,8 @@ def decisive_sentences(chosen: pd.DataFrame, posts: pd.DataFrame) -> pd.DataFram
 
 def evidence_numbers(summary: pd.DataFrame, chosen: pd.DataFrame) -> dict[str, Any]:
     """The glue names of :func:`decisive_sentences` for the prose, ``ev_a_*`` for the first post and
-    ``ev_b_*`` for the second, with the decisive sentences' texts (``*_for_text``, ``*_against_text``).
+    ``ev_b_*`` for the second, with the decisive sentences' texts (``*_for_text``, ``*_against_text``);
+    ``*_against_share`` is the size of the share against TEF's side (positive).
 
     Examples
     --------
@@ -196,13 +197,13 @@ def evidence_numbers(summary: pd.DataFrame, chosen: pd.DataFrame) -> dict[str, A
     >>> view = explain_cache(cache, [["No.", "Maybe.", "Yes.", "Perhaps.", "Could be."]] * 2)
     >>> posts = weights_decide(view)
     >>> numbers = evidence_numbers(decisive_sentences(view, posts), view)
-    >>> numbers["ev_a_tef"], numbers["ev_a_for_text"], numbers["ev_b_against_text"]
-    ('stability', 'No.', 'Yes.')
+    >>> numbers["ev_a_tef"], numbers["ev_a_for_text"], numbers["ev_b_against_text"], numbers["ev_a_against_share"] > 0
+    ('stability', 'No.', 'Yes.', True)
     """
     out: dict[str, Any] = {}
     for label, row in zip(POST_LABELS, summary.to_dict("records")):
         text = chosen[(chosen["id"] == row["id"]) & (chosen["dimension"] == row["dimension"])].set_index("sentence")
-        out.update({f"{label}_{name}": value for name, value in row.items()})
+        out.update({f"{label}_{name}": abs(value) if name == "against_share" else value for name, value in row.items()})
         out.update({f"{label}_{part}_text": str(text.loc[row[f"{part}_sentence"], "text"]) for part in ("for", "against")})
     return out
 
