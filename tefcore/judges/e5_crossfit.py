@@ -1,5 +1,10 @@
 """The cross-fitted e5 judge (:class:`E5CrossFitBackend`): a logistic probe on multilingual-e5-small post
 embeddings (:mod:`tefcore.judges.e5`), cross-fitted over posts or fitted on another labelled set.
+
+It learns from the labels there are: on a task, the texts with a gold side are scored out of fold and
+those without one by a probe fitted on all the labelled texts of their dimension; a dimension with K > 2
+sides gets a multinomial probe, and one with fewer than :data:`MIN_SIDE_LABELS` labelled texts on a side is
+skipped (one warning; its answers are recorded as invalid).
 """
 
 from __future__ import annotations
@@ -8,15 +13,16 @@ import hashlib
 import logging
 import math
 import os
-from collections import defaultdict
+import warnings
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import sklearn
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import Pipeline
@@ -24,14 +30,16 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from tefcore.judges.base import Score, ScoreRequest
+from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.e5 import E5Embedder, check_lang_dimension, embedding_score, model_provenance, shared_embedder
 from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir
-from tefcore.hashing import file_sha256
+from tefcore.mind.schema import SIDES
 from tefcore.tasks.schema import EvaluationPair
+from tefcore.hashing import file_sha256
 
-__all__ = ["DEFAULT_C_GRID", "INNER_SCORING", "MIN_FIT_PAIRS", "SOLVER", "TOL", "TUNED", "E5CrossFitBackend", "ProbeChoice", "ProbeFit",
-           "ProbeSettings", "fit_probe", "group_posts", "laplace_prior", "linear_form", "make_probe",
+__all__ = ["ALL_LABELLED", "DEFAULT_C_GRID", "INNER_SCORING", "MIN_FIT_PAIRS", "MIN_SIDE_LABELS", "SOLVER", "TOL",
+           "TUNED", "E5CrossFitBackend", "ProbeChoice", "ProbeFit", "ProbeSettings", "fit_multinomial_probe",
+           "fit_probe", "group_posts", "labelled_sha256", "laplace_prior", "linear_form", "make_probe",
            "training_sha256", "warn_if_small"]
 
 log = logging.getLogger(__name__)
@@ -60,6 +68,14 @@ kernel (measured: at most 2e-15 apart across OpenBLAS's Haswell, Sandybridge and
 
 MIN_FIT_PAIRS = 300
 """Below this many labelled pairs in a language, :meth:`E5CrossFitBackend.prepare` warns."""
+
+MIN_SIDE_LABELS = 2
+"""A dimension is fitted when each of its sides has at least this many labelled texts: with one, the probe
+that scores that text out of fold has never seen its side. With fewer the dimension is skipped."""
+
+ALL_LABELLED = -1
+"""The fold number of the probe fitted on all the labelled texts of a dimension, which scores its texts
+without a gold side (:meth:`E5CrossFitBackend.assignments`)."""
 
 _PROBE_STEPS = ("scale", "logreg")
 
@@ -133,11 +149,18 @@ class ProbeChoice:
 
 @dataclass(frozen=True)
 class ProbeFit:
-    """A fitted probe as one linear model on raw embeddings: :math:`P = \\sigma(w^\\top e + b)`."""
+    """A fitted probe as one linear model on raw embeddings: :math:`P = \\sigma(w^\\top e + b)` for two sides
+    (``coef`` of shape ``(d,)``, ``intercept`` a float), :math:`P = \\operatorname{softmax}(W e + b)` for K > 2
+    (shapes ``(K, d)`` and ``(K,)``)."""
 
     coef: np.ndarray
-    intercept: float
+    intercept: float | np.ndarray
     choice: ProbeChoice
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """P(first side) of each row of ``x`` (two sides), or the distribution over the K sides."""
+        z = x @ self.coef.T + self.intercept
+        return expit(z) if self.coef.ndim == 1 else softmax(z, axis=-1)
 
 
 def laplace_prior(n_change: int, n: int) -> float:
@@ -192,6 +215,9 @@ def linear_form(probe: Pipeline) -> tuple[np.ndarray, float]:
     True
     """
     scaler, logreg = (probe.named_steps[s] for s in _PROBE_STEPS)
+    if logreg.coef_.shape[0] > 1:  # multinomial: one row per side
+        W, c = logreg.coef_.astype(np.float64), logreg.intercept_.astype(np.float64)
+        return (W, c) if scaler == "passthrough" else (W / scaler.scale_, c - W @ (scaler.mean_ / scaler.scale_))
     w, b = logreg.coef_[0].astype(np.float64), float(logreg.intercept_[0])
     if scaler == "passthrough":
         return w, b
@@ -202,6 +228,65 @@ def _prior_fit(y: np.ndarray, n_features: int, reason: str) -> ProbeFit:
     """The constant :func:`laplace_prior` of the training labels, as a linear model with zero weights."""
     prior = laplace_prior(int(y.sum()), len(y))
     return ProbeFit(np.zeros(n_features), math.log(prior) - math.log1p(-prior), ProbeChoice(fallback=reason))
+
+
+def _prior_fit_k(y: np.ndarray, k: int, n_features: int, reason: str) -> ProbeFit:
+    """K sides: the add-one prior :math:`(n_k + 1) / (n + K)` of the training labels, zero weights."""
+    prior = (np.bincount(y, minlength=k) + 1.0) / (len(y) + k)
+    return ProbeFit(np.zeros((k, n_features)), np.log(prior), ProbeChoice(fallback=reason))
+
+
+def fit_multinomial_probe(x: np.ndarray, y: np.ndarray, k: int, seed: int, settings: ProbeSettings) -> ProbeFit:
+    """:func:`fit_probe` for a dimension of ``k > 2`` sides: a multinomial logistic regression (:data:`SOLVER`
+    to :data:`TOL`), ``C`` chosen alike; the add-one prior over the ``k`` sides when a side is absent from
+    the training part or has a single post under ``"inner-cv"``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Embeddings, shape ``(n, d)``.
+    y : numpy.ndarray
+        Each post's side as its index in the dimension's sides, shape ``(n,)``.
+    k : int
+        Number of sides.
+    seed : int
+    settings : ProbeSettings
+
+    Returns
+    -------
+    ProbeFit
+        ``coef`` of shape ``(k, d)``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1, 2], 12)
+    >>> x = rng.normal(size=(36, 3)) + 2.0 * np.eye(3)[y]
+    >>> fit = fit_multinomial_probe(x, y, 3, seed=0, settings=ProbeSettings(C_grid=(0.1, 1.0)))
+    >>> fit.coef.shape, fit.choice.inner_folds, float((fit.probabilities(x).argmax(axis=1) == y).mean()) > 0.8
+    ((3, 3), 5, True)
+    """
+    counts = np.bincount(y, minlength=k)
+    if (counts == 0).any():
+        return _prior_fit_k(y, k, x.shape[1], "one side only" if (counts > 0).sum() < 2 else "a side absent")
+    if not settings.tuned:
+        probe = make_probe(settings.standardize, float(settings.C), settings.max_iter).fit(x, y)
+        return ProbeFit(*linear_form(probe), ProbeChoice(C=float(settings.C)))
+    folds = min(settings.inner_folds, int(counts.min()))
+    if folds < 2:
+        return _prior_fit_k(y, k, x.shape[1], "one post of a side: C cannot be chosen")
+    return _searched(x, y, folds, seed, settings)
+
+
+def _searched(x: np.ndarray, y: np.ndarray, folds: int, seed: int, settings: ProbeSettings) -> ProbeFit:
+    """The inner search over ``C_grid`` on ``folds`` stratified folds, the best refitted on all of ``x``."""
+    search = GridSearchCV(make_probe(settings.standardize, 1.0, settings.max_iter),
+                          {f"{_PROBE_STEPS[1]}__C": list(settings.C_grid)}, scoring=settings.scoring,
+                          cv=StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed), error_score="raise")
+    search.fit(x, y)
+    scores = tuple(round(float(v), 6) for v in search.cv_results_["mean_test_score"])
+    choice = ProbeChoice(float(search.best_params_[f"{_PROBE_STEPS[1]}__C"]), folds, scores)
+    return ProbeFit(*linear_form(search.best_estimator_), choice)
 
 
 def fit_probe(x: np.ndarray, y: np.ndarray, seed: int, settings: ProbeSettings) -> ProbeFit:
@@ -247,17 +332,11 @@ def fit_probe(x: np.ndarray, y: np.ndarray, seed: int, settings: ProbeSettings) 
     k = min(settings.inner_folds, n_minor)
     if k < 2:
         return _prior_fit(y, x.shape[1], "one post of a side: C cannot be chosen")
-    search = GridSearchCV(make_probe(settings.standardize, 1.0, settings.max_iter),
-                          {f"{_PROBE_STEPS[1]}__C": list(settings.C_grid)}, scoring=settings.scoring,
-                          cv=StratifiedKFold(n_splits=k, shuffle=True, random_state=seed), error_score="raise")
-    search.fit(x, y)
-    scores = tuple(round(float(v), 6) for v in search.cv_results_["mean_test_score"])
-    choice = ProbeChoice(float(search.best_params_[f"{_PROBE_STEPS[1]}__C"]), k, scores)
-    return ProbeFit(*linear_form(search.best_estimator_), choice)
+    return _searched(x, y, k, seed, settings)
 
 
-Posts = dict[str, tuple[str, str]]
-"""``post id -> (text, side)`` of one (language, dimension)."""
+Posts = dict[str, tuple[str, str | None]]
+"""``post id -> (text, side)`` of one (language, dimension); a task's text without gold has side None."""
 
 
 def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Posts]:
@@ -266,19 +345,12 @@ def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Post
     Raises
     ------
     ValueError
-        If a post appears twice in a (language, dimension) with different texts or sides; if a task's
-        pair has no gold side, or its dimension more than two sides (a probe learns the first side).
+        If a post appears twice in a (language, dimension) with different texts or sides.
     """
     groups: dict[tuple[str, str], Posts] = defaultdict(dict)
     for pair in pairs:
         if pair.choices.letters == ("C", "S"):  # MIND's sides: check its language and dimension
             check_lang_dimension(pair.lang, pair.dimension)
-        elif pair.choices.K != 2:
-            raise ValueError(f"e5-crossfit fits a probe of two sides and {pair.dimension!r} has {pair.choices.K}; "
-                             "use e5-zeroshot or an LLM judge")
-        elif pair.side is None:
-            raise ValueError(f"e5-crossfit learns from gold sides and text {pair.post_id!r} has none for "
-                             f"{pair.dimension!r}; give every text a gold side, or use e5-zeroshot or an LLM judge")
         seen = groups[(pair.lang, pair.dimension)]
         entry = (pair.text, pair.side)
         if seen.setdefault(pair.post_id, entry) != entry:
@@ -292,6 +364,17 @@ def _outer_splits(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarra
     if k < 2:
         return [(np.array([], dtype=int), np.arange(n))]
     return list(KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n)))
+
+
+def _splits(y: np.ndarray, k: int, seed: int, n_sides: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The outer folds over the labelled posts: :func:`_outer_splits` for two sides; for K > 2 stratified by
+    side (``k`` at most the largest side's posts), so that every training part holds every side that has
+    two labelled posts or more."""
+    if n_sides == 2 or k < 2:
+        return _outer_splits(len(y), k, seed)
+    with warnings.catch_warnings():  # a side with fewer posts than folds: allowed, MIN_SIDE_LABELS is the floor
+        warnings.simplefilter("ignore", UserWarning)
+        return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
 
 
 def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FIT_PAIRS) -> list[str]:
@@ -311,7 +394,7 @@ def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FI
                 f"e5-crossfit fits its {lang} probes on {total} labelled pairs only "
                 f"({', '.join(f'{dim} {n}' for dim, n in counts.items())}); with fewer than about {minimum} "
                 "per language a probe learns little beyond the majority side: fit on a larger labelled set "
-                "(--fit-data DIR)")
+                "(MIND: --fit-data DIR; a task: more texts with a gold side)")
             log.warning(messages[-1])
     return messages
 
@@ -325,6 +408,17 @@ def training_sha256(groups: Mapping[tuple[str, str], Posts]) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
+def labelled_sha256(ids: Iterable[str]) -> str:
+    """sha256 of the ids of the labelled texts, sorted, one per line (UTF-8): which texts a probe learnt from.
+
+    Examples
+    --------
+    >>> labelled_sha256(["b", "a"]) == hashlib.sha256(b"a\\nb").hexdigest()
+    True
+    """
+    return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
+
+
 @dataclass
 class _Subset:
     """The probes of one (language, dimension): which probe scores which post, and how each was chosen."""
@@ -335,11 +429,32 @@ class _Subset:
     fold_of: dict[str, list[int]]  # post id -> the fold that holds it out, seed by seed
     fits: dict[tuple[int, int], ProbeFit] = field(default_factory=dict)  # (seed, fold) -> probe
     n_fit: tuple[int, int] = (0, 0)  # external fit: (posts, change posts) of the fit data
+    labelled: tuple[str, ...] | None = None  # ids of the labelled posts, when some post has no gold side
+    side_counts: dict[str, int] | None = None  # labelled posts per side (K > 2, or some post without gold)
+    skipped: str = ""  # why the dimension was not fitted
 
     def provenance(self, seeds: Sequence[int], tuned: bool) -> dict[str, Any]:
-        """Counts, fallbacks and (when tuned) the chosen ``C`` and inner-CV scores, seed by fold."""
+        """Counts, fallbacks and (when tuned) the chosen ``C`` and inner-CV scores, seed by fold; which posts
+        were labelled, when some were not; why the dimension was skipped."""
+        extra: dict[str, Any] = {}
+        if self.side_counts is not None:
+            extra["side_counts"] = self.side_counts
+        if self.labelled is not None:
+            extra.update(n_labelled=len(self.labelled), labelled_sha256=labelled_sha256(self.labelled))
+        if self.skipped:
+            return {"n_posts": self.n_posts, "n_change": self.n_change, "n_folds": 0, **extra,
+                    "skipped": self.skipped}
+        out = self._fold_provenance(seeds, tuned)
+        if (seeds[0], ALL_LABELLED) in self.fits:
+            full = [self.fits[(seed, ALL_LABELLED)].choice for seed in seeds]
+            extra["all_labelled_fit"] = {"C_chosen": [c.C for c in full], "fallback_reasons": [c.fallback for c in full]}
+        return {**out, **extra}
+
+    def _fold_provenance(self, seeds: Sequence[int], tuned: bool) -> dict[str, Any]:
+        """The out-of-fold probes' counts, fallbacks and choices of ``C``."""
         table = [[self.fits[(seed, f)].choice for f in range(self.n_folds)] for seed in seeds]
-        fallback = [(sf, fit.choice.fallback) for sf, fit in sorted(self.fits.items()) if fit.choice.fallback]
+        fallback = [(sf, fit.choice.fallback) for sf, fit in sorted(self.fits.items())
+                    if fit.choice.fallback and sf[1] != ALL_LABELLED]
         out: dict[str, Any] = {"n_posts": self.n_posts, "n_change": self.n_change, "n_folds": self.n_folds,
                                "fallback_folds": [list(sf) for sf, _ in fallback],
                                "fallback_reasons": [reason for _, reason in fallback]}
@@ -486,46 +601,101 @@ class E5CrossFitBackend:
             log.warning("%s: a resume fits the probes again on all %d pairs (a cross-fitted probe needs every "
                         "fold); only the missing pairs' sentences are embedded", self.name, len(pairs))
         groups = group_posts(pairs)
-        self._first = {(p.lang, p.dimension): p.choices.sides[0] for p in pairs if p.choices is not None}
-        fit_groups = groups if self.fit_data is None else self._fit_groups(groups, self.fit_data)
+        self._sides = {(p.lang, p.dimension): p.choices.sides for p in pairs  # a task's: MIND's answer C or S
+                       if p.choices is not None and p.choices.letters != ("C", "S")}
+        self._first = {key: sides[0] for key, sides in self._sides.items()}
+        skipped = {} if self.fit_data is not None else self._too_few(groups)
+        fitted = {key: posts for key, posts in groups.items() if key not in skipped}
+        labelled = {key: {i: post for i, post in posts.items() if post[1] is not None} for key, posts in fitted.items()}
+        fit_groups = labelled if self.fit_data is None else self._fit_groups(groups, self.fit_data)
         self.embedder.embed([t for posts in fit_groups.values() for t, _ in posts.values()], side=self.embedding_side,
                             progress=progress)
         warn_if_small(fit_groups, self.min_fit_pairs)
-        n_probes = len(self.seeds) * sum(min(self.n_folds, len(p)) if self.fit_data is None else 1
-                                         for p in groups.values())
+        n_probes = len(self.seeds) * sum(
+            1 if self.fit_data is not None else
+            min(self.n_folds, len(labelled[key])) + (len(labelled[key]) < len(posts)) for key, posts in fitted.items())
         # one BLAS thread: on these small problems more threads only wait on each other (7x slower
         # measured on a busy 2-core machine); the results do not change
         with threadpool_limits(limits=1, user_api="blas"), \
                 tqdm(total=n_probes, unit="probe", desc=f"{self.name} fit", leave=False, dynamic_ncols=True,
                      disable=not progress) as bar:
             for key, posts in groups.items():
-                self._subsets[key] = self._fit_subset(key, posts, None if self.fit_data is None else fit_groups[key],
-                                                      bar)
+                self._subsets[key] = (self._skipped_subset(key, posts, skipped[key]) if key in skipped else
+                                      self._fit_subset(key, posts, None if self.fit_data is None else fit_groups[key],
+                                                       bar))
+
+    def _side_names(self, key: tuple[str, str]) -> tuple[str, ...]:
+        """The sides of a (language, dimension): a task's, or MIND's change and stability."""
+        return self._sides.get(key, SIDES)
+
+    def _too_few(self, groups: Mapping[tuple[str, str], Posts]) -> dict[tuple[str, str], str]:
+        """The (language, dimension)s with fewer than :data:`MIN_SIDE_LABELS` labelled posts on a side, each
+        with its one-line reason (also logged)."""
+        out = {}
+        for (lang, dim), posts in sorted(groups.items()):
+            counts = Counter(side for _, side in posts.values() if side is not None)
+            short = [f"{side!r} {counts[side]}" for side in self._side_names((lang, dim)) if counts[side] < MIN_SIDE_LABELS]
+            if short:
+                out[(lang, dim)] = (f"{self.name} skips {lang}/{dim}: labelled texts per side {', '.join(short)}, "
+                                    f"fewer than the {MIN_SIDE_LABELS} a probe needs (give more texts a gold side, or "
+                                    "use e5-zeroshot or an LLM judge); its answers are recorded as invalid")
+                log.warning(out[(lang, dim)])
+        return out
+
+    def _skipped_subset(self, key: tuple[str, str], posts: Posts, reason: str) -> _Subset:
+        """A dimension that is not fitted: its posts known (scored invalid), the reason kept."""
+        counts = Counter(side for _, side in posts.values() if side is not None)
+        sides = self._side_names(key)
+        labelled = tuple(sorted(i for i, (_, side) in posts.items() if side is not None))
+        return _Subset(len(posts), counts[sides[0]], 0, {pid: [] for pid in posts},
+                       labelled=labelled if len(labelled) < len(posts) else None,
+                       side_counts={side: counts[side] for side in sides}, skipped=reason)
 
     def _fit_subset(self, key: tuple[str, str], posts: Posts, fit_posts: Posts | None, bar: tqdm) -> _Subset:
-        """The probes of one (language, dimension), every seed: out of fold, or fitted on ``fit_posts``
+        """The probes of one (language, dimension), every seed: the labelled posts out of fold and the others
+        by a probe fitted on all the labelled ones (fold :data:`ALL_LABELLED`); or fitted on ``fit_posts``
         (the fit data's posts), which then score every post as fold 0."""
         first = "change" if fit_posts is not None else self._first.get(key, "change")  # a task's first side
+        sides = SIDES if fit_posts is not None else self._side_names(key)
         ids = tuple(sorted(posts))
-        train_posts = posts if fit_posts is None else fit_posts
+        scored = ids if fit_posts is not None else tuple(i for i in ids if posts[i][1] is not None)
+        train_posts = {i: posts[i] for i in scored} if fit_posts is None else fit_posts
         train_ids = tuple(sorted(train_posts))
         x = self.embedder.embed([train_posts[i][0] for i in train_ids], side=self.embedding_side).astype(np.float64)
-        y = np.array([train_posts[i][1] == first for i in train_ids], dtype=int)
-        k = min(self.n_folds, len(ids)) if fit_posts is None else 1
-        subset = _Subset(len(ids), sum(posts[i][1] == first for i in ids), k,
-                         {pid: [0] * len(self.seeds) for pid in ids})
+        y = (np.array([sides.index(str(train_posts[i][1])) for i in train_ids], dtype=int) if len(sides) > 2
+             else np.array([train_posts[i][1] == first for i in train_ids], dtype=int))
+        k = min(self.n_folds, len(scored)) if fit_posts is None else 1
+        if fit_posts is None and len(sides) > 2:  # stratified: no more folds than the largest side has posts
+            k = min(k, int(np.bincount(y).max()))
+        partial = fit_posts is None and len(scored) < len(ids)
+        counts = Counter(posts[i][1] for i in scored)
+        subset = _Subset(len(ids), sum(posts[i][1] == first for i in ids), k, {pid: [0] * len(self.seeds) for pid in ids},
+                         labelled=scored if partial else None,
+                         side_counts={side: counts[side] for side in sides} if partial or len(sides) > 2 else None)
         if fit_posts is not None:
             subset.n_fit = (len(train_ids), int(y.sum()))
         for s, seed in enumerate(self.seeds):
-            splits = (_outer_splits(len(ids), k, seed) if fit_posts is None
+            splits = (_splits(y, k, seed, len(sides)) if fit_posts is None
                       else [(np.arange(len(train_ids)), np.arange(len(ids)))])
+            if partial:
+                splits.append((np.arange(len(train_ids)), np.array([], dtype=int)))
             for f, (train, held_out) in enumerate(splits):
+                f = ALL_LABELLED if partial and f == len(splits) - 1 else f
                 for j in held_out:
-                    subset.fold_of[ids[j]][s] = f
+                    subset.fold_of[scored[j]][s] = f
                 self.training_posts[(*key, seed, f)] = frozenset(train_ids[j] for j in train)
-                subset.fits[(seed, f)] = fit_probe(x[train], y[train], seed, self.settings)
+                subset.fits[(seed, f)] = self._fit(x[train], y[train], seed, len(sides))
                 bar.update()
+            for pid in ids if partial else ():
+                if posts[pid][1] is None:
+                    subset.fold_of[pid][s] = ALL_LABELLED
         return subset
+
+    def _fit(self, x: np.ndarray, y: np.ndarray, seed: int, n_sides: int) -> ProbeFit:
+        """One probe: :func:`fit_probe` for two sides, :func:`fit_multinomial_probe` for more."""
+        if n_sides == 2:
+            return fit_probe(x, y, seed, self.settings)
+        return fit_multinomial_probe(x, y, n_sides, seed, self.settings)
 
     def _fit_groups(self, groups: Mapping[tuple[str, str], Posts], folder: Path) -> dict[tuple[str, str], Posts]:
         """The posts of ``folder`` in each (language, dimension) of ``groups``, the scored texts left out."""
@@ -551,7 +721,8 @@ class E5CrossFitBackend:
         return used
 
     def assignments(self, lang: str, dimension: str, post_id: str) -> list[tuple[int, int]]:
-        """``(seed, fold)`` of the probes that score ``post_id`` (one per seed).
+        """``(seed, fold)`` of the probes that score ``post_id`` (one per seed): the fold that held it out, or
+        :data:`ALL_LABELLED` for a post without a gold side; none in a skipped dimension.
 
         Raises
         ------
@@ -570,15 +741,37 @@ class E5CrossFitBackend:
         return [(seed, int(f)) for seed, f in zip(self.seeds, folds)]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[Score]:
-        """Mean over seeds of the out-of-fold probe's P(change), one :class:`Score` per request."""
+        """Mean over seeds of the assigned probe's P(change) (K > 2: of its distribution over the sides), one
+        :class:`Score` per request; an invalid one, saying why, in a skipped dimension."""
         probes = [self.assignments(r.lang, r.dimension, r.post_id) for r in requests]
-        x = self.embedder.embed([r.text for r in requests], side=self.embedding_side).astype(np.float64)
-        p = np.empty(len(requests))
-        for i, (r, assigned) in enumerate(zip(requests, probes)):
-            fits = [self._subsets[(r.lang, r.dimension)].fits[sf] for sf in assigned]
+        live = [i for i, assigned in enumerate(probes) if assigned]
+        x = self.embedder.embed([requests[i].text for i in live], side=self.embedding_side).astype(np.float64)
+        out = [self._skipped_score(r) for r in requests]
+        for row, i in enumerate(live):
+            r = requests[i]
+            fits = [self._subsets[(r.lang, r.dimension)].fits[sf] for sf in probes[i]]
+            if fits[0].coef.ndim == 2:  # K > 2 sides
+                out[i] = embedding_score(np.mean([fit.probabilities(x[row]) for fit in fits], axis=0))
+                continue
             w, b = np.stack([fit.coef for fit in fits]), np.array([fit.intercept for fit in fits])
-            p[i] = float(np.mean(expit(w @ x[i] + b)))
-        return [embedding_score(float(pi)) for pi in p]
+            out[i] = embedding_score(float(np.mean(expit(w @ x[row] + b))))
+        return out
+
+    def _task_labels(self) -> str:
+        """The provenance's ``labels`` of a task: what each dimension's probe learns, which posts it scores how."""
+        learnt = ", ".join(f"{d}: side == {sides[0]!r}" if len(sides) == 2 else f"{d}: multinomial over {list(sides)}"
+                           for (_, d), sides in sorted(self._sides.items()))
+        partial = any(sub.labelled is not None for sub in self._subsets.values())
+        return (f"{learnt} of the labelled pairs given to prepare(); every labelled post scored out of fold"
+                + (" (K > 2: folds stratified by side)" if any(len(v) > 2 for v in self._sides.values()) else "")
+                + ("; a post without a gold side by the probe fitted on all the labelled posts of its dimension"
+                   if partial else "")
+                + f"; a dimension with fewer than {MIN_SIDE_LABELS} labelled posts on a side is skipped")
+
+    def _skipped_score(self, request: ScoreRequest) -> Score:
+        """The invalid answer of a text in a skipped dimension, the detail saying so (replaced when scored)."""
+        reason = self._subsets[(request.lang, request.dimension)].skipped.split(":")[0]
+        return replace(INVALID, detail=f"{reason} (too few labelled texts per side)")
 
     def provenance(self) -> dict[str, Any]:
         """Model file and hash, the probe and its choice of ``C``, folds, seeds, fit data, and every subset."""
@@ -610,9 +803,7 @@ class E5CrossFitBackend:
             "single_class_fallback": "constant (n_change + 1) / (n + 2) of the training posts",
             "labels": ("side == 'change' of the pairs given to prepare(); every post scored out of fold"
                        if self.fit_data is None else "side == 'change' of the fit data's pairs") if not self._first
-            else ("side == the first side of each dimension ("
-                  + ", ".join(f"{d}: {side!r}" for (_, d), side in sorted(self._first.items()))
-                  + ") of the pairs given to prepare(); every post scored out of fold"),
+            else self._task_labels(),
             "subsets": {f"{lang}/{dim}": sub.provenance(self.seeds, s.tuned)
                         for (lang, dim), sub in sorted(self._subsets.items())},
         }
