@@ -161,6 +161,24 @@ def build_parser() -> argparse.ArgumentParser:
                             help="unreadable answers: left out (drop) or 0.5 as in the reference release "
                             "(1/K with K sides)")
     fu.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    xp = _command(sub, "explain", "which sentences decided a text: each one's term of Eq. 3 beside the rules' decisions",
+                  "Reads a cache file or folder and the texts it scored (MIND's --data-dir, or a task's --task file), "
+                  "split by the segmentation the cache records; a text changed since the extraction is refused. "
+                  "Prints, or writes to --out, per sentence its probability of each side, TEF's weight w and clipped "
+                  "log-odds l, its contribution w*l to each side's score and its share of TEF's decision, and per "
+                  "text what Direct, MV, SV and TEF decide; html: one self-contained report with an index of the "
+                  "texts by how strongly the rules disagree.",
+                  "tef explain --cache data/caches/e5-crossfit/original --format html --out report.html")
+    xp.add_argument("--cache", type=user_path, required=True, help="a cache file or a folder of caches")
+    which = xp.add_mutually_exclusive_group()
+    which.add_argument("--id", nargs="+", metavar="ID", help="these texts, on every dimension (see --dimension)")
+    which.add_argument("--all", action="store_true", help="every text (the default)")
+    which.add_argument("--disagree", action="store_true", help="the texts where the rules disagree, most disputed first")
+    xp.add_argument("--dimension", nargs="+", metavar="DIM", help="only these dimensions")
+    xp.add_argument("--format", choices=("text", "csv", "json", "html"), default="text")
+    xp.add_argument("--out", type=user_path, default=None, metavar="FILE", help="write to FILE instead of printing")
+    xp.add_argument("--data-dir", type=user_path, default=None, help=DATA_DIR_HELP)
+    xp.add_argument("--task", type=user_path, metavar="TASK", help="the task file of a task's cache")
     _command(sub, "init", "write an example task to start a study of your own",
              "Reads the example task shipped with tefcore; writes DIR/task.yaml (commented), DIR/posts.csv, "
              "DIR/prompt.txt and DIR/README.md, the task named after DIR; overwrites nothing.",
@@ -521,8 +539,8 @@ def format_scores(results: Any, fmt: str, invalid: str) -> str:
     if fmt in ("csv", "json"):
         return _records(results, fmt)
     legend = (f"Acc = accuracy, F1 = macro-F1, in %; n = pairs per dimension; * best of its column;\n"
-              f"(x) fewer than {FEW_PAIRS} pairs; ! one side for >= {100 * BLIND_SHARE:g}% of the texts (blind, "
-              f"never *); unreadable answers: {invalid} (--invalid)")
+              f"(x) fewer than {FEW_PAIRS} pairs; unreadable answers: {invalid} (--invalid);\n"
+              f"! one side for >= {100 * BLIND_SHARE:g}% of the texts (Avg.: on a dimension), never *")
     blocks = []
     for _, part in results.groupby(["cache", "lang"], sort=False):
         shown = score_display(part)
@@ -567,6 +585,23 @@ def cmd_fuse(args: argparse.Namespace) -> int:
                            for (cache, dim), g in out.groupby(["cache", "dimension"], sort=False)))
     else:
         print(_records(out, args.format))
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Each sentence's term of Eq. 3 and the rules' decisions, for the texts asked for (:mod:`tefcore.explain`)."""
+    from tefcore.explain import explain_file, render, select
+
+    view = select(explain_file(args.cache, data_dir=args.data_dir, task=args.task), ids=args.id,
+                  dimensions=args.dimension, disagree=args.disagree)
+    if view.empty:
+        raise ValueError(f"no text of {args.cache} to explain: the rules agree on every one (--disagree)")
+    page = render(view, args.format, title=f"TEF evidence view: {_shown(str(args.cache))}")
+    if args.out is None:
+        print(page.rstrip("\n"))
+        return 0
+    args.out.write_text(page, encoding="utf-8")
+    print(f"wrote {_shown(str(args.out))}: {int((view['sentence'] == 1).sum()):,} texts, {len(view):,} sentences")
     return 0
 
 
@@ -625,6 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fuse": lambda: cmd_fuse(args),
         "init": lambda: _init(args.dir),
         "validate": lambda: cmd_validate(args),
+        "explain": lambda: cmd_explain(args),
     }
     return _guarded(commands[args.command])
 

@@ -175,3 +175,67 @@ def test_score_table_reads_a_task_s_sides_from_the_gold():
     pd.testing.assert_frame_equal(given.set_index("dimension"), table)
     with pytest.raises(ValueError, match="missing label"):
         score_table(pred.assign(side=pred["side"].where(commute, None)))  # unlabelled pairs: leave them out first
+
+
+# --- results to publish: intervals, the strongest baseline, blind rules ----------------------------------
+def _three_sides(n: int = 30, seed: int = 0) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """Predictions of three rules on a three-side and a two-side dimension: tef mostly right, direct noisier,
+    majority_vote one side for every text."""
+    rng = np.random.default_rng(seed)
+    sides = {"Transport": ["car", "transit", "cycling"], "Housing": ["up", "down"]}
+    frames = []
+    for dim, names in sides.items():
+        gold = np.array(names * n)[:n]
+        for rule, right in (("tef", 0.8), ("direct", 0.6), ("majority_vote", None)):
+            guess = (np.full(n, names[0]) if right is None else
+                     np.where(rng.random(n) < right, gold, rng.choice(names, n)))
+            frames.append(pd.DataFrame({"post_id": [f"{dim}{i}" for i in range(n)], "lang": "en", "dimension": dim,
+                                        "side": gold, "rule": rule, "prediction": guess}))
+    pred = pd.concat(frames, ignore_index=True)
+    return pred.assign(correct=pred["prediction"] == pred["side"]), sides
+
+
+def test_interval_table_holds_the_score_tables_numbers_inside_their_intervals():
+    pred, sides = _three_sides()
+    table = score_table(pred, classes=sides)
+    intervals = ev.interval_table(pred, classes=sides, n_boot=300)
+    merged = table.merge(intervals, on=["lang", "rule", "dimension"], suffixes=("", "_ci"))
+    assert len(merged) == len(table) == 3 * 3
+    for metric in ("accuracy", "macro_f1"):
+        np.testing.assert_allclose(merged[f"{metric}_ci"], merged[metric], atol=1e-9)
+        assert (merged[f"{metric}_low"] <= merged[metric]).all() and (merged[metric] <= merged[f"{metric}_high"]).all()
+    assert (merged["accuracy_high"] - merged["accuracy_low"] > 0).any()
+    with pytest.raises(ValueError, match="end with 'dimension'"):
+        ev.interval_table(pred, by=["lang", "rule"])
+
+
+def test_baseline_tests_compare_each_rule_with_the_strongest_baseline_on_the_same_texts():
+    pred, _ = _three_sides()
+    tests = ev.baseline_tests(pred, n_boot=300)
+    assert set(tests["rule"]) == {"tef"} and list(tests["dimension"]) == ["Transport", "Housing", "Average"]
+    table = score_table(pred)
+    for _, row in tests.iterrows():
+        cells = table[(table["dimension"] == row["dimension"]) & table["rule"].isin(["direct", "majority_vote"])]
+        assert row["baseline"] == cells.sort_values("accuracy", ascending=False)["rule"].iloc[0]
+        tef = table[(table["dimension"] == row["dimension"]) & (table["rule"] == "tef")]["accuracy"].item()
+        assert row["difference"] == pytest.approx(tef - cells["accuracy"].max())
+        assert row["low"] <= row["difference"] <= row["high"] and 0 <= row["p_mcnemar"] <= 1
+    assert ev.baseline_tests(pred[pred["rule"] == "tef"]).empty  # no baseline to compare with
+
+
+def test_a_rule_that_gives_one_side_to_every_text_is_named_and_warned_about():
+    pred, _ = _three_sides()
+    with pytest.warns(ev.BlindWarning, match=r"one side for >= 95% of the texts .*MV on Transport, Housing") as seen:
+        rows = ev.blind_rows(pred)
+    assert len(seen) == 1 and "\n" not in str(seen[0].message)
+    assert rows[["rule", "dimension", "side", "share"]].values.tolist() == [
+        ["majority_vote", "Transport", "car", 1.0], ["majority_vote", "Housing", "up", 1.0]]
+    assert ev.blind_rows(pred[pred["rule"] == "tef"], warn=False).empty
+    few = pred.groupby(["rule", "dimension"]).head(ev.BLIND_MIN_TEXTS - 1)  # too few texts to judge from
+    assert ev.blind_rows(few, warn=False).empty
+
+
+def test_score_table_refuses_a_gold_side_outside_the_sides_it_is_given():
+    pred, sides = _three_sides()
+    with pytest.raises(ValueError, match="lack the gold label 'cycling'"):
+        score_table(pred, classes={**sides, "Transport": ["car", "transit"]})

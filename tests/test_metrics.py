@@ -215,3 +215,27 @@ def test_bootstrap_indices_resample_within_strata():
     assert np.array_equal(idx, m.bootstrap_indices(10, 50, strata, random_state=1))
     free = m.bootstrap_indices(10, 50, random_state=1)
     assert free.min() >= 0 and free.max() <= 9 and not np.array_equal(free, idx)
+
+
+# --- the sides a macro-F1 runs over: never a silent 0 for a side set the gold does not name ---------------
+def test_a_stratified_macro_f1_runs_over_each_strata_own_sides():
+    gold = np.array(["car", "bus", "car", "bus", "up", "down", "up", "down"])
+    pred = np.array(["car", "car", "car", "bus", "up", "up", "down", "down"])
+    dims = np.array(["Transport"] * 4 + ["Housing"] * 4)
+    per_dim = [m.macro_f1(gold[dims == d], pred[dims == d]) for d in ("Transport", "Housing")]
+    ci = m.bootstrap_ci(m.macro_f1, gold, pred, n_boot=50, strata=dims, average_over_strata=True)
+    assert ci.estimate == pytest.approx(np.mean(per_dim))  # not diluted by the other dimension's sides
+    sides = {"Transport": ["car", "bus", "bike"], "Housing": ["up", "down"]}  # a side no gold label takes
+    named = m.bootstrap_ci(m.macro_f1, gold, pred, n_boot=50, strata=dims, average_over_strata=True, labels=sides)
+    expected = [m.macro_f1(gold[dims == d], pred[dims == d], labels=sides[d]) for d in ("Transport", "Housing")]
+    assert named.estimate == pytest.approx(np.mean(expected)) and named.estimate < ci.estimate
+    with pytest.raises(ValueError, match="lack the gold label 'bus'"):
+        m.bootstrap_ci(m.macro_f1, gold[:4], pred[:4], n_boot=10, labels=["car"])
+    with pytest.raises(ValueError, match="average_over_strata"):
+        m.paired_bootstrap(m.macro_f1, gold, pred, pred, n_boot=10, labels=sides)
+
+
+def test_macro_f1_reads_a_tasks_sides_or_refuses_in_one_line():
+    assert m.macro_f1(["left", "right"], ["left", "left"]) == pytest.approx(100 * (2 / 3 + 0) / 2)
+    with pytest.raises(ValueError, match="missing label"):
+        m.macro_f1(["left", None], ["left", "left"])
