@@ -208,7 +208,7 @@ def evidence_numbers(summary: pd.DataFrame, chosen: pd.DataFrame) -> dict[str, A
     return out
 
 
-def evidence_report(chosen: pd.DataFrame, title: str, height: str = "46rem") -> Any:
+def evidence_report(chosen: pd.DataFrame, title: str, height: str = "72rem") -> Any:
     """The library's HTML report of ``chosen`` (:func:`tefcore.explain.render`), framed in the page so that
     its own styles stay inside it (a ``srcdoc`` frame: no file, no request).
 
