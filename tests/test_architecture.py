@@ -219,8 +219,6 @@ def test_a_planted_upward_import_is_found(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_mind_is_a_task_and_no_import_hides(source: Path) -> None:
-    if source.name == "explain.py":  # its `task is None` is a missing --task for a task's cache, not MIND
-        pytest.xfail("tefcore/explain.py: `task is None` (a missing --task) is still to be written another way")
     text = source.read_text(encoding="utf-8")
     found = [f"line {n}: {word}" for n, line in enumerate(text.splitlines(), 1) for word in FORBIDDEN if word in line]
     assert not found, f"{module_name(source, PACKAGE.parent)}: {found}"
