@@ -17,7 +17,7 @@ import numpy as np
 
 from tefcore.judges.e5 import E5Embedder
 from tefcore.mind.load import evaluation_pairs, load_posts
-from tefcore.mind.segment import split_sentences
+from tefcore.tasks.segment import split_sentences
 
 
 def sentences(lang: str, n: int) -> list[str]:

@@ -13,7 +13,7 @@ from companion.labels import LANG_LABELS
 from tefcore.mind.load import Post, evaluation_pairs, mind_filename
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, DataDescription
 from tefcore.mind.schema import DIMENSIONS, SIDES, TABLE_ORDER
-from tefcore.mind.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
+from tefcore.tasks.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
 DIMENSION_COLORS: dict[str, str] = dict(zip(
     TABLE_ORDER, ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#b07aa1"]))
@@ -295,7 +295,7 @@ def post_table(
     posts : sequence of Post
         Posts of one or several languages.
     rules : sequence of str
-        Segmentation rules (:data:`tefcore.mind.segment.SEGMENTATION_RULES`).
+        Segmentation rules (:data:`tefcore.tasks.segment.SEGMENTATION_RULES`).
     min_length : int
         Minimum sentence length of the segmenter.
 
