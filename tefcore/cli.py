@@ -417,6 +417,8 @@ def _evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, interv
         print(f"tef: warning: {_shown(str(path))}: {dim} has no readable answer (skipped by the judge); left out",
               file=sys.stderr)
     pred = pred[~pred["dimension"].map(dead)].reset_index(drop=True)
+    if pred.empty:  # every dimension skipped: said above, nothing to score
+        return pd.DataFrame()
     orders = {"dimension": prov.get("dimensions", TABLE_ORDER)}
     table = score_table(pred, orders=orders, classes=sides)
     blind = blind_rows(pred, warn=False)

@@ -200,3 +200,46 @@ def test_tef_extract_scores_every_text_and_tef_evaluate_reports_the_labelled_one
     tef = next(r for r in rows if r["rule"] == "tef" and r["dimension"] == "Transport")
     assert tef["n"] == 18 and tef["accuracy_low"] <= tef["accuracy"] <= tef["accuracy_high"]
     assert tef["baseline"] in ("direct", "majority_vote", "soft_vote") and 0 <= tef["p_mcnemar"] <= 1
+
+
+class ConstantJudge:
+    """Gives every text the first side: the blind judge of a first try at a task."""
+
+    name = "constant"
+    reading = "summed"
+
+    def provenance(self) -> dict[str, str]:
+        return {"backend": "constant", "model": "constant"}
+
+    def prepare(self, pairs: object, **options: object) -> None:
+        pass
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list:
+        from tefcore.judges.e5 import embedding_score
+
+        return [embedding_score(0.8 if r.choices.K == 2 else np.array([0.8, 0.1, 0.1])) for r in requests]
+
+
+def test_a_constant_judge_is_named_blind_in_one_line_and_loses_its_star(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import tefcore.judges
+
+    monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: ConstantJudge())
+    task, out = _task(tmp_path / "study"), tmp_path / "caches"
+    assert main(["extract", "--task", str(task), "--model", "e5-zeroshot", "--out", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    (cache,) = out.rglob("*.jsonl")
+    assert main(["evaluate", "--cache", str(cache), "--rules", "direct", "tef"]) == 0
+    shown, err = capsys.readouterr()
+    (line,) = [x for x in err.splitlines() if "blind" in x]
+    assert line.endswith("en: one side for >= 95% of the texts (blind; no best mark): Direct, TEF on Transport")
+    acc = next(x for x in shown.splitlines() if x.startswith("Acc")).split()
+    assert "!" in acc[-3] and "*" not in acc[-3]  # Transport: 18 texts all 'car', no best mark
+
+    from tefcore.evaluate import BlindWarning, blind_rows, predict_pairs
+
+    frame, prov = read_cache(cache)
+    pred = predict_pairs(frame[frame["side"].notna()], rules=["tef"], classes={"Transport": SIDES,
+                                                                              "Housing": ("up", "down")})
+    with pytest.warns(BlindWarning, match="TEF on Transport"):
+        assert blind_rows(pred)["dimension"].tolist() == ["Transport"]
