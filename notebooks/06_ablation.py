@@ -290,11 +290,11 @@ glue_all(ch06.evidence_numbers(summary, chosen))
 # {glue:text}`ev_a_lean_mv` of its {glue:text}`ev_a_sentences` sentences lean to
 # *{glue:text}`ev_a_majority_vote`*, and Majority Vote, which counts them, decides
 # *{glue:text}`ev_a_majority_vote`*; TEF decides *{glue:text}`ev_a_tef`*. The sentence with the largest
-# share of TEF's margin is number {glue:text}`ev_a_for_sentence` ("{glue:text}`ev_a_for_text`"): the judge
+# share of TEF's margin is number {glue:text}`ev_a_for_sentence` (*{glue:text}`ev_a_for_text`*): the judge
 # gives it p({glue:text}`ev_a_tef`) = {glue:text}`ev_a_for_p:.3f`, so its weight is
 # {glue:text}`ev_a_for_weight:.3f`, and it holds {glue:text}`ev_a_for_share:.0%` of the margin. The
 # sentence that pulls hardest the other way is number {glue:text}`ev_a_against_sentence`
-# ("{glue:text}`ev_a_against_text`"), with p({glue:text}`ev_a_majority_vote`) =
+# (*{glue:text}`ev_a_against_text`*), with p({glue:text}`ev_a_majority_vote`) =
 # {glue:text}`ev_a_against_p:.3f` and weight {glue:text}`ev_a_against_weight:.3f`; it holds
 # {glue:text}`ev_a_against_share:.0%` of the margin, against TEF's side. No other sentence of the post
 # weighs more than {glue:text}`ev_a_rest_weight:.3f`: under TEF each of them adds at most that fraction of its log-odds,
@@ -305,10 +305,10 @@ glue_all(ch06.evidence_numbers(summary, chosen))
 # {glue:text}`ev_b_lean_mv` of the {glue:text}`ev_b_sentences` sentences lean to
 # *{glue:text}`ev_b_majority_vote`*, Majority Vote's decision, and TEF decides *{glue:text}`ev_b_tef`*.
 # The sentence with the largest share of its margin is number {glue:text}`ev_b_for_sentence`
-# ("{glue:text}`ev_b_for_text`"): the judge gives it
+# (*{glue:text}`ev_b_for_text`*): the judge gives it
 # p({glue:text}`ev_b_tef`) = {glue:text}`ev_b_for_p:.3f` and weight {glue:text}`ev_b_for_weight:.3f`, and
 # it holds {glue:text}`ev_b_for_share:.0%` of the margin. Against it, sentence
-# {glue:text}`ev_b_against_sentence` ("{glue:text}`ev_b_against_text`") gets
+# {glue:text}`ev_b_against_sentence` (*{glue:text}`ev_b_against_text`*) gets
 # p({glue:text}`ev_b_majority_vote`) = {glue:text}`ev_b_against_p:.3f` and weight
 # {glue:text}`ev_b_against_weight:.3f`, and {glue:text}`ev_b_against_share:.0%` of the margin; the other
 # sentences weigh at most {glue:text}`ev_b_rest_weight:.3f`. Without the weights, w/o Entropy decides
