@@ -422,6 +422,15 @@ def _num(x: float, digits: int = 3, signed: bool = False) -> str:
     return "-" if pd.isna(x) else f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
+def _percent(share: float) -> str:
+    """A signed share in whole percent; a share that rounds to zero prints without a sign.
+
+    >>> _percent(0.574), _percent(-0.002), _percent(-0.07)
+    ('+57%', '0%', '-7%')
+    """
+    return "0%" if round(share * 100) == 0 else f"{share:+.0%}"
+
+
 def _text_block(first: Mapping[str, Any], sides: list[str], text: list[dict[str, Any]], width: int) -> str:
     """One text of the terminal view: its keys, the rules' decisions, then one row per sentence."""
     gold = f"gold {first['gold'] if isinstance(first['gold'], str) else '-'}"
@@ -432,7 +441,7 @@ def _text_block(first: Mapping[str, Any], sides: list[str], text: list[dict[str,
     shown += [("w", [_num(r["weight"]) for r in text])]
     shown += [(f"l({s})", [_num(r[f"log_odds_{s}"], 2, True) for r in text]) for s in ell_sides]
     shown += [(f"w*l({s})", [_num(r[f"contribution_{s}"], 3, True) for r in text]) for s in ell_sides]
-    shown += [("share", [f"{r['share']:+.0%}" for r in text])]
+    shown += [("share", [_percent(r["share"]) for r in text])]
     widths = [max(len(h), *(len(v) for v in vals)) for h, vals in shown]
     lead = sum(widths) + 2 * len(widths)
     wrap = max(30, width - lead)
@@ -504,7 +513,7 @@ def _html_sentences(view: pd.DataFrame, sides: list[str]) -> list[str]:
         colour = _rgba(index[leans], alpha[j]) if leans in index else "transparent"
         tip = f"w = {_num(w)}; " + "; ".join(f"p({s}) = {_num(x)}" for s, x in zip(sides, probs[j]) if x == x)
         out.append(f'<span class=s style="background:{colour}" title="{e(tip)}">{e(str(sentence))}'
-                   f"<small>{e(leans or 'no evidence')} {share:+.0%}</small></span>")
+                   f"<small>{e(leans or 'no evidence')} {_percent(share)}</small></span>")
     return out
 
 
