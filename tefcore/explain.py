@@ -584,8 +584,8 @@ def render(view: pd.DataFrame, fmt: str = "text", *, title: str = "TEF evidence 
       Direct abstain | MV change (0.67) | SV stability (0.63) | TEF stability (0.79)   disagreement 0.67
     #  p(change)  p(stability)      w  l(change)  w*l(change)  share  sentence
     1      0.020         0.980  0.859      -3.89       -3.341  +100%  Nothing will change.
-    2      0.550         0.450  0.007      +0.20       +0.001    -0%  Maybe.
-    3      0.550         0.450  0.007      +0.20       +0.001    -0%  Perhaps.
+    2      0.550         0.450  0.007      +0.20       +0.001     0%  Maybe.
+    3      0.550         0.450  0.007      +0.20       +0.001     0%  Perhaps.
       TEF: Score(change) = -3.338 (the sum of the w*l column)
     <BLANKLINE>
     p = probability of a side, w = TEF weight 1 - H(p)/log K, l = clipped log-odds, w*l = the sentence's
