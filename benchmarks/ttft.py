@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chapters.ch08 import count_tokens, query_table, time_fusion, time_judge, timing_sample, token_counter
+from tefbook.chapters.ch08 import count_tokens, query_table, time_fusion, time_judge, timing_sample, token_counter
 from tefcore import __version__
 from tefcore.judges.registry import resolve_model
 from tefcore.mind.load import evaluation_pairs, load_posts

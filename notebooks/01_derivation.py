@@ -48,10 +48,10 @@ import pandas as pd
 from IPython.display import HTML, display
 from myst_nb import glue
 
-from chapters import theory
-from companion.figures import setup_notebook
-from companion.ledger import chapter_claims
-from companion.tables import bold_best
+from tefbook.chapters import theory
+from tefbook.companion.figures import setup_notebook
+from tefpaper.ledger import chapter_claims
+from tefbook.companion.tables import bold_best
 from tefcore.fusion import TEMPERATURE, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.information import contributions
 
@@ -357,7 +357,7 @@ glue("ex_first", float(ex[0]), display=False)
 # sentence's weight, log-odds and tempered evidence, and the four decisions. No Python runs while
 # you do: the rules are written a second time, in the expression language of Vega (the engine that
 # draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds; the cell below
-# prints the two sentence terms, and `chapters.theory.vega_rules` holds the four rules. Majority Vote
+# prints the two sentence terms, and `tefbook.chapters.theory.vega_rules` holds the four rules. Majority Vote
 # breaks a tie as the authors' reference release does: the side of the first vote cast, here
 # sentence 1's, wins. The two sums count a total within rounding error of zero as a tie, which
 # goes to change, as in `tefcore.fusion`.
@@ -368,7 +368,7 @@ glue("ex_first", float(ex[0]), display=False)
 # the decisive one below it; shorten the post by one sentence and make the vote a tie.
 
 # %% tags=["explorable"]
-from chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
+from tefbook.chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
 from tefcore.fusion import CLIP  # M
 
 print("w(p) =", vega_weight("p"))  # as the browser evaluates them

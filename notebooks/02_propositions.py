@@ -69,12 +69,12 @@ import pandas as pd
 from IPython.display import HTML, display
 from myst_nb import glue
 
-from chapters import theory
-from companion.calibration import temperature_sweep
-from companion.figures import setup_notebook
-from companion.ledger import chapter_claims
-from companion.runs import load_runs, setting_notes
-from companion.tables import bold_best, format_columns
+from tefbook.chapters import theory
+from tefbook.companion.calibration import temperature_sweep
+from tefbook.companion.figures import setup_notebook
+from tefpaper.ledger import chapter_claims
+from tefbook.companion.runs import load_runs, setting_notes
+from tefbook.companion.tables import bold_best, format_columns
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.metrics import reliability_table
@@ -353,7 +353,7 @@ theory.judge_sources(runs)
 # tables below add, for the cross-fitted judge, how its probe was set.
 
 # %% tags=["hide-input"]
-from companion.provenance import data_kind
+from tefbook.companion.provenance import data_kind
 
 differing = setting_notes(runs.provenance)  # a judge's languages scored under different settings
 glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.groupby("model")})), display=False)

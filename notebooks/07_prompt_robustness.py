@@ -50,14 +50,14 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from chapters import ch07
-from companion.tables import glue_all
-from companion.commands import reproduce_block
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS, run_table, short_names
-from companion.ledger import chapter_claims, claim_link
-from companion.results import posterior_summary
-from companion.runs import Runs, concat_runs, load_runs, parse_list
+from tefbook.chapters import ch07
+from tefbook.companion.tables import glue_all
+from tefbook.companion.commands import reproduce_block
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS, run_table, short_names
+from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.results import posterior_summary
+from tefbook.companion.runs import Runs, concat_runs, load_runs, parse_list
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 

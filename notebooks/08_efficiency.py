@@ -62,13 +62,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from chapters import ch08
-from companion.commands import paper_commands
-from companion.figures import setup_notebook
-from companion.tables import glue_all
-from companion.labels import LANG_LABELS
-from companion.ledger import chapter_claims
-from companion.runs import parse_list, repo_path
+from tefbook.chapters import ch08
+from tefbook.companion.commands import paper_commands
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.tables import glue_all
+from tefbook.companion.labels import LANG_LABELS
+from tefpaper.ledger import chapter_claims
+from tefbook.companion.runs import parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 

@@ -64,13 +64,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from chapters import ch09
-from companion.tables import glue_all
-from companion.commands import reproduce_block
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS, run_table, short_names
-from companion.ledger import chapter_claims, claim_link
-from companion.runs import chapter_runs, parse_list
+from tefbook.chapters import ch09
+from tefbook.companion.tables import glue_all
+from tefbook.companion.commands import reproduce_block
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS, run_table, short_names
+from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.runs import chapter_runs, parse_list
 from tefcore.fusion import RULE_LABELS, TEMPERATURE
 
 setup_notebook()

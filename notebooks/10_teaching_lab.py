@@ -132,7 +132,7 @@ from tefcore.mind import load_posts, split_sentences
 try:  # in the book: its check of the parameters, its figures and its glued numbers
     from myst_nb import glue
 
-    from companion.figures import setup_notebook
+    from tefbook.companion.figures import setup_notebook
     from tefbook.parameters import check_parameters
 except ImportError:  # on Colab, Binder or your own Jupyter none of the book is needed
     if os.environ.get("TEF_BOOK_BUILD"):
@@ -619,7 +619,7 @@ glue_all({"e3_sv_rate": sv[0] / -sv[1], "e3_sum_rate": total[0] / -total[1],
 
 # %% tags=["explorable", "hide-input", "book-only"]
 try:  # the figure's plumbing (each rule's contribution written for the browser) is the chapter's support
-    from chapters.ch10 import exchange_figure
+    from tefbook.chapters.ch10 import exchange_figure
 except ImportError:  # outside the book: the figure is on the book's page
     exchange_figure = None
 
@@ -990,7 +990,7 @@ judged.round(3)
 
 # %% tags=["hide-input", "book-only"]
 try:  # the shading is drawn on the book's page; the table above holds the same numbers
-    from chapters.ch10 import shade_by_probability
+    from tefbook.chapters.ch10 import shade_by_probability
 except ImportError:
     shade_by_probability = None
 shade_by_probability(views) if shade_by_probability is not None else None

@@ -64,10 +64,10 @@ check_parameters("11_claims_ledger")  # a misspelt -p name fails here, naming th
 from IPython.display import HTML, display
 from myst_nb import glue
 
-from companion.figures import setup_notebook
-from companion.labels import LANG_LABELS
-from companion.ledger import ledger_html
-from companion.runs import repo_path
+from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS
+from tefpaper.ledger import ledger_html
+from tefbook.companion.runs import repo_path
 from tefcore.fusion import RULE_LABELS
 from tefpaper import review
 from tefpaper import tables as paper

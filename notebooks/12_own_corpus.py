@@ -50,7 +50,7 @@ example_id = "t09"
 example_dimension = "Transport"
 
 # %% tags=["hide-input"]
-from companion.figures import setup_notebook
+from tefbook.companion.figures import setup_notebook
 from tefbook.parameters import check_parameters
 
 check_parameters("12_own_corpus")  # a misspelt -p name fails here, naming the parameters above

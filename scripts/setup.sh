@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything the book and `make test` need: .venv with tefcore and its CPU extras (the e5 judges,
-# the API client, Ray, the test tools), the book's tools (./book: tefbook, tefpaper, companion, chapters,
+# the API client, Ray, the test tools), the book's tools (./book: tefbook with its chapter support, tefpaper,
 # with the book toolchain and its test tools), the project's Jupyter kernel, and Debian's Chromium with CJK
 # fonts (the browser test and the PDF). Every package comes from requirements/cpu.lock, hash-checked (uv);
 # nothing heavy compiles. vLLM is NOT installed (GPU boxes only: `pip install -e ".[vllm]"` there).

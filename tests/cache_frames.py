@@ -1,4 +1,4 @@
-"""Cache frames for the tests of companion.runs, companion.results and companion.calibration.
+"""Cache frames for the tests of tefbook.companion.runs, tefbook.companion.results and tefbook.companion.calibration.
 
 :func:`synthetic_cache` is a seeded synthetic judge whose sentence posteriors lean, noisily,
 towards the gold side; :func:`hand_cache` is five hand-made pairs with unreadable answers and

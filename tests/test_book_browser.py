@@ -430,7 +430,7 @@ PLANTED = """<html><head><link rel='icon' href='data:,'><style>body {margin: 0}<
   <section id='printouts'>
    <p>0 local/original: the languages' caches differ. Name: caches not read, dtype: str</p>
    <p>(post {glue:text}`demo_post`, dimension 2)</p>
-   <div class='cell_output'><pre>/work/main/book/chapters/ch06.py:104: PerformanceWarning: indexing past lexsort depth</pre>
+   <div class='cell_output'><pre>/work/main/book/tefbook/chapters/ch06.py:104: PerformanceWarning: indexing past lexsort depth</pre>
    <pre>Traceback (most recent call last):</pre></div>
    <table><tr><td>decisive agree (%)</td><td>NaN</td></tr></table>
   </section>
@@ -460,7 +460,7 @@ def test_sweep_and_overlap_catch_a_planted_defect(browser: Any, tmp_path: Path) 
     assert found == set(RAW_TEXT), info["sweep"]
     shown = " ".join(info["sweep"])
     for snippet in ("Name: caches not read, dtype: str", "{glue:text}", "PerformanceWarning", "Traceback",
-                    "/work/main/book/chapters/ch06.py", "NaN"):
+                    "/work/main/book/tefbook/chapters/ch06.py", "NaN"):
         assert snippet in shown, (snippet, info["sweep"])
     assert "float(" not in shown and "/tmp/caches" not in shown and "hidden" not in shown
     assert len(info["overlaps"]) == 1 and "section wide-results" in info["overlaps"][0], info["overlaps"]

@@ -1,4 +1,4 @@
-"""Tests of companion.calibration on hand-made and seeded synthetic cache frames."""
+"""Tests of tefbook.companion.calibration on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from cache_frames import NAN, hand_cache, synthetic_cache
 
-from companion import calibration as calib
-from companion import results as ex
+from tefbook.companion import calibration as calib
+from tefbook.companion import results as ex
 from tefcore.evaluate import predict_pairs
 from tefcore.fusion import fuse_many
 

@@ -1,4 +1,4 @@
-"""Chapter 4's reproducibility check: what it compares between a committed cache and a new run (chapters.ch04),
+"""Chapter 4's reproducibility check: what it compares between a committed cache and a new run (tefbook.chapters.ch04),
 and the chapter itself stopping when today's code no longer reproduces a committed cache."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chapters import ch04
-from companion import commands as cmds
+from tefbook.chapters import ch04
+from tefbook.companion import commands as cmds
 from tefbook.build import execute_chapter
 from tefbook.errors import BookError
 from tefbook.toc import load_toc, select_chapters, toc_chapters

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from companion import ledger as book_ledger
 from tefcore import cli, information
 from tefcore.mind.load import sample_dir
 from tefpaper import checks, evidence
@@ -67,7 +66,7 @@ def test_ledger_has_forty_rows_with_unique_ids() -> None:
     ids = [c.id for c in claims.LEDGER]
     assert len(ids) >= 40
     assert len(set(ids)) == len(ids)
-    assert len({book_ledger.claim_anchor(i) for i in ids}) == len(ids)
+    assert len({claims.claim_anchor(i) for i in ids}) == len(ids)
 
 
 def test_every_row_names_a_chapter_that_exists() -> None:
@@ -327,15 +326,15 @@ def test_claims_and_reader_checks_are_counted_apart(ledger: pd.DataFrame) -> Non
 
 
 def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
-    page = book_ledger.ledger_html(ledger.reset_index())
+    page = claims.ledger_html(ledger.reset_index())
     for cid in ledger.index:
-        assert page.count(f'id="{book_ledger.claim_anchor(cid)}"') == 1
+        assert page.count(f'id="{claims.claim_anchor(cid)}"') == 1
     assert 'href="05_main_results.html"' in page
-    assert "<script" not in page and "&lt;" not in book_ledger.ledger_html(ledger.reset_index().head(1))
-    link = book_ledger.claim_link("ablation-drop", "22.9 <and> 23.8")
+    assert "<script" not in page and "&lt;" not in claims.ledger_html(ledger.reset_index().head(1))
+    link = claims.claim_link("ablation-drop", "22.9 <and> 23.8")
     assert link == '<a href="11_claims_ledger.html#claims-ablation-drop">22.9 &lt;and&gt; 23.8</a>'
     with pytest.raises(ValueError, match="no claim"):
-        book_ledger.claim_link("ablation-dropped")
+        claims.claim_link("ablation-dropped")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from tefcore.mind.load import (
     resolve_data_dir,
     sample_dir,
 )
-from chapters.ch03 import data_frame, label_counts
+from tefbook.chapters.ch03 import data_frame, label_counts
 from tefcore.mind.release import (
     RELEASE_BASE_URL,
     DownloadError,

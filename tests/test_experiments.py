@@ -1,4 +1,4 @@
-"""Tests of companion.results on hand-made and seeded synthetic cache frames."""
+"""Tests of tefbook.companion.results on hand-made and seeded synthetic cache frames."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from cache_frames import hand_cache, synthetic_cache
 
-from companion import commands as cmds
-from companion import results as ex
-from companion import tables as pres
+from tefbook.companion import commands as cmds
+from tefbook.companion import results as ex
+from tefbook.companion import tables as pres
 from tefcore import metrics
 from tefcore.evaluate import ABSTAIN, predict_pairs, score_table
 
@@ -175,7 +175,7 @@ def test_score_runs_agrees_with_per_group_sklearn_metrics(hand_frame):
 
 
 def _two_prompt_runs():
-    from companion.runs import Runs
+    from tefbook.companion.runs import Runs
 
     frames = [synthetic_cache(16).assign(model="L", prompt="original"),
               synthetic_cache(17, langs=("en",)).assign(model="L", prompt="minimal")]

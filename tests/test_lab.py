@@ -188,7 +188,7 @@ def test_solutions_are_a_students_lines() -> None:
 def test_the_lab_runs_without_the_books_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where only tefcore is installed (Colab, Binder from the launch branch), every cell runs: the book's
     renderers, glue and parameter check are made unimportable, and the lab still computes its answers."""
-    for name in ("companion", "companion.figures", "chapters", "tefbook", "tefbook.parameters", "myst_nb"):
+    for name in ("tefbook", "tefbook.companion", "tefbook.companion.figures", "tefbook.chapters", "tefbook.parameters", "myst_nb"):
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
     monkeypatch.delenv("TEF_BOOK_BUILD", raising=False)
     namespace: dict[str, Any] = {}
@@ -205,7 +205,7 @@ def test_the_lab_runs_without_the_books_tools(monkeypatch: pytest.MonkeyPatch) -
 # the student edition: what a teacher hands out
 # --------------------------------------------------------------------------------------------------
 #: Packages of the book that a student's machine lacks: the student edition must run without them.
-BOOK_PACKAGES = ("companion", "chapters", "tefbook", "tefpaper", "myst_nb", "altair")
+BOOK_PACKAGES = ("tefbook", "tefpaper", "myst_nb", "altair")
 #: Words of the teacher's edition that the student edition must not hold.
 SPOILERS = ("Solution", "For the teacher", "what a good answer contains", "What the sweep shows",
             "TEF is not the best rule", "How sure is the lesson", "What this means for fusion",

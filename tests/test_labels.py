@@ -142,7 +142,7 @@ def test_short_names_name_the_engine_when_two_judges_share_weights_and_hardware(
 
     import pandas as pd
 
-    from companion.labels import short_names
+    from tefbook.companion.labels import short_names
 
     provenance = pd.DataFrame([
         {"model": "local", "backend": "llama_cpp", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf",

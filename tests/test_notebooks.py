@@ -4,7 +4,7 @@ Every chapter is a jupytext percent ``.py`` file with a kernelspec in its header
 tagged ``parameters``; no parameter is named like a credential (papermill writes parameters
 into the published notebook); executed ``.ipynb`` files are never committed; the chapters and
 ``_toc.yml`` agree; a chapter that draws plotly or altair figures calls
-``companion.figures.setup_notebook()``; no chapter reaches files through ``../`` paths (the
+``tefbook.companion.figures.setup_notebook()``; no chapter reaches files through ``../`` paths (the
 kernel's working directory is ``_build/executed/notebooks`` in the build and in nbval).
 """
 
@@ -68,7 +68,7 @@ def test_figures_use_book_renderers(source: Path) -> None:
     if re.search(r"^\s*(import|from)\s+(plotly|altair)\b", code, flags=re.M):
         assert "setup_notebook(" in code, (
             f"{source.name}: imports plotly/altair but never calls "
-            "companion.figures.setup_notebook(); its figures would be blank in the book"
+            "tefbook.companion.figures.setup_notebook(); its figures would be blank in the book"
         )
 
 

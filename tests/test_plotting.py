@@ -1,4 +1,4 @@
-"""Tests of companion.figures: the book's plotly and altair renderers."""
+"""Tests of tefbook.companion.figures: the book's plotly and altair renderers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from companion import figures as plotting
-from companion.figures import (
+from tefbook.companion import figures as plotting
+from tefbook.companion.figures import (
     RENDERER_NAME,
     altair_renderer,
     current_setup,

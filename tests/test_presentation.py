@@ -1,4 +1,4 @@
-"""Tests of companion.tables and companion.labels: numbers as the paper prints them, the bold best value,
+"""Tests of tefbook.companion.tables and tefbook.companion.labels: numbers as the paper prints them, the bold best value,
 a plain table, and the short names of the judges."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from companion import labels as lab
-from companion import tables as tab
+from tefbook.companion import labels as lab
+from tefbook.companion import tables as tab
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Row labels read from provenance (companion.provenance): judge, engine, hardware class and data."""
+"""Row labels read from provenance (tefbook.companion.provenance): judge, engine, hardware class and data."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from companion.provenance import PAPER_LABEL, data_kind, engine_name, hardware_class, judge_name, run_label, run_labels
-from companion.runs import load_runs
+from tefbook.companion.provenance import PAPER_LABEL, data_kind, engine_name, hardware_class, judge_name, run_label, run_labels
+from tefbook.companion.runs import load_runs
 from tefcore.mind.load import evaluation_pairs, load_posts, sample_dir
 from tefcore.mind.release import FULL_RELEASE
 

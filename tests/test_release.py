@@ -8,8 +8,8 @@ import pytest
 from mind_fixtures import posts
 
 import pandas as pd
-from chapters.ch03 import check_full_release, post_table
-from chapters.ch08 import query_table
+from tefbook.chapters.ch03 import check_full_release, post_table
+from tefbook.chapters.ch08 import query_table
 from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, data_card, is_full_release, pair_counts
 from tefcore.mind.schema import TABLE_ORDER

@@ -480,8 +480,8 @@ def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str
 
 @pytest.mark.slow
 def test_the_run_is_labelled_from_its_provenance(fake_run: dict[str, Any]) -> None:
-    from companion.provenance import run_label, run_labels
-    from companion.runs import load_runs
+    from tefbook.companion.provenance import run_label, run_labels
+    from tefbook.companion.runs import load_runs
     from tefcore.extraction.cache import read_cache
 
     frame, provenance = read_cache(fake_run["out"] / "qwen2.5-7b" / "original")

@@ -1,6 +1,6 @@
 """Same numbers on every machine: the e5 engine build, and the committed e5 caches re-extracted under emulated machines.
 
-What each emulation can and cannot catch (chapters.ch04.EMULATIONS says the same):
+What each emulation can and cannot catch (tefbook.chapters.ch04.EMULATIONS says the same):
 
 * one thread (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS = 1): a number that depends on how work is split between
   threads; not a split that only a many-core machine makes.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from chapters import ch04
+from tefbook.chapters import ch04
 from tefcore.mind import mind_task
 from tefcore.extraction.cache import cache_path, read_cache
 from tefcore.judges.e5_engine import FLAGS, EngineError, build_engine, resolve_engine, shipped_engine

@@ -107,13 +107,13 @@ def test_an_accuracy_changed_below_its_floor_is_counted() -> None:
 
 # ----------------------------------------------------------------------------- the front page's findings
 def test_the_front_page_findings_are_the_chapters_numbers() -> None:
-    """The findings table (companion.findings) says what chapters 5 and 11 compute, with the premise of each
+    """The findings table (tefbook.companion.findings) says what chapters 5 and 11 compute, with the premise of each
     reviewer's reading; the extension puts it in the introduction's ``{{ findings }}``."""
     import importlib.util
     from pathlib import Path
     from types import SimpleNamespace
 
-    from companion import findings
+    from tefbook.companion import findings
     from tefpaper.ledger import evaluate_ledger, whose_counts
 
     root = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Tests of companion.runs: notebook parameters, reading the caches of several runs, grouping them."""
+"""Tests of tefbook.companion.runs: notebook parameters, reading the caches of several runs, grouping them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from cache_frames import synthetic_cache
 
-from companion import runs as rn
+from tefbook.companion import runs as rn
 from tefbook import toc
 
 

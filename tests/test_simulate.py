@@ -18,7 +18,7 @@ from tefcore.information import (
     mutual_information,
 )
 from tefcore.metrics import reliability_table
-from chapters.theory import decisive_counts, fusion_study
+from tefbook.chapters.theory import decisive_counts, fusion_study
 from tefcore.simulate import Detector, gaussian_information, simulate_documents
 
 

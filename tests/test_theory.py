@@ -1,4 +1,4 @@
-"""Tests of chapters.theory (chapters 1, 2 and 10) and of companion.tables.bold_best."""
+"""Tests of tefbook.chapters.theory (chapters 1, 2 and 10) and of tefbook.companion.tables.bold_best."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from scipy.special import entr, logit
 from scipy.stats import norm
 
-from chapters import theory
-from companion import tables as pres
+from tefbook.chapters import theory
+from tefbook.companion import tables as pres
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.fusion import clipped_log_odds, entropy_weight
@@ -52,7 +52,7 @@ def test_bold_best_is_stable_and_checks_alignment():
 
 
 # ---------------------------------------------------------------------------------------------------
-# chapters.theory
+# tefbook.chapters.theory
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -238,7 +238,7 @@ def test_judge_map_counts_and_leans():
 
 
 def test_probe_setting_and_judge_names_come_from_the_provenance():
-    from companion.runs import Runs
+    from tefbook.companion.runs import Runs
 
     prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": False, "C": 1.0,
                           "lang": "en", "n_pairs": 3},

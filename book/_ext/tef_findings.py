@@ -1,7 +1,7 @@
 """What the book found, on the front page (a Sphinx extension of the TEF Companion).
 
 The introduction writes ``{{ findings }}`` on a line of its own; this extension fills that substitution when
-the build starts with :func:`companion.findings.findings_markdown`: a table computed from the committed caches,
+the build starts with :func:`tefbook.companion.findings.findings_markdown`: a table computed from the committed caches,
 the paper's tables and the claims ledger by the same functions the chapters call.
 """
 
@@ -35,8 +35,8 @@ def _root_page_uses_it(srcdir: Path) -> bool:
 def add_findings(app: Sphinx | None, config: Config) -> None:
     """Set the substitution :data:`SUBSTITUTION` to the findings table (computed now, about half a minute),
     when the root page uses it; a book without the committed caches gets :data:`NO_CACHES` instead."""
-    from companion.findings import findings_markdown
-    from companion.runs import repo_path
+    from tefbook.companion.findings import findings_markdown
+    from tefbook.companion.runs import repo_path
 
     if app is not None and not _root_page_uses_it(Path(app.srcdir)):
         return

@@ -385,7 +385,7 @@ def stage_tree(root: Path, stage: Path, toc: Mapping[str, Any], executed: Mappin
     )
     # the pages of book/, not its Python packages (the book tools and the chapter support)
     shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns(
-        "__pycache__", "*.pyc", "*.egg-info", "pyproject.toml", "tefbook", "companion", "chapters", "build"))
+        "__pycache__", "*.pyc", "*.egg-info", "pyproject.toml", "tefbook", "build"))
     if (root / CHAPTER_DIR).is_dir():
         # Images and other files the chapters' Markdown refers to, never their sources.
         shutil.copytree(root / CHAPTER_DIR, stage / CHAPTER_DIR, ignore=_ignore_sources)

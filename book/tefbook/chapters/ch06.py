@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS
-from companion.tables import paired_test_columns, plain
+from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.tables import paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 
 
@@ -18,7 +18,7 @@ ABLATED: tuple[tuple[str, str], ...] = (("entropy", "tef_without_entropy"), ("lo
 
 
 def comparison_table(cmp: pd.DataFrame, names: Mapping[str, str], n_boot: int | None = None) -> Any:
-    """Full TEF against each ablation (:func:`companion.results.compare_runs` rows with the chapter's
+    """Full TEF against each ablation (:func:`tefbook.companion.results.compare_runs` rows with the chapter's
     ``effect`` column), as text: index ``(judge, language, removed)``."""
     out = pd.DataFrame({
         "judge": cmp["model"].map(names), "language": cmp["lang"].map(LANG_LABELS),

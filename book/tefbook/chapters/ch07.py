@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from companion.results import NOT_RUN
-from companion.tables import bold_best
+from tefbook.companion.results import NOT_RUN
+from tefbook.companion.tables import bold_best
 from tefpaper.tables import MODEL_LABELS, MODELS
 
 MARGIN_ROW = "TEF − baseline"

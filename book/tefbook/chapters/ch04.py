@@ -1,7 +1,7 @@
 """Chapter 4 (extraction): the reproducibility check's comparison of inputs, its emulated machines, and the
 chapter's figures.
 
-``python -m chapters.ch04 OUT CELLS_JSON [DATA_DIR]`` re-extracts cells (``[[model, prompt, lang, dimension],
+``python -m tefbook.chapters.ch04 OUT CELLS_JSON [DATA_DIR]`` re-extracts cells (``[[model, prompt, lang, dimension],
 ...]``) into ``OUT/<model>/<prompt>/<lang>.jsonl``: what :func:`reextract` runs in a fresh process.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS
-from companion.provenance import flat_header
+from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.provenance import flat_header
 
 TIME_FIELDS: frozenset[str] = frozenset({"started_at", "finished_at", "provenance_id", "engine_path"})
 """Provenance fields that say when or where a run happened (an engine library's place on the disk), not how."""
@@ -159,7 +159,7 @@ def compare_caches(committed_path: str | os.PathLike[str], new_path: str | os.Pa
 def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
     """The local judge's answers to one pair's prompts (Direct, then each sentence) as its committed cache holds
     them, as :class:`~tefcore.judges.base.Score` objects: what the chapter shows where the judge is not installed."""
-    from companion.runs import repo_path
+    from tefbook.companion.runs import repo_path
     from tefcore.judges.base import Score
     from tefcore.extraction.cache import cache_path, read_cache
 
@@ -231,7 +231,7 @@ def reextract(cells: Sequence[tuple[str, str, str, str]], out: str | os.PathLike
     """Re-extract ``cells`` (``(model, prompt, lang, dimension)``) into ``out`` in a fresh Python process whose
     environment is this one's with ``environment`` on top (so that threads, kernels and glibc's dispatch are
     chosen anew); a failure raises with the process's last line."""
-    done = subprocess.run([sys.executable, "-m", "chapters.ch04", str(out), json.dumps([list(c) for c in cells]),
+    done = subprocess.run([sys.executable, "-m", "tefbook.chapters.ch04", str(out), json.dumps([list(c) for c in cells]),
                            data_dir or ""], env={**os.environ, **environment}, capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS
+from tefbook.companion.labels import LANG_LABELS
 from tefcore.mind.load import Post, evaluation_pairs, mind_filename
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, DataDescription
 from tefcore.mind.schema import DIMENSIONS, SIDES, TABLE_ORDER
@@ -154,7 +154,7 @@ def glue_lengths(lengths: pd.DataFrame, sentences: pd.DataFrame, langs: Sequence
 
 def length_tables(lengths: pd.DataFrame, sentences: pd.DataFrame) -> tuple[Any, Any]:
     """The two distribution tables as shown: lengths with their units, sentences per post, no counts."""
-    from companion.tables import format_columns
+    from tefbook.companion.tables import format_columns
 
     return (format_columns(lengths.rename(index={"zh": "Chinese (characters)", "en": "English (words)"})
                            .drop(columns="count"), 1, **{"coefficient of variation": 2}),
@@ -180,7 +180,7 @@ def glue_floors(dims: pd.DataFrame, langs: Sequence[str]) -> None:
 def dimension_table(dims: pd.DataFrame) -> Any:
     """The pairs per dimension as shown: the data at hand beside the full release for each count,
     without each dimension's share (which the figure shows)."""
-    from companion.tables import format_columns
+    from tefbook.companion.tables import format_columns
 
     wide = dims.drop(columns="share %").unstack("what").swaplevel(axis=1).sort_index(
         axis=1, level=0, sort_remaining=False)
@@ -197,7 +197,7 @@ def event_table(events: pd.DataFrame, langs: Sequence[str]) -> Any:
     >>> event_table(raw, ["en"]).index.tolist()
     ['GPT', 'RU']
     """
-    from companion.tables import format_columns
+    from tefbook.companion.tables import format_columns
 
     shown = pd.DataFrame({(LANG_LABELS[lang], what): events[(how, lang)] for lang in langs
                           for what, how in (("pairs", "size"), ("change %", "<lambda>"))})

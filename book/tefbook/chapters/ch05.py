@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS
-from companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
-from companion.tables import bold_best, format_cell, paired_test_columns, plain
+from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
+from tefbook.companion.tables import bold_best, format_cell, paired_test_columns, plain
 from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefpaper.tables import MODEL_LABELS, MODELS
@@ -139,7 +139,7 @@ def sweep_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Sequence[
                  factors: Sequence[float]) -> Any:
     """TEF minus the best baseline (Average accuracy) against the re-tempering factor t, one panel per
     language, one line per judge."""
-    from companion.figures import lines_per_language
+    from tefbook.companion.figures import lines_per_language
 
     fig = lines_per_language(sweep, "t", "gain", langs, names, "t = %{x}: %{y:+.1f} points")
     fig.add_hline(y=0, line={"color": "grey", "width": 1}, row="all", col="all")

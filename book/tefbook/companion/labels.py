@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from companion.provenance import PAPER_LABEL
+from tefbook.companion.provenance import PAPER_LABEL
 from tefpaper.tables import MODEL_LABELS
 
 JUDGE_LABELS: dict[str, str] = {
@@ -65,7 +65,7 @@ def short_label(label: str) -> str:
 
 
 def row_label(model: str, labels: Mapping[str, str] | None = None) -> str:
-    """The label of a judge's rows: its provenance label (:func:`companion.runs.row_labels`), else
+    """The label of a judge's rows: its provenance label (:func:`tefbook.companion.runs.row_labels`), else
     ``"ours: <the book's name of the judge>"``.
 
     Examples
@@ -106,15 +106,15 @@ def short_names(runs: Any) -> dict[str, str]:
     Parameters
     ----------
     runs : Runs
-        :func:`companion.runs.load_runs` output.
+        :func:`tefbook.companion.runs.load_runs` output.
 
     Examples
     --------
-    >>> from companion.runs import load_runs
+    >>> from tefbook.companion.runs import load_runs
     >>> short_names(load_runs("local,e5-crossfit", langs="en"))
     {'local': 'SmolLM2-135M, CPU', 'e5-crossfit': 'e5 cross-fit, CPU'}
     """
-    from companion.provenance import engine_name, hardware_class, judge_name
+    from tefbook.companion.provenance import engine_name, hardware_class, judge_name
 
     provs = runs.provenance.drop_duplicates("model").to_dict("records")
     base = {p["model"]: SHORT_NAMES.get(p["model"]) or judge_name(p) for p in provs}
@@ -126,17 +126,17 @@ def short_names(runs: Any) -> dict[str, str]:
 
 def run_table(runs: Any, names: Mapping[str, str] | None = None) -> Any:
     """What a chapter's caches hold, one row per judge, prompt and language: the judge's short name, the
-    pairs and posts, and what the cache header records (engine, hardware, data; :mod:`companion.provenance`)
+    pairs and posts, and what the cache header records (engine, hardware, data; :mod:`tefbook.companion.provenance`)
     and the cache file. A styled table (one line per row).
 
     Examples
     --------
-    >>> from companion.runs import load_runs
+    >>> from tefbook.companion.runs import load_runs
     >>> run_table(load_runs("e5-crossfit", langs="en")).data["pairs"].tolist()
     [605]
     """
-    from companion.provenance import data_kind, engine_name, hardware_class
-    from companion.tables import plain
+    from tefbook.companion.provenance import data_kind, engine_name, hardware_class
+    from tefbook.companion.tables import plain
 
     names = names or short_names(runs)
     rows = []

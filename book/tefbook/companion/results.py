@@ -1,6 +1,6 @@
 """Predictions and score tables of the runs a result chapter reads, beside the paper's numbers.
 
-The chapters read the probability caches of one or more judges (:func:`companion.runs.load_runs`),
+The chapters read the probability caches of one or more judges (:func:`tefbook.companion.runs.load_runs`),
 turn them into per-pair predictions with :func:`tefcore.evaluate.predict_pairs` and summarise them per
 run (judge and prompt). The definitions (the "Average", the strongest baseline, paired comparisons)
 are those of :mod:`tefcore.evaluate`; this module applies them to the runs of a chapter and lays the
@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS, paper_label, row_label
-from companion.runs import Runs, frame_of, run_keys
-from companion.tables import paper_columns
+from tefbook.companion.labels import LANG_LABELS, paper_label, row_label
+from tefbook.companion.runs import Runs, frame_of, run_keys
+from tefbook.companion.tables import paper_columns
 from tefcore import evaluate
 from tefcore.evaluate import (
     BASELINES,
@@ -58,7 +58,7 @@ FLOOR_ROW = "majority class"
 
 
 REFERENCE_ROWS: tuple[str, ...] = (COUNT_ROW, FLOOR_ROW)
-"""Rows that are shown beside the rules but never ranked (:func:`companion.tables.bold_best`)."""
+"""Rows that are shown beside the rules but never ranked (:func:`tefbook.companion.tables.bold_best`)."""
 
 
 REFERENCE_RUN = "ours: the pairs scored"
@@ -228,7 +228,7 @@ def side_by_side(
         Average is that mean rounded half up, :func:`tefpaper.tables.table4_average_check`),
         so that one quantity has one value in every chapter.
     labels : mapping, optional
-        The label of each judge's rows (:func:`companion.runs.row_labels`); default
+        The label of each judge's rows (:func:`tefbook.companion.runs.row_labels`); default
         :func:`row_label`.
     reference : DataFrame, optional
         :func:`majority_rate` of the same pairs: shown first in each language as the rows

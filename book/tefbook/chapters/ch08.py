@@ -561,7 +561,7 @@ def ttft_figure(timed: pd.DataFrame) -> Any:
     on a log scale."""
     import plotly.graph_objects as go
 
-    from companion.labels import LANG_LABELS
+    from tefbook.companion.labels import LANG_LABELS
 
     fig = go.Figure()
     for kind, g in timed.groupby("kind", sort=True):

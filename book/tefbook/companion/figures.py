@@ -218,7 +218,7 @@ def setup_notebook(static: bool | None = None) -> None:
 
     Call it once in a chapter's first code cell::
 
-        from companion.figures import setup_notebook
+        from tefbook.companion.figures import setup_notebook
         setup_notebook()
 
     Parameters
@@ -284,7 +284,7 @@ def lines_per_language(frame: Any, x: str, y: str, langs: Sequence[str], names: 
     import plotly.express as px
     from plotly.subplots import make_subplots
 
-    from companion.labels import LANG_LABELS
+    from tefbook.companion.labels import LANG_LABELS
 
     fig = make_subplots(rows=1, cols=len(langs), shared_yaxes=True, horizontal_spacing=0.05,
                         subplot_titles=[LANG_LABELS.get(lang, lang) for lang in langs])

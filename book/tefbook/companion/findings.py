@@ -3,7 +3,7 @@
 Four questions, each answered by the same functions the chapters call, on the same data, so that the front
 page and the chapters cannot disagree:
 
-* TEF against the strongest baseline on the CPU judges (chapter 5: :func:`companion.results.versus_best_baseline`
+* TEF against the strongest baseline on the CPU judges (chapter 5: :func:`tefbook.companion.results.versus_best_baseline`
   on the committed caches), and in how many judge-language cells the difference lies beyond the noise;
 * the claims ledger's counts, the paper's claims apart from a reader's checks (chapter 11);
 * what a reviewer's reading of the paper's tables finds (chapters 5 and 8: :mod:`tefpaper.review`), and the
@@ -36,8 +36,8 @@ def cpu_versus(cache_dir: str | Path = "data/caches", models: Sequence[str] = CP
     """Chapter 5's comparison of TEF with the strongest baseline (accuracy, original prompt, both languages),
     with a ``verdict`` column: ``"TEF ahead"``, ``"baseline ahead"`` or ``"within noise"`` (the paired
     bootstrap's 95 % interval of the difference of Averages against zero)."""
-    from companion.results import versus_best_baseline
-    from companion.runs import chapter_runs
+    from tefbook.companion.results import versus_best_baseline
+    from tefbook.companion.runs import chapter_runs
     from tefcore.evaluate import predict_pairs
 
     runs = chapter_runs(list(models), "original", ["zh", "en"], cache_dir)

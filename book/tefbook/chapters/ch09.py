@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.labels import LANG_LABELS
-from companion.tables import bold_best, format_cell, format_interval
+from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.tables import bold_best, format_cell, format_interval
 from tefcore.fusion import RULE_LABELS
 
 
@@ -73,7 +73,7 @@ def temperature_figure(sweep: pd.DataFrame, names: Mapping[str, str], langs: Seq
                        reference: float) -> Any:
     """TEF's ECE against its softmax temperature T, one panel per language, one line per judge (legend),
     the reference release's T dashed."""
-    from companion.figures import lines_per_language
+    from tefbook.companion.figures import lines_per_language
 
     fig = lines_per_language(sweep, "T", "ECE", langs, names, "T = %{x:g}: ECE %{y:.3f}")
     fig.add_vline(x=float(reference), line={"color": "black", "dash": "dash", "width": 1})

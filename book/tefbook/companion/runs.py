@@ -11,7 +11,7 @@ for a chapter, which needs at least one cache. What a chapter says about its run
 :func:`repo_path` turn notebook parameters into names and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
-:mod:`companion.results` and :mod:`companion.calibration` share to work on the runs of a frame
+:mod:`tefbook.companion.results` and :mod:`tefbook.companion.calibration` share to work on the runs of a frame
 one (model, prompt) at a time.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from companion.provenance import flat_header
+from tefbook.companion.provenance import flat_header
 from tefbook.toc import project_root
 
 __all__ = [
@@ -334,7 +334,7 @@ def reads_answers(model: str) -> bool:
 # what a chapter says about its runs
 # --------------------------------------------------------------------------------------------------
 def row_labels(runs: Runs) -> dict[str, str]:
-    """The label of each judge's rows: :func:`companion.provenance.run_labels`, read from the caches.
+    """The label of each judge's rows: :func:`tefbook.companion.provenance.run_labels`, read from the caches.
 
     Two judges of the registry can run the same model under other settings (the cross-fitted e5 judge
     with and without standardization, with a fixed or a tuned ``C``): the setting its provenance records
@@ -347,7 +347,7 @@ def row_labels(runs: Runs) -> dict[str, str]:
     dict of str to str
         Registry name -> label, e.g. ``"ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"``.
     """
-    from companion.provenance import run_labels
+    from tefbook.companion.provenance import run_labels
 
     labels = run_labels(runs)  # a cross-fitted probe's setting is part of its judge's name
     counts = pd.Series(list(labels.values())).value_counts()

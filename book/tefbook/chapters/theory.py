@@ -41,7 +41,7 @@ from scipy.stats import norm
 
 from tefcore import information
 from tefcore import simulate as sim
-from companion.labels import judge_label
+from tefbook.companion.labels import judge_label
 from tefcore.evaluate import flatten_sentences
 from tefcore.fusion import CLASSES, clipped_log_odds, entropy_weight, fuse_many
 from tefcore.fusion import CLIP, EPS, RULE_LABELS, RULE_NAMES, TIE_RTOL
@@ -867,22 +867,22 @@ _SHORT: dict[str, str] = {"llama_cpp": "", "e5-zeroshot": "e5 zero-shot", "e5-cr
 
 
 def judge_names(runs: Any) -> dict[str, str]:
-    """A short name per judge of a :class:`companion.runs.Runs`, read from its caches' provenance.
+    """A short name per judge of a :class:`tefbook.companion.runs.Runs`, read from its caches' provenance.
 
     The model and, for the cross-fitted e5 judge, how its probe was set
-    (:func:`companion.provenance.probe_setting`): two
+    (:func:`tefbook.companion.provenance.probe_setting`): two
     registry names whose caches hold the same setting get the same name, and a cache re-extracted
     under another setting gets a new one.
 
     Examples
     --------
-    >>> from companion.runs import Runs
+    >>> from tefbook.companion.runs import Runs
     >>> prov = pd.DataFrame([{"model": "e5-crossfit", "backend": "e5-crossfit", "standardize": True, "C": "inner-cv"},
     ...                      {"model": "local", "backend": "llama_cpp", "model_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}])
     >>> judge_names(Runs(pd.DataFrame({"model": ["e5-crossfit", "local"]}), prov))
     {'e5-crossfit': 'e5 cross-fit (standardized, C by inner CV)', 'local': 'SmolLM2-135M'}
     """
-    from companion.provenance import judge_name, probe_setting
+    from tefbook.companion.provenance import judge_name, probe_setting
 
     names = {}
     for model in runs.models:
@@ -896,9 +896,9 @@ def judge_names(runs: Any) -> dict[str, str]:
 
 def judge_sources(runs: Any) -> pd.DataFrame:
     """Which judge produced which numbers: per judge, its short name (:func:`judge_names`), the label
-    read from its caches' provenance (:func:`companion.provenance.run_labels`: judge, engine,
+    read from its caches' provenance (:func:`tefbook.companion.provenance.run_labels`: judge, engine,
     hardware, data) and its pairs per language (counts)."""
-    from companion.provenance import run_labels
+    from tefbook.companion.provenance import run_labels
 
     names, labels = judge_names(runs), run_labels(runs)
     pairs = runs.provenance.pivot_table(index="model", columns="lang", values="n_pairs", aggfunc="sum")
@@ -982,9 +982,9 @@ def judge_map(frame: pd.DataFrame, labels: Mapping[str, str] | None = None, deci
     Parameters
     ----------
     frame : DataFrame
-        Cache rows of several judges (``model, lang, side, sentences``; :func:`companion.runs.load_runs`).
+        Cache rows of several judges (``model, lang, side, sentences``; :func:`tefbook.companion.runs.load_runs`).
     labels : mapping, optional
-        Judge name shown per registry name (default :func:`companion.labels.judge_label`).
+        Judge name shown per registry name (default :func:`tefbook.companion.labels.judge_label`).
     decisive_weight : float
         The weight from which a sentence counts as decisive.
 
@@ -1063,9 +1063,9 @@ def nearest_cells(placed: pd.DataFrame, maps: Mapping[str, pd.DataFrame]) -> pd.
 
 def majority_floor(frame: pd.DataFrame) -> pd.Series:
     """The majority-class rate per language: the Average over dimensions of the accuracy of always
-    answering a dimension's more frequent side (:func:`companion.results.majority_rate`),
+    answering a dimension's more frequent side (:func:`tefbook.companion.results.majority_rate`),
     percent."""
-    from companion.results import majority_rate
+    from tefbook.companion.results import majority_rate
 
     rates = majority_rate(frame)
     return rates[rates["dimension"] == "Average"].set_index("lang")["accuracy"].rename("majority rate")
@@ -1073,10 +1073,10 @@ def majority_floor(frame: pd.DataFrame) -> pd.Series:
 
 def sweep_table(sweep: pd.DataFrame, floor: Mapping[str, float], t: float = 1.0) -> pd.DataFrame:
     """The judges as they are (re-tempering factor ``t``, default 1) in
-    :func:`companion.calibration.temperature_sweep`: per judge (its ``judge`` column) and
+    :func:`tefbook.companion.calibration.temperature_sweep`: per judge (its ``judge`` column) and
     language, the strongest baseline and its Average accuracy, TEF's, TEF's gain with its 95 % interval,
     the majority-class rate (``floor``, percent per language) and whether TEF falls below it."""
-    from companion.tables import format_interval
+    from tefbook.companion.tables import format_interval
 
     at = sweep[sweep["t"] == t]
     out = pd.DataFrame({

@@ -9,7 +9,7 @@ never from a constant: a GPU run reads as a GPU run, a CPU run as a CPU run. The
 say :data:`PAPER_LABEL`. Nothing the book computes may stand in a row labelled as the paper's.
 
 The functions accept the provenance as a cache header gives it (nested) or as a row of
-:attr:`companion.runs.Runs.provenance` (flattened keys such as ``hardware.class``, the recorded
+:attr:`tefbook.companion.runs.Runs.provenance` (flattened keys such as ``hardware.class``, the recorded
 model under ``model_id``).
 """
 
@@ -218,7 +218,7 @@ def run_label(provenance: Mapping[str, Any], frame: pd.DataFrame | None = None, 
     Parameters
     ----------
     provenance : mapping
-        The cache header's provenance, or a row of :attr:`companion.runs.Runs.provenance`.
+        The cache header's provenance, or a row of :attr:`tefbook.companion.runs.Runs.provenance`.
     frame : DataFrame, optional
         The run's pairs, for :func:`data_kind`.
     data : str, optional
@@ -236,7 +236,7 @@ def run_label(provenance: Mapping[str, Any], frame: pd.DataFrame | None = None, 
 
 
 def run_labels(runs: Any) -> dict[str, str]:
-    """The label of every judge of a :class:`companion.runs.Runs` (registry name -> label).
+    """The label of every judge of a :class:`tefbook.companion.runs.Runs` (registry name -> label).
 
     The data part is read from all of the judge's pairs; when the judge's caches disagree in judge,
     engine or hardware (e.g. one language run on another machine), the distinct labels are joined by

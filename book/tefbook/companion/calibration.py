@@ -14,8 +14,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy.special import expit, logit
 
-from companion.results import predict_runs, versus_best_baseline
-from companion.runs import Runs, frame_of, run_keys
+from tefbook.companion.results import predict_runs, versus_best_baseline
+from tefbook.companion.runs import Runs, frame_of, run_keys
 from tefcore.evaluate import BASELINES, check_metric, flatten_sentences, iter_groups
 from tefcore.fusion import entropy_weight
 

@@ -271,7 +271,7 @@ def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> Non
     Parameters
     ----------
     frame : DataFrame
-        A wide table with ``level`` in its index (e.g. :func:`companion.results.side_by_side`).
+        A wide table with ``level`` in its index (e.g. :func:`tefbook.companion.results.side_by_side`).
     level : str
         The index level that splits the table (dropped from each part).
     **options
@@ -302,7 +302,7 @@ def glue_all(values: Mapping[str, Any] | None = None, /, **named: Any) -> None:
 
 def paired_test_columns(rows: pd.DataFrame, difference: str, n_boot: int | None = None) -> dict[str, list[Any]]:
     """The columns of a paired comparison as the book prints them (rows of
-    :func:`companion.results.compare_runs`): the difference with its 95 % interval (headed ``difference``),
+    :func:`tefbook.companion.results.compare_runs`): the difference with its 95 % interval (headed ``difference``),
     the bootstrap p-value, McNemar's discordant counts b and c and its p-value.
 
     Examples
