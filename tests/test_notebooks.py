@@ -117,7 +117,7 @@ def test_chapter_reads_as_a_lecture(source: Path) -> None:
     share = code_share(source.read_text(encoding="utf-8"))
     assert share <= MAX_CODE_SHARE, (
         f"{source.name}: {100 * share:.0f} % of its lines are code (at most {100 * MAX_CODE_SHARE:.0f} %); "
-        "move plumbing into companion (or a module of the chapter) and keep the code that is the lesson"
+        "move plumbing into tefbook.companion (or the chapter's module in tefbook.chapters) and keep the code that is the lesson"
     )
 
 
