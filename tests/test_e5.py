@@ -36,17 +36,8 @@ from tefcore.judges.e5 import (
     auto_temperature,
     side_description,
 )
-from tefcore.judges.e5_crossfit import (
-    DEFAULT_C_GRID,
-    TUNED,
-    E5CrossFitBackend,
-    ProbeSettings,
-    fit_probe,
-    laplace_prior,
-    linear_form,
-    make_probe,
-    warn_if_small,
-)
+from tefcore.judges.e5_crossfit import E5CrossFitBackend, warn_if_small
+from tefcore.judges.probes import DEFAULT_C_GRID, TUNED, ProbeSettings, fit_probe, laplace_prior, linear_form, make_probe
 from tefcore.mind.load import EvaluationPair, mind_pair
 from tefcore.tasks.segment import split_sentences
 

@@ -19,8 +19,9 @@ import tefcore.judges.e5_crossfit as e5
 from tefcore.cli import main
 from tefcore.extraction.cache import read_cache
 from tefcore.judges.base import ScoreRequest
-from tefcore.judges.e5_crossfit import ALL_LABELLED, E5CrossFitBackend, ProbeSettings, fit_multinomial_probe
+from tefcore.judges.e5_crossfit import ALL_LABELLED, E5CrossFitBackend
 from tefcore.judges.e5_engine import EngineBuild
+from tefcore.judges.probes import ProbeSettings, fit_multinomial_probe
 from tefcore.mind.load import EvaluationPair
 from tefcore.tasks import Choices
 
@@ -236,7 +237,8 @@ def test_a_constant_judge_is_named_blind_in_one_line_and_loses_its_star(
     acc = next(x for x in shown.splitlines() if x.startswith("Acc")).split()
     assert "!" in acc[-3] and "*" not in acc[-3]  # Transport: 18 texts all 'car', no best mark
 
-    from tefcore.evaluate import BlindWarning, blind_rows, predict_pairs
+    from tefcore.evaluate import predict_pairs
+    from tefcore.inference import BlindWarning, blind_rows
 
     frame, prov = read_cache(cache)
     pred = predict_pairs(frame[frame["side"].notna()], rules=["tef"], classes={"Transport": SIDES,
