@@ -405,10 +405,10 @@ def test_tef_claims_bad_format_is_a_usage_error(capsys: pytest.CaptureFixture[st
 
 def test_tef_claims_without_a_language_file_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(sample_dir() / "mind_en.jsonl", tmp_path / "mind_en.jsonl")
-    assert tef_claims(["--data-dir", str(tmp_path)]) == 0  # nothing fails: the data rows are unchecked
+    # the data asked for by --data-dir cannot all be read: one line, exit 2 (without --data-dir only a warning)
+    assert tef_claims(["--data-dir", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
-    assert f"data: no mind_zh.jsonl in {tmp_path}" in out and "error" not in out
-    assert err.strip() == f"tef: warning: the data-card rows are not checked: no mind_zh.jsonl in {tmp_path}"
+    assert err == f"tef claims: error: --data-dir {tmp_path}: no mind_zh.jsonl in {tmp_path}\n"
     frame = claims.evaluate_ledger(data_dir=tmp_path).set_index("id")
     data_rows = frame[frame["kind"] == evidence.KINDS["data"]]
     assert (data_rows["verdict"] == "not checked").all()
