@@ -341,7 +341,7 @@ def test_root_config_renders_stored_outputs_offline() -> None:
     assert {"_build", ".venv", "tests", "data", "benchmarks", ".ci"} <= set(config["exclude_patterns"])
     assert config["bibtex_bibfiles"] == ["book/references.bib"]
     assert "sphinx_proof" in config["sphinx"]["extra_extensions"]
-    assert config["sphinx"]["local_extensions"] == {"tef_environment": "book/_ext",
+    assert config["sphinx"]["local_extensions"] == {"tef_environment": "book/_ext", "tef_findings": "book/_ext",
                                                     "tef_offline": "book/_ext", "tef_launch": "book/_ext",
                                                     "tef_equations": "book/_ext", "tef_layout": "book/_ext"}
     assert not (ROOT / "_static").exists(), "a top-level _static/ is added to every page"
