@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tefcore import evaluate as ev
+from tefcore import inference as inf
 from tefcore.evaluate import score_table
 from tefcore.fusion import majority_vote, tef
 from tefcore.metrics import macro_f1
@@ -198,7 +199,7 @@ def _three_sides(n: int = 30, seed: int = 0) -> tuple[pd.DataFrame, dict[str, li
 def test_interval_table_holds_the_score_tables_numbers_inside_their_intervals():
     pred, sides = _three_sides()
     table = score_table(pred, classes=sides)
-    intervals = ev.interval_table(pred, classes=sides, n_boot=300)
+    intervals = inf.interval_table(pred, classes=sides, n_boot=300)
     merged = table.merge(intervals, on=["lang", "rule", "dimension"], suffixes=("", "_ci"))
     assert len(merged) == len(table) == 3 * 3
     for metric in ("accuracy", "macro_f1"):
@@ -206,12 +207,12 @@ def test_interval_table_holds_the_score_tables_numbers_inside_their_intervals():
         assert (merged[f"{metric}_low"] <= merged[metric]).all() and (merged[metric] <= merged[f"{metric}_high"]).all()
     assert (merged["accuracy_high"] - merged["accuracy_low"] > 0).any()
     with pytest.raises(ValueError, match="end with 'dimension'"):
-        ev.interval_table(pred, by=["lang", "rule"])
+        inf.interval_table(pred, by=["lang", "rule"])
 
 
 def test_baseline_tests_compare_each_rule_with_the_strongest_baseline_on_the_same_texts():
     pred, _ = _three_sides()
-    tests = ev.baseline_tests(pred, n_boot=300)
+    tests = inf.baseline_tests(pred, n_boot=300)
     assert set(tests["rule"]) == {"tef"} and list(tests["dimension"]) == ["Transport", "Housing", "Average"]
     table = score_table(pred)
     for _, row in tests.iterrows():
@@ -220,19 +221,19 @@ def test_baseline_tests_compare_each_rule_with_the_strongest_baseline_on_the_sam
         tef = table[(table["dimension"] == row["dimension"]) & (table["rule"] == "tef")]["accuracy"].item()
         assert row["difference"] == pytest.approx(tef - cells["accuracy"].max())
         assert row["low"] <= row["difference"] <= row["high"] and 0 <= row["p_mcnemar"] <= 1
-    assert ev.baseline_tests(pred[pred["rule"] == "tef"]).empty  # no baseline to compare with
+    assert inf.baseline_tests(pred[pred["rule"] == "tef"]).empty  # no baseline to compare with
 
 
 def test_a_rule_that_gives_one_side_to_every_text_is_named_and_warned_about():
     pred, _ = _three_sides()
-    with pytest.warns(ev.BlindWarning, match=r"one side for >= 95% of the texts .*MV on Transport, Housing") as seen:
-        rows = ev.blind_rows(pred)
+    with pytest.warns(inf.BlindWarning, match=r"one side for >= 95% of the texts .*MV on Transport, Housing") as seen:
+        rows = inf.blind_rows(pred)
     assert len(seen) == 1 and "\n" not in str(seen[0].message)
     assert rows[["rule", "dimension", "side", "share"]].values.tolist() == [
         ["majority_vote", "Transport", "car", 1.0], ["majority_vote", "Housing", "up", 1.0]]
-    assert ev.blind_rows(pred[pred["rule"] == "tef"], warn=False).empty
-    few = pred.groupby(["rule", "dimension"]).head(ev.BLIND_MIN_TEXTS - 1)  # too few texts to judge from
-    assert ev.blind_rows(few, warn=False).empty
+    assert inf.blind_rows(pred[pred["rule"] == "tef"], warn=False).empty
+    few = pred.groupby(["rule", "dimension"]).head(inf.BLIND_MIN_TEXTS - 1)  # too few texts to judge from
+    assert inf.blind_rows(few, warn=False).empty
 
 
 def test_score_table_refuses_a_gold_side_outside_the_sides_it_is_given():
