@@ -144,6 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=FORMATS, default="text",
                     help="text: compact tables under 100 columns (default); csv, json: one row per language, "
                     "rule and dimension; markdown: the text tables as Markdown")
+    ev.add_argument("--data-dir", type=user_path, default=None,
+                    help="MIND's folder the caches were made from: the gold is read from its data, not the cache; "
+                    "where they differ, one line says so and the data's gold is scored (default: $MIND_DATA_DIR, "
+                    "else the embedded sample, when it holds every pair of the cache)")
+    ev.add_argument("--task", type=user_path, metavar="TASK",
+                    help="the task file of a task's cache: its gold is read from the task's data, as with --data-dir "
+                    "(without it, the gold the cache stored)")
 
     fu = _command(sub, "fuse", "per-text decisions, confidences and scores of fusion rules (no gold needed)",
                   "Reads a cache file, or every *.jsonl cache under a folder; writes nothing, prints one row per pair "
@@ -390,10 +397,10 @@ def _cache_files(root: Path) -> list[Path]:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Print accuracy / macro-F1 per dimension and rule for each cache file."""
-    scored, empty = [], []
+    """Print accuracy / macro-F1 per dimension and rule for each cache file, against the gold of its data."""
+    scored, empty, task = [], [], load_task(args.task) if args.task else None
     for file in _cache_files(args.cache):
-        result = evaluate_file(file, args.rules, args.invalid, args.intervals)
+        result = evaluate_file(file, args.rules, args.invalid, args.intervals, data_dir=args.data_dir, task=task)
         (empty if result is None else scored).append(file if result is None else result)
     if not scored:
         what = f"{empty[0]} holds" if len(empty) == 1 else f"the {len(empty)} caches under {args.cache} hold"

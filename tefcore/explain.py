@@ -42,12 +42,12 @@ from tefcore.evaluate import ABSTAIN, _probabilities, _unreadable, predict_pairs
 from tefcore.extraction.cache import read_cache
 from tefcore.fusion import CLASSES, CLIP, EPS, RULE_LABELS, clipped_log_odds, entropy_weight
 from tefcore.hashing import text_sha256
-from tefcore.mind.load import load_posts, mind_filename, resolve_data_dir
+from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir
 from tefcore.tasks.segment import MIN_LENGTH, split_sentences
 from tefcore.tasks import load_task, recorded_sides
 
 __all__ = ["EXPLAIN_FORMATS", "EXPLAIN_RULES", "DataChanged", "cache_sentences", "explain", "explain_cache",
-           "explain_file", "render", "select"]
+           "explain_file", "render", "select", "source_pairs"]
 
 EXPLAIN_RULES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote", "tef")
 """The rules whose decisions the view shows beside the sentences."""
@@ -279,17 +279,27 @@ def _recorded_hashes(path: Path) -> dict[tuple[str, str], str]:
     return found
 
 
-def _source_texts(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str] | None,
-                  task: Any, where: str) -> tuple[dict[str, str], str]:
-    """The texts a cache file was extracted from, by id, and the data file they come from."""
+def source_pairs(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str] | None,
+                 task: Any, where: str) -> tuple[list[Any], dict[str, str], str]:
+    """What a cache file was extracted from, as the data say it now: its evaluation pairs (with the data's
+    gold side), its texts by id, and the data file (a task's data, or MIND's ``mind_<lang>.jsonl``)."""
     if provenance.get("task"):  # a task file's cache: its texts are the task's documents
         given = getattr(task, "name", None)
         if given != provenance["task"]:
             what = f"not of task {given!r} ({task.path})" if given else "give its task file with --task"
             raise ValueError(f"{where} is a cache of task {provenance['task']!r}: {what}")
-        return {d.id: d.text for d in task.documents}, str(task.data)
+        return task.pairs(), {d.id: d.text for d in task.documents}, str(task.data)
     lang = provenance["lang"]
-    return {p.id: p.text for p in load_posts(lang, data_dir)}, str(resolve_data_dir(data_dir) / mind_filename(lang))
+    posts = load_posts(lang, data_dir)
+    source = str(resolve_data_dir(data_dir) / mind_filename(lang))
+    return evaluation_pairs(posts), {p.id: p.text for p in posts}, source
+
+
+def _source_texts(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str] | None,
+                  task: Any, where: str) -> tuple[dict[str, str], str]:
+    """The texts a cache file was extracted from, by id, and the data file they come from."""
+    _, texts, source = source_pairs(provenance, data_dir, task, where)
+    return texts, source
 
 
 def cache_sentences(cache: str | os.PathLike[str], frame: pd.DataFrame, provenance: Mapping[str, Any], *,

@@ -16,29 +16,68 @@ from typing import Any
 import pandas as pd
 
 from tefcore.evaluate import ABSTAIN, AVERAGE, METRIC_LABELS, predict_pairs, score_table, sort_table
+from tefcore.explain import source_pairs
 from tefcore.extraction.cache import header_pairs, read_cache_file
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.inference import BLIND_SHARE, baseline_tests, blind_message, blind_rows, interval_table
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefcore.tasks import recorded_sides
 
-__all__ = ["FEW_PAIRS", "evaluate_file", "format_scores", "records", "score_display", "shown"]
+__all__ = ["FEW_PAIRS", "evaluate_file", "format_scores", "gold_from_data", "records", "score_display", "shown"]
 
 FEW_PAIRS = 20
 """``tef evaluate`` marks a score computed on fewer pairs than this: a rate of one or two pairs means little."""
 
 
-def evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, intervals: bool = False) -> Any:
+def gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_dir: Path | None = None,
+                   task: Any = None) -> pd.DataFrame:
+    """The cache's pairs with the gold side the data give now, said in one line on stderr where it is not the
+    gold the cache stored (a label corrected after the extraction): the data are the truth, the cache only
+    their copy.
+
+    The data are a task's (``task``, for a cache of that task) or MIND's (``data_dir``; without it the folder
+    ``tef extract`` reads by default, $MIND_DATA_DIR or the embedded sample, when it holds every pair of the
+    cache). A pair the data no longer label is left out. A task's cache without ``task`` keeps the stored gold.
+    The data are found as :func:`tefcore.explain.source_pairs` finds them for ``tef explain``.
+    """
+    if prov.get("task") and task is None:
+        return frame
+    try:
+        pairs, _, source = source_pairs(prov, None if prov.get("task") else data_dir, task, shown(str(path)))
+    except (OSError, ValueError):
+        if prov.get("task") or data_dir is not None:
+            raise
+        return frame  # no default MIND data to compare with
+    gold = {(p.post_id, p.lang, p.dimension): p.side for p in pairs}
+    keys = list(zip(frame["post_id"], frame["lang"], frame["dimension"]))
+    if not prov.get("task") and data_dir is None and not all(k in gold for k in keys):
+        return frame  # the default MIND folder is not the one this cache was made from
+    now = pd.Series([gold.get(k) for k in keys], index=frame.index, dtype=object)
+    differ = ~((now == frame["side"]) | (now.isna() & frame["side"].isna()))
+    if differ.any():
+        first = frame[differ].iloc[0]
+        print(f"tef: warning: {shown(str(path))}: the gold side of {int(differ.sum()):,} of {len(frame):,} pairs is "
+              f"not the cache's in {shown(source)} (first: {first['post_id']!r}, {first['dimension']}: "
+              f"{first['side']!r} in the cache, {now[differ].iloc[0]!r} in the data); scored against the data's",
+              file=sys.stderr)
+    return frame.assign(side=now)[now.notna()]
+
+
+def evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, intervals: bool = False, *,
+                  data_dir: Path | None = None, task: Any = None) -> Any:
     """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front,
     ``blind`` (:func:`~tefcore.inference.blind_rows`, said on stderr) and, with ``intervals``, the bootstrap
     intervals and tests against the strongest baseline.
 
     Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides;
-    a dimension without any readable answer (a judge that skipped it) is left out, said on stderr.
+    a dimension without any readable answer (a judge that skipped it) is left out, said on stderr. The gold is
+    the data's (:func:`gold_from_data`, with MIND's ``data_dir`` or the ``task``), the cache's where its data
+    cannot be read.
     """
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
+    frame = gold_from_data(frame, prov, path, data_dir, task)
     asked = header_pairs(path)
     if asked is not None and len(frame) < asked:
         print(f"tef: warning: {shown(str(path))} holds {len(frame):,} of its data's {asked:,} pairs (an extraction "
