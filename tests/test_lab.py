@@ -186,9 +186,11 @@ def test_solutions_are_a_students_lines() -> None:
 
 
 def test_the_lab_runs_without_the_books_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where only tefcore is installed (Colab, Binder from the launch branch), every cell runs: the book's
-    renderers, glue and parameter check are made unimportable, and the lab still computes its answers."""
-    for name in ("tefbook", "tefbook.companion", "tefbook.companion.figures", "tefbook.chapters", "tefbook.parameters", "myst_nb"):
+    """Without the book's tools every cell of the teacher's edition runs: the book's renderers, figures, glue
+    and parameter check are made unimportable, and the lab still computes its answers (its checks come from
+    their module, which the student edition writes out: see the tests of the student edition below)."""
+    for name in ("tefbook.companion", "tefbook.companion.figures", "tefbook.chapters.ch10", "tefbook.parameters",
+                 "myst_nb"):
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
     monkeypatch.delenv("TEF_BOOK_BUILD", raising=False)
     namespace: dict[str, Any] = {}
@@ -255,6 +257,26 @@ def test_the_student_edition_has_no_solution_and_no_teacher_note() -> None:
     answer_cells = [c.source for c in notebook.cells if c.cell_type == "code" and "check_exercise_" in c.source
                     and "def " not in c.source]
     assert len(answer_cells) == 7 and all("None" in c for c in answer_cells)  # the answer cells, unanswered
+
+
+CHECKS = ROOT / "book" / "tefbook" / "chapters" / "ch10_checks.py"
+
+
+def test_the_student_edition_writes_the_checks_out() -> None:
+    """The page imports the checks from their module; the student edition's checks cell is that module's
+    source, which defines every check and imports only the standard library, numpy, pandas and tefcore."""
+    page = [c for c in jupytext.read(LAB).cells if "checks" in c.metadata.get("tags", [])]
+    assert len(page) == 1 and "from tefbook.chapters.ch10_checks import" in page[0].source
+    cells = [c for c in student_notebook().cells if "checks" in c.metadata.get("tags", [])]
+    source = CHECKS.read_text(encoding="utf-8")
+    assert len(cells) == 1 and cells[0].source == source.strip() + "\n"
+    defined = {n.name for n in ast.parse(cells[0].source).body if isinstance(n, ast.FunctionDef)}
+    assert {f"check_exercise_{k}" for k in range(1, 8)} <= defined
+    imported = {n.module if isinstance(n, ast.ImportFrom) else a.name
+                for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    roots = {m.split(".")[0] for m in imported}
+    assert roots and roots <= {"numpy", "pandas", "tefcore"} | set(sys.stdlib_module_names), roots
 
 
 def test_the_student_edition_refuses_markup_and_unquotable_numbers() -> None:

@@ -5,8 +5,8 @@
   no link and no button, and no chapter names an address;
 * the launch branch holds the launchable chapters as notebooks with the address, and is published as a
   fast-forward (tested against a local bare repository);
-* the lab installs tefcore from the address where it is missing, and imports nothing that Colab or
-  Binder would lack without a fallback.
+* the lab installs tefcore from the address where it is missing, and its student edition imports nothing
+  that Colab or Binder would lack without a fallback (its checks are written out from their module).
 """
 
 from __future__ import annotations
@@ -201,12 +201,16 @@ COLAB_HAS = {"numpy", "pandas", "scipy", "altair", "IPython", "tefcore"}
 
 
 def test_launchable_chapters_import_only_what_colab_has() -> None:
-    """Every import of a launchable chapter is of the standard library, of a package Colab and the
-    launch branch provide, or guarded by ``except ImportError`` (the book's own renderers and glue)."""
+    """Every import of a launchable chapter's student edition (what Colab and Binder open) is of the
+    standard library, of a package Colab and the launch branch provide, or guarded by ``except ImportError``
+    (the book's own renderers and glue); its checks are written out, not imported from the book."""
+    from tefbook.launch import student_edition
+
     for source in sorted((ROOT / "notebooks").glob("*.py")):
         if not is_launchable(jupytext.read(source)):
             continue
-        for cell in (c for c in jupytext.read(source).cells if c.cell_type == "code"):
+        edition = student_edition(jupytext.read(source), ADDRESS, str(source))
+        for cell in (c for c in edition.cells if c.cell_type == "code"):
             tree = ast.parse("\n".join(line for line in cell.source.splitlines() if not line.startswith(("%", "!"))))
             guarded = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
                        and any(isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
@@ -219,6 +223,19 @@ def test_launchable_chapters_import_only_what_colab_has() -> None:
                         top = name.split(".")[0]
                         assert top in sys.stdlib_module_names or top in COLAB_HAS, (
                             f"{source.name} imports {name} unguarded: Colab and Binder would lack it")
+
+
+def test_a_checks_cell_imports_only_a_module_that_needs_no_book() -> None:
+    """The checks cell is written out from the modules it imports; anything else in it, a module that is
+    not there or one that imports the book is a one-line error."""
+    from tefbook.launch import written_out
+
+    assert "def check_exercise_7(" in written_out("from tefbook.chapters.ch10_checks import check_exercise_7")
+    for source, message in (("x = 1", "may only import from a module of tefbook"),
+                            ("from tefbook.chapters.ch99 import f", "which is no module"),
+                            ("from tefbook.launch import student_edition", "imports from the book")):
+        with pytest.raises(BookError, match=message):
+            written_out(source, "lab.py")
 
 
 def test_no_address_is_committed() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import importlib.util
 import os
 import re
 import subprocess
@@ -45,14 +46,17 @@ from tefbook.repository import (
 )
 from tefbook.toc import CHAPTER_DIR, find_root, load_toc, toc_chapters
 
-__all__ = ["BOOK_ONLY_TAGS", "LAUNCH_REQUIREMENTS", "STUDENT_SUFFIX", "commit_tree", "main", "render_glue",
-           "student_edition", "write_launch_tree", "write_student_editions"]
+__all__ = ["BOOK_ONLY_TAGS", "BOOK_PACKAGES", "CHECKS_TAG", "LAUNCH_REQUIREMENTS", "STUDENT_SUFFIX", "commit_tree",
+           "main", "render_glue", "student_edition", "write_launch_tree", "write_student_editions", "written_out"]
 
 #: Tags of the cells that only the book's page shows: solutions, teacher notes, the explorable figures
 #: (drawn by the book's support code) and the words about the two editions.
 BOOK_ONLY_TAGS: frozenset[str] = frozenset({"solution", "teacher", "explorable", "book-only"})
 #: The tag of a cell that only the student edition shows (the page removes it with ``remove-cell``).
 STUDENT_TAG = "student"
+#: The tag of the cell that imports a chapter's checks from its module of :mod:`tefbook.chapters`: the student
+#: edition writes the module's source out in its place (the module imports nothing of the book).
+CHECKS_TAG = "checks"
 #: The student edition of ``NN_name`` is ``NN_name_student.ipynb`` beside the page.
 STUDENT_SUFFIX = "_student"
 _GLUE = re.compile(r"\{glue:text\}`([A-Za-z_]\w*)(?::([^`]*))?`")
@@ -61,6 +65,8 @@ _MYST = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(```|:::)\s*\{", re.MULTILINE)
 #: What a launchable chapter's student edition needs besides tefcore (and its numpy and pandas): nothing
 #: so far, since the explorable figures (altair, the book's support code) stay on the book's page.
 LAUNCH_REQUIREMENTS: tuple[str, ...] = ()
+#: The book's packages, which a student's machine lacks.
+BOOK_PACKAGES: frozenset[str] = frozenset({"tefbook", "tefpaper", "myst_nb", "altair"})
 
 
 def _git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -112,12 +118,51 @@ def render_glue(text: str, values: dict[str, Any], where: str = "the chapter") -
     return _GLUE.sub(value, text)
 
 
+def written_out(source: str, where: str = "the chapter") -> str:
+    """A checks cell's imports from the book replaced by the source of the modules they import from.
+
+    Raises
+    ------
+    BookError
+        When the cell holds anything but imports, or a module it names imports from the book itself.
+
+    Examples
+    --------
+    >>> text = written_out("from tefbook.chapters.ch10_checks import check_exercise_1")
+    >>> "def check_exercise_1(" in text and "import tefbook" not in text
+    True
+    """
+    parts = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("tefbook."):
+            raise BookError(f"{where}: the cell tagged {CHECKS_TAG!r} may only import from a module of tefbook "
+                            f"(line {node.lineno} is something else)")
+        spec = importlib.util.find_spec(node.module)
+        if spec is None or spec.origin is None:
+            raise BookError(f"{where}: the cell tagged {CHECKS_TAG!r} imports from {node.module}, which is no module")
+        text = Path(spec.origin).read_text(encoding="utf-8")
+        book = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))
+                and any(m.split(".")[0] in BOOK_PACKAGES for m in _imported(n))]
+        if book:
+            raise BookError(f"{where}: {node.module} imports from the book (line {book[0].lineno}), so the "
+                            "student edition could not run it where only tefcore is installed")
+        parts.append(text.strip() + "\n")
+    return "\n\n".join(parts)
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement names."""
+    return [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+
+
 def student_edition(notebook: Any, repository: str = "", where: str = "the chapter") -> Any:
     r"""The notebook a student gets: no solution, no teacher note, no markup plain Jupyter cannot read.
 
     Cells tagged with one of :data:`BOOK_ONLY_TAGS` are left out, and so are cells the page removes
     (``remove-cell``) unless they are tagged ``student``; ``{glue:text}`` roles quoting a parameter are
-    written out; the ``repository`` parameter is set; outputs and the jupytext pairing are dropped.
+    written out; the ``repository`` parameter is set; outputs and the jupytext pairing are dropped. The
+    cell tagged ``checks`` is replaced by the source of the module it imports the checks from
+    (:func:`written_out`), so the notebook runs where only tefcore is installed.
 
     Raises
     ------
@@ -149,6 +194,8 @@ def student_edition(notebook: Any, repository: str = "", where: str = "the chapt
             cell.metadata.pop("tags", None)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+            if CHECKS_TAG in tags:
+                cell.source = written_out(cell.source, where)
         kept.append(cell)
     edition.cells = kept
     set_parameters(edition, {REPOSITORY_PARAMETER: repository})

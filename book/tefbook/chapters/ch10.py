@@ -3,8 +3,9 @@
 The figure of exercise 3 lets the reader drag two probabilities and read, for each rule, how many hedging
 sentences turn a post decided by one decisive sentence. The browser computes it: this module writes each
 rule's per-sentence contribution (chapter 1) in the expression language of Vega, and lays out the chart.
-The lab's exercises and their checks stay in the chapter, which runs where only ``tefcore`` is installed;
-this figure is drawn on the book's page only, and so is exercise 7's shading of real sentences by the judge's
+The lab's exercises stay in the chapter and their checks are :mod:`tefbook.chapters.ch10_checks`, which the
+student edition writes out so that it runs where only ``tefcore`` is installed; this figure is drawn on the
+book's page only, and so is exercise 7's shading of real sentences by the judge's
 probabilities (the student edition prints the same numbers as a table).
 """
 
