@@ -21,7 +21,7 @@ from tefcore.extraction.cache import header_pairs, read_cache_file
 from tefcore.fusion import RULE_LABELS, RULE_NAMES
 from tefcore.inference import BLIND_SHARE, baseline_tests, blind_message, blind_rows, interval_table
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
-from tefcore.tasks import recorded_sides
+from tefcore.tasks import Task, recorded_sides
 
 __all__ = ["FEW_PAIRS", "evaluate_file", "format_scores", "gold_from_data", "records", "score_display", "shown"]
 
@@ -30,7 +30,7 @@ FEW_PAIRS = 20
 
 
 def gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_dir: Path | None = None,
-                   task: Any = None) -> pd.DataFrame:
+                   task: Task | None = None) -> pd.DataFrame:
     """The cache's pairs with the gold side the data give now, said in one line on stderr where it is not the
     gold the cache stored (a label corrected after the extraction): the data are the truth, the cache only
     their copy.
@@ -40,7 +40,7 @@ def gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_d
     cache). A pair the data no longer label is left out. A task's cache without ``task`` keeps the stored gold.
     The data are found as :func:`tefcore.explain.source_pairs` finds them for ``tef explain``.
     """
-    if prov.get("task") and task is None:
+    if prov.get("task") and not isinstance(task, Task):
         return frame
     try:
         pairs, _, source = source_pairs(prov, None if prov.get("task") else data_dir, task, shown(str(path)))
@@ -64,7 +64,7 @@ def gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_d
 
 
 def evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, intervals: bool = False, *,
-                  data_dir: Path | None = None, task: Any = None) -> Any:
+                  data_dir: Path | None = None, task: Task | None = None) -> Any:
     """Score one cache: its :func:`~tefcore.evaluate.score_table` with the cache's judge and prompt in front,
     ``blind`` (:func:`~tefcore.inference.blind_rows`, said on stderr) and, with ``intervals``, the bootstrap
     intervals and tests against the strongest baseline.
