@@ -21,7 +21,8 @@ from tefcore.extraction.cache import read_cache
 from tefcore.judges.base import ScoreRequest
 from tefcore.judges.e5_crossfit import ALL_LABELLED, E5CrossFitBackend
 from tefcore.judges.e5_engine import EngineBuild
-from tefcore.judges.probes import ProbeSettings, fit_multinomial_probe
+import tefcore.judges.probes as probes
+from tefcore.judges.probes import ProbeChoice, ProbeFit, ProbeSettings, fit_multinomial_probe, linear_form, make_probe
 from tefcore.mind.load import EvaluationPair
 from tefcore.tasks import Choices
 
@@ -92,26 +93,44 @@ def test_a_partly_labelled_three_side_task_is_scored_everywhere_without_a_text_r
     assert sub["labelled_sha256"] == hashlib.sha256("\n".join(labelled).encode()).hexdigest()
     assert len(sub["all_labelled_fit"]["C_chosen"]) == 2 and sub["fallback_reasons"] == []
     assert "multinomial over ['car', 'transit', 'cycling']" in judge.provenance()["labels"]
+    assert "row span" in judge.provenance()["multinomial_fit"]
 
 
-def test_the_multinomial_probe_reaches_the_one_optimum() -> None:
+@pytest.mark.parametrize(("n", "d"), [(45, 4), (12, 40)])  # more texts than dimensions, and far fewer (row span)
+def test_the_multinomial_probe_reaches_the_one_optimum(n: int, d: int) -> None:
     rng = np.random.default_rng(3)
-    y = np.repeat([0, 1, 2], 15)
-    x = rng.normal(size=(45, 4)) + 1.2 * np.eye(4)[y]
+    y = np.arange(n) % 3
+    x = rng.normal(size=(n, d)) + 1.2 * np.eye(d)[y]
     C = 0.7
     fit = fit_multinomial_probe(x, y, 3, 0, ProbeSettings(C=C, standardize=False))
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:  # scikit-learn's: C * log loss + |W|^2 / 2
-        W, b = theta[:12].reshape(3, 4), theta[12:]
+        W, b = theta[:3 * d].reshape(3, d), theta[3 * d:]
         logp = log_softmax(x @ W.T + b, axis=1)
         residual = softmax(x @ W.T + b, axis=1) - np.eye(3)[y]
         grad = np.concatenate([(C * residual.T @ x + W).ravel(), C * residual.sum(axis=0)])
         return float(-C * logp[np.arange(len(y)), y].sum() + 0.5 * (W ** 2).sum()), grad
 
-    ref = minimize(objective, np.zeros(15), jac=True, method="BFGS", options={"gtol": 1e-12, "maxiter": 10_000})
-    W, b = ref.x[:12].reshape(3, 4), ref.x[12:]
+    ref = minimize(objective, np.zeros(3 * d + 3), jac=True, method="BFGS", options={"gtol": 1e-12, "maxiter": 10_000})
+    W, b = ref.x[:3 * d].reshape(3, d), ref.x[3 * d:]
+    held_out = rng.normal(size=(20, d))  # off the training span too: the weights outside it must be zero
+    np.testing.assert_allclose(fit.probabilities(held_out), softmax(held_out @ W.T + b, axis=1), atol=1e-8)
     np.testing.assert_allclose(fit.probabilities(x), softmax(x @ W.T + b, axis=1), atol=1e-9)
-    assert fit.choice.C == C and fit.coef.shape == (3, 4)
+    assert fit.choice.C == C and fit.coef.shape == (3, d)
+
+
+def test_the_multinomial_probe_on_the_row_span_is_the_probe_on_all_dimensions() -> None:
+    rng = np.random.default_rng(5)
+    y = np.arange(15) % 3  # a task's few labelled texts, e5-like: anisotropic, far fewer than the dimensions
+    x = 1.0 + 0.02 * rng.normal(size=(15, 64)) + 0.01 * rng.normal(size=(3, 64))[y]
+    held_out = 1.0 + 0.02 * rng.normal(size=(10, 64))
+    for C in (1e-3, 0.1, 10.0):
+        span = ProbeFit(*linear_form(make_probe(C=C, row_span=True).fit(x, y)), ProbeChoice())
+        full = ProbeFit(*linear_form(make_probe(C=C).fit(x, y)), ProbeChoice())
+        np.testing.assert_allclose(span.probabilities(held_out), full.probabilities(held_out), atol=1e-8)
+    settings = ProbeSettings(C_grid=(1e-3, 0.1, 10.0))
+    searched, reference = fit_multinomial_probe(x, y, 3, 0, settings), probes._searched(x, y, 5, 0, settings)
+    assert searched.choice == reference.choice  # the same inner scores (to 6 digits) and the same C
 
 
 def test_a_dimension_with_too_few_labels_per_side_is_skipped_alone(caplog: pytest.LogCaptureFixture) -> None:
@@ -141,6 +160,7 @@ def test_two_sides_partly_labelled_use_the_binary_probe_and_record_the_labelled_
     assert all(judge.assignments("en", "Transport", p.post_id) == [(0, ALL_LABELLED), (1, ALL_LABELLED)]
                for p in unlabelled)
     assert judge.provenance()["subsets"]["en/Transport"]["n_labelled"] == 8
+    assert "multinomial_fit" not in judge.provenance()  # two sides: MIND's provenance, unchanged
 
 
 # --- the whole path: tef extract --model e5-crossfit, then tef evaluate --intervals -------------------

@@ -490,6 +490,10 @@ class E5CrossFitBackend:
             "embedding_side": self.embedding_side,
             "classifier": (f"sklearn Pipeline(StandardScaler, LogisticRegression(L2, {SOLVER}, tol={TOL:g}))"
                            if s.standardize else f"sklearn LogisticRegression(L2, {SOLVER}, tol={TOL:g}) on raw embeddings"),
+            **({"multinomial_fit": "K > 2 sides: the regression fitted on the coordinates of the training part's row span "
+                                   "(RowSpan, its right singular vectors; the L2 optimum lies in that span) and mapped back "
+                                   "to the embedding's dimensions"}
+               if any(len(sides) > 2 for sides in self._sides.values()) else {}),
             "sklearn": str(sklearn.__version__),
             "standardize": s.standardize,
             "C": s.C,
