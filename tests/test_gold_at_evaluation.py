@@ -99,3 +99,36 @@ def test_a_label_removed_from_the_data_leaves_its_pair_out_and_another_task_is_r
     assert main(["evaluate", "--cache", str(cache), "--task", str(other / "task.yaml")]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "is a cache of task 'tone'" in line and "not of task 'mood'" in line
+
+
+def test_a_mind_cache_is_scored_against_the_gold_of_its_data_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_extract import FakeJudge
+
+    from tefcore.extraction.run import run_extraction
+    from tefcore.mind.load import DATA_DIR_ENV, evaluation_pairs, load_posts, resolve_data_dir
+
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
+    pairs = evaluation_pairs(load_posts("en"))[:8]
+    cache = tmp_path / "en.jsonl"
+    run_extraction(FakeJudge(), pairs, cache, variant="original", progress=False)
+    first = pairs[0]
+    other = {"change": "stability", "stability": "change"}[first.side]
+    lines = (resolve_data_dir(None) / "mind_en.jsonl").read_text(encoding="utf-8").splitlines()
+    posts = [json.loads(x) for x in lines if x.strip()]
+    swap = next(x for q in posts for x in q["labels"] if x["dimension"] == first.dimension and x["side"] == other)
+    for post in posts:
+        if post["id"] == first.post_id:  # a corrected label: an orientation of the other side
+            post["labels"] = [dict(swap) if x["dimension"] == first.dimension else x for x in post["labels"]]
+    corrected = tmp_path / "mind"
+    corrected.mkdir()
+    (corrected / "mind_en.jsonl").write_text("\n".join(json.dumps(p, ensure_ascii=False) for p in posts) + "\n",
+                                             encoding="utf-8")
+    assert main(["evaluate", "--cache", str(cache)]) == 0  # the embedded sample agrees with the cache
+    assert "gold side" not in capsys.readouterr().err
+    for argv, env in ((["--data-dir", str(corrected)], None), ([], str(corrected))):
+        if env:
+            monkeypatch.setenv(DATA_DIR_ENV, env)
+        assert main(["evaluate", "--cache", str(cache), *argv]) == 0
+        (line,) = [x for x in capsys.readouterr().err.splitlines() if "gold side" in x]
+        assert "1 of 8 pairs" in line and f"{first.post_id!r}, {first.dimension}: {first.side!r} in the cache" in line
