@@ -308,4 +308,4 @@ def test_a_resume_whose_data_s_gold_differs_from_the_cache_s_says_so_in_one_line
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [f"{out}: the data's gold side differs from the cache's on 1 pair(s) (first: post "
                         f"'{pairs[0].post_id}', {pairs[0].dimension}: 'stability' in the cache, 'change' in the "
-                        "data); tef evaluate scores the cache's: extract into another --out to score the data's"]
+                        "data); tef evaluate with --task (a task) or --data-dir (MIND) scores the data's"]

@@ -615,7 +615,7 @@ class CacheWriter:
         stale = stale_gold(pairs, self.pairs or ())
         if stale:
             log.warning("%s: the data's gold side differs from the cache's on %d pair(s) (first: %s); tef evaluate "
-                        "scores the cache's: extract into another --out to score the data's", self.path, len(stale),
+                        "with --task (a task) or --data-dir (MIND) scores the data's", self.path, len(stale),
                         stale[0])
 
     def _append(self, record: Mapping[str, Any]) -> None:
