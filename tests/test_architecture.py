@@ -43,10 +43,13 @@ BOOK_TOOLCHAIN = ("papermill", "jupyter_book", "sphinx", "playwright", "myst_nb"
                   "plotly", "altair")
 LIMITS = {"tefcore": 700, "companion": 600}
 """Most lines a module may have."""
-PACKAGE_LIMIT = 11_500
+PACKAGE_LIMIT = 13_700
 """Most lines the wheel's code may have in all (``find tefcore -name '*.py' | xargs wc -l``): 11,000 when it was
 set, then 500 more for the deterministic e5 engine build and the numeric environment every cache header records
-(``judges/e5_engine``, ``judges/machine``) and the one lookup error (``errors``) with the rules' checks."""
+(``judges/e5_engine``, ``judges/machine``) and the one lookup error (``errors``) with the rules' checks; then
+2,200 more for the evidence view (``explain``, about 600), the intervals and blind-rule warnings
+(``inference``, ``report``), the learning judge's multinomial probes (``judges/probes``) and the checks that
+refuse bad texts, caches and keys in one line. A budget, not a target: it only goes down from here."""
 FORBIDDEN = ("task is None", "choices is None", "TYPE_CHECKING")
 """No ``None`` stands for MIND (every judge, the loop, the cache and the CLI receive a task), and no import
 is hidden from the import graph."""
