@@ -64,7 +64,7 @@ test-book:  ## fast checks of the chapter sources, the build code and the secret
 	$(PYTHON) -m pytest tests/test_notebooks.py tests/test_book.py tests/test_book_secrets.py tests/test_plotting.py
 
 browser:  ## load every page of the built book in headless Chromium (screenshots in artifacts/)
-	TEF_BOOK_DIR=$(BOOK_DIR) $(PYTHON) -m pytest tests/test_book_browser.py -v
+	TEF_BOOK_DIR=$(BOOK_DIR) $(PYTHON) -m pytest tests/test_book_browser.py tests/test_explain_browser.py -v
 
 nbval:  ## re-execute the chapters book-ci executed and compare their outputs
 	$(PYTHON) -m pytest --nbval --nbval-current-env \
