@@ -15,7 +15,6 @@ from tefbook.companion import figures as plotting
 from tefbook.companion.figures import (
     RENDERER_NAME,
     altair_renderer,
-    current_setup,
     figure_html,
     plotly_renderer,
     setup_notebook,
@@ -98,7 +97,7 @@ def test_figure_html_escapes_alt_text() -> None:
 
 def test_setup_notebook_enables_both_and_prints_nothing() -> None:
     assert setup_notebook(static=False) is None
-    assert current_setup() == plotting.RendererSetup(RENDERER_NAME, RENDERER_NAME, False)
+    assert (pio.renderers.default, alt.renderers.active) == (RENDERER_NAME, RENDERER_NAME)
     bundle = _figure()._repr_mimebundle_()
     assert "text/html" in bundle and "application/vnd.plotly.v1+json" in bundle
     assert "text/html" in _chart()._repr_mimebundle_()

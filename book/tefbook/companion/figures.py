@@ -29,16 +29,13 @@ import itertools
 import json
 import os
 import warnings
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "RENDERER_NAME",
     "STATIC_ENV",
-    "RendererSetup",
     "altair_renderer",
-    "current_setup",
     "figure_html",
     "lines_per_language",
     "plotly_renderer",
@@ -58,26 +55,6 @@ PLOTLY_CONFIG: dict[str, Any] = {
 }
 
 _counter = itertools.count(1)
-_static_active = False
-
-
-@dataclass(frozen=True)
-class RendererSetup:
-    """What :func:`setup_notebook` switched on.
-
-    Attributes
-    ----------
-    plotly : str
-        Name of the default plotly renderer.
-    altair : str
-        Name of the enabled altair renderer.
-    static_figures : bool
-        Whether a static SVG is stored next to each interactive figure.
-    """
-
-    plotly: str
-    altair: str
-    static_figures: bool
 
 
 def static_figures_enabled(static: bool | None = None) -> bool:
@@ -226,9 +203,9 @@ def setup_notebook(static: bool | None = None) -> None:
     static : bool or None
         Also store static SVG renditions for print; ``None`` reads ``TEF_STATIC_FIGURES``.
 
-    Nothing is returned, so that the call prints nothing in the book; :func:`current_setup`
-    tells what is active. It also silences tqdm's notice that the kernel has no widgets (progress
-    bars then print as text), which would otherwise print in the first cell that imports tqdm.
+    Nothing is returned, so that the call prints nothing in the book. It also silences tqdm's notice
+    that the kernel has no widgets (progress bars then print as text), which would otherwise print in
+    the first cell that imports tqdm.
     """
     import altair as alt
     import plotly.io as pio
@@ -240,20 +217,6 @@ def setup_notebook(static: bool | None = None) -> None:
     pio.renderers.default = RENDERER_NAME
     alt.renderers.register(RENDERER_NAME, altair_renderer(want_static))
     alt.renderers.enable(RENDERER_NAME)
-    global _static_active
-    _static_active = want_static
-
-
-def current_setup() -> RendererSetup:
-    """The renderers active now and whether static renditions are on."""
-    import altair as alt
-    import plotly.io as pio
-
-    return RendererSetup(
-        plotly=str(pio.renderers.default),
-        altair=str(alt.renderers.active),
-        static_figures=_static_active,
-    )
 
 
 def lines_per_language(frame: Any, x: str, y: str, langs: Sequence[str], names: Mapping[str, str], hover: str) -> Any:

