@@ -43,7 +43,8 @@ import tefcore.mind.release as release
 from tefcore.evaluate import decisions
 from tefcore.fusion import RULE_NAMES
 from tefcore.judges import backend_class
-from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, drop_invalid, read_cache_file)
+from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers, cache_path, cache_skipped_answers,
+                                      drop_invalid, read_cache_file)
 from tefcore.judges.labels import READINGS
 from tefcore.judges.local import MIN_CONTEXT
 from tefcore.extraction.parts import merge_parts
@@ -362,15 +363,25 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 def _warn_invalid(path: Path, argv: Sequence[str]) -> None:
     """One line when more than :data:`~tefcore.extraction.cache.INVALID_WARN_SHARE` of a cache's answers are
-    invalid (an endpoint without usable log-probabilities, say), with the command that scores those pairs again."""
+    invalid (an endpoint without usable log-probabilities, say), with the command that scores those pairs again; a
+    learning judge's deliberate skips (too few labelled texts per side) are named apart, with what would help instead."""
     if not path.is_file():
         return
     bad, answers, pairs = cache_invalid_answers(path)
-    if answers and bad / answers > INVALID_WARN_SHARE:
+    if not answers or bad / answers <= INVALID_WARN_SHARE:
+        return
+    skipped, skipped_pairs = cache_skipped_answers(path)
+    line = (f"tef: warning: {path}: {bad} of {answers} answers ({bad / answers:.1%}) are invalid, in {len(pairs)} "
+            f"pair(s), more than {INVALID_WARN_SHARE:.0%}")
+    if skipped:
+        line += (f"; {skipped} of them, in {len(skipped_pairs)} pair(s), are the judge's deliberate skips (too few "
+                 "labelled texts per side), which scoring again cannot change: give more texts a gold side on "
+                 "each side of those dimensions, or use a judge that needs no labels (e5-zeroshot or an LLM judge)")
+    if skipped < bad:
         again = [*argv, *([] if "--retry-invalid" in argv else ["--retry-invalid"])]
-        print(f"tef: warning: {path}: {bad} of {answers} answers ({bad / answers:.1%}) are invalid, in {len(pairs)} "
-              f"pair(s), more than {INVALID_WARN_SHARE:.0%}; once the judge answers again, score those pairs "
-              f"again with: tef {shlex.join(again)}", file=sys.stderr)
+        line += (f"; once the judge answers again, score {'the other' if skipped else 'those'} pairs again with: "
+                 f"tef {shlex.join(again)}")
+    print(line, file=sys.stderr)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:

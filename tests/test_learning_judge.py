@@ -265,3 +265,20 @@ def test_a_constant_judge_is_named_blind_in_one_line_and_loses_its_star(
                                                                               "Housing": ("up", "down")})
     with pytest.warns(BlindWarning, match="TEF on Transport"):
         assert blind_rows(pred)["dimension"].tolist() == ["Transport"]
+
+
+def test_the_invalid_share_warning_names_deliberate_skips_and_says_what_would_help_instead_of_a_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.extraction.cache import SKIP_DETAIL, cache_invalid_answers, cache_skipped_answers
+
+    monkeypatch.setattr(e5, "shared_embedder", SideEmbedder)
+    task, out = _task(tmp_path / "study"), tmp_path / "caches"
+    assert main(["extract", "--task", str(task), "--model", "e5-crossfit", "--out", str(out), "--no-progress"]) == 0
+    (cache,) = out.rglob("*.jsonl")
+    bad, answers, pairs = cache_invalid_answers(cache)
+    assert cache_skipped_answers(cache) == (bad, pairs) and len(pairs) == 36  # every Housing pair, each a skip
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("tef: warning: ") and "are invalid" in x]
+    assert line.startswith(f"tef: warning: {cache}: {bad} of {answers} answers ")
+    assert f"; {bad} of them, in 36 pair(s), are the judge's deliberate skips {SKIP_DETAIL}" in line
+    assert "give more texts a gold side" in line
+    assert "--retry-invalid" not in line and "once the judge answers again" not in line

@@ -502,6 +502,46 @@ def cache_invalid_answers(path: str | os.PathLike[str]) -> tuple[int, int, list[
     return invalid_answers(_parse(Path(path))[0])
 
 
+SKIP_DETAIL = "(too few labelled texts per side)"
+"""How the detail of an invalid answer ends when a learning judge skipped its dimension on purpose
+(:mod:`tefcore.judges.e5_crossfit`): scoring it again gives the same answer, more labelled texts would help."""
+
+
+def skipped_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, list[tuple[str, str]]]:
+    """The invalid answers that a judge's deliberate skip explains (detail ending with :data:`SKIP_DETAIL`):
+    (skipped answers, pairs holding one).
+
+    Examples
+    --------
+    >>> records = [{"type": "pair", "post_id": "p1", "dimension": "Tone", "direct_source": "invalid",
+    ...             "direct_detail": "e5-crossfit skips en/Tone (too few labelled texts per side)",
+    ...             "sentence_sources": ["invalid"], "sentence_details": ["e5-crossfit skips en/Tone "
+    ...                                                                 "(too few labelled texts per side)"]},
+    ...            {"type": "pair", "post_id": "p2", "dimension": "Tone", "direct_source": "invalid",
+    ...             "direct_detail": "no log-probabilities", "sentence_sources": ["logprobs"]}]
+    >>> skipped_answers(records)
+    (2, [('p1', 'Tone')])
+    """
+    skipped = 0
+    pairs: list[tuple[str, str]] = []
+    for record in records:
+        if record.get("type") != "pair":
+            continue
+        sources = [record.get("direct_source"), *(record.get("sentence_sources") or ())]
+        details = [record.get("direct_detail"), *(record.get("sentence_details") or [None] * (len(sources) - 1))]
+        n = sum(source == "invalid" and str(detail or "").endswith(SKIP_DETAIL)
+                for source, detail in zip(sources, details))
+        skipped += n
+        if n:
+            pairs.append((str(record.get("post_id")), str(record.get("dimension"))))
+    return skipped, pairs
+
+
+def cache_skipped_answers(path: str | os.PathLike[str]) -> tuple[int, list[tuple[str, str]]]:
+    """:func:`skipped_answers` of a cache file's records (a torn last line left out)."""
+    return skipped_answers(_parse(Path(path))[0])
+
+
 def drop_invalid(path: str | os.PathLike[str]) -> int:
     """Remove the pair records that hold an invalid answer from a cache file, so that a run scores them again.
 
