@@ -239,6 +239,54 @@ def test_init_and_extract_into_a_read_only_folder_say_so_in_one_line(
         locked.chmod(0o755)
 
 
+def test_init_and_extract_into_a_read_only_folder_say_so_in_one_line_even_as_root(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The read-only folder of the test above, simulated where the writers reach the system (``os.mkdir``,
+    which ``Path.mkdir`` calls, and ``os.open`` and ``open`` for a new file), so that it bites as root too."""
+    import builtins
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    mkdir, os_open, py_open, refused = os.mkdir, os.open, builtins.open, []
+
+    def denied(path: Any) -> bool:
+        target = Path(os.fsdecode(path)).absolute()
+        if locked in target.parents and not target.exists():
+            refused.append(target)
+            return True
+        return False
+
+    def fake_mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if denied(path):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+        mkdir(path, *args, **kwargs)
+
+    def fake_os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_CREAT and denied(path):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(path))
+        return os_open(path, flags, *args, **kwargs)
+
+    def fake_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, bytes, os.PathLike)) and set(mode) & set("wax") and denied(file):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(file))
+        return py_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", fake_mkdir)
+    monkeypatch.setattr(os, "open", fake_os_open)
+    monkeypatch.setattr(builtins, "open", fake_open)
+    line = one_line_error(capsys, main(["init", str(locked / "study")]))
+    assert f"{locked / 'study'}: Permission denied" in line and refused
+    assert list(locked.iterdir()) == []  # nothing half-written
+    refused.clear()
+    with FaultServer() as server:
+        args = openai_cli(monkeypatch, server, tmp_path)
+        monkeypatch.setenv(CLI_KEY_ENV, KEY)
+        args[args.index("--out") + 1] = str(locked)
+        line = one_line_error(capsys, main(args))
+    assert str(locked) in line and "Permission denied" in line and refused
+    assert list(locked.iterdir()) == []
+
+
 def test_extract_on_a_full_disk_names_the_cache_keeps_it_whole_and_resumes(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     import tefcore.extraction.cache as cache
