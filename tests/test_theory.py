@@ -16,6 +16,7 @@ from tefcore import information
 from tefcore import simulate as sim
 from tefcore.fusion import clipped_log_odds, entropy_weight
 from tefpaper.ledger import LEDGER, evaluate_ledger
+from tefpaper.posts import first_flips
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -125,7 +126,7 @@ def test_k3_disagreement_is_the_ledgers_number():
 def test_first_flips_agree_with_the_ratio_of_contributions():
     strong, weak = 0.95, 0.45
     c = information.contributions([strong, weak])
-    flips = theory.first_flips(strong, weak, range(41))
+    flips = first_flips(strong, weak, range(41))
     assert flips["majority_vote"] == 2  # one against one is a tie, which goes to change
     for rule in ("soft_vote", "tef_without_entropy"):
         ratio = c[rule][0] / -c[rule][1]
@@ -133,12 +134,12 @@ def test_first_flips_agree_with_the_ratio_of_contributions():
         assert flips[rule] == expected
     assert pd.isna(flips["tef"])
     n = int(np.floor(c["tef"][0] / -c["tef"][1]))
-    assert theory.first_flips(strong, weak, [n - 1, n, n + 1], rules=["tef"])["tef"] == n + 1
+    assert first_flips(strong, weak, [n - 1, n, n + 1], rules=["tef"])["tef"] == n + 1
 
 
 def test_first_flips_rejects_counts_that_do_not_increase():
     with pytest.raises(ValueError, match="increasing"):
-        theory.first_flips(0.9, 0.4, [3, 2])
+        first_flips(0.9, 0.4, [3, 2])
 
 
 # --- chapter 2: checks and simulations --------------------------------------------------------------

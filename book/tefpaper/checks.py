@@ -23,7 +23,7 @@ from tefcore.mind.load import evaluation_pairs
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, pair_counts
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, TABLE_ORDER
 from tefpaper.evidence import Evidence, Verdict, check, on_data, per_lang
-from tefpaper.posts import gaussian_shift_posts, random_posts
+from tefpaper.posts import first_flips, gaussian_shift_posts, random_posts
 
 
 def _starts(doc: np.ndarray) -> np.ndarray:
@@ -289,23 +289,14 @@ def _bayes_rule(ev: Evidence) -> Verdict:
     )
 
 
-def _first_flip(strong: float, weak: float, counts: range | list[int], rule: str) -> int | None:
-    """The smallest n in ``counts`` for which one ``strong`` sentence and n ``weak`` ones flip the decision."""
-    n = np.asarray(list(counts), dtype=np.int64)
-    flat = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])
-    pred = fuse_many(flat, np.repeat(np.arange(n.size), n + 1), rule=rule).prediction
-    flipped = np.flatnonzero(pred != fuse_many([strong], [0], rule=rule).prediction[0])
-    return int(n[flipped[0]]) if flipped.size else None
-
-
 @check("soft-censoring")
 def _soft_censoring(ev: Evidence) -> Verdict:
     strong, weak = 0.95, 0.45
     evidence = entropy_weight([strong, weak]) * clipped_log_odds([strong, weak])
     rate = float(evidence[0] / -evidence[1])
     n = int(math.floor(rate))
-    flips = {r: _first_flip(strong, weak, range(40), r) for r in ("majority_vote", "soft_vote")}
-    flips["tef"] = _first_flip(strong, weak, [n, n + 1], "tef")
+    flips = first_flips(strong, weak, range(40), rules=("majority_vote", "soft_vote")).to_dict()
+    flips |= first_flips(strong, weak, [n, n + 1], rules=("tef",)).to_dict()  # a missing flip is None
     return Verdict(
         f"TEF: {flips['tef']:,} hedging sentences",
         flips["tef"] == n + 1 and n > 100 * max(flips["majority_vote"], flips["soft_vote"]),

@@ -1,16 +1,23 @@
 r"""Simulated posts for numerical checks of the method, for which the right answer is known: the claims
-ledger's checks (:mod:`tefpaper.checks`) and the theory chapters draw the same posts from the same seeds.
+ledger's checks (:mod:`tefpaper.checks`) and the theory chapters draw the same posts from the same seeds,
+and ask of the same constructed posts how many hedging sentences overturn a decisive one
+(:func:`first_flips`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from scipy.stats import norm
 
-__all__ = ["gaussian_shift_posts", "random_posts"]
+from tefcore.fusion import fuse_many
+from tefcore.information import CONTRIBUTION_RULES
+
+__all__ = ["first_flips", "gaussian_shift_posts", "random_posts"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -77,3 +84,45 @@ def gaussian_shift_posts(prior: float, n: int = 3000, seed: int = 5) -> tuple[Fl
     exact = (math.log(prior) + np.bincount(doc, norm.logpdf(x, mu / 2))) - (
         math.log(1 - prior) + np.bincount(doc, norm.logpdf(x, -mu / 2)))
     return a / (a + b), doc, exact
+
+
+def first_flips(strong: float, weak: float, counts: Sequence[int] | npt.ArrayLike,
+                rules: Sequence[str] = CONTRIBUTION_RULES) -> pd.Series:
+    """The smallest number of ``weak`` sentences that turns a post with one ``strong`` sentence around.
+
+    Post ``n`` holds one sentence at ``strong`` followed by ``n`` at ``weak``; every post of ``counts`` is
+    decided by :func:`tefcore.fusion.fuse_many` (one call per rule), and the first ``n`` whose
+    prediction differs from that of the post without weak sentences is reported.
+
+    Parameters
+    ----------
+    strong, weak : float
+        The probabilities of the decisive sentence and of the hedging ones.
+    counts : sequence of int
+        The numbers of weak sentences tried, increasing (e.g. ``range(41)``).
+    rules : sequence of str
+        Rule names of :mod:`tefcore.fusion` (default: MV, SV, the log-odds sum and TEF).
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by rule (nullable integers): the first ``n`` that flips, missing when none of ``counts``
+        does.
+
+    Examples
+    --------
+    >>> first_flips(0.95, 0.45, range(41)).to_dict()
+    {'majority_vote': 2, 'soft_vote': 10, 'tef_without_entropy': 15, 'tef': None}
+    """
+    n = np.asarray(list(counts), dtype=np.int64)
+    if n.ndim != 1 or n.size == 0 or (n < 0).any() or (np.diff(n) <= 0).any():
+        raise ValueError("counts must be non-empty, non-negative and increasing")
+    flat = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])
+    doc = np.repeat(np.arange(n.size), n + 1)
+    out: dict[str, object] = {}
+    for rule in rules:
+        pred = fuse_many(flat, doc, rule=rule).prediction
+        alone = fuse_many([strong], [0], rule=rule).prediction[0]
+        flipped = np.flatnonzero(pred != alone)
+        out[rule] = int(n[flipped[0]]) if flipped.size else pd.NA
+    return pd.Series(out, dtype="Int64", name="first n that flips")

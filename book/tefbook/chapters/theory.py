@@ -10,8 +10,8 @@ use the ledger's own posts (:mod:`tefpaper.ledger`), so a number printed by a ch
 the ledger is one number.
 
 Chapter 1
-    :func:`curve_figure`, :func:`contribution_figure`, :func:`first_flips` (also the claims ledger's);
-    for :math:`K > 2`: :data:`K3_EXAMPLE`,
+    :func:`curve_figure`, :func:`contribution_figure` (the first hedging count that flips each rule is
+    :func:`tefpaper.posts.first_flips`, the claims ledger's); for :math:`K > 2`: :data:`K3_EXAMPLE`,
     :func:`bayes_log_posterior`, :func:`k_class_scores`, :func:`bayes_disagreement`,
     :func:`k3_disagreement`; the explorable post's rules in Vega's expression language:
     :func:`vega_weight`, :func:`vega_log_odds`, :func:`vega_rules`.
@@ -62,7 +62,6 @@ __all__ = [
     "decisive_counts",
     "decisive_threshold",
     "detector_numbers",
-    "first_flips",
     "fusion_study",
     "gain_map_figure",
     "gain_maps",
@@ -245,48 +244,6 @@ def vega_rules(p: list[str], n: str) -> dict[str, tuple[str, str]]:
         "log-odds sum": sign(vega_log_odds),
         "TEF": sign(lambda x: f"({vega_weight(x)}) * ({vega_log_odds(x)})"),
     }
-
-
-def first_flips(strong: float, weak: float, counts: Sequence[int] | npt.ArrayLike,
-                rules: Sequence[str] = CURVE_RULES) -> pd.Series:
-    """The smallest number of ``weak`` sentences that turns a post with one ``strong`` sentence around.
-
-    Post ``n`` holds one sentence at ``strong`` followed by ``n`` at ``weak``; every post of ``counts`` is
-    decided by :func:`tefcore.fusion.fuse_many` (one call per rule), and the first ``n`` whose
-    prediction differs from that of the post without weak sentences is reported.
-
-    Parameters
-    ----------
-    strong, weak : float
-        The probabilities of the decisive sentence and of the hedging ones.
-    counts : sequence of int
-        The numbers of weak sentences tried, increasing (e.g. ``range(41)``).
-    rules : sequence of str
-        Rule names of :mod:`tefcore.fusion`.
-
-    Returns
-    -------
-    pandas.Series
-        Indexed by rule (nullable integers): the first ``n`` that flips, missing when none of ``counts``
-        does.
-
-    Examples
-    --------
-    >>> first_flips(0.95, 0.45, range(41)).to_dict()
-    {'majority_vote': 2, 'soft_vote': 10, 'tef_without_entropy': 15, 'tef': None}
-    """
-    n = np.asarray(list(counts), dtype=np.int64)
-    if n.ndim != 1 or n.size == 0 or (n < 0).any() or (np.diff(n) <= 0).any():
-        raise ValueError("counts must be non-empty, non-negative and increasing")
-    flat = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])
-    doc = np.repeat(np.arange(n.size), n + 1)
-    out: dict[str, Any] = {}
-    for rule in rules:
-        pred = fuse_many(flat, doc, rule=rule).prediction
-        alone = fuse_many([strong], [0], rule=rule).prediction[0]
-        flipped = np.flatnonzero(pred != alone)
-        out[rule] = int(n[flipped[0]]) if flipped.size else pd.NA
-    return pd.Series(out, dtype="Int64", name="first n that flips")
 
 
 # --------------------------------------------------------------------------------------------------
