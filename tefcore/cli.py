@@ -47,7 +47,7 @@ from tefcore.extraction.cache import (INVALID_WARN_SHARE, cache_invalid_answers,
                                       drop_invalid, read_cache_file)
 from tefcore.judges.labels import READINGS
 from tefcore.judges.local import MIN_CONTEXT
-from tefcore.extraction.parts import merge_parts
+from tefcore.extraction.parts import merge_parts, parts_path
 from tefcore.redact import redact
 from tefcore.report import FEW_PAIRS, evaluate_file, format_scores, records, shown
 from tefcore.judges.registry import REGISTRY_PATH, load_registry, resolve_model
@@ -111,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-progress", action="store_true", help="no progress bar")
     ex.add_argument("--retry-invalid", action="store_true",
                     help="first remove from the cache the pairs holding an invalid answer, so that they are scored "
-                    "again (tef extract warns when more than 5%% of a cache's answers are invalid)")
+                    "again (tef extract warns when more than 5%% of a cache's answers are invalid); a cache file "
+                    "only: with --engine ray, merge the parts first (tef cache merge) and retry on the merged cache "
+                    "with the local engine")
     ex.add_argument("--engine", choices=("local", "ray"), default="local",
                     help="local: this process (default); ray: a Ray cluster (pip install 'tefcore[ray]'); "
                     "<lang>.parts holds a Ray run's parts, merged into <lang>.jsonl at the end")
@@ -336,6 +338,10 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
     tasks, pairs, rule = _scope(args)  # fail on bad or missing data before loading a model
     spec = _judge_spec(args)
+    if args.retry_invalid and args.engine == "ray":
+        parts = parts_path(cache_path(args.out, spec.name, tasks[0].prompt_name, args.lang[0], rule, args.reading))
+        raise ValueError(f"--retry-invalid works on a cache file, not on the parts of --engine ray: merge the parts "
+                         f"first (tef cache merge {parts}), then retry on the merged cache without --engine ray")
     engine = _engine(args)
     for task in tasks:
         for lang in args.lang:

@@ -183,3 +183,29 @@ def test_cache_merge_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "--out takes one parts directory" in capsys.readouterr().err
     assert main(["cache", "merge", str(tmp_path)]) == 2
     assert "not a readable parts header" in capsys.readouterr().err
+
+
+def test_retry_invalid_with_the_ray_engine_is_refused_in_one_line_and_the_merged_cache_is_retried(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.extraction.cache import cache_invalid_answers, drop_invalid
+
+    assert main(["init", str(tmp_path / "study")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    code = main(["extract", "--task", str(tmp_path / "study" / "task.yaml"), "--model", "e5-zeroshot", "--out",
+                 str(out), "--engine", "ray", "--retry-invalid", "--no-progress"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("tef: error: --retry-invalid works on a cache file, not on the parts of --engine ray: "
+                               f"merge the parts first (tef cache merge {out}")
+    assert ".parts), then retry on the merged cache without --engine ray" in lines[0]
+    assert not out.exists()  # refused before a judge is loaded or anything written
+
+    parts = tmp_path / "e5" / "original" / "en.parts"  # the documented way: merge, then retry on the cache
+    open_parts(parts, PROV)
+    write_part(parts, "a", records(PAIRS))
+    cache = merge_parts(parts)
+    assert cache_invalid_answers(cache)[2] == [("en-single-0", "Economy"), ("en-single-2", "Culture")]
+    assert drop_invalid(cache) == 2 and cache_invalid_answers(cache)[0] == 0
+    assert sorted(read_cache(cache)[0]["post_id"]) == ["en-single-1", "en-single-3"]
