@@ -187,7 +187,7 @@ def test_cache_merge_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_retry_invalid_with_the_ray_engine_is_refused_in_one_line_and_the_merged_cache_is_retried(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tefcore.extraction.cache import cache_invalid_answers, drop_invalid
+    from tefcore.extraction.cache import cache_invalid_answers, drop_invalid, encode_record
 
     assert main(["init", str(tmp_path / "study")]) == 0
     capsys.readouterr()
@@ -209,3 +209,11 @@ def test_retry_invalid_with_the_ray_engine_is_refused_in_one_line_and_the_merged
     assert cache_invalid_answers(cache)[2] == [("en-single-0", "Economy"), ("en-single-2", "Culture")]
     assert drop_invalid(cache) == 2 and cache_invalid_answers(cache)[0] == 0
     assert sorted(read_cache(cache)[0]["post_id"]) == ["en-single-1", "en-single-3"]
+    with open(cache, "ab") as handle:  # the retry scored them again: the parts' older answers must not come back
+        for rec in [pair_record(PAIRS[0], S, [S, S, S], PID), pair_record(PAIRS[2], S, [S], PID)]:
+            handle.write(encode_record(rec))
+    before = cache.read_bytes()
+    with pytest.raises(CacheError, match=r"en\.jsonl holds 2 pair\(s\) scored again since the parts were merged "
+                                         r"\(e\.g\. 'Culture/en-single-2', by tef extract --retry-invalid\)"):
+        merge_parts(parts)
+    assert cache.read_bytes() == before

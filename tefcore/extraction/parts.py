@@ -217,7 +217,8 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
     Raises
     ------
     ProvenanceMismatch, CacheError
-        When ``out`` holds another provenance or pairs the parts do not have.
+        When ``out`` holds another provenance, pairs the parts do not have, or pairs whose answers'
+        sources differ from the parts' (scored again on the merged cache, by ``--retry-invalid``).
     """
     parts = Path(parts_dir)
     target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
@@ -232,6 +233,14 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
         if lost:
             raise CacheError(f"{target} holds {len(lost)} pair(s) the parts lack (e.g. {lost[0]!r}); "
                              f"refusing to replace it")
+        sources = {pair_id(r["post_id"], r["dimension"]): [r["direct_source"], *r["sentence_sources"]] for r in pairs}
+        rescored = sorted(pid for pid, *answer in zip(map(pair_id, frame["post_id"], frame["dimension"]),
+                                                       frame["direct_source"], frame["sentence_sources"])
+                          if sources[pid] != [answer[0], *answer[1]])
+        if rescored:
+            raise CacheError(f"{target} holds {len(rescored)} pair(s) scored again since the parts were merged (e.g. "
+                             f"{rescored[0]!r}, by tef extract --retry-invalid); refusing to replace them with the "
+                             f"parts' older answers")
     tmp = target.with_name(f".{target.name}.merging")
     try:
         with open(tmp, "wb") as handle:
