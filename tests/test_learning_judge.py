@@ -282,3 +282,22 @@ def test_the_invalid_share_warning_names_deliberate_skips_and_says_what_would_he
     assert f"; {bad} of them, in 36 pair(s), are the judge's deliberate skips {SKIP_DETAIL}" in line
     assert "give more texts a gold side" in line
     assert "--retry-invalid" not in line and "once the judge answers again" not in line
+
+
+def test_the_warning_offers_the_retry_for_the_other_invalid_answers_only(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tefcore.cli import _warn_invalid
+
+    skip = "e5-crossfit skips en/Housing (too few labelled texts per side)"
+    cache = tmp_path / "en.jsonl"
+    records = [{"type": "pair", "post_id": "p1", "dimension": "Housing", "direct_source": "invalid",
+                "direct_detail": skip, "sentence_sources": ["invalid"], "sentence_details": [skip]},
+               {"type": "pair", "post_id": "p2", "dimension": "Transport", "direct_source": "invalid",
+                "sentence_sources": ["logprobs"]}]
+    cache.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    _warn_invalid(cache, ["extract", "--task", "t.yaml"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tef: warning: {cache}: 3 of 4 answers (75.0%) are invalid, in 2 pair(s), more than 5%; "
+                           "2 of them, in 1 pair(s), are the judge's deliberate skips")
+    assert line.endswith("; once the judge answers again, score the other pairs again with: "
+                         "tef extract --task t.yaml --retry-invalid")
