@@ -73,6 +73,7 @@ from tefbook.chapters import theory
 from tefbook.companion.calibration import temperature_sweep
 from tefbook.companion.figures import setup_notebook
 from tefpaper.ledger import chapter_claims
+from tefbook.companion.results import majority_floor
 from tefbook.companion.runs import load_runs, setting_notes
 from tefbook.companion.tables import bold_best, format_columns
 from tefcore import information
@@ -417,7 +418,7 @@ display(nearest.round(1))
 sweep = temperature_sweep(runs.frame, sweep_temperatures,
                           n_boot=sweep_bootstrap, random_state=seed % 2**32)
 sweep["judge"] = sweep["model"].map(names)
-floor = theory.majority_floor(runs.frame)
+floor = majority_floor(runs.frame)
 theory.sweep_table(sweep, floor).round(1)
 
 # %% tags=["hide-input"]

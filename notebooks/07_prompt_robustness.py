@@ -56,7 +56,7 @@ from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
 from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.results import posterior_summary
+from tefbook.companion.results import majority_floor, posterior_summary
 from tefbook.companion.runs import Runs, concat_runs, load_runs, parse_list
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
@@ -208,9 +208,7 @@ glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin))
 # answering each cell's larger side, in the same terms:
 
 # %%
-gold = runs.frame.drop_duplicates(["lang", "post_id", "dimension"])
-floor = gold.groupby(["lang", "dimension"])["side"].agg(lambda s: 100 * s.value_counts(normalize=True).max())
-table1_floor = floor.groupby("lang").mean().mean()
+table1_floor = majority_floor(runs.frame).mean()
 above = table1[["baseline", "tef"]].max(axis=1) > table1_floor
 pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": table1_floor,
               "clears the floor": above}).rename(index=names, level="model").round(1)

@@ -101,11 +101,10 @@ pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence
 # best Average accuracy (mean over dimensions) against the majority-class floor of the same pairs:
 
 # %%
+from tefbook.companion.results import majority_floor
 from tefcore.evaluate import score_table
 
-gold = runs.frame.drop_duplicates(["lang", "post_id", "dimension"])
-floor = gold.groupby(["lang", "dimension"])["side"].agg(
-    lambda side: 100 * side.value_counts(normalize=True).max()).groupby("lang").mean()
+floor = majority_floor(runs.frame)
 table = score_table(pred, by=["model", "lang", "rule", "dimension"])
 best_average = table[table["dimension"] == "Average"].groupby(["model", "lang"], sort=False)["accuracy"].max()
 clears = best_average > best_average.index.get_level_values("lang").map(floor)

@@ -12,6 +12,7 @@ from scipy.stats import norm
 
 from tefbook.chapters import theory
 from tefbook.companion import tables as pres
+from tefbook.companion.results import majority_floor
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.fusion import clipped_log_odds, entropy_weight
@@ -272,7 +273,7 @@ def test_premises_fail_for_a_judge_without_decisive_sentences():
 
 def test_sweep_table_and_majority_floor():
     frame = _cache_frame()
-    floor = theory.majority_floor(frame)
+    floor = majority_floor(frame)
     assert floor["en"] == pytest.approx(50.0)  # one change and one stability post
     _, _, sweep = _verdict_inputs(-1.0, 2.0, 45.0)
     table = theory.sweep_table(sweep, floor)

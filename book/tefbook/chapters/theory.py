@@ -74,7 +74,6 @@ __all__ = [
     "k3_disagreement",
     "k_class_scores",
     "lean_numbers",
-    "majority_floor",
     "nearest_cells",
     "premises_table",
     "prop2_table",
@@ -1016,16 +1015,6 @@ def nearest_cells(placed: pd.DataFrame, maps: Mapping[str, pd.DataFrame]) -> pd.
         rows.append({"judge": key[0], "lang": key[1], "nearest cell": f"{u} uncertain, {q:.0%} decisive"}
                     | {f"simulated gain, {name}": float(m.loc[q, u]) for name, m in maps.items()})
     return pd.DataFrame(rows).set_index(["judge", "lang"])
-
-
-def majority_floor(frame: pd.DataFrame) -> pd.Series:
-    """The majority-class rate per language: the Average over dimensions of the accuracy of always
-    answering a dimension's more frequent side (:func:`tefbook.companion.results.majority_rate`),
-    percent."""
-    from tefbook.companion.results import majority_rate
-
-    rates = majority_rate(frame)
-    return rates[rates["dimension"] == "Average"].set_index("lang")["accuracy"].rename("majority rate")
 
 
 def sweep_table(sweep: pd.DataFrame, floor: Mapping[str, float], t: float = 1.0) -> pd.DataFrame:

@@ -36,14 +36,11 @@ def cpu_versus(cache_dir: str | Path = "data/caches", models: Sequence[str] = CP
     """Chapter 5's comparison of TEF with the strongest baseline (accuracy, original prompt, both languages),
     with a ``verdict`` column: ``"TEF ahead"``, ``"baseline ahead"`` or ``"within noise"`` (the paired
     bootstrap's 95 % interval of the difference of Averages against zero)."""
-    from tefbook.companion.results import versus_best_baseline
+    from tefbook.companion.results import predict_runs, versus_best_baseline
     from tefbook.companion.runs import chapter_runs
-    from tefcore.evaluate import predict_pairs
 
     runs = chapter_runs(list(models), "original", ["zh", "en"], cache_dir)
-    rules = ["direct", "majority_vote", "soft_vote", "tef"]
-    pred = pd.concat([predict_pairs(g, rules=rules, invalid="drop").assign(model=model)
-                      for model, g in runs.frame.groupby("model", sort=False)])
+    pred = predict_runs(runs, rules=["direct", "majority_vote", "soft_vote", "tef"], invalid="drop")
     vs = versus_best_baseline(pred, metrics_=("accuracy",), n_boot=n_boot, random_state=seed)
     return vs.assign(verdict=np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"],
                                        "within noise"))

@@ -6,9 +6,9 @@ run (judge and prompt). The definitions (the "Average", the strongest baseline, 
 are those of :mod:`tefcore.evaluate`; this module applies them to the runs of a chapter and lays the
 results out.
 
-:func:`predict_runs`, :func:`score_runs`, :func:`majority_rate`
+:func:`predict_runs`, :func:`score_runs`, :func:`majority_rate`, :func:`majority_floor`
     Predictions and per-dimension accuracy/macro-F1 of every rule, per judge and prompt, and the
-    majority-class floor of the same pairs.
+    majority-class floor of the same pairs (per dimension, and its Average per language).
 :func:`versus_best_baseline`, :func:`compare_runs`
     Paired tests of two rules on the "Average" (the unweighted mean over dimensions).
 :func:`side_by_side`
@@ -131,6 +131,21 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
                         "macro_f1": 100 * share / (1 + share)}).reset_index()
     out = pd.concat([out, dimension_average(out, ["lang"], counts=["n"])], ignore_index=True)
     return sort_table(out, ["lang", "dimension"], _ORDERS)
+
+
+def majority_floor(frame: Runs | pd.DataFrame) -> pd.Series:
+    """The majority-class floor per language: the Average over dimensions of the accuracy of always
+    answering a dimension's more frequent side (:func:`majority_rate`), percent.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"post_id": [1, 2, 3, 1], "lang": "en", "dimension": ["Cul."] * 3 + ["Env."],
+    ...                       "side": ["change", "change", "stability", "stability"]})
+    >>> majority_floor(frame).round(1).to_dict()
+    {'en': 83.3}
+    """
+    rates = majority_rate(frame)
+    return rates[rates["dimension"] == "Average"].set_index("lang")["accuracy"].rename("majority rate")
 
 
 def compare_runs(pred: pd.DataFrame, a: str, b: str | Mapping[tuple[Any, ...], str], **options: Any) -> pd.DataFrame:
