@@ -56,7 +56,7 @@ from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
 from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.results import majority_floor, posterior_summary
+from tefbook.companion.results import majority_floor, posterior_summary, predict_runs
 from tefbook.companion.runs import Runs, concat_runs, load_runs, parse_list
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
@@ -117,10 +117,9 @@ frame[shared].groupby(["model", "prompt", "lang"]).size().rename("pairs compared
 # in percent of pairs; a row appears only for a judge and prompt whose caches cover both languages.
 
 # %%
-from tefcore.evaluate import paired_comparisons, predict_pairs, score_table, strongest_baseline
+from tefcore.evaluate import paired_comparisons, score_table, strongest_baseline
 
-pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid).assign(model=model, prompt=prompt)
-                  for (model, prompt), g in runs.frame.groupby(["model", "prompt"], sort=False)])
+pred = predict_runs(runs, rules=RULES, invalid=invalid)
 scores = score_table(pred, by=["model", "prompt", "lang", "rule", "dimension"])
 average = scores[scores["dimension"] == "Average"]
 complete = average.groupby(["model", "prompt"])["lang"].transform("nunique") == len(lang_list)
