@@ -64,6 +64,7 @@ from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
 from tefpaper.ledger import chapter_claims, claim_link
+from tefbook.companion.results import predict_runs
 from tefbook.companion.runs import chapter_runs, parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
@@ -401,8 +402,7 @@ glue("t3_questions", len(questions), display=False)
 
 # %%
 setting_runs = chapter_runs(settings, prompt, lang_list, cache_dir)
-setting_pred = pd.concat([predict_pairs(g, rules=RULES).assign(model=model)
-                          for model, g in setting_runs.frame.groupby("model", sort=False)])
+setting_pred = predict_runs(setting_runs, rules=RULES)
 setting_table = score_table(setting_pred, by=["model", "lang", "rule", "dimension"])
 by_setting = setting_table[setting_table["dimension"] == "Average"].pivot_table(
     index=["lang", "model"], columns="rule", values="accuracy", sort=False)[RULES]
