@@ -156,13 +156,15 @@ def test_an_llm_judge_reads_one_letter_per_side(tmp_path: Path, monkeypatch: pyt
 def test_the_cross_fitted_judge_learns_a_two_side_task_with_gold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
+    # one labelled text per side is too few for a probe: the dimension is skipped in one line, never guessed
     study(tmp_path / "partial")  # p3 has no gold
-    code, _, err = run(["extract", "--task", "partial/task.yaml", "--model", "e5-crossfit", "--out", "out"], capsys)
-    assert code == 2 and err.startswith("tef: error: e5-crossfit learns from gold sides and text 'p3' has none")
-    assert not (tmp_path / "out").exists()
+    code, _, err = run(["extract", "--task", "partial/task.yaml", "--model", "e5-crossfit", "--out", "few",
+                        "--no-progress"], capsys)
+    assert code == 0 and "e5-crossfit skips en/Housing (too few labelled texts per side)" in err
     three_side_task(tmp_path / "three")
-    code, _, err = run(["extract", "--task", "three/task.yaml", "--model", "e5-crossfit", "--out", "out"], capsys)
-    assert code == 2 and "e5-crossfit fits a probe of two sides and 'Transport' has 3" in err
+    code, _, err = run(["extract", "--task", "three/task.yaml", "--model", "e5-crossfit", "--out", "few",
+                        "--no-progress"], capsys)
+    assert code == 0 and "e5-crossfit skips en/Transport (too few labelled texts per side)" in err
     rows = "".join(f'{i},"{t}",{s}\n' for i, t, s in [("a", "Build more flats now.", "supply"),
                                                     ("b", "Keep the old streets as they are.", "preservation"),
                                                     ("c", "More homes near the station, please.", "supply"),
