@@ -162,7 +162,7 @@ def test_the_cross_fitted_judge_learns_a_two_side_task_with_gold(tmp_path: Path,
                         "--no-progress"], capsys)
     assert code == 0 and "e5-crossfit skips en/Housing (too few labelled texts per side)" in err
     three_side_task(tmp_path / "three")
-    code, _, err = run(["extract", "--task", "three/task.yaml", "--model", "e5-crossfit", "--out", "few",
+    code, _, err = run(["extract", "--task", "three/task.yaml", "--model", "e5-crossfit", "--out", "few3",
                         "--no-progress"], capsys)
     assert code == 0 and "e5-crossfit skips en/Transport (too few labelled texts per side)" in err
     rows = "".join(f'{i},"{t}",{s}\n' for i, t, s in [("a", "Build more flats now.", "supply"),
