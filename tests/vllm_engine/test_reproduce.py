@@ -75,7 +75,7 @@ def test_reproduce_end_to_end(scratch: Path) -> None:
         assert prov["hardware"]["class"] == "CPU" and prov["device"] == "cpu"
     with socket.socket() as probe:  # the server was stopped
         assert probe.connect_ex(("127.0.0.1", port)) != 0
-    html = ROOT / "_build" / "html" / "notebooks"
+    html = ROOT / "_build" / "reproduce" / MODEL / "html" / "notebooks"  # step 3's own folder; _build/html stays
     for number in ("05", "06", "07", "08", "09"):
         page = next(html.glob(f"{number}_*.html"))
         assert page.stat().st_mtime > begin, f"chapter {number} was not rebuilt"
