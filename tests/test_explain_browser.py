@@ -7,16 +7,13 @@ Run with the browser tier (``make browser``); skipped without Playwright or Chro
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_book_browser import browser  # noqa: F401 - the browser tier's headless Chromium (a fixture)
 
-from tefbook.chromium import chromium_flags, find_chromium, serve_directory
-from tefbook.errors import BookError
+from tefbook.chromium import serve_directory
 from tefcore.cli import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -26,44 +23,14 @@ CACHE = ROOT / "data" / "caches" / "e5-crossfit" / "original"
 LOOPBACK = ("http://127.0.0.1:", "data:", "about:")
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("TEF_REQUIRE_BROWSER", "") == "1":
-        pytest.fail(f"{reason} (TEF_REQUIRE_BROWSER=1)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A headless Chromium with a fresh profile."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("playwright is not installed")
-    try:
-        executable = find_chromium()
-    except BookError as exc:
-        _unavailable(str(exc))
-    profile = tmp_path_factory.mktemp("chromium-explain")
-    args = [a for a in chromium_flags(profile) if not a.startswith(("--user-data-dir", "--headless"))]
-    with sync_playwright() as playwright:
-        ctx = playwright.chromium.launch_persistent_context(str(profile), executable_path=executable,
-                                                            headless=True, args=args,
-                                                            viewport={"width": 1280, "height": 900})
-        try:
-            yield ctx
-        finally:
-            ctx.close()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-def test_the_whole_cache_report_opens_offline(context: Any, tmp_path: Path,
+def test_the_whole_cache_report_opens_offline(browser: Any, tmp_path: Path,  # noqa: F811 - the fixture
                                                capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "report.html"
     assert main(["explain", "--cache", str(CACHE), "--format", "html", "--out", str(report)]) == 0
     capsys.readouterr()
     requests: list[str] = []
     with serve_directory(tmp_path) as base:
-        page = context.new_page()
+        page = browser.new_page()
         page.on("request", lambda request: requests.append(request.url))
         page.goto(f"{base}/report.html", wait_until="load", timeout=60_000)
         shaded = page.locator("span.s").count()
