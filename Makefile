@@ -13,15 +13,16 @@ BOOK_DIR ?= _build/html
 # make test builds into its own folder, so that it never replaces the book `make book` (tef book) built
 CI_DIR ?= _build/ci
 
-.PHONY: help lock lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval clean-book
+.PHONY: help lock lint test test-vllm test-unit book book-ci book-html pdf test-book browser nbval glued clean-book
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-test:  ## what CI runs: lint, pytest, the book with the CI parameters, nbval, the browser test
+test:  ## what CI runs: lint, pytest, the book with the CI parameters, its glued numbers, nbval, the browser test
 	$(MAKE) lint
 	$(MAKE) test-unit
 	$(MAKE) book-ci
+	$(MAKE) glued
 	$(MAKE) nbval
 	TEF_REQUIRE_BROWSER=1 $(MAKE) browser BOOK_DIR=$(CI_DIR)/html
 
@@ -69,6 +70,9 @@ browser:  ## load every page of the built book in headless Chromium (screenshots
 nbval:  ## re-execute the chapters book-ci executed and compare their outputs
 	$(PYTHON) -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg $(CI_DIR)/executed/notebooks/
+
+glued:  ## compare the numbers the chapters book-ci executed glue with tests/fixtures/glued.json
+	TEF_EXECUTED_DIR=$(CI_DIR)/executed/notebooks $(PYTHON) -m pytest tests/test_glued.py -v -p no:cacheprovider
 
 clean-book:  ## remove the book's build outputs and screenshots
 	rm -rf _build artifacts/screenshots
