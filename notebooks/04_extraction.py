@@ -114,7 +114,7 @@ except (ImportError, FileNotFoundError):  # llama-cpp-python or the model file i
     print("The embedded LLM is not installed (bash scripts/setup.sh --local-llm): these are the committed answers.")
 scores = judge.score(requests) if judge is not None else ch04.committed_scores(cache_dir, prompt, pair)
 answers = pd.DataFrame({"kind": [r.kind for r in requests], "text": [r.text[:60] for r in requests],
-                        "log P(C)": [s.logprob_c for s in scores], "log P(S)": [s.logprob_s for s in scores]})
+                        "log P(C)": [s.logprobs[0] for s in scores], "log P(S)": [s.logprobs[1] for s in scores]})
 answers["P(change)"] = np.exp(answers["log P(C)"]) / (np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"]))
 answers["mass"] = np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"])
 assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the judge's own reading

@@ -47,7 +47,7 @@ class HashJudge:
         out = []
         for r in requests:
             p = hash_p(r.prompt)
-            out.append(INVALID if int(p * 1e6) % 7 == 0 else Score(p, math.log(0.5), math.log(0.3), 0.8, "logprobs"))
+            out.append(INVALID if int(p * 1e6) % 7 == 0 else Score(p, 0.8, "logprobs", logprobs=(math.log(0.5), math.log(0.3))))
         if self.log:  # one line per pair: "<call> <pair_id> <node>", the call a random token
             call, node = uuid.uuid4().hex[:12], _node()
             lines = "".join(f"{call} {r.dimension}/{r.post_id} {node}\n" for r in requests if r.kind == "direct")

@@ -26,8 +26,8 @@ PROV = {"backend": "fake", "model": "m", "prompt_variant": "original", "lang": "
         "started_at": "2026-01-01T00:00:00+00:00"}
 P1 = mind_pair("en-single-1", "en", "Economy", "change", "One. Two.")
 P2 = mind_pair("en-single-2", "en", "Culture", "stability", "Three.")
-S = Score(0.75, math.log(0.6), math.log(0.2), 0.8, "logprobs")
-HALF = Score(1.0, math.log(0.5), -math.inf, 0.5, "partial")
+S = Score(0.75, 0.8, "logprobs", logprobs=(math.log(0.6), math.log(0.2)))
+HALF = Score(1.0, 0.5, "partial", logprobs=(math.log(0.5), -math.inf))
 
 
 def write(path: Path, pairs: list[EvaluationPair], prov: dict = PROV) -> CacheWriter:

@@ -110,7 +110,7 @@ class FakeJudge:
         from tefcore.judges.base import Score
 
         # Culture texts lean to change, everything else to stability
-        return [Score(0.9 if r.dimension == "Politics" else 0.2, -0.1, -2.0, 0.9, "logprobs") for r in requests]
+        return [Score(0.9 if r.dimension == "Politics" else 0.2, 0.9, "logprobs", logprobs=(-0.1, -2.0)) for r in requests]
 
 
 def test_extract_and_evaluate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -404,7 +404,7 @@ def test_speed_is_the_loops_and_the_preparation_is_said_apart(tmp_path: Path, mo
             from tefcore.judges.base import Score
 
             time.sleep(0.1)
-            return [Score(0.5, math.nan, math.nan, math.nan, "embedding") for _ in requests]
+            return [Score(0.5, math.nan, "embedding") for _ in requests]
 
     monkeypatch.setattr(tefcore.judges, "make_backend", lambda *spec_and_options: Embedding())
     data = synthetic_mind(tmp_path / "mind", n=3)

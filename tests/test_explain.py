@@ -58,7 +58,7 @@ def _score(rng: np.random.Generator, K: int, invalid: float = 0.0) -> Score:
     if rng.random() < invalid:
         return INVALID
     p = rng.dirichlet(np.full(K, 0.6))
-    return Score(float(p[0]), math.nan, math.nan, math.nan, "embedding", probs=tuple(map(float, p)) if K > 2 else ())
+    return Score(float(p[0]), math.nan, "embedding", probs=tuple(map(float, p)) if K > 2 else ())
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ class FakeJudge:
         out = []
         for r in requests:
             p = fake_p(r.prompt)
-            out.append(INVALID if int(p * 1e6) % 7 == 0 else Score(p, math.log(0.5), math.log(0.3), 0.8, "logprobs"))
+            out.append(INVALID if int(p * 1e6) % 7 == 0 else Score(p, 0.8, "logprobs", logprobs=(math.log(0.5), math.log(0.3))))
         return out
 
 

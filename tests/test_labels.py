@@ -42,8 +42,8 @@ def test_summed_adds_every_variant() -> None:
     assert s.source == "logprobs"
     assert s.p_change == pytest.approx(0.55 / 0.80, abs=1e-12)
     assert s.mass == pytest.approx(0.80, abs=1e-12)
-    assert s.logprob_c == pytest.approx(L(0.55), abs=1e-12)
-    assert s.logprob_s == pytest.approx(L(0.25), abs=1e-12)
+    assert s.logprobs == pytest.approx((L(0.55), L(0.25)), abs=1e-12)  # one per side: C, then S
+    assert s.probs == ()  # two sides: p_change says it all
 
 
 def test_reference_takes_the_first_variant_only() -> None:
@@ -61,7 +61,7 @@ def test_partial_is_bounded_by_the_mass_outside_the_list() -> None:
     s = score_from_logprobs(top)
     assert s.source == "partial"
     assert s.p_change == pytest.approx(0.6 / 0.7, abs=1e-9)
-    assert s.logprob_s == -math.inf and s.mass == pytest.approx(0.6)
+    assert s.logprobs[1] == -math.inf and s.mass == pytest.approx(0.6)
     only_s = score_from_logprobs({"S": L(0.5), "x": L(0.3)})
     assert only_s.source == "partial" and only_s.p_change == pytest.approx(0.2 / 0.7, abs=1e-9)
 
@@ -88,12 +88,12 @@ def test_reference_falls_back_to_the_generated_text(generated: str | None, p: fl
     s = score_from_logprobs({"C": L(0.3), "A": L(0.5)}, generated, reading="reference")
     assert s.source == source
     assert (math.isnan(s.p_change) and math.isnan(p)) or s.p_change == p
-    assert s.logprob_c == pytest.approx(L(0.3)) and s.logprob_s == -math.inf
+    assert s.logprobs[0] == pytest.approx(L(0.3)) and s.logprobs[1] == -math.inf
 
 
 def test_values_are_cleaned() -> None:
     s = score_from_logprobs({"C": 1e-9, "S": L(0.25), "x": math.nan})  # rounding above 0 -> 0
-    assert s.logprob_c == 0.0 and s.p_change == pytest.approx(1 / 1.25)
+    assert s.logprobs[0] == 0.0 and s.p_change == pytest.approx(1 / 1.25)
     assert s.mass == pytest.approx(1.25)  # what the list says, even above 1
 
 

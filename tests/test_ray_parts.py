@@ -39,10 +39,10 @@ PID = provenance_id(PROV)
 PAIRS = [mind_pair(f"en-single-{i}", "en", dim, side, f"Text number {i}. Another sentence.")
          for i, (dim, side) in enumerate([("Economy", "change"), ("Economy", "stability"), ("Culture", "change"),
                                           ("Politics", "stability")])]
-S = Score(0.75, math.log(0.6), math.log(0.2), 0.8, "logprobs")
-HALF = Score(1.0, math.log(0.5), -math.inf, 0.5, "partial")
-EMB = Score(0.123456789012345678, math.nan, math.nan, math.nan, "embedding")
-TOO_LONG = Score(math.nan, -math.inf, -math.inf, 0.0, "invalid", "prompt longer than the context (n_ctx=32 tokens)")
+S = Score(0.75, 0.8, "logprobs", logprobs=(math.log(0.6), math.log(0.2)))
+HALF = Score(1.0, 0.5, "partial", logprobs=(math.log(0.5), -math.inf))
+EMB = Score(0.123456789012345678, math.nan, "embedding")
+TOO_LONG = Score(math.nan, 0.0, "invalid", "prompt longer than the context (n_ctx=32 tokens)")
 
 
 def write_part(parts: Path, name: str, rows: list[tuple[int, dict]]) -> Path:
@@ -81,9 +81,9 @@ def test_parts_merge_into_the_cache_file_the_local_loop_writes(tmp_path: Path) -
 
 finite = st.floats(0, 1, allow_nan=False)
 score = st.one_of(
-    st.builds(lambda p, c, s: Score(p, c, s, 0.5, "logprobs"), finite, st.floats(-50, 0), st.floats(-50, 0)),
-    st.builds(lambda p: Score(p, math.log(0.5), -math.inf, 0.5, "partial"), finite),
-    st.builds(lambda p: Score(p, math.nan, math.nan, math.nan, "embedding"), finite),
+    st.builds(lambda p, c, s: Score(p, 0.5, "logprobs", logprobs=(c, s)), finite, st.floats(-50, 0), st.floats(-50, 0)),
+    st.builds(lambda p: Score(p, 0.5, "partial", logprobs=(math.log(0.5), -math.inf)), finite),
+    st.builds(lambda p: Score(p, math.nan, "embedding"), finite),
     st.just(INVALID),
 )
 

@@ -130,6 +130,21 @@ def _num(x: float) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else float(x)
 
 
+def _two_letters(score: Score) -> tuple[float | None, float | None]:
+    """The two letter columns of a record (``*_logprob_c``, ``*_logprob_s``): the first two sides'
+    log-probabilities (MIND: C, then S), null when the answer has none.
+
+    Examples
+    --------
+    >>> _two_letters(Score(0.75, 0.8, "logprobs", logprobs=(math.log(0.5), -math.inf)))
+    (-0.6931471805599453, None)
+    >>> _two_letters(Score(0.3, math.nan, "embedding"))
+    (None, None)
+    """
+    first, second = score.logprobs[:2] if score.logprobs else (math.nan, math.nan)
+    return _num(first), _num(second)
+
+
 def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) -> dict[str, Any]:
     """Build the JSON record of one evaluation pair.
 
@@ -153,17 +168,20 @@ def pair_record(pair: Any, direct: Score, sentences: Sequence[Score], pid: str) 
     per answer, empty for the others) when an answer is invalid for a reason the judge gave
     (:attr:`Score.detail <tefcore.judges.base.Score>`, e.g. a prompt longer than the context); a K > 2
     pair's distributions (K nulls for an invalid answer) and, from an LLM judge, its log-probabilities.
+    The letter columns ``*_logprob_c`` and ``*_logprob_s`` hold the first two sides' log-probabilities
+    (:attr:`Score.logprobs <tefcore.judges.base.Score>`; MIND: C, then S).
     """
+    direct_c, direct_s = _two_letters(direct)
+    sentence_c, sentence_s = zip(*map(_two_letters, sentences)) if sentences else ((), ())
     return {
         "type": "pair", "post_id": pair.post_id, "lang": pair.lang, "dimension": pair.dimension,
         "side": pair.side,
         "direct": _num(direct.p_change), "direct_source": direct.source, "direct_mass": _num(direct.mass),
-        "direct_logprob_c": _num(direct.logprob_c), "direct_logprob_s": _num(direct.logprob_s),
+        "direct_logprob_c": direct_c, "direct_logprob_s": direct_s,
         "sentences": [_num(s.p_change) for s in sentences],
         "sentence_sources": [s.source for s in sentences],
         "sentence_masses": [_num(s.mass) for s in sentences],
-        "sentence_logprobs_c": [_num(s.logprob_c) for s in sentences],
-        "sentence_logprobs_s": [_num(s.logprob_s) for s in sentences],
+        "sentence_logprobs_c": list(sentence_c), "sentence_logprobs_s": list(sentence_s),
         **({"text_sha256": text_sha256(pair.text)} if isinstance(getattr(pair, "text", None), str) else {}),
         **_served_fields([direct, *sentences]),
         **_detail_fields(direct, sentences),

@@ -73,14 +73,12 @@ class Score:
     Attributes
     ----------
     p_change : float
-        :math:`P(C) / (P(C) + P(S))`, renormalised over the two answers; NaN when ``source`` is
-        ``"invalid"``.
-    logprob_c, logprob_s : float
-        Log-probability of the letter C (resp. S), all its token variants summed; ``-inf`` when not seen,
-        NaN for embedding judges.
+        The first side's probability (MIND: :math:`P(C) / (P(C) + P(S))`), renormalised over the answers;
+        NaN when ``source`` is ``"invalid"``.
     mass : float
-        :math:`P(C) + P(S)` before renormalisation: how much of the next-token distribution went to
-        a valid answer (a format-compliance signal); NaN for embedding judges.
+        The letters' summed probability before renormalisation (MIND: :math:`P(C) + P(S)`): how much of
+        the next-token distribution went to a valid answer (a format-compliance signal); NaN for embedding
+        judges.
     source : str
         One of :data:`SOURCES`.
     detail : str
@@ -88,15 +86,21 @@ class Score:
         context); empty otherwise.
     probs : tuple of float
         A task's dimension with K > 2 sides: the distribution over the sides, side order (``p_change``
-        is its first entry, ``logprob_c`` and ``logprob_s`` those of the first two letters). Empty for two
-        sides, where it is :math:`(p, 1 - p)`; NaN entries for an invalid answer.
+        is its first entry). Empty for two sides, where it is :math:`(p, 1 - p)`; NaN entries for an
+        invalid answer.
     logprobs : tuple of float
-        K > 2: the log-probability of each side's letter (LLM judges; empty for embedding judges).
+        The log-probability of each side's letter, side order, all its token variants summed (MIND: C,
+        then S); ``-inf`` for a letter not seen. LLM judges give one per side; empty for embedding
+        judges and for :data:`INVALID`.
+
+    Examples
+    --------
+    >>> s = Score(0.75, 0.8, "logprobs", logprobs=(math.log(0.6), math.log(0.2)))
+    >>> round(s.p_change, 2), [round(math.exp(x), 1) for x in s.logprobs]
+    (0.75, [0.6, 0.2])
     """
 
     p_change: float
-    logprob_c: float
-    logprob_s: float
     mass: float
     source: str
     detail: str = ""
@@ -121,7 +125,7 @@ class Score:
         return self.source != "invalid"
 
 
-INVALID = Score(math.nan, -math.inf, -math.inf, 0.0, "invalid")
+INVALID = Score(math.nan, 0.0, "invalid")
 """The score of an unreadable answer."""
 
 

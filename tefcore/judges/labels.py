@@ -125,9 +125,10 @@ def merge_logprobs(entries: Iterable[tuple[str, float]], how: str = "sum") -> di
     return merged
 
 
-def _renormalised(logprob_c: float, logprob_s: float) -> float:
-    """:math:`P(C) / (P(C) + P(S))` from two finite log-probabilities (a logistic of their gap)."""
-    gap = logprob_s - logprob_c
+def _renormalised(first: float, second: float) -> float:
+    """The first of two answers' renormalised probability (MIND: :math:`P(C) / (P(C) + P(S))`) from their
+    finite log-probabilities: a logistic of their gap."""
+    gap = second - first
     if gap > 0:
         z = math.exp(-gap)
         return z / (1.0 + z)
@@ -140,10 +141,10 @@ def _scored(logprobs: list[float], read: list[float], source: str) -> Score:
     mass = math.fsum(math.exp(lp) for lp in logprobs)
     if len(logprobs) == 2:
         p = math.nan if source == "invalid" else _renormalised(*read)
-        return Score(p, logprobs[0], logprobs[1], mass, source)
+        return Score(p, mass, source, logprobs=tuple(logprobs))
     probs = ((math.nan,) * len(read) if source == "invalid"
              else tuple(float(x) for x in np.exp(np.asarray(read) - logsumexp(read))))
-    return Score(probs[0], logprobs[0], logprobs[1], mass, source, probs=probs, logprobs=tuple(logprobs))
+    return Score(probs[0], mass, source, probs=probs, logprobs=tuple(logprobs))
 
 
 def _summed(top: Mapping[str, float], letters: tuple[str, ...]) -> Score:

@@ -165,11 +165,10 @@ def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
 
     stored = read_cache(cache_path(repo_path(cache_dir), "local", prompt, pair.lang))[0].set_index(
         ["post_id", "dimension"]).loc[(pair.post_id, pair.dimension)]
-    fields = (("direct", "sentences"), ("direct_logprob_c", "sentence_logprobs_c"),
-              ("direct_logprob_s", "sentence_logprobs_s"), ("direct_mass", "sentence_masses"),
-              ("direct_source", "sentence_sources"))
+    fields = (("direct", "sentences"), ("direct_mass", "sentence_masses"), ("direct_source", "sentence_sources"),
+              ("direct_logprob_c", "sentence_logprobs_c"), ("direct_logprob_s", "sentence_logprobs_s"))
     columns = [[stored[direct], *stored[sentences]] for direct, sentences in fields]
-    return [Score(*row) for row in zip(*columns)]
+    return [Score(p, mass, source, logprobs=(c, s)) for p, mass, source, c, s in zip(*columns)]
 
 
 def check_table(checks: pd.DataFrame) -> pd.DataFrame:
