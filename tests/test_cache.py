@@ -16,6 +16,8 @@ from tefcore.extraction.cache import (
     CacheError,
     CacheWriter,
     ProvenanceMismatch,
+    encode_record,
+    pair_record,
     provenance_id,
     read_cache,
     read_cache_file,
@@ -241,3 +243,38 @@ def test_a_second_writer_is_refused(tmp_path: Path) -> None:
         CacheWriter(path, PROV)
     first.close()
     CacheWriter(path, PROV).close()  # free again once the first is closed
+
+
+MIND_RECORD = (
+    '{"type": "pair", "post_id": "en-single-1", "lang": "en", "dimension": "Economy", "side": "change", '
+    '"direct": 0.75, "direct_source": "logprobs", "direct_mass": 0.8, "direct_logprob_c": -0.5108256237659907, '
+    '"direct_logprob_s": -1.6094379124341003, "sentences": [0.75, null, 1.0, 0.3], '
+    '"sentence_sources": ["logprobs", "invalid", "partial", "embedding"], "sentence_masses": [0.8, 0.0, 0.5, null], '
+    '"sentence_logprobs_c": [-0.5108256237659907, null, -0.6931471805599453, null], '
+    '"sentence_logprobs_s": [-1.6094379124341003, null, null, null], "text_sha256": "668b4fb68ab87519", '
+    '"provenance_id": "pid"}\n'
+)
+"""The record MIND's caches hold for these answers, as written when a Score also carried the two letters' fields."""
+
+
+def test_a_mind_record_is_written_byte_for_byte_as_before() -> None:
+    embedded = Score(0.3, math.nan, "embedding")
+    record = pair_record(P1, S, [S, INVALID, HALF, embedded], "pid")
+    assert encode_record(record) == MIND_RECORD.encode("utf-8")
+
+
+def test_the_letter_columns_are_the_first_two_sides() -> None:
+    from types import SimpleNamespace
+
+    from tefcore.tasks import Choices
+
+    lps = (math.log(0.5), math.log(0.3), math.log(0.1))
+    three = Score(0.5 / 0.9, 0.9, "logprobs", probs=(0.5 / 0.9, 0.3 / 0.9, 0.1 / 0.9), logprobs=lps)
+    embedded = Score(0.2, math.nan, "embedding", probs=(0.2, 0.3, 0.5))
+    choices = Choices("Transport", ("car", "transit", "cycling"), ("by car", "by bus", "by bike"))
+    pair = SimpleNamespace(post_id="p1", lang="en", dimension="Transport", side="car", choices=choices)
+    record = pair_record(pair, three, [embedded, INVALID, three], "pid")
+    assert (record["direct_logprob_c"], record["direct_logprob_s"]) == lps[:2]
+    assert record["sentence_logprobs_c"] == [None, None, lps[0]]
+    assert record["sentence_logprobs_s"] == [None, None, lps[1]]
+    assert record["direct_logprobs"] == list(lps) and record["sentence_logprobs"][0] == [None] * 3
