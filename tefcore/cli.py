@@ -57,12 +57,12 @@ from tefcore.mind.schema import LANGS
 from tefcore.tasks.segment import SEGMENTATION_RULES
 from tefcore.tasks import Task, TaskError, init_task, load_task, recorded_sides, summary
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "FORMATS", "OneLineParser", "build_parser", "hand_over", "main",
+__all__ = ["EXIT_USAGE", "FORMATS", "OneLineParser", "build_parser", "main",
            "user_path"]
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_FAILS = 1
+_EXIT_INTERRUPTED = 130
+_EXIT_FAILS = 1
 FORMATS: tuple[str, ...] = ("text", "csv", "json", "markdown")
 """Output formats of ``tef evaluate``."""
 
@@ -334,7 +334,7 @@ def _engine(args: argparse.Namespace) -> Any:
     return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
 
 
-def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def _cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the extraction for every (prompt, language) asked for, with the engine of ``--engine``."""
     tasks, pairs, rule = _scope(args)  # fail on bad or missing data before loading a model
     spec = _judge_spec(args)
@@ -358,7 +358,7 @@ def cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 print(f"tef: interrupted: {r.pairs_done} of {r.pairs_in_scope} {lang} pairs are in {r.store or r.path} "
                       f"({r.pairs_written} written by this run, no partial record). To resume, run the same "
                       f"command again:\n  tef {shlex.join(argv)}", file=sys.stderr)
-                return EXIT_INTERRUPTED
+                return _EXIT_INTERRUPTED
             print(report.summary())
             for detail, count in report.details.items():
                 hint = "; raise --n-ctx to score them" if "context" in detail and spec.backend == "llama_cpp" else ""
@@ -390,7 +390,7 @@ def _warn_invalid(path: Path, argv: Sequence[str]) -> None:
     print(line, file=sys.stderr)
 
 
-def cmd_cache(args: argparse.Namespace) -> int:
+def _cmd_cache(args: argparse.Namespace) -> int:
     """``tef cache merge``: parts directories -> cache files."""
     if args.out is not None and len(args.parts) > 1:
         raise ValueError("--out takes one parts directory; give several without --out")
@@ -413,7 +413,7 @@ def _cache_files(root: Path) -> list[Path]:
     return [root]
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Print accuracy / macro-F1 per dimension and rule for each cache file, against the gold of its data."""
     scored, empty, task = [], [], load_task(args.task) if args.task else None
     for file in _cache_files(args.cache):
@@ -430,7 +430,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 # --- a task of one's own ----------------------------------------------------------------------
-def cmd_fuse(args: argparse.Namespace) -> int:
+def _cmd_fuse(args: argparse.Namespace) -> int:
     """One row per pair and rule: the decision, its confidence, every side's score and the gold side."""
     parts = [decisions(frame, args.rule, args.invalid, classes=recorded_sides(prov), flat=args.format != "json")
              .assign(cache=shown(str(file))) for file in _cache_files(args.cache)
@@ -447,7 +447,7 @@ def cmd_fuse(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
+def _cmd_explain(args: argparse.Namespace) -> int:
     """Each sentence's term of Eq. 3 and the rules' decisions, for the texts asked for (:mod:`tefcore.explain`)."""
     from tefcore.explain import explain_file, render, select
 
@@ -464,25 +464,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
+def _cmd_validate(args: argparse.Namespace) -> int:
     """What the task holds, or one line per problem and exit code 1."""
     try:
         print("\n".join(summary(load_task(args.task))))
     except TaskError as bad:
         print("\n".join(f"tef: error: {problem}" for problem in bad.problems), file=sys.stderr)
-        return EXIT_FAILS
+        return _EXIT_FAILS
     return 0
 
 
 # --- the rest ---------------------------------------------------------------------------------
-def cmd_download(args: argparse.Namespace) -> int:
+def _cmd_download(args: argparse.Namespace) -> int:
     """Download the release files into ``--dest``."""
     for lang, (path, digest) in release.download_release(args.dest, args.lang, force=args.force).items():
         print(f"{lang}: {path} sha256={digest}")
     return 0
 
 
-def cmd_models() -> int:
+def _cmd_models() -> int:
     """List the registry: name, backend, display name."""
     for name, entry in load_registry().items():
         print(f"{name:16s} {entry['backend']:12s} {entry.get('display_name', '')}")
@@ -490,7 +490,7 @@ def cmd_models() -> int:
     return 0
 
 
-def hand_over(module: str, args: Sequence[str]) -> int:
+def _hand_over(module: str, args: Sequence[str]) -> int:
     """Run ``python -m <module> ARGS`` of the book's distribution in a subprocess (``tef book`` and
     ``tef reproduce``: :mod:`tefbook`; ``tef claims``: :mod:`tefpaper`); the library never imports them."""
     if importlib.util.find_spec(module) is None:
@@ -503,23 +503,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tef`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["book"]:  # every later argument belongs to `python -m tefbook`
-        return _guarded(lambda: hand_over("tefbook", argv[1:]))
+        return _guarded(lambda: _hand_over("tefbook", argv[1:]))
     if argv[:1] == ["reproduce"]:  # every later argument belongs to `python -m tefbook reproduce`
-        return _guarded(lambda: hand_over("tefbook", argv))
+        return _guarded(lambda: _hand_over("tefbook", argv))
     if argv[:1] == ["claims"]:  # every later argument belongs to `python -m tefpaper`
-        return _guarded(lambda: hand_over("tefpaper", argv[1:]))
+        return _guarded(lambda: _hand_over("tefpaper", argv[1:]))
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="tef: %(levelname)s: %(message)s")
     commands: dict[str, Callable[[], int]] = {
-        "extract": lambda: cmd_extract(args, argv),
-        "evaluate": lambda: cmd_evaluate(args),
-        "download": lambda: cmd_download(args),
-        "models": cmd_models,
-        "cache": lambda: cmd_cache(args),
-        "fuse": lambda: cmd_fuse(args),
+        "extract": lambda: _cmd_extract(args, argv),
+        "evaluate": lambda: _cmd_evaluate(args),
+        "download": lambda: _cmd_download(args),
+        "models": _cmd_models,
+        "cache": lambda: _cmd_cache(args),
+        "fuse": lambda: _cmd_fuse(args),
         "init": lambda: _init(args.dir),
-        "validate": lambda: cmd_validate(args),
-        "explain": lambda: cmd_explain(args),
+        "validate": lambda: _cmd_validate(args),
+        "explain": lambda: _cmd_explain(args),
     }
     return _guarded(commands[args.command])
 
@@ -575,7 +575,7 @@ class _SignalWatch:
             if {signal.SIGINT, signal.SIGTERM} & set(data) and not _TAKEN_UP.wait(STOP_GRACE):
                 print(f"tef: interrupted inside a long computation, not waited for past {STOP_GRACE:.0f} s; the cache "
                       "holds whole records: to resume, run the same command again", file=sys.stderr, flush=True)
-                os._exit(EXIT_INTERRUPTED)
+                os._exit(_EXIT_INTERRUPTED)
 
     def stop(self) -> None:
         """Restore the wakeup file and Ctrl-C's handler; end the thread."""
@@ -599,7 +599,7 @@ def _guarded(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         _TAKEN_UP.set()
         print("tef: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _EXIT_INTERRUPTED
     except BrokenPipeError:  # `tef evaluate ... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -607,7 +607,7 @@ def _guarded(command: Callable[[], int]) -> int:
         if not (isinstance(exc, (ValueError, OSError, ImportError))
                 or any(cls.__module__.startswith("tefcore.") for cls in type(exc).__mro__)):
             raise
-        text = os_message(exc) if isinstance(exc, OSError) else str(exc)
+        text = _os_message(exc) if isinstance(exc, OSError) else str(exc)
         print(f"tef: error: {redact(' '.join(text.split()) or type(exc).__name__)}", file=sys.stderr)
         return EXIT_USAGE
     finally:
@@ -624,14 +624,14 @@ _OS_HINTS = {errno.ENOSPC: "the disk is full: free some space, then run the same
              errno.EISDIR: "it is a folder, not a file"}
 
 
-def os_message(exc: OSError) -> str:
+def _os_message(exc: OSError) -> str:
     """One line for an operating-system error: the path, the cause and what to do, never a traceback.
 
     Examples
     --------
-    >>> os_message(OSError(errno.ENOSPC, "No space left on device", "runs/local/original/en.jsonl"))
+    >>> _os_message(OSError(errno.ENOSPC, "No space left on device", "runs/local/original/en.jsonl"))
     'runs/local/original/en.jsonl: No space left on device (the disk is full: free some space, then run the same command again)'
-    >>> os_message(NotADirectoryError(errno.ENOTDIR, "Not a directory", "notes.txt/out"))
+    >>> _os_message(NotADirectoryError(errno.ENOTDIR, "Not a directory", "notes.txt/out"))
     'notes.txt/out: Not a directory (a part of the path is a file, not a folder)'
     """
     if exc.filename is None or not exc.strerror:

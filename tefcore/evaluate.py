@@ -25,7 +25,7 @@ from tefcore import metrics
 from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES, RULE_NAMES, fuse_many
 
-__all__ = ["ABSTAIN", "AVERAGE", "BASELINES", "INVALID_POLICIES", "METRICS", "METRIC_LABELS", "PAIR_KEYS",
+__all__ = ["ABSTAIN", "AVERAGE", "BASELINES", "METRICS", "METRIC_LABELS",
            "SENTENCE_RULES", "check_metric", "decisions", "dimension_average", "flatten_sentences", "iter_groups",
            "paired_comparisons", "predict_pairs", "score_table", "sort_table", "strongest_baseline"]
 
@@ -35,11 +35,11 @@ AVERAGE = "Average"
 """The ``dimension`` value of a table's Average rows."""
 BASELINES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote")
 """The rules whose best is "the strongest baseline" (protocol §7)."""
-INVALID_POLICIES: tuple[str, ...] = ("drop", "reference")
+_INVALID_POLICIES: tuple[str, ...] = ("drop", "reference")
 """Ways to treat unreadable answers (see the module notes)."""
 SENTENCE_RULES: tuple[str, ...] = tuple(r for r in RULE_NAMES if r != "direct")
 """The rules that fuse sentence posteriors."""
-PAIR_KEYS: list[str] = ["post_id", "lang", "dimension", "side"]
+_PAIR_KEYS: list[str] = ["post_id", "lang", "dimension", "side"]
 """The columns that identify an evaluation pair and its gold side."""
 
 _METRIC_FNS: dict[str, Callable[..., float]] = {"accuracy": metrics.accuracy, "macro_f1": metrics.macro_f1}
@@ -116,8 +116,8 @@ def _unreadable(p: np.ndarray) -> np.ndarray:
 
 def _apply_policy(p: np.ndarray, invalid: str) -> np.ndarray:
     """``reference``: an unreadable answer becomes 0.5 (K > 2: the uniform distribution)."""
-    if invalid not in INVALID_POLICIES:
-        raise UnknownName(f"invalid must be one of {INVALID_POLICIES}, got {invalid!r}")
+    if invalid not in _INVALID_POLICIES:
+        raise UnknownName(f"invalid must be one of {_INVALID_POLICIES}, got {invalid!r}")
     if invalid == "drop":
         return p
     bad = _unreadable(p)
@@ -192,7 +192,7 @@ def predict_pairs(
     unknown = [r for r in rules if r not in RULE_NAMES]
     if unknown:
         raise UnknownName(f"unknown rule(s) {unknown}; choose from {', '.join(RULE_NAMES)}")
-    missing = [c for c in PAIR_KEYS + ["direct", "sentences"] if c not in df.columns]
+    missing = [c for c in _PAIR_KEYS + ["direct", "sentences"] if c not in df.columns]
     if missing:
         raise ValueError(f"cache frame lacks column(s) {missing}")
     df = df.reset_index(drop=True)
@@ -212,7 +212,7 @@ def predict_pairs(
 def _predict(df: pd.DataFrame, rules: Sequence[str], invalid: str, classes: Sequence[str],
              with_scores: bool) -> pd.DataFrame:
     """:func:`predict_pairs` of pairs that share their sides ``classes``."""
-    base = df[PAIR_KEYS].reset_index(drop=True)
+    base = df[_PAIR_KEYS].reset_index(drop=True)
     direct, flat, doc = _probabilities(df.reset_index(drop=True), len(classes))
     base["n_sentences"] = np.bincount(doc, minlength=len(base))
     if np.any(base["n_sentences"].to_numpy() == 0):

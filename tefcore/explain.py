@@ -19,7 +19,7 @@ that abstains, having no readable answer, is left out of the pairs).
 
 An unreadable sentence (a NaN answer) is left out of every rule, as ``invalid="drop"`` does in
 :mod:`tefcore.evaluate`: its row stays, with weight NaN and contributions 0. Sentence texts come from the
-segmentation the cache's provenance records (:func:`cache_sentences`); a data file that changed since the
+segmentation the cache's provenance records (:func:`_cache_sentences`); a data file that changed since the
 extraction is :class:`DataChanged`, one line, instead of wrong sentences.
 """
 
@@ -46,17 +46,17 @@ from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resol
 from tefcore.tasks.segment import MIN_LENGTH, split_sentences
 from tefcore.tasks import load_task, recorded_sides
 
-__all__ = ["EXPLAIN_FORMATS", "EXPLAIN_RULES", "DataChanged", "cache_sentences", "explain", "explain_cache",
+__all__ = ["DataChanged", "explain", "explain_cache",
            "explain_file", "render", "select", "source_pairs"]
 
-EXPLAIN_RULES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote", "tef")
+_EXPLAIN_RULES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote", "tef")
 """The rules whose decisions the view shows beside the sentences."""
-EXPLAIN_FORMATS: tuple[str, ...] = ("text", "csv", "json", "html")
+_EXPLAIN_FORMATS: tuple[str, ...] = ("text", "csv", "json", "html")
 """Output formats of :func:`render` (and ``tef explain --format``)."""
 SIDE_COLOURS: tuple[tuple[int, int, int], ...] = (
     (217, 95, 2), (27, 120, 178), (26, 152, 80), (152, 78, 163), (200, 30, 90), (120, 120, 20))
 """RGB of each side in class order (the first side orange, the second blue, ...), cycled beyond six."""
-TEXT_KEYS: list[str] = ["lang", "id", "dimension", "gold"]
+_TEXT_KEYS: list[str] = ["lang", "id", "dimension", "gold"]
 """The columns that name a text of the view (with ``cache`` when a folder of caches was read)."""
 
 
@@ -113,11 +113,11 @@ def _group_view(df: pd.DataFrame, classes: Sequence[str], texts: Sequence[Sequen
     _, flat, doc = _probabilities(df, K)
     probs, w, ell = _evidence(flat, K, eps, M)
     contribution = np.nan_to_num(w[:, None] * ell, nan=0.0)
-    pred = predict_pairs(df, list(EXPLAIN_RULES), classes={d: classes for d in df["dimension"].unique()},
+    pred = predict_pairs(df, list(_EXPLAIN_RULES), classes={d: classes for d in df["dimension"].unique()},
                          scores=True)
     n = len(df)
-    decision = pred["prediction"].to_numpy().reshape(len(EXPLAIN_RULES), n).T
-    confidence = pred["confidence"].to_numpy(dtype=float).reshape(len(EXPLAIN_RULES), n).T
+    decision = pred["prediction"].to_numpy().reshape(len(_EXPLAIN_RULES), n).T
+    confidence = pred["confidence"].to_numpy(dtype=float).reshape(len(_EXPLAIN_RULES), n).T
     tef_scores = np.array([[s[c] for c in classes] for s in pred["scores"].iloc[-n:]], dtype=float)
     side_index = {c: k for k, c in enumerate(classes)}
     decided = np.array([side_index.get(d, -1) for d in decision[:, -1]])
@@ -125,7 +125,7 @@ def _group_view(df: pd.DataFrame, classes: Sequence[str], texts: Sequence[Sequen
     out = {"cache": df["cache"].to_numpy()[doc]} if "cache" in df.columns else {}
     out.update({"lang": df["lang"].to_numpy()[doc], "id": df["post_id"].to_numpy()[doc],
                 "dimension": df["dimension"].to_numpy()[doc], "gold": df["side"].to_numpy()[doc]})
-    for r, rule in enumerate(EXPLAIN_RULES):
+    for r, rule in enumerate(_EXPLAIN_RULES):
         out[rule], out[f"{rule}_confidence"] = decision[doc, r], confidence[doc, r]
     out.update({f"tef_score_{c}": tef_scores[doc, k] for k, c in enumerate(classes)})
     out["disagreement"] = _disagreement(decision)[doc]
@@ -165,7 +165,7 @@ def explain_cache(frame: pd.DataFrame, texts: Sequence[Sequence[str]] | None = N
         A cache (:func:`tefcore.extraction.cache.read_cache`): ``post_id, lang, dimension, side, direct,
         sentences`` (and ``direct_probs, sentence_probs`` for a dimension with K > 2 sides).
     texts : sequence of sequences of str, optional
-        Each pair's sentences (:func:`cache_sentences`); empty texts when omitted.
+        Each pair's sentences (:func:`_cache_sentences`); empty texts when omitted.
     classes : mapping of str to sequence of str, optional
         The sides per dimension (:func:`tefcore.tasks.recorded_sides`); default MIND's for every dimension.
     eps, M : float
@@ -302,7 +302,7 @@ def _source_texts(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str
     return texts, source
 
 
-def cache_sentences(cache: str | os.PathLike[str], frame: pd.DataFrame, provenance: Mapping[str, Any], *,
+def _cache_sentences(cache: str | os.PathLike[str], frame: pd.DataFrame, provenance: Mapping[str, Any], *,
                     data_dir: str | os.PathLike[str] | None = None, task: Any = None) -> list[list[str]]:
     """The sentences of every pair of a cache, by the segmentation its provenance records.
 
@@ -372,7 +372,7 @@ def explain_file(cache: str | os.PathLike[str], *, data_dir: str | os.PathLike[s
     sides: dict[str, list[str]] = {}
     for prov in provs:
         sides.update(recorded_sides(prov) or {})
-    texts = cache_sentences(cache, frame, provenance, data_dir=data_dir, task=task)
+    texts = _cache_sentences(cache, frame, provenance, data_dir=data_dir, task=task)
     return explain_cache(frame, texts, classes={d: sides.get(d, list(CLASSES)) for d in frame["dimension"].unique()})
 
 
@@ -425,7 +425,7 @@ def _texts(view: pd.DataFrame) -> list[tuple[dict[str, Any], list[str], list[dic
 def _decisions_line(first: Mapping[str, Any]) -> str:
     """``Direct x (0.71) | MV y (0.60) | SV ... | TEF ...``."""
     return " | ".join(f"{RULE_LABELS[r]} {first[r]}" + ("" if first[r] == ABSTAIN else f" ({first[r + '_confidence']:.2f})")
-                      for r in EXPLAIN_RULES)
+                      for r in _EXPLAIN_RULES)
 
 
 def _num(x: float, digits: int = 3, signed: bool = False) -> str:
@@ -477,10 +477,10 @@ def _to_json(view: pd.DataFrame) -> str:
     """One object per text: its keys, the rules' decisions and scores, and its sentences."""
     out = []
     for first, sides, text in _texts(view):
-        item: dict[str, Any] = {k: first[k] for k in ("cache", *TEXT_KEYS) if k in first}
+        item: dict[str, Any] = {k: first[k] for k in ("cache", *_TEXT_KEYS) if k in first}
         item["gold"] = item["gold"] if isinstance(item["gold"], str) else None
         item["decisions"] = {r: {"decision": first[r], "confidence": _finite(first[f"{r}_confidence"])}
-                             for r in EXPLAIN_RULES}
+                             for r in _EXPLAIN_RULES}
         item["tef_scores"] = {s: first[f"tef_score_{s}"] for s in sides}
         item["disagreement"] = first["disagreement"]
         item["sentences"] = [{"sentence": r["sentence"], "text": r["text"],
@@ -531,7 +531,7 @@ def _html_text(k: int, first: Mapping[str, Any], sides: list[str], spans: list[s
     """One text of the report: its shaded sentences, the rules' decisions and TEF's scores beside them."""
     e = html.escape
     rules = "".join(f"<tr><td>{RULE_LABELS[r]}</td><td>{e(str(first[r]))}</td><td class=n>"
-                    f"{_num(first[r + '_confidence'], 2)}</td></tr>" for r in EXPLAIN_RULES)
+                    f"{_num(first[r + '_confidence'], 2)}</td></tr>" for r in _EXPLAIN_RULES)
     scores = "".join(f"<tr><td>TEF score</td><td>{e(s)}</td><td class=n>{first[f'tef_score_{s}']:+.3f}</td></tr>"
                      for s in sides if first[f"tef_score_{s}"] == first[f"tef_score_{s}"])
     gold = first["gold"] if isinstance(first["gold"], str) else "none"
@@ -545,12 +545,12 @@ def _html_index(firsts: pd.DataFrame) -> str:
     """The texts, the most disputed first (then the most confident TEF), each linked to its section."""
     e = html.escape
     order = firsts.sort_values(["disagreement", "tef_confidence"], ascending=False, kind="stable").index
-    head = "".join(f"<th>{h}</th>" for h in ["text", "dimension", "gold", *(RULE_LABELS[r] for r in EXPLAIN_RULES),
+    head = "".join(f"<th>{h}</th>" for h in ["text", "dimension", "gold", *(RULE_LABELS[r] for r in _EXPLAIN_RULES),
                                             "disagreement"])
     rows = "".join(
         f"<tr><td><a href='#t{i}'>{e(str(t['id']))}</a></td><td>{e(str(t['dimension']))}</td>"
         f"<td>{e(t['gold']) if isinstance(t['gold'], str) else ''}</td>"
-        + "".join(f"<td>{e(str(t[r]))}</td>" for r in EXPLAIN_RULES) + f"<td class=n>{t['disagreement']:.2f}</td></tr>"
+        + "".join(f"<td>{e(str(t[r]))}</td>" for r in _EXPLAIN_RULES) + f"<td class=n>{t['disagreement']:.2f}</td></tr>"
         for i, t in zip(order, firsts.loc[order].to_dict("records")))
     return f"<table><tr>{head}</tr>{rows}</table>"
 
@@ -609,4 +609,4 @@ def render(view: pd.DataFrame, fmt: str = "text", *, title: str = "TEF evidence 
         return _to_html(view, title)
     if fmt == "text":
         return _to_text(view, width)
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(EXPLAIN_FORMATS)}")
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(_EXPLAIN_FORMATS)}")

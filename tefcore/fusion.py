@@ -40,8 +40,8 @@ from scipy.special import entr
 from tefcore.errors import UnknownName
 
 __all__ = [
-    "CLASSES", "CLIP", "EPS", "ROW_SUM_ATOL", "RULES", "RULE_LABELS", "RULE_NAMES", "TEMPERATURE", "TIE_RTOL",
-    "TIE_RULES", "FusionBatch", "FusionResult", "clipped_log_odds", "direct", "entropy_weight", "fuse_many",
+    "CLASSES", "CLIP", "EPS", "RULES", "RULE_LABELS", "RULE_NAMES", "TEMPERATURE", "TIE_RTOL",
+    "FusionBatch", "FusionResult", "clipped_log_odds", "direct", "entropy_weight", "fuse_many",
     "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds",
 ]
 
@@ -55,14 +55,14 @@ TEMPERATURE: float = 5.0
 """Softmax temperature :math:`T` of TEF's confidence."""
 TIE_RTOL: float = 1e-12
 """Relative size :math:`\\tau` below which log-odds scores tie (see the module notes)."""
-TIE_RULES: tuple[str, str] = ("first_vote", "first_class")
+_TIE_RULES: tuple[str, str] = ("first_vote", "first_class")
 """How Majority Vote breaks a tie: the class voted first (the reference release), or class order."""
-ROW_SUM_ATOL: float = 1e-6
+_ROW_SUM_ATOL: float = 1e-6
 """How far from 1 a row of a distribution may sum."""
 
-ArrayLike = npt.ArrayLike
-FloatArray = npt.NDArray[np.float64]
-IndexArray = npt.NDArray[np.intp]
+_ArrayLike = npt.ArrayLike
+_FloatArray = npt.NDArray[np.float64]
+_IndexArray = npt.NDArray[np.intp]
 
 
 # ---- results -------------------------------------------------------------------------------------
@@ -90,9 +90,9 @@ class FusionBatch:
     ``doc_index``)."""
 
     prediction: np.ndarray
-    confidence: FloatArray
-    scores: FloatArray
-    index: IndexArray
+    confidence: _FloatArray
+    scores: _FloatArray
+    index: _IndexArray
     doc_ids: np.ndarray
     classes: tuple[str, ...]
 
@@ -115,7 +115,7 @@ class FusionBatch:
 
 
 # ---- input checks --------------------------------------------------------------------------------
-def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
+def _as_probabilities(p: _ArrayLike, name: str = "p") -> _FloatArray:
     """Validate probabilities: 1-D P(change) or 2-D rows of distributions; returns float64."""
     try:
         arr = np.asarray(p, dtype=np.float64)  # may raise on strings or ragged input
@@ -137,11 +137,11 @@ def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
                          f"{name}[{', '.join(str(int(k)) for k in first)}] = {value!r}")
     if arr.ndim == 2:
         sums = arr.sum(axis=1)
-        off = np.abs(sums - 1.0) > ROW_SUM_ATOL
+        off = np.abs(sums - 1.0) > _ROW_SUM_ATOL
         if off.any():
             i = int(np.flatnonzero(off)[0])
             raise ValueError(
-                f"rows of {name} must be distributions summing to 1 (within {ROW_SUM_ATOL:g}); "
+                f"rows of {name} must be distributions summing to 1 (within {_ROW_SUM_ATOL:g}); "
                 f"{int(off.sum())} row(s) do not, first row {i} sums to {float(sums[i])!r}"
             )
     return arr
@@ -150,7 +150,7 @@ def _as_probabilities(p: ArrayLike, name: str = "p") -> FloatArray:
 _ONE_DOCUMENT = object()  # doc_index marker of the per-document functions: all rows form one document
 
 
-def _segments(doc_index: ArrayLike | object | None, n: int) -> tuple[IndexArray, np.ndarray]:
+def _segments(doc_index: _ArrayLike | object | None, n: int) -> tuple[_IndexArray, np.ndarray]:
     """Start offsets of the documents and their ids, from a non-decreasing document index."""
     if doc_index is None:
         return np.arange(n, dtype=np.intp), np.arange(n)
@@ -189,8 +189,8 @@ def _class_names(classes: Sequence[str] | None, K: int) -> tuple[str, ...]:
 
 def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) -> None:
     """One-line errors for parameters out of their range (a NaN is in none)."""
-    if ties not in TIE_RULES:
-        raise UnknownName(f"ties must be one of {', '.join(TIE_RULES)}, got {ties!r}")
+    if ties not in _TIE_RULES:
+        raise UnknownName(f"ties must be one of {', '.join(_TIE_RULES)}, got {ties!r}")
     for ok, error in ((0.0 < eps < 0.5, f"eps must lie in (0, 0.5), got {eps!r}"),
                       (0.0 < M < math.inf, f"M must be a positive finite number, got {M!r}"),
                       (0.0 < T < math.inf, f"T must be a positive finite temperature, got {T!r}"),
@@ -200,7 +200,7 @@ def _check_params(eps: float, M: float, T: float, ties: str, tie_rtol: float) ->
 
 
 # ---- the paper's two building blocks -------------------------------------------------------------
-def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> FloatArray:
+def clipped_log_odds(p: _ArrayLike, *, eps: float = EPS, M: float = CLIP) -> _FloatArray:
     r"""Clipped log-odds :math:`\ell(p) = \operatorname{clip}(\log\frac{\tilde p}{1-\tilde p}, -M, M)`,
     :math:`\tilde p = \operatorname{clip}(p, \epsilon, 1-\epsilon)` (Algorithm 1, the inner loop).
 
@@ -229,7 +229,7 @@ def clipped_log_odds(p: ArrayLike, *, eps: float = EPS, M: float = CLIP) -> Floa
     return np.clip(odds, -M, M, out=odds)[()]  # [()]: a scalar for a scalar p
 
 
-def entropy_weight(p: ArrayLike) -> FloatArray:
+def entropy_weight(p: _ArrayLike) -> _FloatArray:
     r"""Entropy weight :math:`w(\mathbf p) = 1 - H(\mathbf p)/\log K`, the normalised information gain, with
     :math:`H(\mathbf p) = -\sum_k p^{(k)} \log p^{(k)}` (:math:`0 \log 0 = 0`) of the unclipped probabilities.
 
@@ -268,12 +268,12 @@ class _Documents:
     """The documents of a flat input: the first row of each (``starts``), its number of sentences
     (``sizes``), the number of classes ``K``, and whether the rows hold P(first class) alone (``binary``)."""
 
-    starts: IndexArray
-    sizes: IndexArray
+    starts: _IndexArray
+    sizes: _IndexArray
     K: int
     binary: bool
 
-    def columns(self, p: FloatArray) -> FloatArray:
+    def columns(self, p: _FloatArray) -> _FloatArray:
         """The (n, K) columns a formula runs on; for K = 2 the first column alone (see the module notes)."""
         return p[:, None] if self.binary else p
 
@@ -285,7 +285,7 @@ class _Documents:
         r""":math:`\frac1N \sum_i x_i` over each document's rows."""
         return self.sum(x) / self.sizes[:, None]
 
-    def all_classes(self, scores: FloatArray, *, log_odds: bool) -> FloatArray:
+    def all_classes(self, scores: _FloatArray, *, log_odds: bool) -> _FloatArray:
         """The (n_docs, K) scores; for K = 2 the second class's column from the first, :math:`-s` for
         log-odds and :math:`1 - s` for probabilities and shares, written column by column (the steps that
         follow work across the K columns, which numpy does fastest in that layout)."""
@@ -304,19 +304,19 @@ class _Scores(NamedTuple):
     """A rule's ``scores`` (n_docs, K), with what its ties need: the sentences' ``evidence`` (n, 1 or K) of
     a log-odds rule (:func:`_gaps`) and the sentences' ``votes`` of Majority Vote (:func:`_first_votes`)."""
 
-    scores: FloatArray
-    evidence: FloatArray | None = None
-    votes: IndexArray | None = None
+    scores: _FloatArray
+    evidence: _FloatArray | None = None
+    votes: _IndexArray | None = None
 
 
-def _direct(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _direct(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""Direct: :math:`\operatorname{Score}(c) = p^{(c)}`, the whole post's probability (one row a document)."""
     if np.any(docs.sizes != 1):
         raise ValueError("rule 'direct' takes exactly one probability (the whole post) per document")
     return _Scores(docs.all_classes(docs.columns(p), log_odds=False))
 
 
-def _majority_vote(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _majority_vote(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""Majority Vote: :math:`\operatorname{Score}(c) = \frac1N \sum_i \mathbb 1[v_i = c]`, :math:`v_i = \arg\max_k
     p_i^{(k)}` (the first of equal maxima; change iff :math:`p_i \ge 0.5`)."""
     votes = np.where(p >= 0.5, 0, 1) if docs.binary else np.argmax(p, axis=1)
@@ -324,25 +324,25 @@ def _majority_vote(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Sc
     return _Scores(docs.mean(ballots), votes=votes)
 
 
-def _soft_vote(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _soft_vote(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""Soft Vote: :math:`\operatorname{Score}(c) = \frac1N \sum_i p_i^{(c)}`."""
     return _Scores(docs.all_classes(docs.mean(docs.columns(p)), log_odds=False))
 
 
-def _tef(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _tef(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""TEF (Eq. 3): :math:`\operatorname{Score}(c) = \sum_i w(\mathbf p_i)\,\ell\big(p_i^{(c)}\big)`."""
     evidence = clipped_log_odds(docs.columns(p), eps=eps, M=M)
     evidence *= entropy_weight(p)[:, None]  # w_i * l(p_i), in the array of l
     return _Scores(docs.all_classes(docs.sum(evidence), log_odds=True), evidence=evidence)
 
 
-def _tef_without_entropy(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _tef_without_entropy(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""w/o Entropy: :math:`\operatorname{Score}(c) = \sum_i \ell\big(p_i^{(c)}\big)`."""
     evidence = clipped_log_odds(docs.columns(p), eps=eps, M=M)
     return _Scores(docs.all_classes(docs.sum(evidence), log_odds=True), evidence=evidence)
 
 
-def _tef_without_log_odds(p: FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
+def _tef_without_log_odds(p: _FloatArray, docs: _Documents, eps: float, M: float) -> _Scores:
     r"""w/o Log-Odds: :math:`\operatorname{Score}(c) = \sum_i w_i p_i^{(c)} / \sum_i w_i` (:math:`1/K` when
     every :math:`w_i = 0`)."""
     w = entropy_weight(p)
@@ -352,7 +352,7 @@ def _tef_without_log_odds(p: FloatArray, docs: _Documents, eps: float, M: float)
     return _Scores(docs.all_classes(mean, log_odds=False))
 
 
-_CLASS_SCORES: dict[str, Callable[[FloatArray, _Documents, float, float], _Scores]] = {
+_CLASS_SCORES: dict[str, Callable[[_FloatArray, _Documents, float, float], _Scores]] = {
     "direct": _direct, "majority_vote": _majority_vote, "soft_vote": _soft_vote, "tef": _tef,
     "tef_without_entropy": _tef_without_entropy, "tef_without_log_odds": _tef_without_log_odds,
 }
@@ -368,8 +368,8 @@ RULE_LABELS: dict[str, str] = {
 
 
 # ---- ties and the winner -------------------------------------------------------------------------
-def _gaps(scores: FloatArray, evidence: FloatArray | None, docs: _Documents, *, M: float,
-          tie_rtol: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+def _gaps(scores: _FloatArray, evidence: _FloatArray | None, docs: _Documents, *, M: float,
+          tie_rtol: float) -> tuple[_FloatArray, _FloatArray, _FloatArray]:
     r"""The scores (tied log-odds scores averaged, see the module notes), each document's best score and
     each score's gap to it (0 for the classes that tie for the best). :math:`E \le M n_d`, so :math:`E` is
     summed only for the documents within :math:`2\tau M \max_d n_d` of a tie (few, if any)."""
@@ -393,14 +393,14 @@ def _gaps(scores: FloatArray, evidence: FloatArray | None, docs: _Documents, *, 
     return scores, best, gap
 
 
-def _first_votes(votes: IndexArray, docs: _Documents) -> IndexArray:
+def _first_votes(votes: _IndexArray, docs: _Documents) -> _IndexArray:
     """Position of each class's first vote in each document (``len(votes)`` for a class never voted)."""
     n = votes.shape[0]
     at = np.where(votes[:, None] == np.arange(docs.K), np.arange(n)[:, None], n)
     return np.minimum.reduceat(at, docs.starts, axis=0)
 
 
-def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> IndexArray:
+def _winners(tied: npt.NDArray[np.bool_], first_vote: _IndexArray | None) -> _IndexArray:
     """The one tie step: of each document's best classes (``tied``, one or more), the class voted first
     when ``first_vote`` is given (Majority Vote, ``ties="first_vote"``), else the first in class order."""
     if first_vote is not None:
@@ -413,8 +413,8 @@ def _winners(tied: npt.NDArray[np.bool_], first_vote: IndexArray | None) -> Inde
 
 # ---- public API ----------------------------------------------------------------------------------
 def fuse_many(
-    p: ArrayLike,
-    doc_index: ArrayLike | None = None,
+    p: _ArrayLike,
+    doc_index: _ArrayLike | None = None,
     rule: str = "tef",
     *,
     classes: Sequence[str] | None = None,
@@ -440,7 +440,7 @@ def fuse_many(
     eps, M, T, tie_rtol : float
         :data:`EPS`, :data:`CLIP`, :data:`TEMPERATURE` and :data:`TIE_RTOL` of the log-odds rules.
     ties : {"first_vote", "first_class"}
-        Majority Vote's tie rule (:data:`TIE_RULES`).
+        Majority Vote's tie rule (:data:`_TIE_RULES`).
 
     Returns
     -------
@@ -493,12 +493,12 @@ def fuse_many(
     )
 
 
-def _one(p: ArrayLike, rule: str, **options: Any) -> FusionResult:
+def _one(p: _ArrayLike, rule: str, **options: Any) -> FusionResult:
     """One document through :func:`fuse_many` with its keyword options, so that both routes agree."""
     return fuse_many(p, _ONE_DOCUMENT, rule, **options).result(0)  # type: ignore[arg-type]
 
 
-def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
+def direct(p: float | _ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Direct prediction from one query on the whole post: change iff :math:`p \ge 0.5`, confidence
     :math:`\max(p, 1-p)`; for K classes the most probable one, :math:`\arg\max_c p^{(c)}`.
 
@@ -540,7 +540,7 @@ def direct(p: float | ArrayLike, *, classes: Sequence[str] | None = None) -> Fus
 
 
 def majority_vote(
-    p: ArrayLike, *, classes: Sequence[str] | None = None, ties: str = "first_vote"
+    p: _ArrayLike, *, classes: Sequence[str] | None = None, ties: str = "first_vote"
 ) -> FusionResult:
     r"""Majority vote of the sentences' hard labels, :math:`\hat Y = \operatorname{mode}(v_1, \dots, v_N)` with
     :math:`v_i = \arg\max_k p_i^{(k)}` (change iff :math:`p_i \ge 0.5`); the confidence is the winning
@@ -570,7 +570,7 @@ def majority_vote(
     return _one(p, "majority_vote", classes=classes, ties=ties)
 
 
-def soft_vote(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
+def soft_vote(p: _ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Soft vote, the mean sentence probability :math:`m = \frac1N \sum_i p_i`: change iff :math:`m \ge 0.5`,
     confidence :math:`\max(m, 1-m)`.
 
@@ -595,7 +595,7 @@ def soft_vote(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionRe
 
 
 def tef(
-    p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
+    p: _ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
     T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
 ) -> FusionResult:
     r"""Tempered Evidence Fusion (Eq. 3, Algorithm 1), with the confidence of the module notes:
@@ -631,7 +631,7 @@ def tef(
 
 
 def tef_without_entropy(
-    p: ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
+    p: _ArrayLike, *, classes: Sequence[str] | None = None, eps: float = EPS, M: float = CLIP,
     T: float = TEMPERATURE, tie_rtol: float = TIE_RTOL,
 ) -> FusionResult:
     r"""Ablation "w/o Entropy": TEF with every :math:`w_i = 1`, :math:`\operatorname{Score}(c) = \sum_i
@@ -645,7 +645,7 @@ def tef_without_entropy(
     return _one(p, "tef_without_entropy", classes=classes, eps=eps, M=M, T=T, tie_rtol=tie_rtol)
 
 
-def tef_without_log_odds(p: ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
+def tef_without_log_odds(p: _ArrayLike, *, classes: Sequence[str] | None = None) -> FusionResult:
     r"""Ablation "w/o Log-Odds": the entropy-weighted mean probability :math:`m_w = \sum_i w_i p_i / \sum_i w_i`
     (:math:`1/K` when every :math:`w_i = 0`): change iff :math:`m_w \ge 0.5`, confidence
     :math:`\max(m_w, 1-m_w)`. Parameters and Returns are those of :func:`soft_vote`.

@@ -22,11 +22,11 @@ from tefcore.metrics import is_change
 __all__ = ["CONTRIBUTION_RULES", "Information", "additive_log_odds", "binary_entropy", "calibration_slope",
            "contributions", "mutual_information"]
 
-FloatArray = npt.NDArray[np.float64]
+_FloatArray = npt.NDArray[np.float64]
 
 
 # --- Proposition 1: information -------------------------------------------------------------------
-def binary_entropy(p: npt.ArrayLike) -> FloatArray:
+def binary_entropy(p: npt.ArrayLike) -> _FloatArray:
     r"""Entropy of a Bernoulli(:math:`p`) variable in nats, :math:`h(p) = -p\log p - (1-p)\log(1-p)`,
     :math:`0 \log 0 = 0`.
 
@@ -53,11 +53,11 @@ class Information:
     and with its hard label, ``hard`` :math:`= I(Y; \hat y_i)`, :math:`\hat y_i = \mathbb 1[p_i \ge 1/2]`.
     """
 
-    soft: float | FloatArray
-    hard: float | FloatArray
+    soft: float | _FloatArray
+    hard: float | _FloatArray
 
     @property
-    def lost(self) -> float | FloatArray:
+    def lost(self) -> float | _FloatArray:
         """Information the hard label throws away, :math:`I(Y; p_i) - I(Y; \\hat y_i) \\ge 0`."""
         return self.soft - self.hard
 
@@ -106,7 +106,7 @@ def mutual_information(y: npt.ArrayLike, p: npt.ArrayLike, *, bins: int | None =
 # --- Proposition 2: the additive identity ---------------------------------------------------------
 def additive_log_odds(
     p: npt.ArrayLike, doc_index: npt.ArrayLike, *, prior: float = 0.5
-) -> FloatArray:
+) -> _FloatArray:
     r"""Document log-odds as the sum of sentence log-odds, unclipped (Proposition 2): for conditionally
     independent sentences with calibrated posteriors :math:`p_i`,
     :math:`\log\frac{P(c \mid D_{1:N})}{P(\bar c \mid D_{1:N})} = \sum_{i=1}^{N} \operatorname{logit} p_i -

@@ -24,13 +24,13 @@ __all__ = ["Interval", "McNemarResult", "PairedComparison", "accuracy", "bin_ind
            "bootstrap_indices", "expected_calibration_error", "f1_from_counts", "is_change", "macro_f1", "mcnemar_test",
            "overconfidence_gap", "paired_bootstrap", "reliability_table", "side_labels"]
 
-ArrayLike = npt.ArrayLike
-Labels = Sequence[str] | Mapping[object, Sequence[str]] | None
+_ArrayLike = npt.ArrayLike
+_Labels = Sequence[str] | Mapping[object, Sequence[str]] | None
 """The sides :func:`macro_f1` averages over in a bootstrap: one list, one per stratum (a mapping from the
 stratum's value, each dimension its own sides), or None to read each stratum's from its gold labels."""
 
 
-def _paired(a: ArrayLike, b: ArrayLike, names: str) -> tuple[np.ndarray, np.ndarray]:
+def _paired(a: _ArrayLike, b: _ArrayLike, names: str) -> tuple[np.ndarray, np.ndarray]:
     """Two aligned, non-empty 1-D arrays."""
     x, y = np.asarray(a), np.asarray(b)
     if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
@@ -40,7 +40,7 @@ def _paired(a: ArrayLike, b: ArrayLike, names: str) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
-def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
+def accuracy(y_true: _ArrayLike, y_pred: _ArrayLike) -> float:
     r"""Accuracy in percent, :math:`100 \cdot \frac1n \sum_j \mathbb 1[\hat y_j = y_j]`.
 
     Parameters
@@ -60,7 +60,7 @@ def accuracy(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return 100.0 * float(accuracy_score(t, p))
 
 
-def side_labels(y_true: ArrayLike, labels: Sequence[str] | None = None) -> tuple[str, ...]:
+def side_labels(y_true: _ArrayLike, labels: Sequence[str] | None = None) -> tuple[str, ...]:
     """The sides a macro average runs over: ``labels`` when given, else read from the gold labels:
     :data:`~tefcore.fusion.CLASSES` when every gold label is one of them (protocol §7: both sides always,
     a side absent from truth and prediction scoring 0), else the distinct gold labels, sorted.
@@ -110,7 +110,7 @@ def side_labels(y_true: ArrayLike, labels: Sequence[str] | None = None) -> tuple
         raise ValueError(f"cannot order the gold labels {list(gold)[:5]} to infer the sides: pass labels=") from None
 
 
-def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] | None = None) -> float:
+def macro_f1(y_true: _ArrayLike, y_pred: _ArrayLike, labels: Sequence[str] | None = None) -> float:
     r"""Macro-F1 in percent over every side, :math:`\frac{100}{|C|}\sum_{c \in C} \text{F1}_c`
     (:func:`f1_from_counts`); a prediction outside the sides :math:`C` is a miss of the true side.
 
@@ -142,7 +142,7 @@ def macro_f1(y_true: ArrayLike, y_pred: ArrayLike, labels: Sequence[str] | None 
     return 100.0 * float(f1_score(t, p, labels=list(sides), average="macro", zero_division=0))
 
 
-def f1_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> np.ndarray:
+def f1_from_counts(tp: _ArrayLike, fp: _ArrayLike, fn: _ArrayLike) -> np.ndarray:
     r"""F1 of a class from its counts, :math:`2\,TP_c / (2\,TP_c + FP_c + FN_c)`, and 0 for a class absent
     from both truth and prediction (protocol §7).
 
@@ -165,7 +165,7 @@ def f1_from_counts(tp: ArrayLike, fp: ArrayLike, fn: ArrayLike) -> np.ndarray:
     return np.where(den > 0, 2 * tp / np.maximum(den, 1), 0.0)
 
 
-def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
+def is_change(labels: _ArrayLike) -> npt.NDArray[np.bool_]:
     """Whether each label is the change side.
 
     Parameters
@@ -203,7 +203,7 @@ def is_change(labels: ArrayLike) -> npt.NDArray[np.bool_]:
 
 
 # --- calibration ----------------------------------------------------------------------------------
-def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _confidence_and_correct(confidence: _ArrayLike, correct: _ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validated forecasts in [0, 1] and outcomes as 0.0/1.0."""
     conf, corr = _paired(confidence, correct, "confidence and correct")
     conf = conf.astype(np.float64)
@@ -212,7 +212,7 @@ def _confidence_and_correct(confidence: ArrayLike, correct: ArrayLike) -> tuple[
     return conf, is_change(corr).astype(np.float64)
 
 
-def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") -> npt.NDArray[np.int64]:
+def bin_index(values: _ArrayLike, n_bins: int = 10, strategy: str = "uniform") -> npt.NDArray[np.int64]:
     r"""Bin of each value in [0, 1]: :math:`\min(\lfloor B v\rfloor, B - 1)` for equal-width bins
     (``"uniform"``, the last closed at 1.0, protocol §7), :math:`\lfloor k B / n \rfloor` for the
     :math:`k`-th smallest of :math:`n` values with equal-mass bins (``"quantile"``).
@@ -245,7 +245,7 @@ def bin_index(values: ArrayLike, n_bins: int = 10, strategy: str = "uniform") ->
 
 
 def reliability_table(
-    prob: ArrayLike, outcome: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
+    prob: _ArrayLike, outcome: _ArrayLike, n_bins: int = 10, strategy: str = "uniform"
 ) -> pd.DataFrame:
     r"""Binned reliability of forecast probabilities (a reliability diagram as a table): a decision's
     confidence and whether it was right, or a P(change) and whether the side is change; calibrated means
@@ -298,7 +298,7 @@ def reliability_table(
 
 
 def expected_calibration_error(
-    confidence: ArrayLike, correct: ArrayLike, n_bins: int = 10, strategy: str = "uniform"
+    confidence: _ArrayLike, correct: _ArrayLike, n_bins: int = 10, strategy: str = "uniform"
 ) -> float:
     r"""Expected calibration error (a fraction) over the bins of :func:`bin_index` (ten equal-width bins by
     default, protocol §7),
@@ -314,7 +314,7 @@ def expected_calibration_error(
     return float(np.sum(count / count.sum() * np.abs(table["gap"].to_numpy())))
 
 
-def overconfidence_gap(confidence: ArrayLike, correct: ArrayLike) -> float:
+def overconfidence_gap(confidence: _ArrayLike, correct: _ArrayLike) -> float:
     r"""Mean confidence minus accuracy (a fraction; positive means overconfident),
     :math:`\frac1n\sum_j \text{conf}_j - \frac1n \sum_j \mathbb 1[\hat y_j = y_j]`.
 
@@ -340,7 +340,7 @@ class Interval:
 
 
 def bootstrap_indices(
-    n: int, n_boot: int, strata: ArrayLike | None = None,
+    n: int, n_boot: int, strata: _ArrayLike | None = None,
     random_state: int | np.random.Generator | None = 0,
 ) -> npt.NDArray[np.int64]:
     """Bootstrap index matrix: ``n_boot`` resamples with replacement of ``n`` items.
@@ -396,7 +396,7 @@ def _row_statistic(
     return np.array([statistic(*(c[row] for c in cols)) for row in idx])
 
 
-def _stratum_sides(labels: Labels, gold: np.ndarray, value: object) -> tuple[str, ...] | None:
+def _stratum_sides(labels: _Labels, gold: np.ndarray, value: object) -> tuple[str, ...] | None:
     """The sides of one stratum (its ``value``): from ``labels`` (one list, or the stratum's in a mapping),
     checked against the stratum's gold labels (:func:`side_labels`); None when ``labels`` is None."""
     if labels is None:
@@ -409,8 +409,8 @@ def _stratum_sides(labels: Labels, gold: np.ndarray, value: object) -> tuple[str
 
 
 def _bootstrap(
-    statistic: Callable[..., float], samples: list[list[ArrayLike]], strata: ArrayLike | None,
-    average_over_strata: bool, n_boot: int, random_state: int | np.random.Generator | None, labels: Labels = None,
+    statistic: Callable[..., float], samples: list[list[_ArrayLike]], strata: _ArrayLike | None,
+    average_over_strata: bool, n_boot: int, random_state: int | np.random.Generator | None, labels: _Labels = None,
 ) -> list[tuple[np.ndarray, float]]:
     """The statistic on every resample and on the whole sample, for each of ``samples`` (aligned columns, all
     resampled alike); with ``average_over_strata``, its unweighted mean over the strata (:func:`bootstrap_indices`
@@ -444,13 +444,13 @@ def _bootstrap(
 
 def bootstrap_ci(
     statistic: Callable[..., float],
-    *arrays: ArrayLike,
+    *arrays: _ArrayLike,
     n_boot: int = 2000,
     level: float = 0.95,
-    strata: ArrayLike | None = None,
+    strata: _ArrayLike | None = None,
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
-    labels: Labels = None,
+    labels: _Labels = None,
 ) -> Interval:
     r"""Percentile bootstrap interval of a statistic over evaluation pairs: the
     :math:`(\tfrac{1-\text{level}}2, \tfrac{1+\text{level}}2)` quantiles of the statistic over resamples.
@@ -469,7 +469,7 @@ def bootstrap_ci(
     level : float
     average_over_strata : bool
     labels : sequence of str, or mapping of a stratum to its sides, optional
-        The sides :func:`macro_f1` averages over (:data:`Labels`; other statistics ignore them): a task's,
+        The sides :func:`macro_f1` averages over (:data:`_Labels`; other statistics ignore them): a task's,
         so that a side no gold label takes still counts, as :func:`tefcore.evaluate.score_table` does.
 
     Returns
@@ -512,16 +512,16 @@ class PairedComparison:
 
 def paired_bootstrap(
     metric: Callable[[np.ndarray, np.ndarray], float],
-    y_true: ArrayLike,
-    pred_a: ArrayLike,
-    pred_b: ArrayLike,
+    y_true: _ArrayLike,
+    pred_a: _ArrayLike,
+    pred_b: _ArrayLike,
     *,
     n_boot: int = 2000,
     level: float = 0.95,
-    strata: ArrayLike | None = None,
+    strata: _ArrayLike | None = None,
     average_over_strata: bool = False,
     random_state: int | np.random.Generator | None = 0,
-    labels: Labels = None,
+    labels: _Labels = None,
 ) -> PairedComparison:
     r"""Paired bootstrap of :math:`\Delta = \text{metric}(y, \hat y_a) - \text{metric}(y, \hat y_b)`: both
     methods are scored on the same resampled pairs (options as in :func:`bootstrap_ci`).
@@ -555,7 +555,7 @@ class McNemarResult:
     exact: bool
 
 
-def mcnemar_test(correct_a: ArrayLike, correct_b: ArrayLike, exact: bool | None = None) -> McNemarResult:
+def mcnemar_test(correct_a: _ArrayLike, correct_b: _ArrayLike, exact: bool | None = None) -> McNemarResult:
     r"""McNemar's test of equal error rates for paired predictions. With :math:`b` and :math:`c` the
     discordant counts, the exact test is the two-sided binomial test of :math:`b \sim \text{Bin}(b + c,
     1/2)`, the asymptotic one :math:`\chi^2 = (|b - c| - 1)^2 / (b + c) \sim \chi^2_1`.

@@ -13,16 +13,16 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MASK", "MIN_ENV_SECRET_LENGTH", "NOT_SECRET_VARIABLES", "clean_url", "is_secret_name",
+__all__ = ["MASK", "clean_url", "is_secret_name",
            "redact", "secret_values", "secret_variables"]
 
 MASK: str = "***"
 """What a secret is replaced with."""
 
-MIN_ENV_SECRET_LENGTH: int = 8
+_MIN_ENV_SECRET_LENGTH: int = 8
 """Environment values shorter than this are not treated as secrets (``"1"`` would mask every digit)."""
 
-NOT_SECRET_VARIABLES: frozenset[str] = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_KEY"})
+_NOT_SECRET_VARIABLES: frozenset[str] = frozenset({"PWD", "OLDPWD", "SSH_AUTH_SOCK", "XAUTHORITY", "GPG_KEY"})
 """Environment variables whose names look secret but which hold paths or public ids."""
 
 _SECRET_PARTS = ("secret", "password", "passwd", "apikey", "api_key", "accesskey", "access_key",
@@ -77,7 +77,7 @@ def is_secret_name(name: str) -> bool:
 
 
 def secret_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment variables :func:`is_secret_name` calls secret, less :data:`NOT_SECRET_VARIABLES`.
+    """The environment variables :func:`is_secret_name` calls secret, less :data:`_NOT_SECRET_VARIABLES`.
 
     Parameters
     ----------
@@ -95,7 +95,7 @@ def secret_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]
     {'HF_TOKEN': 'hf_123'}
     """
     env = os.environ if environ is None else environ
-    return {k: v for k, v in env.items() if k not in NOT_SECRET_VARIABLES and is_secret_name(k)}
+    return {k: v for k, v in env.items() if k not in _NOT_SECRET_VARIABLES and is_secret_name(k)}
 
 
 def secret_values(extra: Iterable[str | None] | None = None,
@@ -112,7 +112,7 @@ def secret_values(extra: Iterable[str | None] | None = None,
     Returns
     -------
     list of str
-        Values of :func:`secret_variables` at least :data:`MIN_ENV_SECRET_LENGTH` long and the explicit
+        Values of :func:`secret_variables` at least :data:`_MIN_ENV_SECRET_LENGTH` long and the explicit
         ones, without duplicates, longest first (a secret that contains another is masked whole).
 
     Examples
@@ -120,7 +120,7 @@ def secret_values(extra: Iterable[str | None] | None = None,
     >>> secret_values(["abc"], environ={"OPENAI_API_KEY": "sk-0123456789", "HOME": "/home/me"})
     ['sk-0123456789', 'abc']
     """
-    values = {v for v in secret_variables(environ).values() if len(v) >= MIN_ENV_SECRET_LENGTH}
+    values = {v for v in secret_variables(environ).values() if len(v) >= _MIN_ENV_SECRET_LENGTH}
     values.update(s for s in (extra or ()) if s)
     return sorted(values, key=len, reverse=True)
 

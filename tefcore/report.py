@@ -23,13 +23,13 @@ from tefcore.inference import BLIND_SHARE, baseline_tests, blind_message, blind_
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefcore.tasks import Task, recorded_sides
 
-__all__ = ["FEW_PAIRS", "evaluate_file", "format_scores", "gold_from_data", "records", "score_display", "shown"]
+__all__ = ["FEW_PAIRS", "evaluate_file", "format_scores", "records", "shown"]
 
 FEW_PAIRS = 20
 """``tef evaluate`` marks a score computed on fewer pairs than this: a rate of one or two pairs means little."""
 
 
-def gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_dir: Path | None = None,
+def _gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_dir: Path | None = None,
                    task: Task | None = None) -> pd.DataFrame:
     """The cache's pairs with the gold side the data give now, said in one line on stderr where it is not the
     gold the cache stored (a label corrected after the extraction): the data are the truth, the cache only
@@ -71,13 +71,13 @@ def evaluate_file(path: Path, rules: Sequence[str] | None, invalid: str, interva
 
     Returns ``None`` for a cache that holds no pair (a header alone). A task's: its pairs with gold, its sides;
     a dimension without any readable answer (a judge that skipped it) is left out, said on stderr. The gold is
-    the data's (:func:`gold_from_data`, with MIND's ``data_dir`` or the ``task``), the cache's where its data
+    the data's (:func:`_gold_from_data`, with MIND's ``data_dir`` or the ``task``), the cache's where its data
     cannot be read.
     """
     frame, prov = read_cache_file(path)
     if frame.empty:
         return None
-    frame = gold_from_data(frame, prov, path, data_dir, task)
+    frame = _gold_from_data(frame, prov, path, data_dir, task)
     asked = header_pairs(path)
     if asked is not None and len(frame) < asked:
         print(f"tef: warning: {shown(str(path))} holds {len(frame):,} of its data's {asked:,} pairs (an extraction "
@@ -126,7 +126,7 @@ def _marked(grid: Any, n: Any, blind: Any = None) -> Any:
     return text.where(~few[None, :].repeat(len(text), axis=0), "(" + text + ")")
 
 
-def score_display(table: Any) -> Any:
+def _score_display(table: Any) -> Any:
     """One language's scores as ``tef evaluate`` prints them: strings, rules as rows, dimensions as columns.
 
     Parameters
@@ -147,7 +147,7 @@ def score_display(table: Any) -> Any:
     ...                   "dimension": ["Economy", "Culture", "Average"] * 2, "n": [40, 8, 48] * 2,
     ...                   "accuracy": [70.0, 50.0, 60.0, 75.0, 50.0, 62.5],
     ...                   "macro_f1": [65.0, 40.0, 52.5, 74.0, 45.0, 59.5]})
-    >>> print(score_display(t).to_string())
+    >>> print(_score_display(t).to_string())
                    Cul.   Eco.   Avg.
     Acc Direct  (50.0*)   70.0   60.0
         TEF     (50.0*)  75.0*  62.5*
@@ -219,7 +219,7 @@ def format_scores(results: Any, fmt: str, invalid: str) -> str:
               f"! one side for >= {100 * BLIND_SHARE:g}% of the texts (Avg.: on a dimension), never *")
     blocks = []
     for _, part in results.groupby(["cache", "lang"], sort=False):
-        shown = score_display(part)
+        shown = _score_display(part)
         if fmt == "markdown":
             blocks.append(_heading(part).replace("\n", ": ", 1) + "\n\n" + shown.rename_axis(["", "rule"]).reset_index()
                           .to_markdown(index=False, colalign=("left", "left", *["right"] * shown.shape[1])))

@@ -8,7 +8,7 @@
 - **bounded**: at most ``max_retries`` retries and ``max_total_wait`` seconds of backoff per request, then
   :class:`BackendUnavailable` (the attempts, the last status, and that the cache is resumable);
 - **never retried**: any other 4xx (:class:`BackendRejected` at once), except a prompt the server refuses
-  as longer than the model's context (:func:`is_context_overflow`), recorded as invalid with that reason;
+  as longer than the model's context (:func:`_is_context_overflow`), recorded as invalid with that reason;
 - **unreadable answers are recorded, not voted**: a 200 whose body is not JSON is retried at most
   ``malformed_retries`` times, then recorded invalid (P = NaN), and the run goes on.
 
@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 
 from tefcore.redact import redact
 
-__all__ = ["Aborted", "BackendError", "BackendRejected", "BackendStats", "BackendUnavailable", "RetryPolicy",
-           "is_context_overflow", "map_batch", "one_line", "retry_after"]
+__all__ = ["BackendError", "BackendRejected", "BackendUnavailable", "RetryPolicy",
+           "map_batch", "retry_after"]
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -83,12 +83,12 @@ class BackendRejected(BackendError):
         self.status = status
 
 
-class Aborted(Exception):
+class _Aborted(Exception):
     """Another request of the same batch failed: stop quietly."""
 
 
 @dataclass
-class BackendStats:
+class _BackendStats:
     """What a policy did, for the tests and the closing report (updated under the policy's lock).
 
     Attributes
@@ -114,20 +114,20 @@ class BackendStats:
     too_long: int = 0
 
 
-def is_context_overflow(status: int | str, message: str) -> bool:
+def _is_context_overflow(status: int | str, message: str) -> bool:
     """True when an HTTP error says the prompt does not fit in the model's context.
 
     Examples
     --------
-    >>> is_context_overflow(400, "This model's maximum context length is 4096 tokens. However, ...")
+    >>> _is_context_overflow(400, "This model's maximum context length is 4096 tokens. However, ...")
     True
-    >>> is_context_overflow(400, "top_logprobs must be at most 20")
+    >>> _is_context_overflow(400, "top_logprobs must be at most 20")
     False
     """
     return str(status) in ("400", "413", "422") and bool(_CONTEXT_OVERFLOW.search(message))
 
 
-def one_line(text: str, limit: int = 300) -> str:
+def _one_line(text: str, limit: int = 300) -> str:
     """``text`` on one line, at most ``limit`` characters (server error bodies can be pages long)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
@@ -169,7 +169,7 @@ class RetryPolicy:
         Source of the jitter (inject a seeded one in tests).
     sleep : callable, optional
         Called with each backoff delay (default: wait, waking up early when the batch is aborted).
-    stats : BackendStats
+    stats : _BackendStats
         What the policy did.
     """
 
@@ -181,7 +181,7 @@ class RetryPolicy:
     malformed_retries: int = 2
     rng: random.Random = field(default_factory=random.Random)
     sleep: Callable[[float], None] | None = None
-    stats: BackendStats = field(default_factory=BackendStats)
+    stats: _BackendStats = field(default_factory=_BackendStats)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
@@ -212,7 +212,7 @@ class RetryPolicy:
         where, endpoint : str
             What is asked and of whom, for the messages.
         abort : threading.Event
-            Set when the batch stops: the next attempt raises :class:`Aborted`.
+            Set when the batch stops: the next attempt raises :class:`_Aborted`.
         secrets : sequence of str
             Redacted from every message.
         """
@@ -221,7 +221,7 @@ class RetryPolicy:
         waited = 0.0
         while True:
             if abort.is_set():
-                raise Aborted()
+                raise _Aborted()
             attempts += 1
             with self.lock:
                 self.stats.requests += 1
@@ -229,8 +229,8 @@ class RetryPolicy:
                 return call()
             except Exception as exc:  # noqa: BLE001 - classified below, the rest re-raised
                 reason, retryable, wait_for = classify(exc)
-                detail = one_line(redact(f"{type(exc).__name__}: {exc}", secrets))
-            if not retryable and is_context_overflow(reason, detail):
+                detail = _one_line(redact(f"{type(exc).__name__}: {exc}", secrets))
+            if not retryable and _is_context_overflow(reason, detail):
                 with self.lock:
                     self.stats.too_long += 1
                 log.warning("%s: %s is longer than the model's context (HTTP %s); recorded as invalid",
@@ -281,7 +281,7 @@ def map_batch(items: Sequence[Any], one: Callable[[Any, str, threading.Event], T
     """``one(item, where, abort)`` for every item, at most ``workers`` at once; results in item order.
 
     The batch stops at its first error: queued items are cancelled, running ones see ``abort`` set (a
-    retrying call gives up at its next attempt, :class:`Aborted`), and the first real error in item
+    retrying call gives up at its next attempt, :class:`_Aborted`), and the first real error in item
     order is raised once all have stopped. Ctrl-C returns at once without waiting for calls in flight.
     """
     if workers < 1:
@@ -303,7 +303,7 @@ def map_batch(items: Sequence[Any], one: Callable[[Any, str, threading.Event], T
                 f.cancel()
             wait(futures)
             errors = [f.exception() for f in futures if f.done() and not f.cancelled()]
-            real = [e for e in errors if e is not None and not isinstance(e, Aborted)]
+            real = [e for e in errors if e is not None and not isinstance(e, _Aborted)]
             raise real[0] if real else BackendError("scoring aborted")
         results = [f.result() for f in futures]
     except BaseException as exc:

@@ -45,11 +45,11 @@ from tefcore.information import Information, binary_entropy
 
 __all__ = ["Detector", "SimulatedCorpus", "gaussian_information", "simulate_documents"]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-RandomState = int | np.random.Generator | None
-Counts = int | Sequence[int] | npt.NDArray[np.integer]
+_FloatArray = npt.NDArray[np.float64]
+_IntArray = npt.NDArray[np.int64]
+_BoolArray = npt.NDArray[np.bool_]
+_RandomState = int | np.random.Generator | None
+_Counts = int | Sequence[int] | npt.NDArray[np.integer]
 
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite_e.hermegauss(161)
 _GH_WEIGHTS = _GH_WEIGHTS / math.sqrt(2.0 * math.pi)  # expectations under N(0, 1)
@@ -63,12 +63,12 @@ class SimulatedCorpus:
     ``decisive`` per sentence; ``y`` (true side) and ``true_log_odds`` (exact, correlation included) per
     document; ``params``, the generating parameters."""
 
-    p: FloatArray
-    doc_index: IntArray
+    p: _FloatArray
+    doc_index: _IntArray
     y: npt.NDArray[np.object_]
-    true_log_odds: FloatArray
-    sentence_log_odds: FloatArray
-    decisive: BoolArray
+    true_log_odds: _FloatArray
+    sentence_log_odds: _FloatArray
+    decisive: _BoolArray
     params: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -82,25 +82,25 @@ class SimulatedCorpus:
         return int(self.p.shape[0])
 
     @property
-    def is_change(self) -> BoolArray:
+    def is_change(self) -> _BoolArray:
         """``y == "change"`` per document."""
         return np.asarray(self.y == CLASSES[0], dtype=bool)
 
     @property
-    def sentence_is_change(self) -> BoolArray:
+    def sentence_is_change(self) -> _BoolArray:
         """The true side of each sentence's document, per sentence."""
         return self.is_change[self.doc_index]
 
 
 # --- validation helpers ---------------------------------------------------------------------------
-def _rng(rng: RandomState) -> np.random.Generator:
+def _rng(rng: _RandomState) -> np.random.Generator:
     """The generator of a seed, a generator (returned as it is) or None."""
     if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
         raise ValueError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
     return np.random.default_rng(rng)
 
 
-def _counts(value: Counts, n_docs: int, name: str) -> IntArray:
+def _counts(value: _Counts, n_docs: int, name: str) -> _IntArray:
     """Per-document sentence counts from one count or one per document."""
     arr = np.asarray(value)
     if arr.ndim == 0:
@@ -187,9 +187,9 @@ def simulate_documents(
     n_docs: int,
     detector: Detector | None = None,
     *,
-    n_decisive: Counts = 1,
-    n_uncertain: Counts = 4,
-    rng: RandomState = None,
+    n_decisive: _Counts = 1,
+    n_uncertain: _Counts = 4,
+    rng: _RandomState = None,
     **params: float,
 ) -> SimulatedCorpus:
     r"""Draw documents of decisive and uncertain sentences from the Gaussian shift model, in random order

@@ -91,7 +91,7 @@ def test_internal_bugs_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken() -> int:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(cli, "cmd_models", broken)
+    monkeypatch.setattr(cli, "_cmd_models", broken)
     with pytest.raises(KeyError):
         cli.main(["models"])
 

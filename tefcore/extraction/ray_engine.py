@@ -1,6 +1,6 @@
 """``tef extract --engine ray``: the engine that spreads the extraction over a Ray cluster with Ray Data.
 
-:class:`RayEngine` is a :class:`tefcore.extraction.run.Engine`: :func:`tefcore.extraction.run.run_extraction`
+:class:`RayEngine` is a :class:`tefcore.extraction.run._Engine`: :func:`tefcore.extraction.run.run_extraction`
 checks the scope, skips the pairs already stored and counts the records, as for the local engine. The
 session's plan is the one Ray Data can checkpoint, read -> map -> write:
 
@@ -46,20 +46,20 @@ from tefcore.extraction.run import (Setting, chunks, dimension_order, preferred_
                                 score_pairs)
 from tefcore.mind.load import EvaluationPair
 
-__all__ = ["SHIPPED_CACHE_MAX_BYTES", "JudgeActor", "JudgeShipment", "RayEngine", "RayOptions", "Resources",
+__all__ = ["JudgeActor", "JudgeShipment", "RayEngine", "RayOptions", "Resources",
            "check_fits", "map_arguments", "parse_actors", "plan_resources", "ship_prepared"]
 
 log = logging.getLogger(__name__)
 
-SHIPPED_CACHE_MAX_BYTES = 256 * 2**20
+_SHIPPED_CACHE_MAX_BYTES = 256 * 2**20
 """Embeddings computed by ``prepare`` travel to the actors with the judge up to this size; beyond it
 the actors compute them again (the numbers are the same: the e5 engine is batch-invariant)."""
 
-DEFAULT_CPUS: dict[str, float] = {"openai": 0.25, "vllm": 1.0, "e5-zeroshot": 1.0, "e5-crossfit": 1.0}
+_DEFAULT_CPUS: dict[str, float] = {"openai": 0.25, "vllm": 1.0, "e5-zeroshot": 1.0, "e5-crossfit": 1.0}
 """Logical CPUs per actor when ``--cpus-per-actor`` is not given (llama.cpp: its ``n_threads``; an
 OpenAI-compatible judge waits on its server, so it takes a fraction and ``--actors`` is its concurrency)."""
 
-DEFAULT_MAX_ACTORS = 16
+_DEFAULT_MAX_ACTORS = 16
 """The most actors a run starts when ``--actors`` is not given."""
 
 LOCK_FILE = ".lock"
@@ -145,10 +145,10 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
                    spec_options: Mapping[str, Any] | None = None) -> Resources:
     """Fill in the defaults of ``options`` for a judge of backend ``kind`` on ``cluster``.
 
-    Defaults: CPUs per actor from :data:`DEFAULT_CPUS` (llama.cpp: its ``n_threads``); GPUs per actor 0,
+    Defaults: CPUs per actor from :data:`_DEFAULT_CPUS` (llama.cpp: its ``n_threads``); GPUs per actor 0,
     vLLM its ``tensor_parallel_size`` (``"auto"`` is refused: the GPUs an actor holds are what vLLM sees);
     pairs per batch ``max(8, batch_size // 4)``; actors as many as fit beside two free CPUs
-    (:func:`check_fits`), at most :data:`DEFAULT_MAX_ACTORS`.
+    (:func:`check_fits`), at most :data:`_DEFAULT_MAX_ACTORS`.
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     (2.0, (4, 4), 1024)
     """
     spec_options = spec_options or {}
-    default_cpus = float(spec_options.get("n_threads", 1)) if kind == "llama_cpp" else DEFAULT_CPUS.get(kind, 1.0)
+    default_cpus = float(spec_options.get("n_threads", 1)) if kind == "llama_cpp" else _DEFAULT_CPUS.get(kind, 1.0)
     cpus = float(options.cpus_per_actor if options.cpus_per_actor is not None else default_cpus)
     gpus = float(options.gpus_per_actor or 0.0)
     if options.gpus_per_actor is None and kind == "vllm":
@@ -185,7 +185,7 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     fit = math.floor((cluster.get("CPU", 0.0) - 2) / cpus + 1e-9)
     if gpus > 0:
         fit = min(fit, math.floor(cluster.get("GPU", 0.0) / gpus + 1e-9))
-    fits = max(1, min(fit, DEFAULT_MAX_ACTORS))
+    fits = max(1, min(fit, _DEFAULT_MAX_ACTORS))
     actors = options.actors or (fits, fits)
     ppb = options.pairs_per_batch or max(8, batch_size // 4)
     return Resources(actors, cpus, gpus, max(1, math.floor(cpus)), ppb)
@@ -265,7 +265,7 @@ def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, An
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
     """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed
-    (its own pickling drops them) up to :data:`SHIPPED_CACHE_MAX_BYTES`; ``None`` when no e5 module was
+    (its own pickling drops them) up to :data:`_SHIPPED_CACHE_MAX_BYTES`; ``None`` when no e5 module was
     imported (no e5 judge to ship)."""
     module = sys.modules.get("tefcore.judges.e5")
     if module is None:
@@ -273,9 +273,9 @@ def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
 
     def reduce(embedder: Any) -> Any:
         cache = embedder.cached
-        if sum(getattr(v, "nbytes", 0) for v in cache.values()) > SHIPPED_CACHE_MAX_BYTES:
+        if sum(getattr(v, "nbytes", 0) for v in cache.values()) > _SHIPPED_CACHE_MAX_BYTES:
             log.info("the judge's embeddings exceed %d bytes: the actors compute them again",
-                     SHIPPED_CACHE_MAX_BYTES)
+                     _SHIPPED_CACHE_MAX_BYTES)
             cache = {}
         return _embedder_with, (type(embedder), embedder.batch_size, threads, cache)
 
@@ -394,7 +394,7 @@ def _probe_provenance(shipment: JudgeShipment, setting: Setting) -> dict[str, An
 
 # --- the engine ---------------------------------------------------------------------------------
 class RayEngine:
-    """The :class:`tefcore.extraction.run.Engine` of a Ray cluster (see the module notes).
+    """The :class:`tefcore.extraction.run._Engine` of a Ray cluster (see the module notes).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ provenance), skips the pairs already stored (a pair whose text changed is an err
 :class:`ExtractionReport` with one progress bar; Ctrl-C stops between two records
 (:class:`ExtractionInterrupted`).
 
-Two engines implement the session (:class:`Engine`): :class:`LocalEngine`, this process appending to
+Two engines implement the session (:class:`_Engine`): :class:`LocalEngine`, this process appending to
 the cache file, and :class:`tefcore.extraction.ray_engine.RayEngine`, a Ray cluster writing Parquet parts
 merged into the same file at the end. Both score with :func:`score_pairs` (the same chunks, one judge
 call each), so their records are the same. A pair's prompts are its task's (:class:`tefcore.tasks.Task`:
@@ -40,15 +40,15 @@ from tefcore.mind.prompts import VARIANTS, mind_task
 from tefcore.tasks.schema import EvaluationPair, Task
 from tefcore.tasks.segment import MIN_LENGTH, SEGMENTATION_RULES, split_sentences
 
-__all__ = ["DEFAULT_BATCH_SIZE", "Chunk", "Engine", "ExtractionInterrupted", "ExtractionReport", "LocalEngine",
-           "Session", "Setting", "build_requests", "resolve_task", "chunks", "dimension_order",
+__all__ = ["ExtractionInterrupted", "ExtractionReport", "LocalEngine",
+           "Setting", "build_requests", "chunks", "dimension_order",
            "preferred_batch_size", "prepare_judge", "run_extraction", "run_provenance", "score_chunk",
            "score_pairs", "signals_deferred"]
 
-DEFAULT_BATCH_SIZE = 64
+_DEFAULT_BATCH_SIZE = 64
 """Prompts per judge call when neither the caller nor the judge (``preferred_batch_size``) says."""
 
-Chunk = list[tuple[EvaluationPair, list[ScoreRequest]]]
+_Chunk = list[tuple[EvaluationPair, list[ScoreRequest]]]
 """Pairs with their requests, scored in one judge call."""
 
 
@@ -129,13 +129,13 @@ def dimension_order(pairs: Sequence[EvaluationPair]) -> list[EvaluationPair]:
     return sorted(pairs, key=lambda p: first[p.dimension])
 
 
-def chunks(pairs: Sequence[EvaluationPair], setting: Setting, batch_size: int) -> Iterator[Chunk]:
+def chunks(pairs: Sequence[EvaluationPair], setting: Setting, batch_size: int) -> Iterator[_Chunk]:
     """The pairs in :func:`dimension_order`, cut into chunks of one dimension and about ``batch_size`` prompts.
 
     Whole pairs only: a chunk closes at the first pair that brings it to ``batch_size`` prompts. The
     prompts of one dimension share their prefix, which the local and vLLM backends reuse.
     """
-    chunk: Chunk = []
+    chunk: _Chunk = []
     size = 0
     for pair in dimension_order(pairs):
         if chunk and (size >= batch_size or pair.dimension != chunk[0][0].dimension):
@@ -155,14 +155,14 @@ def score_pairs(backend: Backend, pairs: Sequence[EvaluationPair], setting: Sett
         yield from score_chunk(backend, chunk)
 
 
-def score_chunk(backend: Backend, chunk: Chunk) -> list[tuple[EvaluationPair, list[Score]]]:
+def score_chunk(backend: Backend, chunk: _Chunk) -> list[tuple[EvaluationPair, list[Score]]]:
     """The work of every engine: one chunk of pairs in, one judge call, each pair's scores out.
 
     Parameters
     ----------
     backend : Backend
         A prepared judge.
-    chunk : Chunk
+    chunk : _Chunk
         Pairs with their :meth:`Setting.requests`.
 
     Returns
@@ -200,12 +200,12 @@ def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
 
 
 def preferred_batch_size(judge: Backend | ModelSpec) -> int:
-    """The judge's ``preferred_batch_size`` (its class's, for a registry entry), else :data:`DEFAULT_BATCH_SIZE`."""
+    """The judge's ``preferred_batch_size`` (its class's, for a registry entry), else :data:`_DEFAULT_BATCH_SIZE`."""
     if isinstance(judge, ModelSpec):
         from tefcore.judges import backend_class
 
-        return int(getattr(backend_class(judge.backend), "preferred_batch_size", DEFAULT_BATCH_SIZE))
-    return int(getattr(judge, "preferred_batch_size", DEFAULT_BATCH_SIZE))
+        return int(getattr(backend_class(judge.backend), "preferred_batch_size", _DEFAULT_BATCH_SIZE))
+    return int(getattr(judge, "preferred_batch_size", _DEFAULT_BATCH_SIZE))
 
 
 def prepare_judge(backend: Backend, pairs: Sequence[EvaluationPair], resumed: Path, progress: bool) -> float:
@@ -323,7 +323,7 @@ class ExtractionInterrupted(KeyboardInterrupt):
 
 
 # --- the engines ----------------------------------------------------------------------------------
-class Session(Protocol):
+class _Session(Protocol):
     """An engine's open run: a prepared judge and the store of one cache."""
 
     done: Mapping[tuple[str, str], str | None]
@@ -338,11 +338,11 @@ class Session(Protocol):
         ...
 
 
-class Engine(Protocol):
+class _Engine(Protocol):
     """How the pairs are scored: :class:`LocalEngine` or :class:`tefcore.extraction.ray_engine.RayEngine`."""
 
     def session(self, judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], setting: Setting,
-                out_path: Path, batch_size: int | None, progress: bool) -> AbstractContextManager[Session]:
+                out_path: Path, batch_size: int | None, progress: bool) -> AbstractContextManager[_Session]:
         """Prepare the judge on ``pairs`` and open the store of ``out_path``; closing it finishes the cache."""
         ...
 
@@ -422,12 +422,12 @@ def signals_deferred() -> Iterator[None]:
 
 
 # --- the loop -------------------------------------------------------------------------------------
-def resolve_task(task: Task | None, variant: str | None) -> Task:
+def _resolve_task(task: Task | None, variant: str | None) -> Task:
     """The task of a run: ``task``, or MIND's with the prompt ``variant`` (``variant=`` alone is MIND's shorthand).
 
     Examples
     --------
-    >>> resolve_task(None, "verbose")
+    >>> _resolve_task(None, "verbose")
     mind_task('verbose')
     """
     if isinstance(task, Task):
@@ -462,7 +462,7 @@ def _pending_pairs(scope: Sequence[EvaluationPair], done: Mapping[tuple[str, str
 
 def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], out_path: str | Path, *,
                    variant: str | None = None, rule: str = "reference", batch_size: int | None = None,
-                   limit: int | None = None, progress: bool = True, engine: Engine | None = None,
+                   limit: int | None = None, progress: bool = True, engine: _Engine | None = None,
                    task: Task | None = None) -> ExtractionReport:
     """Score every pair with ``judge`` and store one record per pair in the cache ``out_path``.
 
@@ -487,7 +487,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
         Only the first ``limit`` pairs (the same ones on every run, so a limited run resumes).
     progress : bool
         Progress bars: the judge's preparation (when it has long work), then pairs and prompts per second.
-    engine : Engine, optional
+    engine : _Engine, optional
         :class:`LocalEngine` (default) or :class:`tefcore.extraction.ray_engine.RayEngine`.
     task : Task, optional
         The task of ``pairs``: one's own (:meth:`tefcore.tasks.TaskFile.pairs`) or MIND's
@@ -508,7 +508,7 @@ def run_extraction(judge: Backend | ModelSpec, pairs: Sequence[EvaluationPair], 
     -----
     A local run that ends, or stops, before any pair is in the cache removes the file it opened.
     """
-    setting = _check_scope(pairs, resolve_task(task, variant), rule)
+    setting = _check_scope(pairs, _resolve_task(task, variant), rule)
     if (batch_size is not None and batch_size < 1) or (limit is not None and limit < 0):
         raise ValueError(f"batch_size must be >= 1 and limit >= 0, got {batch_size}, {limit}")
     scope = list(pairs if limit is None else pairs[:limit])

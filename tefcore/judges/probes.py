@@ -19,7 +19,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 __all__ = ["DEFAULT_C_GRID", "INNER_SCORING", "SOLVER", "TOL", "TUNED", "ProbeChoice", "ProbeFit", "ProbeSettings",
-           "RowSpan", "check_folds", "fit_multinomial_probe", "fit_probe", "laplace_prior", "linear_form", "make_probe"]
+           "check_folds", "fit_multinomial_probe", "fit_probe", "laplace_prior", "linear_form", "make_probe"]
 
 TUNED = "inner-cv"
 """The value of ``C`` that has each probe choose its own by inner cross-validation (the default)."""
@@ -152,7 +152,7 @@ def laplace_prior(n_change: int, n: int) -> float:
     return (n_change + 1.0) / (n + 2.0)
 
 
-class RowSpan(TransformerMixin, BaseEstimator):
+class _RowSpan(TransformerMixin, BaseEstimator):
     """Coordinates of each row on an orthonormal basis of the row span of the training part (its right
     singular vectors, those of singular value above the rank threshold of :func:`numpy.linalg.matrix_rank`).
 
@@ -167,12 +167,12 @@ class RowSpan(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> x = np.array([[1.0, 0.0, 0.0, 2.0], [0.0, 1.0, 0.0, 2.0]])
-    >>> span = RowSpan().fit(x)
+    >>> span = _RowSpan().fit(x)
     >>> span.components_.shape, bool(np.allclose(span.transform(x) @ span.components_, x))
     ((2, 4), True)
     """
 
-    def fit(self, x: np.ndarray, y: Any = None) -> RowSpan:
+    def fit(self, x: np.ndarray, y: Any = None) -> _RowSpan:
         """Keep the right singular vectors of ``x`` (at least one)."""
         _, s, vt = np.linalg.svd(np.asarray(x, dtype=np.float64), full_matrices=False)
         keep = s > s[0] * max(np.shape(x)) * np.finfo(np.float64).eps
@@ -187,7 +187,7 @@ class RowSpan(TransformerMixin, BaseEstimator):
 
 def make_probe(standardize: bool = True, C: float = 1.0, max_iter: int = 1000, row_span: bool = False) -> Pipeline:
     """The probe: ``Pipeline(StandardScaler, LogisticRegression)`` (:data:`SOLVER` to :data:`TOL`), the scaler
-    ``"passthrough"`` when off; with ``row_span`` (the multinomial probe) a :class:`RowSpan` step between them.
+    ``"passthrough"`` when off; with ``row_span`` (the multinomial probe) a :class:`_RowSpan` step between them.
 
     Examples
     --------
@@ -200,12 +200,12 @@ def make_probe(standardize: bool = True, C: float = 1.0, max_iter: int = 1000, r
     """
     scaler: Any = StandardScaler() if standardize else "passthrough"
     logreg = LogisticRegression(C=C, solver=SOLVER, tol=TOL, max_iter=max_iter)
-    span = [(_SPAN_STEP, RowSpan())] if row_span else []
+    span = [(_SPAN_STEP, _RowSpan())] if row_span else []
     return Pipeline([(_PROBE_STEPS[0], scaler), *span, (_PROBE_STEPS[1], logreg)])
 
 
 def linear_form(probe: Pipeline) -> tuple[np.ndarray, float]:
-    """A fitted probe as one linear model on raw embeddings (the scaler, and a :class:`RowSpan` basis,
+    """A fitted probe as one linear model on raw embeddings (the scaler, and a :class:`_RowSpan` basis,
     folded into the weights).
 
     .. math:: w^\\top \\frac{x - m}{s} + b = \\Big(\\frac{w}{s}\\Big)^\\top x + \\Big(b - w^\\top \\frac{m}{s}\\Big)
@@ -251,7 +251,7 @@ def _prior_fit_k(y: np.ndarray, k: int, n_features: int, reason: str) -> ProbeFi
 
 def fit_multinomial_probe(x: np.ndarray, y: np.ndarray, k: int, seed: int, settings: ProbeSettings) -> ProbeFit:
     """:func:`fit_probe` for a dimension of ``k > 2`` sides: a multinomial logistic regression (:data:`SOLVER`
-    to :data:`TOL`, on the :class:`RowSpan` coordinates of the training part), ``C`` chosen alike; the add-one prior over the ``k`` sides when a side is absent from
+    to :data:`TOL`, on the :class:`_RowSpan` coordinates of the training part), ``C`` chosen alike; the add-one prior over the ``k`` sides when a side is absent from
     the training part or has a single post under ``"inner-cv"``.
 
     Parameters

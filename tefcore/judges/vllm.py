@@ -3,7 +3,7 @@
 Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``); prompts are rendered by the local
 judge's :class:`~tefcore.judges.local.ChatTemplate` and sent as token ids (:func:`prompt_token_ids`).
 
-**Reading the answer.** Two reads of the answer position exist (:data:`LABEL_READS`):
+**Reading the answer.** Two reads of the answer position exist (:data:`_LABEL_READS`):
 
 ``exact``
     tefcore's read: the log-probability of every token that decodes to an answer letter, requested by id
@@ -44,14 +44,12 @@ from tefcore.judges.local import ChatTemplate
 
 __all__ = [
     "EXACT_MODES",
-    "LABEL_READS",
     "TP_AUTO",
     "MissingVLLM",
     "VLLMBackend",
     "attention_heads",
     "chat_template_of",
     "choose_tensor_parallel",
-    "device_class",
     "engine_platform",
     "prompt_token_ids",
     "supports_label_ids",
@@ -64,7 +62,7 @@ log = logging.getLogger(__name__)
 EXACT_MODES: tuple[str, ...] = ("auto", "always", "never")
 """Values of ``exact_labels``."""
 
-LABEL_READS: dict[str, str] = {
+_LABEL_READS: dict[str, str] = {
     "exact": "exact log-probabilities of every label token (tefcore)",
     "top-k": "top-{k} log-probabilities (as the reference release)",
 }
@@ -88,12 +86,12 @@ def _import_vllm() -> Any:
     return vllm
 
 
-def device_class(device: str) -> str:
+def _device_class(device: str) -> str:
     """The hardware class of a vLLM device type: ``"CPU"``, ``"GPU"`` or the device in capitals.
 
     Examples
     --------
-    >>> device_class("cpu"), device_class("cuda"), device_class("rocm"), device_class("tpu")
+    >>> _device_class("cpu"), _device_class("cuda"), _device_class("rocm"), _device_class("tpu")
     ('CPU', 'GPU', 'GPU', 'TPU')
     """
     return {"cpu": "CPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}.get(device.lower(), device.upper() or "unknown")
@@ -106,7 +104,7 @@ def engine_platform(vllm: Any = None) -> dict[str, str]:
     -------
     dict
         ``platform`` (its class name, e.g. ``"CpuPlatform"``), ``device`` (``"cpu"``, ``"cuda"``, ...)
-        and ``class`` (:func:`device_class`); ``"unknown"`` when vLLM does not say.
+        and ``class`` (:func:`_device_class`); ``"unknown"`` when vLLM does not say.
     """
     try:
         from vllm.platforms import current_platform
@@ -115,7 +113,7 @@ def engine_platform(vllm: Any = None) -> dict[str, str]:
     if current_platform is None:
         return {"platform": "unknown", "device": "unknown", "class": "unknown"}
     device = str(getattr(current_platform, "device_type", "") or "unknown")
-    return {"platform": type(current_platform).__name__, "device": device, "class": device_class(device)}
+    return {"platform": type(current_platform).__name__, "device": device, "class": _device_class(device)}
 
 
 def vllm_distribution() -> str | None:
@@ -418,8 +416,8 @@ class VLLMBackend(LogprobJudge):
 
     @property
     def label_read(self) -> str:
-        """The read of the answer position, in words (:data:`LABEL_READS`)."""
-        return LABEL_READS["exact"] if self.exact else LABEL_READS["top-k"].format(k=self.top_logprobs)
+        """The read of the answer position, in words (:data:`_LABEL_READS`)."""
+        return _LABEL_READS["exact"] if self.exact else _LABEL_READS["top-k"].format(k=self.top_logprobs)
 
     @property
     def too_long_reason(self) -> str:

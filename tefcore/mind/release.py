@@ -21,18 +21,17 @@ from tefcore.mind.load import (EvaluationPair, MindFormatError, Post, evaluation
 from tefcore.mind.schema import LANGS, SIDES, TABLE_ORDER, check_lang
 from tefcore.tasks.segment import MIN_LENGTH, split_sentences
 
-__all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "RELEASE_COMMIT", "RELEASE_REPOSITORY", "DATA_KINDS",
+__all__ = ["FULL_RELEASE_DIR", "RELEASE_BASE_URL", "DATA_KINDS",
            "DataDescription", "DownloadError", "data_card", "describe_data", "download_release",
-           "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "PUBLISHED_COUNTS", "is_full_release",
-           "published_counts"]
+           "pair_counts", "FULL_RELEASE", "FULL_RELEASE_PAIRS", "is_full_release"]
 
 FULL_RELEASE_DIR = "data/mind-full"
 """Where the book's commands expect the full release (``tef download --dest data/mind-full``)."""
 
-RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
-RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
+_RELEASE_REPOSITORY = "Kzczc/ICASSP2027-TEF"
+_RELEASE_COMMIT = "3992d6257db508240ee41d2b7619fc182e880358"
 """The release commit (``3992d625``), pinned in full so that the download cannot drift."""
-RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{RELEASE_REPOSITORY}/{RELEASE_COMMIT}/data"
+RELEASE_BASE_URL = f"https://raw.githubusercontent.com/{_RELEASE_REPOSITORY}/{_RELEASE_COMMIT}/data"
 
 _CHUNK = 1 << 16
 
@@ -55,16 +54,16 @@ FULL_RELEASE_PAIRS: dict[str, dict[str, tuple[int, int]]] = {
 }
 """Published evaluation pairs of the full release per language and dimension: ``(change, stability)``."""
 
-PUBLISHED_COUNTS: tuple[str, ...] = ("posts", "labels", "pairs", "excluded_pairs")
-"""The counts of :data:`FULL_RELEASE` that :func:`published_counts` recomputes from posts."""
+_PUBLISHED_COUNTS: tuple[str, ...] = ("posts", "labels", "pairs", "excluded_pairs")
+"""The counts of :data:`FULL_RELEASE` that :func:`_published_counts` recomputes from posts."""
 
 
-def published_counts(posts: Sequence[Post]) -> dict[str, int]:
-    """The :data:`PUBLISHED_COUNTS` of one language's posts (posts, labels, pairs, excluded pairs).
+def _published_counts(posts: Sequence[Post]) -> dict[str, int]:
+    """The :data:`_PUBLISHED_COUNTS` of one language's posts (posts, labels, pairs, excluded pairs).
 
     Examples
     --------
-    >>> published_counts(load_posts("en"))
+    >>> _published_counts(load_posts("en"))
     {'posts': 381, 'labels': 637, 'pairs': 605, 'excluded_pairs': 2}
     """
     return {"posts": len(posts), "labels": sum(len(post.labels) for post in posts),
@@ -236,7 +235,7 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     Returns
     -------
     dict
-        ``lang``, the :func:`published_counts`, ``change_pairs``, ``stability_pairs``,
+        ``lang``, the :func:`_published_counts`, ``change_pairs``, ``stability_pairs``,
         ``mean_length`` in its ``length_unit`` (zh characters, en words), ``segmentation_rule``,
         ``mean_sentences`` (per post), ``dimensions_per_post`` (number of dimensions -> posts).
 
@@ -254,7 +253,7 @@ def data_card(posts: Sequence[Post], rule: str = "reference", min_length: int = 
     sides = pd.Series([pair.side for pair in evaluation_pairs(posts)], dtype=object)
     return {
         "lang": lang,
-        **published_counts(posts),
+        **_published_counts(posts),
         "change_pairs": int((sides == "change").sum()),
         "stability_pairs": int((sides == "stability").sum()),
         "mean_length": float(lengths.mean()),
@@ -307,7 +306,7 @@ def describe_data(data_dir: str | os.PathLike[str] | None = None, langs: Sequenc
     """Say which data a MIND directory holds: the embedded sample, the full release, or custom data.
 
     The data are the MIND sample when every language's post ids and texts equal the embedded sample's,
-    whatever the files' bytes; the full release when every language has the :func:`published_counts`
+    whatever the files' bytes; the full release when every language has the :func:`_published_counts`
     of :data:`FULL_RELEASE`; custom data otherwise.
 
     Parameters
@@ -354,7 +353,7 @@ def _data_kind(directory: Path, posts: Mapping[str, Sequence[Post]]) -> str:
         _ids_and_texts(items) == _ids_and_texts(load_posts(lang, sample_dir())) for lang, items in posts.items()
     ):
         return DATA_KINDS[0]
-    if all(published_counts(items) == {key: int(FULL_RELEASE[lang][key]) for key in PUBLISHED_COUNTS}
+    if all(_published_counts(items) == {key: int(FULL_RELEASE[lang][key]) for key in _PUBLISHED_COUNTS}
            for lang, items in posts.items()):
         return DATA_KINDS[1]
     return DATA_KINDS[2]

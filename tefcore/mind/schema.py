@@ -22,12 +22,12 @@ from tefcore.errors import UnknownName
 from tefcore.fusion import CLASSES
 from tefcore.tasks.segment import LANGS, check_lang
 
-__all__ = ["ABBREVIATIONS", "CHANGE", "DIMENSIONS", "LANGS", "SIDES", "STABILITY", "TABLE_ORDER", "Dimension",
+__all__ = ["ABBREVIATIONS", "DIMENSIONS", "LANGS", "SIDES", "TABLE_ORDER", "Dimension",
            "Position", "Subcategory", "check_lang", "get_dimension", "side_of"]
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
-CHANGE, STABILITY = SIDES
+_CHANGE, _STABILITY = SIDES
 
 
 
@@ -60,7 +60,7 @@ class Subcategory:
         """
         if side not in SIDES:
             raise UnknownName(f"unknown side {side!r}; expected one of {SIDES}")
-        return self.change if side == CHANGE else self.stability
+        return self.change if side == _CHANGE else self.stability
 
 
 @dataclass(frozen=True)

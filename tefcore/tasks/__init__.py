@@ -32,7 +32,7 @@ from tefcore.tasks.schema import Choices, EvaluationPair, Task, fill_prompt
 __all__ = ["Choices", "Document", "EvaluationPair", "Task", "TaskError", "TaskFile", "example_dir", "fill_prompt",
            "init_task", "load_task", "recorded_sides", "summary"]
 
-EXAMPLE_NAME = "my-study"
+_EXAMPLE_NAME = "my-study"
 """The example task's name; :func:`init_task` gives it the folder's name instead."""
 
 
@@ -102,7 +102,7 @@ def init_task(folder: str | os.PathLike[str]) -> Path:
 def _write_example(source: Path, target: Path, name: str) -> None:
     """Copy one file of the example task, its name replaced by ``name`` in the YAML and Markdown."""
     if source.suffix in (".yaml", ".md"):
-        target.write_text(source.read_text(encoding="utf-8").replace(EXAMPLE_NAME, name), encoding="utf-8")
+        target.write_text(source.read_text(encoding="utf-8").replace(_EXAMPLE_NAME, name), encoding="utf-8")
     else:
         shutil.copyfile(source, target)
 

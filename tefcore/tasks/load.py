@@ -60,15 +60,15 @@ from tefcore.tasks.schema import (PLACEHOLDERS, Choices, EvaluationPair, Task, f
                                   sides_by_dimension, task_template)
 from tefcore.tasks.segment import LANGS, SEGMENTATION_RULES
 
-__all__ = ["DATA_FORMATS", "DEFAULT_PROMPT", "KEYS", "LANG_COLUMN", "MAX_TEXT_CHARS", "RESERVED_DIMENSIONS", "Document",
+__all__ = ["MAX_TEXT_CHARS", "RESERVED_DIMENSIONS", "Document",
            "TaskError", "TaskFile", "load_task", "summary"]
 
-KEYS: tuple[str, ...] = ("name", "data", "id", "text", "language", "dimensions", "prompt", "segmentation")
+_KEYS: tuple[str, ...] = ("name", "data", "id", "text", "language", "dimensions", "prompt", "segmentation")
 """The keys of a task file."""
-DATA_FORMATS: tuple[str, ...] = (".csv", ".jsonl", ".parquet")
-LANG_COLUMN = "lang"
+_DATA_FORMATS: tuple[str, ...] = (".csv", ".jsonl", ".parquet")
+_LANG_COLUMN = "lang"
 """The column (or JSON field) of each row's language when the task sets no ``language``."""
-DEFAULT_PROMPT = "original"
+_DEFAULT_PROMPT = "original"
 """The prompt name (the cache's ``<prompt>`` folder) of a task without a prompt file."""
 MAX_TEXT_CHARS = 200_000
 """The longest text a row may hold, in characters (about 40,000 English words, a thousand times MIND's
@@ -123,7 +123,7 @@ class TaskFile(Task):
         gives a folder of its own, not the parent folder or a hidden one.
         """
         if not self.prompt_file:
-            return DEFAULT_PROMPT
+            return _DEFAULT_PROMPT
         stem = self.prompt_file.stem
         return "_" * (len(stem) - len(stem.lstrip("."))) + stem.lstrip(".")
 
@@ -283,16 +283,16 @@ def _template(node: yaml.Node | None, folder: Path, where: str,
 
 
 # --- the data -------------------------------------------------------------------------------------
-Row = tuple[str, Mapping[str, Any]]
+_Row = tuple[str, Mapping[str, Any]]
 """Where a row is (``row 3`` or ``line 3``) and its fields."""
 
 
-def _rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None:
+def _rows(path: Path, problems: _Problems) -> tuple[list[_Row], list[str]] | None:
     """The data's rows and columns, or None (a problem) when the file cannot be read."""
     import pandas as pd
 
-    if path.suffix not in DATA_FORMATS:
-        problems.at(_shown(path), f"unknown data format {path.suffix!r}; use {', '.join(DATA_FORMATS)}")
+    if path.suffix not in _DATA_FORMATS:
+        problems.at(_shown(path), f"unknown data format {path.suffix!r}; use {', '.join(_DATA_FORMATS)}")
         return None
     try:
         if path.suffix == ".jsonl":
@@ -307,7 +307,7 @@ def _rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None
     return [(f"row {i + 1}", row) for i, row in enumerate(frame.to_dict("records"))], list(frame.columns)
 
 
-def _csv_rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None:
+def _csv_rows(path: Path, problems: _Problems) -> tuple[list[_Row], list[str]] | None:
     """A CSV file's rows by its header; a row with more or fewer fields than the header is a problem (an
     unquoted comma in a text would shift every field after it into the wrong column). Blank lines are skipped."""
     limit = csv.field_size_limit(max(csv.field_size_limit(), path.stat().st_size + 1))  # a field as long as the file
@@ -333,8 +333,8 @@ def _csv_rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | 
     return (rows, header) if len(rows) == len(records) - 1 else None
 
 
-def _jsonl_rows(path: Path, problems: _Problems) -> tuple[list[Row], list[str]] | None:
-    rows: list[Row] = []
+def _jsonl_rows(path: Path, problems: _Problems) -> tuple[list[_Row], list[str]] | None:
+    rows: list[_Row] = []
     columns: dict[str, None] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -411,13 +411,13 @@ def _gold(fields: Mapping[str, Any], dims: Mapping[str, Choices], place: str,
     return {name: sides.pop() for name, sides in sides_by_dimension(valid).items() if len(sides) == 1}
 
 
-def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mapping[str, Any],
+def _documents(rows: list[_Row], columns: list[str], data: Path, settings: Mapping[str, Any],
                dims: Mapping[str, Choices], problems: _Problems) -> list[Document]:
     file = _shown(data)
     id_col, text_col, language = settings["id"], settings["text"], settings["language"]
-    needed = [c for c in (id_col, text_col) + (() if language else (LANG_COLUMN,)) if c not in columns]
+    needed = [c for c in (id_col, text_col) + (() if language else (_LANG_COLUMN,)) if c not in columns]
     for column in needed:
-        hint = ("set `language:` in the task" if column == LANG_COLUMN
+        hint = ("set `language:` in the task" if column == _LANG_COLUMN
                 else f"set `{'id' if column == id_col else 'text'}:`")
         problems.at(file, f"no column {column!r} (columns: {', '.join(columns) or 'none'}); {hint}")
     if needed:
@@ -428,7 +428,7 @@ def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mappin
     for place, fields in rows:
         where = f"{file}, {place}"
         doc_id, text = _value(fields.get(id_col)).strip(), _value(fields.get(text_col))
-        lang = language or _value(fields.get(LANG_COLUMN)).strip()
+        lang = language or _value(fields.get(_LANG_COLUMN)).strip()
         _check_text(fields.get(text_col), text, f"{where}, column {text_col!r}", problems)
         if not _is_unicode(doc_id):
             problems.at(f"{where}, column {id_col!r}", "the id holds a lone surrogate (not valid Unicode)")
@@ -440,7 +440,7 @@ def _documents(rows: list[Row], columns: list[str], data: Path, settings: Mappin
         if not text.strip():
             problems.at(f"{where}, column {text_col!r}", "empty text")
         if lang not in LANGS:
-            problems.at(f"{where}, column {LANG_COLUMN!r}", f"unknown language {lang!r}; use one of {', '.join(LANGS)}")
+            problems.at(f"{where}, column {_LANG_COLUMN!r}", f"unknown language {lang!r}; use one of {', '.join(LANGS)}")
         documents.append(Document(doc_id, lang, text, _gold(fields, dims, where, problems)))
     return documents
 
@@ -488,13 +488,13 @@ def load_task(path: str | os.PathLike[str]) -> TaskFile:
         raise TaskError(problems)
     lines: dict[str, int] = {}
     top = _mapping(node, where, problems, lines)
-    for key in sorted(set(top) - set(KEYS)):
-        problems.at(f"{where}, line {lines[key]}", f"unknown key {key!r}; a task has {', '.join(KEYS)}")
+    for key in sorted(set(top) - set(_KEYS)):
+        problems.at(f"{where}, line {lines[key]}", f"unknown key {key!r}; a task has {', '.join(_KEYS)}")
     settings = _settings(top, where, problems)
     dims = _dimensions(top.get("dimensions"), where, problems)
     template, prompt_file = _template(top.get("prompt"), path.parent, where, problems)
     names = {c.dimension for c in dims}
-    for column in sorted(names & {settings["id"], settings["text"], LANG_COLUMN}):
+    for column in sorted(names & {settings["id"], settings["text"], _LANG_COLUMN}):
         problems.at(where, f"dimension {column!r} has the name of the id, text or lang column")
     for name in sorted(names & set(RESERVED_DIMENSIONS)):
         problems.at(where, f"dimension {name!r} is a reserved name (`tef evaluate` gives the mean over the "

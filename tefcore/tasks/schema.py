@@ -32,10 +32,10 @@ from typing import Any
 from tefcore.errors import UnknownName
 from tefcore.tasks.segment import check_lang
 
-__all__ = ["GENERAL_TEMPLATES", "MAX_SIDES", "PLACEHOLDERS", "Choices", "EvaluationPair", "Task", "fill_prompt",
+__all__ = ["GENERAL_TEMPLATES", "PLACEHOLDERS", "Choices", "EvaluationPair", "Task", "fill_prompt",
            "fill_slots", "placeholders", "sides_by_dimension", "task_template"]
 
-MAX_SIDES = 26
+_MAX_SIDES = 26
 """At most one answer letter per side, ``A`` to ``Z``."""
 
 PLACEHOLDERS: tuple[str, ...] = ("text", "dimension", "sides", "letters")
@@ -59,9 +59,9 @@ class Choices:
         if not self.letters:
             object.__setattr__(self, "letters", tuple(string.ascii_uppercase[:len(self.sides)]))
         k = len(self.sides)
-        if not 2 <= k <= MAX_SIDES:
+        if not 2 <= k <= _MAX_SIDES:
             raise ValueError(f"dimension {self.dimension!r} has {k} side{'s' * (k != 1)} "
-                             f"({', '.join(self.sides) or 'none'}); a dimension needs 2 to {MAX_SIDES} named sides")
+                             f"({', '.join(self.sides) or 'none'}); a dimension needs 2 to {_MAX_SIDES} named sides")
         if len(self.descriptions) != k or len(self.letters) != k:
             raise ValueError(f"dimension {self.dimension!r}: {k} sides need as many descriptions and letters; "
                              f"got {len(self.descriptions)} and {len(self.letters)}")

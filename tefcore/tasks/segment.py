@@ -36,7 +36,7 @@ from collections.abc import Iterator
 
 from tefcore.errors import UnknownName
 
-__all__ = ["EN_ABBREVIATIONS", "EN_NUMBER_ABBREVIATIONS", "LANGS", "MIN_LENGTH", "SEGMENTATION_RULES", "check_lang",
+__all__ = ["LANGS", "MIN_LENGTH", "SEGMENTATION_RULES", "check_lang",
            "split_sentences"]
 
 LANGS: tuple[str, str] = ("en", "zh")
@@ -70,13 +70,13 @@ _REFERENCE_CUTS: dict[str, re.Pattern[str]] = {
 }
 
 # --- improved rule --------------------------------------------------------------------------
-EN_ABBREVIATIONS: frozenset[str] = frozenset({
+_EN_ABBREVIATIONS: frozenset[str] = frozenset({
     "U.S.", "U.K.", "U.N.", "E.U.", "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "St.", "Jr.", "Sr.", "Inc.",
     "e.g.", "E.g.", "i.e.", "I.e.", "etc.", "vs.", "a.m.", "p.m.", "A.M.", "P.M.",
 })
 """English tokens after which the improved rule never cuts (matched case-sensitively)."""
 
-EN_NUMBER_ABBREVIATIONS: frozenset[str] = frozenset({"No.", "no.", "Nos.", "Vol.", "pp.", "p."})
+_EN_NUMBER_ABBREVIATIONS: frozenset[str] = frozenset({"No.", "no.", "Nos.", "Vol.", "pp.", "p."})
 """English tokens after which the improved rule does not cut when a digit follows (``No. 5``)."""
 
 _LINE = re.compile(r"[^\n\r\u2028\u2029\x85]+")
@@ -162,9 +162,9 @@ def _is_en_sentence_end(text: str, match: re.Match[str]) -> bool:
     if run != ".":
         return True
     token = _token_before(text, match.start()) + "."
-    if token in EN_ABBREVIATIONS:
+    if token in _EN_ABBREVIATIONS:
         return False
-    if token in EN_NUMBER_ABBREVIATIONS and following.isdigit():
+    if token in _EN_NUMBER_ABBREVIATIONS and following.isdigit():
         return False
     return not (len(token) == 2 and token[0].isupper())  # an initial: "J. K. Rowling"
 
