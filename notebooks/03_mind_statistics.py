@@ -52,7 +52,7 @@ from tefbook.chapters import ch03
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS
 from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.tables import format_columns
+from tefbook.companion.tables import format_cell, format_columns, round_half_up
 
 setup_notebook()
 warnings.filterwarnings("ignore", category=pd.errors.PerformanceWarning)  # .loc on the unsorted (lang, what) index
@@ -73,20 +73,26 @@ data = describe_data(data_dir)
 langs = [lang for lang in ("zh", "en") if lang in data.posts]  # the paper's order: Chinese first
 posts = {lang: load_posts(lang, data.directory) for lang in langs}
 pairs = {lang: evaluation_pairs(posts[lang]) for lang in langs}
-ch03.data_frame(data).assign(sha256=lambda d: d["sha256"].str[:12]).drop(columns="file").set_index("lang")
+at_hand_data = ch03.data_frame(data).set_index("lang").loc[langs]
+at_hand_data["share of the full release's posts %"] = [100 * data.posts[lang] / FULL_RELEASE[lang]["posts"]
+                                                       for lang in langs]
+at_hand_data.assign(sha256=at_hand_data["sha256"].str[:12]).drop(columns="file").rename(
+    index=LANG_LABELS).rename_axis(index="language").map(format_cell)
 
 # %% tags=["hide-input"]
 glue("data_kind", data.kind, display=False)
 glue("sample", data.kind == "MIND sample", display=False)
 for lang in langs:
     glue(f"posts_{lang}", data.posts[lang], display=False)
-    glue(f"share_{lang}", 100 * data.posts[lang] / FULL_RELEASE[lang]["posts"], display=False)
+    glue(f"release_posts_{lang}", FULL_RELEASE[lang]["posts"], display=False)
+    glue(f"share_{lang}", round_half_up(at_hand_data.loc[lang, "share of the full release's posts %"], 1),
+         display=False)
 
 # %% [markdown]
 # These are the **{glue:text}`data_kind`**: {glue:text}`posts_zh:,` Chinese posts
-# ({glue:text}`share_zh:.1f` % of the full release's 5,474) and {glue:text}`posts_en:,` English ones
-# ({glue:text}`share_en:.1f` % of 2,884). The embedded sample is a **cluster sample**: evenly spaced
-# windows of each release file, every record lying wholly inside a window kept verbatim and in release
+# ({glue:text}`share_zh:.1f` % of the full release's {glue:text}`release_posts_zh:,`) and
+# {glue:text}`posts_en:,` English ones ({glue:text}`share_en:.1f` % of {glue:text}`release_posts_en:,`).
+# The embedded sample is a **cluster sample**: evenly spaced windows of each release file, every record lying wholly inside a window kept verbatim and in release
 # order (`data/mind/README.md`). The release files are ordered by annotation file and by event, so a
 # window holds runs of posts about the same event; the sample covers every event and both annotation
 # files, yet its proportions are not those of the full release, as the tables below show.
@@ -189,7 +195,7 @@ coverage = pd.DataFrame({
                    "single-sentence posts %": 100 * (table.loc[table["lang"] == lang, f"sentences_{rule}"] == 1).mean(),
                    "mean coverage %": 100 * table.loc[table["lang"] == lang, f"covered_{rule}"].mean(),
                    "posts losing text %": 100 * (table.loc[table["lang"] == lang, f"covered_{rule}"] < 1).mean()}
-    for lang in langs for rule in ("reference", "improved")}).T.rename_axis(["lang", "rule"])
+    for lang in langs for rule in ("reference", "improved")}).T.rename_axis(["language", "segmentation rule"])
 format_columns(coverage.rename(index=LANG_LABELS, level=0), 2)
 
 # %% tags=["hide-input"]
@@ -201,27 +207,51 @@ ch03.sentences_figure(by_rule, langs).show()
 # The paper's tables list the dimensions in the order Culture, Economy, Society, Politics, Technology,
 # Environment; so does this one. "majority %" is the share of the more frequent side: the accuracy of a
 # judge that always answers it, the **majority-class floor** that chapters 5 to 7 set beside every
-# accuracy. The full release's columns are the counts of its files.
+# accuracy (one definition for the whole book, `majority_rate`; its Average over the dimensions,
+# `majority_floor`, closes each language). The full release's columns are the counts of its files.
 
 # %%
+from tefbook.companion.results import majority_floor, majority_rate
 from tefcore.mind.schema import TABLE_ORDER
 
-def dimension_counts(sides: pd.DataFrame) -> pd.DataFrame:
-    """change / stability counts per dimension, the pairs, the majority side's share and the dimension's share."""
-    out = sides.reindex(list(TABLE_ORDER)).fillna(0).astype(int)
+def dimension_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per language and dimension: change / stability pairs, the pairs, the majority-class floor
+    (`majority_rate`: the share of the larger side) and the dimension's share of the language's pairs."""
+    out = pd.crosstab([rows["lang"], rows["dimension"]], rows["side"]).reindex(
+        pd.MultiIndex.from_product([langs, TABLE_ORDER], names=["lang", "dimension"]), fill_value=0)
     out["pairs"] = out["change"] + out["stability"]
-    out["majority %"] = 100 * out[["change", "stability"]].max(axis=1) / out["pairs"]
-    out["share %"] = 100 * out["pairs"] / out["pairs"].sum()
+    out["majority %"] = majority_rate(rows).set_index(["lang", "dimension"])["accuracy"]  # empty: no floor
+    out["share %"] = 100 * out["pairs"] / out.groupby(level="lang")["pairs"].transform("sum")
     return out
 
-dims = pd.concat({(lang, what): dimension_counts(frame) for lang in langs for what, frame in (
-    ("data at hand", pd.crosstab([p.dimension for p in pairs[lang]], [p.side for p in pairs[lang]])),
-    ("full release, counted", pd.DataFrame(FULL_RELEASE_PAIRS[lang], index=["change", "stability"]).T))})
-dims.index.names = ["lang", "what", "dimension"]
+at_hand = pd.DataFrame([(p.post_id, lang, p.dimension, p.side) for lang in langs for p in pairs[lang]],
+                       columns=["post_id", "lang", "dimension", "side"])
+release_rows = ch03.pair_rows(FULL_RELEASE_PAIRS, langs)  # one row per pair of the release's counts
+dims = pd.concat({what: dimension_counts(rows) for what, rows in (
+    ("data at hand", at_hand), ("full release, counted", release_rows))}, names=["what"]).reorder_levels(
+    ["lang", "what", "dimension"]).sort_index(level=["lang", "what"], sort_remaining=False)
+floors = pd.DataFrame({what: majority_floor(rows) for what, rows in (  # the Average over dimensions
+    ("data at hand", at_hand), ("full release, counted", release_rows))})
+ch03.dimension_table(dims, floors)
 
-# %% tags=["hide-input", "full-width"]
-ch03.glue_floors(dims, langs)
-ch03.dimension_table(dims)
+# %% [markdown]
+# The floor the prose below quotes, language by language, from the data at hand's column: the Average
+# row, and the lowest and highest dimension.
+
+# %%
+at_hand_floor = dims.xs("data at hand", level="what")["majority %"].dropna()  # dimensions with pairs
+quoted = pd.DataFrame({"floor": floors["data at hand"],
+                       "lowest": at_hand_floor.groupby(level="lang").min(),
+                       "lowest in": at_hand_floor.groupby(level="lang").idxmin().str[1],
+                       "highest": at_hand_floor.groupby(level="lang").max(),
+                       "highest in": at_hand_floor.groupby(level="lang").idxmax().str[1]}).loc[langs]
+smallest = dims.xs("data at hand", level="what")["pairs"].loc[lambda n: n > 0]
+quoted["smallest"] = smallest.groupby(level="lang").idxmin().str[1]
+quoted["its pairs"] = smallest.groupby(level="lang").min()
+format_columns(quoted.rename(index=LANG_LABELS).rename_axis(index="language"), 1)
+
+# %% tags=["hide-input"]
+ch03.glue_floors(quoted)
 
 # %% [markdown]
 # On the data at hand, always answering the more frequent side scores {glue:text}`floor_en:.1f` % on
@@ -259,7 +289,7 @@ ch03.event_table(events, langs)
 
 # %%
 pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows["dimension"]).reindex(
-    columns=list(TABLE_ORDER), fill_value=0)
+    columns=list(TABLE_ORDER), fill_value=0).rename_axis(index=["language", "event"], columns=None)
 
 # %% [markdown]
 # ## Labels per orientation (the paper's Fig. 3)
@@ -275,7 +305,7 @@ pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows[
 labels = pd.concat([ch03.label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
 labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False,
                    fill_value=0)[[(lang, side) for lang in langs for side in ("change", "stability")]].astype(
-    int).rename(columns=LANG_LABELS, level=0)
+    int).rename(columns=LANG_LABELS, level=0).rename_axis(columns=["language", "side"])
 
 # %% tags=["hide-input"]
 ch03.orientation_figure(labels, langs).show()
@@ -289,7 +319,8 @@ ch03.orientation_figure(labels, langs).show()
 # %%
 release = dims.xs("full release, counted", level="what")
 lopsided = release.loc[release.groupby(level="lang")["majority %"].idxmax()]
-lopsided[["change", "stability", "majority %"]].round(1)
+lopsided[["change", "stability", "majority %"]].rename(index=LANG_LABELS, level="lang").rename_axis(
+    index=["language", "dimension"], columns=None).map(format_cell)
 
 # %% tags=["hide-input"]
 ch03.glue_lopsided(lopsided)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.tables import round_half_up
 from tefcore.mind.load import Post, evaluation_pairs, mind_filename
 from tefcore.mind.release import FULL_RELEASE, FULL_RELEASE_PAIRS, DataDescription
 from tefcore.mind.schema import DIMENSIONS, SIDES, TABLE_ORDER
@@ -141,7 +142,9 @@ def card_table(card: pd.DataFrame, counted: pd.DataFrame, langs: Sequence[str]) 
 
 
 def glue_lengths(lengths: pd.DataFrame, sentences: pd.DataFrame, langs: Sequence[str]) -> None:
-    """Glue the length and sentence statistics the prose cites (``len_median_en``, ``sent_few_zh``, ...)."""
+    """Glue the length and sentence statistics the prose cites (``len_median_en``, ``sent_few_zh``, ...),
+    rounded half up as :func:`length_tables` prints them (one decimal, two for the coefficient of
+    variation, none for the shortest and the longest post)."""
     from myst_nb import glue
 
     for lang in langs:
@@ -149,59 +152,128 @@ def glue_lengths(lengths: pd.DataFrame, sentences: pd.DataFrame, langs: Sequence
                                     ("len_max", lengths, "max"), ("len_cv", lengths, "coefficient of variation"),
                                     ("sent_median", sentences, "50%"), ("sent_max", sentences, "max"),
                                     ("sent_few", sentences, "posts with at most 3 sentences %")):
-            glue(f"{name}_{lang}", float(frame.loc[lang, column]), display=False)
+            digits = 2 if column == "coefficient of variation" else (0 if column in ("min", "max") else 1)
+            glue(f"{name}_{lang}", round_half_up(float(frame.loc[lang, column]), digits), display=False)
 
 
 def length_tables(lengths: pd.DataFrame, sentences: pd.DataFrame) -> tuple[Any, Any]:
-    """The two distribution tables as shown: lengths with their units, sentences per post, no counts."""
+    """The two distribution tables as shown: lengths with their units, sentences per post, no counts; the
+    shortest and the longest post are whole numbers."""
     from tefbook.companion.tables import format_columns
 
     return (format_columns(lengths.rename(index={"zh": "Chinese (characters)", "en": "English (words)"})
-                           .drop(columns="count"), 1, **{"coefficient of variation": 2}),
-            format_columns(sentences.rename(index=LANG_LABELS).drop(columns=["count", "std"]), 1))
+                           .drop(columns="count").rename_axis(index="language"), 1, min=0, max=0,
+                           **{"coefficient of variation": 2}),
+            format_columns(sentences.rename(index=LANG_LABELS).drop(columns=["count", "std"])
+                           .rename_axis(index="language"), 1, min=0, max=0))
 
 
-def glue_floors(dims: pd.DataFrame, langs: Sequence[str]) -> None:
-    """Glue the majority-class floor per language on the data at hand (mean, lowest and highest
-    dimension) and its smallest non-empty dimension (``floor_en``, ``small_dim_zh``, ...)."""
+def glue_floors(quoted: pd.DataFrame) -> None:
+    """Glue the majority-class floor per language that the prose quotes, as the chapter's table of quoted
+    values prints it (rounded half up to one decimal): ``floor_en``, ``floor_min_en``, ``floor_max_dim_en``,
+    ``small_dim_zh``, ``small_n_zh``, ...
+
+    ``quoted`` has one row per language code and the columns ``floor, lowest, lowest in, highest,
+    highest in, smallest, its pairs``.
+    """
     from myst_nb import glue
 
-    for lang in langs:
-        at_hand = dims.loc[(lang, "data at hand")]
-        floor = at_hand["majority %"].dropna()  # dimensions with pairs
-        smallest = at_hand["pairs"][at_hand["pairs"] > 0].sort_values(kind="stable")
-        for name, value in (("floor", float(floor.mean())), ("floor_min", float(floor.min())),
-                            ("floor_max", float(floor.max())), ("floor_min_dim", floor.idxmin()),
-                            ("floor_max_dim", floor.idxmax()), ("small_dim", smallest.index[0]),
-                            ("small_n", int(smallest.iloc[0]))):
+    names = {"floor": "floor", "lowest": "floor_min", "highest": "floor_max", "lowest in": "floor_min_dim",
+             "highest in": "floor_max_dim", "smallest": "small_dim", "its pairs": "small_n"}
+    for lang, row in quoted.iterrows():
+        for column, name in names.items():
+            value = row[column]
+            if isinstance(value, (float, np.floating)):
+                value = round_half_up(float(value), 1)
+            elif isinstance(value, (int, np.integer)):
+                value = int(value)
             glue(f"{name}_{lang}", value, display=False)
 
 
-def dimension_table(dims: pd.DataFrame) -> Any:
-    """The pairs per dimension as shown: the data at hand beside the full release for each count,
-    without each dimension's share (which the figure shows)."""
+def pair_rows(counts: Mapping[str, Mapping[str, tuple[int, int]]], langs: Sequence[str]) -> pd.DataFrame:
+    """One row per evaluation pair of published counts (language -> dimension -> (change, stability)), as
+    :func:`tefbook.companion.results.majority_rate` reads pairs: ``post_id`` (a running number), ``lang,
+    dimension, side``.
+
+    Examples
+    --------
+    >>> rows = pair_rows({"en": {"Culture": (2, 1)}}, ["en"])
+    >>> rows["side"].tolist(), rows["post_id"].tolist()
+    (['change', 'change', 'stability'], [0, 1, 2])
+    """
+    parts = [(lang, dimension, side, n) for lang in langs for dimension, sides in counts[lang].items()
+             for side, n in zip(SIDES, sides)]
+    repeat = np.array([n for *_, n in parts], dtype=np.int64)
+    frame = pd.DataFrame([part[:3] for part in parts], columns=["lang", "dimension", "side"])
+    out = frame.loc[frame.index.repeat(repeat)].reset_index(drop=True)
+    return out.assign(post_id=np.arange(len(out))).loc[:, ["post_id", "lang", "dimension", "side"]]
+
+
+_COUNTS = ("change", "stability", "pairs")
+
+
+def _count_cell(value: Any) -> str:
+    return "" if pd.isna(value) else f"{int(value):,}"
+
+
+def dimension_table(dims: pd.DataFrame, floors: pd.DataFrame) -> Any:
+    """The pairs per dimension as shown: the data at hand beside the full release for each count, the
+    counts as integers with thousands separators, each dimension's majority-class floor and, last in
+    each language, the Average row (all pairs, and the floor's unweighted mean over the dimensions,
+    ``floors``: one column per ``what``, one row per language). Each dimension's share is left to the
+    figure.
+
+    Examples
+    --------
+    >>> idx = pd.MultiIndex.from_tuples([("en", "data at hand", "Culture")], names=["lang", "what", "dimension"])
+    >>> dims = pd.DataFrame({"change": [1200], "stability": [0], "pairs": [1200], "majority %": [100.0],
+    ...                      "share %": [100.0]}, index=idx)
+    >>> shown = dimension_table(dims, pd.DataFrame({"data at hand": {"en": 100.0}}))
+    >>> shown.loc[("English", "Culture"), ("data at hand", "change")], shown.loc[("English", "Average")].tolist()
+    ('1,200', ['', '', '1,200', '100.0'])
+    """
     from tefbook.companion.tables import format_columns
 
-    wide = dims.drop(columns="share %").unstack("what").swaplevel(axis=1).sort_index(
-        axis=1, level=0, sort_remaining=False)
-    return format_columns(wide.rename(index=LANG_LABELS, level=0), 1)
+    average = pd.concat({(lang, what, "Average"): pd.Series(
+        {"pairs": dims.loc[(lang, what), "pairs"].sum(), "majority %": floors.loc[lang, what]})
+        for lang, what in dims.index.droplevel("dimension").unique()}, names=["lang", "what", "dimension"]).unstack()
+    rows = pd.concat([dims.drop(columns="share %"), average]).sort_index(
+        level=["lang", "what"], sort_remaining=False)
+    wide = rows.unstack("what").swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+    order = list(dict.fromkeys(rows.index.get_level_values("dimension")))
+    wide = wide.reindex([(lang, d) for lang in dict.fromkeys(rows.index.get_level_values("lang")) for d in order])
+    wide = wide.loc[:, [(what, c) for what in dict.fromkeys(wide.columns.get_level_values(0))
+                        for c in (*_COUNTS, "majority %")]]
+    shown = format_columns(wide.astype(float), 1)
+    for col in [c for c in shown.columns if c[1] in _COUNTS]:
+        shown[col] = wide[col].map(_count_cell)
+    return shown.rename(index=LANG_LABELS, level=0).rename_axis(index=["language", "dimension"], columns=[None, None])
 
 
 def event_table(events: pd.DataFrame, langs: Sequence[str]) -> Any:
     """Pairs and change share per event (columns ``(size|<lambda>, lang)`` of the chapter's pivot), as
-    shown: one block per language, the first language's largest event first.
+    shown: one block per language, the first language's largest event first, pairs as integers and a
+    dash for the change share of an event without pairs.
 
     Examples
     --------
     >>> raw = pd.DataFrame({("size", "en"): [3, 5], ("<lambda>", "en"): [50.0, 20.0]}, index=["RU", "GPT"])
-    >>> event_table(raw, ["en"]).index.tolist()
-    ['GPT', 'RU']
+    >>> shown = event_table(raw, ["en"])
+    >>> shown.index.tolist(), shown[("English", "pairs")].tolist()
+    (['GPT', 'RU'], ['5', '3'])
+    >>> event_table(pd.DataFrame({("size", "en"): [0], ("<lambda>", "en"): [0.0]}, index=["SY"]), ["en"]).iloc[0].tolist()
+    ['0', '–']
     """
-    from tefbook.companion.tables import format_columns
+    from tefbook.companion.tables import format_cell
 
-    shown = pd.DataFrame({(LANG_LABELS[lang], what): events[(how, lang)] for lang in langs
-                          for what, how in (("pairs", "size"), ("change %", "<lambda>"))})
-    return format_columns(shown.sort_values((LANG_LABELS[langs[0]], "pairs"), ascending=False), 1)
+    order = events[("size", langs[0])].sort_values(ascending=False, kind="stable").index
+    shown = {}
+    for lang in langs:
+        n = events[("size", lang)].reindex(order).astype(int)
+        share = events[("<lambda>", lang)].reindex(order).astype(float)
+        shown[(LANG_LABELS[lang], "pairs")] = [f"{k:,}" for k in n]
+        shown[(LANG_LABELS[lang], "change %")] = [format_cell(v, 1) if k else "–" for k, v in zip(n, share)]
+    return pd.DataFrame(shown, index=order)
 
 
 def glue_lopsided(lopsided: pd.DataFrame) -> None:

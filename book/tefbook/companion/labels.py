@@ -4,7 +4,7 @@ The library's tables hold rule names, registry names and floats; the chapters sh
 paper's short name of each rule (:data:`RULE_LABELS`, defined beside the rules in :mod:`tefcore.fusion`),
 the book's name of each judge (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`short_names`) and
 language (:data:`LANG_LABELS`), and label each row with where it comes from (:func:`row_label`,
-:func:`paper_label`).
+:func:`paper_label`); verdict columns read yes / no (:func:`yes_no`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,27 @@ JUDGE_LABELS: dict[str, str] = {
 
 LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
 """How the book names each language."""
+
+
+YES_NO: dict[bool, str] = {True: "yes", False: "no"}
+"""How the book's tables print a verdict column (never ``True``/``False``)."""
+
+
+def yes_no(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose boolean columns read ``yes`` / ``no`` (:data:`YES_NO`), for a table a reader reads.
+
+    Examples
+    --------
+    >>> yes_no(pd.DataFrame({"within": [True, False], "n": [3, 4]}))
+      within  n
+    0    yes  3
+    1     no  4
+    """
+    out = frame.copy()
+    for col in out.columns:
+        if pd.api.types.is_bool_dtype(out[col]):
+            out[col] = out[col].map(YES_NO)
+    return out
 
 
 def judge_label(model: str) -> str:
