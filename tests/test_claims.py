@@ -294,10 +294,15 @@ def test_text_fits_100_columns_and_groups_by_section(ledger: pd.DataFrame) -> No
     assert [line[3:] for line in lines if line.startswith("-- ")] == list(evidence.SECTIONS.values())
     n_reader = sum(c.whose == "reader" for c in claims.LEDGER)
     assert lines[-3].startswith(f"{len(claims.LEDGER) - n_reader} claims of the paper:") and lines[-3].endswith("0 fail")
-    assert lines[-2].startswith(f"{n_reader} reader's checks of its tables:")
+    assert lines[-2].endswith("0 FAIL")
+    assert lines[-2].startswith(f"{n_reader} reader's checks of its tables: 0 pass, {n_reader} fail")
     assert lines[-1] == f"0 of the {len(claims.LEDGER)} rows reproduced by our run"
-    assert lines[0] == "Verdicts per kind of evidence" and lines[2].startswith("evidence")
+    assert lines[0].startswith("The paper's claims per kind of evidence") and lines[2].startswith("evidence")
     assert [line.split("  ")[0] for line in lines[3:10]] == [*evidence.KINDS.values(), "all"]
+    assert lines[9].split()[-1] == str(len(claims.LEDGER) - n_reader)  # the counts are the paper's claims only
+    floors = next(line for line in lines if line.startswith("table3-floors"))
+    underline = next(line for line in lines if line.startswith("table3-underline"))
+    assert floors.endswith("reader's check: fails") and underline.endswith("does not hold")
 
 
 def test_other_formats(ledger: pd.DataFrame) -> None:
@@ -323,6 +328,14 @@ def test_claims_and_reader_checks_are_counted_apart(ledger: pd.DataFrame) -> Non
     assert int(counts.loc[evidence.WHOSE["reader"], "does not hold"]) == 6
     assert int(counts.loc[evidence.WHOSE["paper"], "does not hold"]) == 3  # tempering, k3-bayes, table3-underline
     assert int(counts.loc["all", "all"]) == len(claims.LEDGER)
+    shown = ledger.reset_index().apply(claims.shown_verdict, axis=1)
+    assert set(shown[ledger["whose"].to_numpy() == evidence.WHOSE["reader"]]) == {"reader's check: fails"}
+    assert "does not hold" not in claims.ledger_html(ledger.loc[sorted(reader)].reset_index())
+    # a reader's check states its premise, and a claim of the paper has none
+    assert (ledger.loc[sorted(reader), "premise"].str.len() > 10).all()
+    assert (ledger.loc[~ledger.index.isin(reader), "premise"] == "").all()
+    with pytest.raises(ValueError, match="states its premise"):
+        evidence.Claim("x", "method", "w", "(a reader's check) y", "—", "01_derivation", "formula")
 
 
 def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
@@ -373,9 +386,10 @@ def test_tef_claims_prints_one_claim_in_full(capsys: pytest.CaptureFixture[str])
     assert tef_claims(["table3-floors"]) == 0  # it does not hold, as recorded: no failure
     out = capsys.readouterr().out
     fields = [line.split()[0] for line in out.splitlines() if line[:1] != " "]
-    assert fields == ["claim", "words", "paper", "stated", "evidence", "chapter", "ours", "check", "verdict"]
+    assert fields == ["claim", "words", "paper", "stated", "evidence", "chapter", "ours", "check", "premise", "verdict"]
     assert "table3-floors (reader's check)" in out and "103 of 240 below" in out and "05_main_results" in out
-    assert out.rstrip().endswith("does not hold") and max(map(len, out.splitlines())) <= 100
+    assert "the paper scored the release's pairs" in out
+    assert out.rstrip().endswith("reader's check: fails") and max(map(len, out.splitlines())) <= 100
     assert tef_claims(["table3-flor"]) == 2
     assert capsys.readouterr().err.startswith("tef claims: error: no claim 'table3-flor' in the ledger; did you mean")
 

@@ -62,6 +62,11 @@ not something the paper says."""
 WHOSE: dict[str, str] = {"paper": "claim of the paper", "reader": "reader's check"}
 """The two kinds of ledger row: key -> what the ledger prints (:attr:`Claim.whose`)."""
 VERDICTS: tuple[str, ...] = (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)
+READER_VERDICTS: dict[str, str] = {HOLDS: "reader's check: passes", NOT_HOLD: "reader's check: fails",
+                                   NOT_CHECKED: "reader's check: not checked", FAILS: FAILS}
+"""How the ledger's pages and ``tef claims`` print the verdict of a reader's check: a standard the paper never
+claimed passes or fails; it never "does not hold" as a claim of the paper would. ``FAILS`` (a check that no
+longer gives its recorded verdict) reads the same for both kinds of row."""
 SAMPLE, FULL, CUSTOM = DATA_KINDS
 _ID = re.compile(r"[a-z0-9]+(?:[.-][a-z0-9]+)*")
 
@@ -94,6 +99,8 @@ class Claim:
     model, prompts, needs, reason : str
         ``gpu`` and ``cannot`` rows: the paper model (registry name), its prompt variants, what it needs,
         why it cannot be checked.
+    premise : str
+        A reader's check: what its verdict rests on beyond the printed numbers (``"none"`` when nothing).
     """
 
     id: str
@@ -108,6 +115,7 @@ class Claim:
     prompts: str = "original"
     needs: str = ""
     reason: str = ""
+    premise: str = ""
 
     @property
     def whose(self) -> str:
@@ -125,6 +133,8 @@ class Claim:
             raise ValueError(f"claim id {self.id!r} must be lower-case words joined by '-' or '.'")
         if self.kind not in KINDS or self.section not in SECTIONS:
             raise ValueError(f"claim {self.id}: unknown kind {self.kind!r} or section {self.section!r}")
+        if (self.whose == "reader") != bool(self.premise):
+            raise ValueError(f"claim {self.id}: a reader's check states its premise, and only a reader's check does")
 
 
 class LedgerError(AssertionError):

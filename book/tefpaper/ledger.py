@@ -37,12 +37,12 @@ import yaml
 
 from tefcore.mind.release import FULL_RELEASE_DIR
 from tefpaper import checks, results  # noqa: F401 (they register the checks)
-from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, SECTIONS, VERDICTS, WHOSE, Claim,
-                                    DataUnavailable, Evidence, LedgerError, Verdict)
+from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, READER_VERDICTS, SECTIONS, VERDICTS,
+                               WHOSE, Claim, DataUnavailable, Evidence, LedgerError, Verdict)
 
 __all__ = ["FORMATS", "LEDGER", "assert_ledger", "chapter_claims", "claim_anchor", "claim_link", "describe_claim",
            "evaluate_ledger", "failures", "find_claim", "format_ledger", "ledger_html", "reproduce_line",
-           "summary_counts", "whose_counts"]
+           "shown_verdict", "summary_counts", "whose_counts"]
 
 FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
 """Output formats of :func:`format_ledger` (``tef claims --format``)."""
@@ -108,8 +108,9 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     -------
     pandas.DataFrame
         One row per claim, in ledger order: ``id, whose, section, where, words, number, chapter, kind, value,
-        holds, expected, verdict, note``; ``whose`` (claim of the paper or reader's check), ``section`` and
-        ``kind`` as the ledger prints them. ``verdict``
+        holds, expected, verdict, note, premise``; ``whose`` (claim of the paper or reader's check), ``section``
+        and ``kind`` as the ledger prints them; ``premise`` what a reader's check rests on (empty for a claim).
+        ``verdict``
         is ``"holds"``, ``"does not hold"`` (recorded so), ``"not checked"`` or ``"FAILS"``. When a
         check read the MIND data, ``frame.attrs["dataset"]`` says which, and ``frame.attrs["data_problem"]``
         why it could not be read.
@@ -122,7 +123,8 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
                      "where": claim.where, "words": claim.words,
                      "number": claim.number, "chapter": claim.chapter, "kind": KINDS[v.kind or claim.kind],
                      "value": v.value, "holds": v.holds, "expected": claim.expected,
-                     "verdict": _verdict_label(v.holds, claim.expected, v.kind or claim.kind), "note": v.note})
+                     "verdict": _verdict_label(v.holds, claim.expected, v.kind or claim.kind), "note": v.note,
+                     "premise": claim.premise})
     frame = pd.DataFrame(rows)
     try:
         if "posts" in ev.__dict__ or claims is None:
@@ -130,6 +132,23 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     except DataUnavailable as exc:
         frame.attrs["data_problem"] = str(exc)
     return frame
+
+
+def shown_verdict(row: Mapping[str, object]) -> str:
+    """The verdict of an evaluated ledger row as the pages and ``tef claims`` print it: a claim of the paper
+    *holds* or *does not hold*; a reader's check *passes* or *fails*
+    (:data:`~tefpaper.evidence.READER_VERDICTS`), so that a standard the paper never claimed is not read as
+    a claim of it that does not hold.
+
+    Examples
+    --------
+    >>> shown_verdict({"whose": "reader's check", "verdict": "does not hold"})
+    "reader's check: fails"
+    >>> shown_verdict({"whose": "claim of the paper", "verdict": "does not hold"})
+    'does not hold'
+    """
+    verdict = str(row["verdict"])
+    return READER_VERDICTS[verdict] if row["whose"] == WHOSE["reader"] else verdict
 
 
 def failures(ledger: pd.DataFrame) -> pd.DataFrame:
@@ -199,7 +218,8 @@ def find_claim(claim_id: str) -> Claim:
 
 def describe_claim(row: Mapping[str, object]) -> str:
     """One evaluated ledger row in full, one field a line: the paper's words, where it says them, the kind
-    of row and of evidence, the chapter, the check (our value, how it was computed) and the verdict.
+    of row and of evidence, the chapter, the check (our value, how it was computed), a reader's check's
+    premise, and the verdict (:func:`shown_verdict`).
 
     Examples
     --------
@@ -209,7 +229,8 @@ def describe_claim(row: Mapping[str, object]) -> str:
     fields = (("claim", f"{row['id']} ({row['whose']})"), ("words", row["words"]),
               ("paper", f"{row['where']}; ledger section: {row['section']}"), ("stated", row["number"]),
               ("evidence", row["kind"]), ("chapter", row["chapter"]), ("ours", row["value"]),
-              ("check", row["note"] or "—"), ("verdict", row["verdict"]))
+              ("check", row["note"] or "—"), *((("premise", row["premise"]),) if row.get("premise") else ()),
+              ("verdict", shown_verdict(row)))
     lines = []
     for name, text in fields:
         wrapped = textwrap.wrap(" ".join(str(text).split()), 88) or ["—"]
@@ -218,7 +239,7 @@ def describe_claim(row: Mapping[str, object]) -> str:
 
 
 _TEXT_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("id", "claim", 22), ("number", "stated", 14), ("value", "ours", 31), ("kind", "kind", 8), ("verdict", "verdict", 13))
+    ("id", "claim", 22), ("number", "stated", 14), ("value", "ours", 29), ("kind", "kind", 8), ("verdict", "verdict", 21))
 _PLURAL = {WHOSE["paper"]: "claims of the paper", WHOSE["reader"]: "reader's checks of its tables"}
 _SHORT = dict(zip(KINDS.values(), ("run", "data", "tables", "formula", "GPU", "n/a")))
 
@@ -229,20 +250,25 @@ def _cell(text: object, width: int) -> str:
 
 
 def _text(ledger: pd.DataFrame) -> str:
-    counts = summary_counts(ledger)
-    lines = ["Verdicts per kind of evidence", counts.to_string(), ""]
+    counts = summary_counts(ledger[ledger["whose"] == WHOSE["paper"]])
+    lines = ["The paper's claims per kind of evidence (the reader's checks are counted at the end)", counts.to_string(),
+             ""]
     if "data_problem" in ledger.attrs:
         lines += [*textwrap.wrap(f"data: {ledger.attrs['data_problem']} (the data-card rows are not checked)", 99), ""]
     lines.append(" ".join(f"{title:<{w}}" for _, title, w in _TEXT_COLUMNS).rstrip())
     for section, rows in ledger.groupby("section", sort=False):
         lines.append(f"-- {section}")
         for row in rows.to_dict("records"):
-            row["kind"] = _SHORT[row["kind"]]
+            row["kind"], row["verdict"] = _SHORT[row["kind"]], shown_verdict(row)
             lines.append(" ".join(f"{_cell(row[k], w):<{w}}" for k, _, w in _TEXT_COLUMNS).rstrip())
-    for whose, row in whose_counts(ledger).drop(index="all").iterrows():
-        lines.append(f"{row['all']} {_PLURAL[whose]}: {row[HOLDS]} hold, {row[NOT_HOLD]} do not hold (as recorded), "
-                     f"{row[NOT_CHECKED]} not checked, {row[FAILS]} fail")
-    lines.append(f"{counts.loc[KINDS['run'], 'all']} of the {counts.loc['all', 'all']} rows reproduced by our run")
+    whose = whose_counts(ledger)
+    paper, reader = whose.loc[WHOSE["paper"]], whose.loc[WHOSE["reader"]]
+    lines.append(f"{paper['all']} {_PLURAL[WHOSE['paper']]}: {paper[HOLDS]} hold, {paper[NOT_HOLD]} do not hold (as "
+                 f"recorded), {paper[NOT_CHECKED]} not checked, {paper[FAILS]} fail")
+    lines.append(f"{reader['all']} {_PLURAL[WHOSE['reader']]}: {reader[HOLDS]} pass, {reader[NOT_HOLD]} fail (as "
+                 f"recorded), {reader[NOT_CHECKED]} not checked, {reader[FAILS]} FAIL")
+    runs = int((ledger["kind"] == KINDS["run"]).sum())
+    lines.append(f"{runs} of the {len(ledger)} rows reproduced by our run")
     return "\n".join(lines)
 
 
@@ -298,7 +324,7 @@ def _html_row(row: Mapping[str, object], chapter_href: Callable[[str], str]) -> 
         f'<td><a href="#{claim_anchor(str(row["id"]))}"><code>{e["id"]}</code></a></td>'
         f'<td>{e["words"]}<br><small>{e["where"]}</small></td><td>{e["number"]}</td>'
         f'<td>{e["value"]}<br><small>{e["note"]}</small></td>'
-        f'<td><b>{e["verdict"]}</b><br><small>{e["kind"]}</small></td>'
+        f'<td><b>{html.escape(shown_verdict(row))}</b><br><small>{e["kind"]}</small></td>'
         f'<td><a href="{html.escape(chapter_href(chapter))}">ch.&nbsp;{int(chapter[:2])}</a></td></tr>'
     )
 
@@ -314,7 +340,8 @@ def ledger_html(ledger: pd.DataFrame, chapter_href: Callable[[str], str] | None 
         Link of a chapter stem; default ``"<stem>.html"`` (the chapters' pages sit beside each other).
     """
     href = chapter_href or (lambda stem: f"{stem}.html")
-    head = "".join(f"<th>{h}</th>" for h in ("id", "the paper says", "stated", "ours", "verdict", "chapter"))
+    head = "".join(f"<th>{h}</th>" for h in ("id", "the paper says, or a reader asks", "stated", "ours", "verdict",
+                                                    "chapter"))
     body = "".join(_html_row(r, href) for r in ledger.to_dict("records"))
     return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -338,11 +365,12 @@ def chapter_claims(chapter: str, data_dir: str | None = None, page: str = "11_cl
     """
     rows = evaluate_ledger([c for c in LEDGER if c.chapter == chapter], data_dir=data_dir)
     kind = "kind" if "kind" in rows.columns else "how"
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "the paper says", "stated", "ours", "verdict"))
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "the paper says, or a reader asks", "stated", "ours",
+                                                    "verdict"))
     body = "".join(
         f'<tr><td><a href="{page}#{claim_anchor(r["id"])}"><code>{html.escape(r["id"])}</code></a></td>'
         f'<td>{html.escape(str(r["words"]))}<br><small>{html.escape(str(r["where"]))}</small></td>'
         f'<td>{html.escape(str(r["number"]))}</td><td>{html.escape(str(r["value"]))}</td>'
-        f'<td><b>{html.escape(str(r["verdict"]))}</b><br><small>{html.escape(str(r[kind]))}</small></td></tr>'
+        f'<td><b>{html.escape(shown_verdict(r))}</b><br><small>{html.escape(str(r[kind]))}</small></td></tr>'
         for r in rows.to_dict("records"))
     return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
