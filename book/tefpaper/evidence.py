@@ -123,7 +123,7 @@ class Claim:
 
         Examples
         --------
-        >>> Claim("x", "method", "Sec. 3", "(a reader's check) y", "—", "01_derivation", "formula").whose
+        >>> Claim("x", "method", "Sec. 3", "(a reader's check) y", "—", "01_derivation", "formula", premise="none").whose
         'reader'
         """
         return "reader" if self.words.startswith(READER_CHECK) else "paper"
