@@ -31,16 +31,49 @@ from tefcore.mind.release import FULL_RELEASE_PAIRS
 from tefcore.mind.schema import SIDES
 from tefpaper.tables import ROUNDING_TOLERANCE, SLACK, strongest_baseline_gain
 
-__all__ = ["SENTENCE_RULES", "cell_counts", "confusion_check", "floors", "noise", "prompt_words", "reachable_f1",
-           "sentence_rules", "wilson_interval"]
+__all__ = ["SENTENCE_RULES", "cell_counts", "confusion_check", "floors", "majority_class", "noise", "prompt_words",
+           "reachable_f1", "sentence_rules", "wilson_interval"]
 
 _CELL = ["model", "lang", "dimension"]
 _WORD = re.compile(r"[^\W\d_]+")
 
 
+def majority_class(counts: pd.DataFrame) -> pd.DataFrame:
+    r"""The majority-class floor of pairs counted per side: what always answering the larger side scores.
+
+    Its accuracy is the larger side's share, :math:`s = \max(n_c, n_s) / n`; its macro-F1 is
+    :math:`s / (1 + s)`, since the larger side's F1 is :math:`2s / (1 + s)` and the other side's is 0.
+    The one definition of the floor: the paper's cells (:func:`cell_counts`) and the book's pairs
+    (:func:`tefbook.companion.results.majority_rate`) both read it here.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        One row per cell, with the pairs of each side in columns ``change`` and ``stability``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The same index; columns ``n``, ``majority`` (the larger side, ``change`` on a tie), ``floor`` and
+        ``floor_f1`` (accuracy and macro-F1, percent).
+
+    Examples
+    --------
+    >>> majority_class(pd.DataFrame({"change": [3, 5], "stability": [1, 5]})).round(1)
+        n   majority  floor  floor_f1
+    0   4     change   75.0      42.9
+    1  10     change   50.0      33.3
+    """
+    change, stability = counts["change"], counts["stability"]
+    n = change + stability
+    share = np.maximum(change, stability) / n
+    return pd.DataFrame({"n": n, "majority": np.where(change >= stability, "change", "stability"),
+                         "floor": 100 * share, "floor_f1": 100 * share / (1 + share)}, index=counts.index)
+
+
 def cell_counts() -> pd.DataFrame:
-    r"""Evaluation pairs of the full release per language and dimension, and the majority-class floor: the
-    accuracy of always answering the larger side, :math:`\max(n_c, n_s) / n`.
+    """Evaluation pairs of the full release per language and dimension, and their majority-class floor
+    (:func:`majority_class`).
 
     Returns
     -------
@@ -55,10 +88,7 @@ def cell_counts() -> pd.DataFrame:
     """
     rows = [(lang, dim, *counts) for lang, dims in FULL_RELEASE_PAIRS.items() for dim, counts in dims.items()]
     out = pd.DataFrame(rows, columns=["lang", "dimension", *SIDES]).set_index(["lang", "dimension"])
-    out["n"] = out["change"] + out["stability"]
-    out["majority"] = np.where(out["change"] >= out["stability"], "change", "stability")
-    out["floor"] = 100 * out[list(SIDES)].max(axis=1) / out["n"]
-    return out
+    return out.join(majority_class(out)[["n", "majority", "floor"]])
 
 
 def wilson_interval(accuracy: npt.ArrayLike, n: npt.ArrayLike, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from tefbook.companion.labels import LANG_LABELS
 from tefbook.companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
-from tefbook.companion.tables import bold_best, format_cell, paired_test_columns, plain
+from tefbook.companion.tables import bold_best, format_cell, paired_test_columns, plain, round_half_up
 from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefpaper.tables import MODEL_LABELS, MODELS
@@ -19,7 +19,7 @@ BELOW = " (below the floor)"
 """Appended to the name of a judge none of whose rules clears the majority-class floor in a language."""
 
 
-def results_table(table: pd.DataFrame, table3: pd.DataFrame, floor: pd.Series, names: Mapping[str, str],
+def results_table(table: pd.DataFrame, table3: pd.DataFrame, rates: pd.DataFrame, names: Mapping[str, str],
                   order: Sequence[str], clears: pd.Series, lang: str, rules: Sequence[str]) -> Any:
     """Table 3 for one language: the pairs and the floor, our judges (those that clear the floor first, the
     others marked :data:`BELOW`), then the paper's models; the best rule of each column in bold per judge.
@@ -30,8 +30,9 @@ def results_table(table: pd.DataFrame, table3: pd.DataFrame, floor: pd.Series, n
         :func:`tefcore.evaluate.score_table` output by ``model, lang, rule, dimension``.
     table3 : DataFrame
         The paper's Table 3 in tidy form.
-    floor : Series
-        The majority-class rate per ``(lang, dimension)`` (percent).
+    rates : DataFrame
+        The pairs and the majority-class floor per language and dimension
+        (:func:`tefbook.companion.results.majority_rate`).
     names : mapping
         Registry name -> short row name.
     order : sequence of str
@@ -41,18 +42,11 @@ def results_table(table: pd.DataFrame, table3: pd.DataFrame, floor: pd.Series, n
     lang : str
     rules : sequence of str
     """
-    counts = table[(table["rule"] == rules[0]) & (table["dimension"] != "Average")]
-    counts = counts.groupby(["lang", "dimension"])["n"].first()
-    reference = pd.DataFrame({"n": counts, "accuracy": floor, "macro_f1": 100 * (floor / 100) / (1 + floor / 100)})
-    reference = reference.reset_index()
-    average = reference.groupby("lang", as_index=False)[["accuracy", "macro_f1"]].mean().assign(
-        dimension="Average", n=reference.groupby("lang")["n"].sum().to_numpy())
-    reference = pd.concat([reference, average], ignore_index=True)
     labels = {m: names[m] + ("" if clears.get((m, lang), True) else BELOW) for m in order}
     ours = table[table["model"].isin(order) & (table["lang"] == lang)].copy()
     ours["_order"] = ours["model"].map({m: i for i, m in enumerate(order)})
     ours = ours.sort_values("_order", kind="stable").drop(columns="_order")
-    wide = side_by_side(ours, table3, labels={m: f"ours: {v}" for m, v in labels.items()}, reference=reference,
+    wide = side_by_side(ours, table3, labels={m: f"ours: {v}" for m, v in labels.items()}, reference=rates,
                         rules=rules, langs=[lang])
     part = wide.xs(LANG_LABELS[lang], level="language")
     part = part.rename(index={"ours: the pairs scored": "pairs and floor"}, level="run")
@@ -181,8 +175,8 @@ def glue_versus(vs: pd.DataFrame) -> None:
     glue("vs_cells", len(acc), display=False)
     glue("vs_above", int((acc["low"] > 0).sum()), display=False)
     glue("vs_below", int((acc["high"] < 0).sum()), display=False)
-    glue("vs_min", float(acc["difference"].min()), display=False)
-    glue("vs_max", float(acc["difference"].max()), display=False)
+    glue("vs_min", round_half_up(acc["difference"].min()), display=False)  # as the table prints them
+    glue("vs_max", round_half_up(acc["difference"].max()), display=False)
 
 
 def glue_spreads(spread: pd.DataFrame, by_setting: pd.DataFrame, langs: Sequence[str]) -> None:
@@ -196,5 +190,5 @@ def glue_spreads(spread: pd.DataFrame, by_setting: pd.DataFrame, langs: Sequence
         rule_spread = float(by_setting.loc[lang, "TEF − best baseline"].abs().max())
         if not judge_spread > rule_spread:
             raise AssertionError(f"{lang}: the judge's setting moves {judge_spread:.1f}, the rule {rule_spread:.1f}")
-        glue(f"judge_spread_{lang}", judge_spread, display=False)
-        glue(f"rule_spread_{lang}", rule_spread, display=False)
+        glue(f"judge_spread_{lang}", round_half_up(judge_spread), display=False)
+        glue(f"rule_spread_{lang}", round_half_up(rule_spread), display=False)

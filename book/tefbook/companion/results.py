@@ -16,6 +16,8 @@ results out.
     where it comes from, with the pairs per dimension and the majority-class rate beside them.
 :func:`posterior_summary`
     How decisive a judge's sentence posteriors are.
+:func:`reader_labels`
+    A table's judges, languages and rules named in words for the reader.
 
 Paired intervals are percentile bootstrap intervals over evaluation pairs, resampled within dimensions
 (:func:`tefcore.evaluate.paired_comparisons`).
@@ -47,6 +49,8 @@ from tefcore.evaluate import (
 )
 from tefcore.fusion import CLASSES, RULE_LABELS, RULE_NAMES, entropy_weight
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
+from tefpaper.review import majority_class
+from tefpaper.tables import MODEL_LABELS
 
 
 COUNT_ROW = "pairs (n)"
@@ -74,6 +78,37 @@ _ORDERS: dict[str, Sequence[str]] = {"dimension": TABLE_ORDER}
 
 
 METRIC_NAMES: dict[str, str] = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
+
+
+READER_LEVELS: dict[str, str] = {"model": "judge", "lang": "language", "rule": "rule", "method": "rule",
+                                 "dimension": "dimension", "metric": "metric"}
+"""How a table's index and column levels are headed for a reader (the library's keys on the left)."""
+
+
+def reader_labels(frame: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A table's row and column labels in words: judges by ``names`` (the paper's models by their names),
+    languages and rules by the book's names, and the levels :data:`READER_LEVELS` knows headed in words.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"tef": [1.0], "soft_vote": [2.0]},
+    ...                  index=pd.MultiIndex.from_tuples([("e5", "zh")], names=["model", "lang"]))
+    >>> reader_labels(t.rename_axis(columns="rule"), {"e5": "e5 probe"})
+    rule               TEF   SV
+    judge    language
+    e5 probe Chinese   1.0  2.0
+    """
+    words = {"model": {**MODEL_LABELS, **(names or {})}, "lang": LANG_LABELS, "rule": RULE_LABELS,
+             "method": RULE_LABELS}
+    out = frame.copy()
+    for axis in ("index", "columns"):
+        labels = getattr(out, axis)
+        for level, name in enumerate(labels.names):
+            if name in words:
+                labels = labels.set_levels(labels.levels[level].map(lambda v, w=words[name]: w.get(v, v)), level=level) \
+                    if isinstance(labels, pd.MultiIndex) else labels.map(lambda v, w=words[name]: w.get(v, v))
+        setattr(out, axis, labels.set_names([READER_LEVELS.get(n, n) for n in labels.names]))
+    return out
 
 
 def predict_runs(
@@ -105,7 +140,8 @@ def score_runs(pred: pd.DataFrame) -> pd.DataFrame:
 
 
 def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
-    """Accuracy and macro-F1 of always answering the more frequent side, per language and dimension.
+    """Accuracy and macro-F1 of always answering the more frequent side, per language and dimension
+    (the floor as :func:`tefpaper.review.majority_class` defines it, on the pairs of the runs).
 
     The pairs are every distinct (post, language, dimension) of the runs: the gold side does not depend
     on the judge, and a partial cache (an extraction still running) then does not shrink the reference.
@@ -119,16 +155,9 @@ def majority_rate(frame: Runs | pd.DataFrame) -> pd.DataFrame:
     df = frame_of(frame).drop_duplicates(["post_id", "lang", "dimension"])
     if df.empty:
         return pd.DataFrame(columns=["lang", "dimension", "n", "majority_side", "accuracy", "macro_f1"])
-    counts = pd.crosstab([df["lang"], df["dimension"]], df["side"])
-    for side in CLASSES:
-        if side not in counts.columns:
-            counts[side] = 0
-    n = counts["change"] + counts["stability"]
-    major = np.where(counts["change"] >= counts["stability"], "change", "stability")
-    share = np.maximum(counts["change"], counts["stability"]) / n
-    out = pd.DataFrame({"n": n, "majority_side": major, "accuracy": 100 * share,
-                        # F1 of the majority side is 2s/(1+s); the other side scores 0
-                        "macro_f1": 100 * share / (1 + share)}).reset_index()
+    counts = pd.crosstab([df["lang"], df["dimension"]], df["side"]).reindex(columns=list(CLASSES), fill_value=0)
+    out = majority_class(counts).rename(columns={"majority": "majority_side", "floor": "accuracy",
+                                                 "floor_f1": "macro_f1"}).reset_index()
     out = pd.concat([out, dimension_average(out, ["lang"], counts=["n"])], ignore_index=True)
     return sort_table(out, ["lang", "dimension"], _ORDERS)
 
