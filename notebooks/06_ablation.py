@@ -30,8 +30,8 @@
 # keep most of TEF's gain over Soft Vote, between {glue:text}`qwen_kept_min:.0f` % and
 # {glue:text}`qwen_kept_max:.0f` % of TEF's Average margin ({glue:md}`link_qwen`); on DeepSeek-V3.2
 # {glue:text}`deepseek_below` of the 4 ablation Averages (two variants, two languages, accuracy)
-# fall below Soft Vote ({glue:md}`link_deepseek`); and the largest drop is on DeepSeek-V3.2's
-# English Environment dimension, {glue:text}`drop_entropy:.1f` points without entropy weighting and
+# fall below Soft Vote ({glue:md}`link_deepseek`); and the largest drop is on
+# {glue:text}`drop_cell` dimension, {glue:text}`drop_entropy:.1f` points without entropy weighting and
 # {glue:text}`drop_log_odds:.1f` without the log-odds transform ({glue:md}`link_drop`). This
 # chapter shows the two ablated rules at work, runs them on our CPU judges with paired tests, and
 # reads Table 4 as a reviewer would.
@@ -62,9 +62,10 @@ from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import short_names
 from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.results import REFERENCE_ROWS, majority_rate, side_by_side
+from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.results import REFERENCE_ROWS, majority_rate, reader_labels, side_by_side
 from tefbook.companion.runs import chapter_runs, parse_list
-from tefbook.companion.tables import show_by, glue_all
+from tefbook.companion.tables import format_columns, glue_all, plain, round_half_up, show_by
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 
@@ -77,15 +78,19 @@ for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-d
                    ("link_drop", "ablation-drop")):
     glue(key, Markdown(claim_link(claim)), display=False)
 
+
+def show(frame: pd.DataFrame, digits: int = 1):
+    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up."""
+    return plain(reader_labels(frame, globals().get("names")), digits)
+
 # %% [markdown]
 # ## The paper's statements, recomputed from its tables
 #
 # `ablation_drops` subtracts each ablation's accuracy from full TEF's in every cell of Table 4 (a
 # positive drop: the component helped); `ablation_versus_soft_vote` sets each Average of Table 4
 # against Soft Vote's Average in Table 3, the margin, and divides an ablation's margin by TEF's, the
-# share of TEF's gain that the ablation keeps. The output is the cell with the paper's largest drop,
-# DeepSeek-V3.2 on English Environment, in accuracy points; the numbers quoted above are read from
-# these two tables.
+# share of TEF's gain that the ablation keeps. From these two tables, the three statements as
+# numbers (all the paper's; the largest drop is found, not assumed):
 
 # %%
 drops = paper.ablation_drops(t4).xs("accuracy", level="metric")
@@ -93,10 +98,21 @@ versus = paper.ablation_versus_soft_vote(t3, t4)
 kept = 100 * versus.loc["qwen2.5-7b", ["retained_tef_without_entropy", "retained_tef_without_log_odds"]]
 deepseek = versus.loc["deepseek-v3.2"].xs("accuracy", level="metric")
 below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] < 0
-drops.loc[[("deepseek-v3.2", "en", "Environment")], ["drop_without_entropy", "drop_without_log_odds"]]
+removed = drops[["drop_without_entropy", "drop_without_log_odds"]]
+largest = removed.max(axis=1).idxmax()  # the cell with the largest drop: (model, language, dimension)
+statements = pd.Series({
+    "Qwen2.5-7B: the least of TEF's margin an ablation keeps (%)": kept.min().min(),
+    "Qwen2.5-7B: the most (%)": kept.max().max(),
+    "DeepSeek-V3.2: ablation Averages below Soft Vote (of 4)": below.sum().sum(),
+    "the largest drop, w/o Entropy (points)": removed.loc[largest, "drop_without_entropy"],
+    "the largest drop, w/o Log-Odds (points)": removed.loc[largest, "drop_without_log_odds"]}, dtype=object)
+show(statements.to_frame("paper"))
 
 # %% tags=["hide-input"]
-glue_all(ch06.paper_statements(kept, below, drops))
+glue_all(qwen_kept_min=round_half_up(statements.iloc[0], 0), qwen_kept_max=round_half_up(statements.iloc[1], 0),
+         deepseek_below=statements.iloc[2], drop_entropy=round_half_up(statements.iloc[3]),
+         drop_log_odds=round_half_up(statements.iloc[4]),
+         drop_cell=f"{paper.MODEL_LABELS[largest[0]]}'s {LANG_LABELS[largest[1]]} {largest[2]}")
 
 # %% [markdown]
 # ## The two ablated rules on one post
@@ -117,18 +133,32 @@ by_hand = {
 }
 one_post = np.zeros(len(p), dtype=int)
 decided = {rule: fuse_many(p, one_post, rule).prediction[0] for rule in by_hand}
-pd.DataFrame({"score for change (by hand)": by_hand, "decision (fuse_many)": decided}).rename(
-    index=RULE_LABELS).round(3)
+plain(pd.DataFrame({"score for change (by hand)": by_hand, "decision (fuse_many)": decided}).rename(
+    index=RULE_LABELS), 3)
 
 # %% [markdown]
 # Per sentence, its weight and what each variant adds up:
 
 # %%
-pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)": w * ell,
-              "w·p (w/o Log-Odds averages)": w * p}).round(3)
+plain(pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)": w * ell,
+                    "w·p (w/o Log-Odds averages)": w * p}), 3)
+
+# %% [markdown]
+# The five sentences that lean to change without conviction against the decisive one: the range of
+# what each lukewarm sentence adds with and without the weights, and what the decisive one adds.
+
+# %%
+lukewarm = p > 0.5
+adds = pd.DataFrame({"ℓ (w/o Entropy)": ell, "w·ℓ (TEF)": w * ell})
+adds = pd.concat([adds[lukewarm].agg(["min", "max"]).rename(index=lambda s: f"lukewarm, {s}"),
+                  adds[~lukewarm].sum().to_frame("decisive").T])
+plain(adds, 2)
 
 # %% tags=["hide-input"]
-glue_all(ch06.one_post_numbers(p, w, ell, decided))
+glue_all({f"one_{rule}": side for rule, side in decided.items()},
+         lukewarm_min=round_half_up(adds.iloc[0, 0]), lukewarm_max=round_half_up(adds.iloc[1, 0]),
+         weighted_min=round_half_up(adds.iloc[0, 1], 2), weighted_max=round_half_up(adds.iloc[1, 1], 2),
+         decisive_weighted=round_half_up(adds.iloc[2, 1], 2))
 
 # %% [markdown]
 # TEF decides *{glue:text}`one_tef`*, w/o Entropy *{glue:text}`one_tef_without_entropy`* and w/o
@@ -173,10 +203,11 @@ assert np.allclose(library.loc[by_hand.index, ["accuracy", "macro_f1"]], by_hand
 accuracy = by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS)
 spread = accuracy.max() - accuracy.min()  # per dimension: how far apart the four rules lie
 tef_best = accuracy.loc["TEF"] >= accuracy.max()  # dimensions where full TEF is (jointly) best
-accuracy.round(1)
+plain(accuracy)
 
 # %% tags=["hide-input"]
-glue_all(first_gap=spread.max(), first_gap_dim=str(spread.idxmax()), first_tef_best=tef_best.sum(), first_dims=len(tef_best))
+glue_all(first_gap=round_half_up(spread.max()), first_gap_dim=str(spread.idxmax()), first_tef_best=tef_best.sum(),
+         first_dims=len(tef_best))
 
 # %% [markdown]
 # `spread` is, per dimension, the highest accuracy of the four rules minus the lowest; `tef_best`
@@ -207,14 +238,18 @@ for ablation in ABLATION[1:]:
     rows.append(differ.assign(removed=RULE_LABELS[ablation],
                               tef_right=differ["tef"] == differ["side"],
                               ablation_right=differ[ablation] == differ["side"]))
-disagreements = pd.concat(rows).groupby(["model", "lang", "removed"], sort=False).agg(
-    differ=("post_id", "size"), tef_right=("tef_right", "sum"), ablation_right=("ablation_right", "sum"))
-display(disagreements.rename(index=names, level="model"))
+disagreements = pd.concat(rows).groupby(["model", "lang", "removed"], sort=False).agg(**{
+    "decided differently": ("post_id", "size"), "TEF right": ("tef_right", "sum"),
+    "ablation right": ("ablation_right", "sum")})
+display(show(disagreements))
 flips = disagreements.groupby(level="removed").sum().reindex([RULE_LABELS[a] for a in ABLATION[1:]], fill_value=0)
-flips  # summed over judges and languages
+show(flips)  # summed over judges and languages
 
 # %% tags=["hide-input"]
-glue_all(ch06.flip_names(flips))
+for key, ablation in (("entropy", "tef_without_entropy"), ("log_odds", "tef_without_log_odds")):
+    row = flips.loc[RULE_LABELS[ablation]]
+    glue_all({f"dis_{key}": row["decided differently"], f"dis_{key}_tef": row["TEF right"],
+              f"dis_{key}_ablation": row["ablation right"]})
 
 # %% [markdown]
 # Summed over our judges and languages, removing the entropy weights changes the decision on
@@ -257,8 +292,9 @@ from tefcore.explain import explain_file
 
 view = explain_file(repo_path(cache_dir) / "e5-crossfit" / "original" / "en.jsonl")  # one row per sentence
 posts = ch06.weights_decide(view, max_sentences=6)
-posts[["id", "dimension", "gold", "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy",
-       "tef_confidence"]].rename(columns={**RULE_LABELS, "tef_confidence": "TEF confidence"}).round(3)
+show(posts.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy",
+     "tef_confidence"]].rename(columns={**RULE_LABELS, "gold": "gold side", "tef_confidence": "TEF confidence"})
+     .rename_axis(["post", "dimension"]), 3)
 
 # %% [markdown]
 # The sentences of the two posts as the view gives them: the judge's probability of change, the
@@ -269,18 +305,20 @@ posts[["id", "dimension", "gold", "direct", "majority_vote", "soft_vote", "tef",
 # %%
 chosen = ch06.texts_of(view, posts)
 pd.set_option("display.max_colwidth", None)  # whole sentences
-chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_change", "contribution_change",
-                                       "share", "leans"]].round(3)
+format_columns(chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_change",
+                                                    "contribution_change", "share", "leans"]], 3).rename(columns={
+    "p_change": "P(change)", "weight": "w", "log_odds_change": "ℓ (change)", "contribution_change": "w·ℓ (change)",
+    "share": "share of TEF's margin", "leans": "leans to"}).rename_axis(["post", "sentence"])
 
 # %% [markdown]
-# Per post, `decisive_sentences` names the sentence with the largest share of TEF's margin (`for_`)
-# and the one with the largest share against it (`against_`), each with its probability of the side it
-# pushes towards, its weight and its share; `rest_weight` is the largest weight among the post's other
-# sentences, and `lean_mv` counts the sentences that lean to Majority Vote's side.
+# Per post, `decisive_sentences` names the sentence with the largest share of TEF's margin ("for
+# TEF") and the one with the largest share against it ("against"), each with its probability of the
+# side it pushes towards, its weight and its share; then the largest weight among the post's other
+# sentences, and how many sentences lean to Majority Vote's side.
 
 # %%
 summary = ch06.decisive_sentences(chosen, posts)
-summary.round(3).set_index(["id", "dimension"]).T
+plain(summary.set_index(["id", "dimension"]).rename_axis(["post", "dimension"]).T.rename(index=ch06.SUMMARY_LABELS), 3)
 
 # %% tags=["hide-input"]
 glue_all(ch06.evidence_numbers(summary, chosen))
@@ -377,13 +415,15 @@ from tefbook.companion.results import compare_runs
 
 comparisons = pd.concat([compare_runs(pred, "tef", ablation, metric="accuracy", n_boot=n_boot,
                                       random_state=seed) for ablation in ABLATION[1:]])
+comparisons["effect"] = np.select([comparisons["low"] > 0, comparisons["high"] < 0], ["helped", "hurt"],
+                                  "within noise")  # the interval of TEF − ablation: above 0, below 0, across
+effects = comparisons["effect"].value_counts().reindex(["helped", "within noise", "hurt"], fill_value=0)
+effects.to_frame("comparisons")
 
 # %% tags=["hide-input", "full-width"]
-effect = np.select([comparisons["low"] > 0, comparisons["high"] < 0], ["helped", "hurt"], "within noise")
-display(ch06.comparison_table(comparisons.assign(effect=effect), names, n_boot))
+display(ch06.comparison_table(comparisons, names, n_boot))
 glue_all(t4_ours_cells=len(average_accuracy), t4_ours_ties=all_tie.sum(), t4_ours_tef_best=tef_top.sum())
-glue_all({"n_comparisons": len(comparisons), "n_helped": (effect == "helped").sum(),
-               "n_hurt": (effect == "hurt").sum()})
+glue_all(n_comparisons=len(comparisons), n_helped=effects["helped"], n_hurt=effects["hurt"])
 
 # %% [markdown]
 # Of our {glue:text}`n_comparisons` comparisons (judge × language × ablation, accuracy), the removed
@@ -402,13 +442,16 @@ glue_all({"n_comparisons": len(comparisons), "n_helped": (effect == "helped").su
 # %%
 average = table[table["dimension"] == "Average"].pivot_table(
     index=["model", "lang"], columns="rule", values="accuracy", sort=False)
-ours = average[ABLATION].sub(average["soft_vote"], axis=0).rename(index=names, level="model")
+ours = average[ABLATION].sub(average["soft_vote"], axis=0)
 theirs = versus.xs("accuracy", level="metric")[[f"margin_{v}" for v in ABLATION]].set_axis(ABLATION, axis=1)
-margins = pd.concat({"ours": ours, "paper": theirs.rename(index=paper.MODEL_LABELS, level="model")})
-margins.rename(columns=RULE_LABELS).round(1)
+display(show(pd.concat({"ours": ours, "paper": theirs}).rename(columns=RULE_LABELS)))
+tef_margin = pd.Series({"ours, smallest": ours["tef"].min(), "ours, largest": ours["tef"].max(),
+                        "Qwen2.5-7B (paper), smallest": theirs.loc["qwen2.5-7b", "tef"].min()})
+show(tef_margin.to_frame("full TEF's margin over SV"))  # points of Average accuracy
 
 # %% tags=["hide-input"]
-glue_all(ch06.margin_numbers(margins))
+glue_all(ours_tef_min=round_half_up(tef_margin.iloc[0]), ours_tef_max=round_half_up(tef_margin.iloc[1]),
+         qwen_tef_min=round_half_up(tef_margin.iloc[2]))
 
 # %% [markdown]
 # A variant that keeps most of TEF's margin has a number close to TEF's; a negative number is an
@@ -431,8 +474,7 @@ glue_all(ch06.margin_numbers(margins))
 from tefpaper import review
 
 floors = review.floors(t4)
-floors.pivot_table(index="method", columns=["model", "lang"], values="below", aggfunc="sum").rename(
-    index=RULE_LABELS)
+show(floors.pivot_table(index="method", columns=["model", "lang"], values="below", aggfunc="sum"))
 
 # %% [markdown]
 # Each entry counts the dimensions, of the six, in which one rule of one model scores below the floor
@@ -444,18 +486,31 @@ floors.pivot_table(index="method", columns=["model", "lang"], values="below", ag
 # %%
 consistency = review.sentence_rules(t3, t4)
 asked = consistency[consistency["question"] & consistency["model"].isin(parse_list(paper_models))]
-asked[["model", "lang", "dimension", *[r for r in review.SENTENCE_RULES if r in asked], "floor",
-       "required"]].rename(columns=RULE_LABELS).round(1)
+show(asked.set_index(["model", "lang", "dimension"])[[*[r for r in review.SENTENCE_RULES if r in asked], "floor",
+     "required"]].rename(columns={**RULE_LABELS, "required": "posts that must disagree (%)"}))
+
+# %% [markdown]
+# Counted, and the cell of the paper's largest drop (found above) against its floor:
+
+# %%
+counted = pd.Series({"Table 4 accuracies": len(floors), "below the floor of their cell": floors["below"].sum(),
+                     "cells asking the question": len(asked)}).to_frame("count")
+largest_cell = floors.set_index(["model", "lang", "dimension", "method"]).loc[(*largest, "tef")]
+display(show(counted))
+show(largest_cell[["n", "floor", "value"]].rename({"n": "pairs", "value": "TEF's accuracy (paper)"}).to_frame(
+    "the largest drop's cell"))
 
 # %% tags=["hide-input"]
-glue_all(ch06.table4_numbers(floors, asked))
+glue_all(t4_cells=len(floors), t4_below=counted.loc["below the floor of their cell", "count"],
+         t4_questions=len(asked), env_n=int(largest_cell["n"]), env_floor=round_half_up(largest_cell["floor"]),
+         env_tef=round_half_up(largest_cell["value"]))
 
 # %% [markdown]
 # On the release's pair counts (a premise, not a fact: chapter 5 finds that it fits not every printed
 # number), {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of
 # their cell, and {glue:text}`t4_questions` cells of the two ablated models have one sentence rule below
 # the floor and another above it, each beyond its noise: the share of posts whose sentences disagree
-# would have to be at least the gap in the last column. DeepSeek-V3.2's English Environment cell,
+# would have to be at least the gap in the last column. {glue:text}`drop_cell` cell,
 # the paper's largest drop, has {glue:text}`env_n` pairs in the release's files and a floor of
 # {glue:text}`env_floor:.1f` %; full TEF scores {glue:text}`env_tef:.1f` there (paper).
 #
