@@ -33,6 +33,19 @@ def test_floors_by_hand() -> None:
     assert review.cell_counts()["n"].sum() == sum(c + s for dims in FULL_RELEASE_PAIRS.values() for c, s in dims.values())
 
 
+@pytest.mark.parametrize(("change", "stability"), [(3, 1), (5, 5), (0, 7), (669, 1330)])
+def test_majority_class_is_a_constant_answer_scored_by_sklearn(change: int, stability: int) -> None:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    gold = ["change"] * change + ["stability"] * stability
+    row = review.majority_class(pd.DataFrame({"change": [change], "stability": [stability]})).iloc[0]
+    answer = [row["majority"]] * len(gold)
+    assert row["majority"] == ("change" if change >= stability else "stability")
+    assert row["floor"] == pytest.approx(100 * accuracy_score(gold, answer))
+    assert row["floor_f1"] == pytest.approx(100 * f1_score(gold, answer, average="macro",
+                                                           labels=["change", "stability"], zero_division=0))
+
+
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (7, 10), (1441, 1999), (137, 137), (52, 137)])
 def test_wilson_interval_is_scipys(k: int, n: int) -> None:
     low, high = review.wilson_interval(100 * k / n, n)
@@ -117,8 +130,9 @@ def test_the_front_page_findings_are_the_chapters_numbers() -> None:
     from tefpaper.ledger import evaluate_ledger, whose_counts
 
     root = Path(__file__).resolve().parents[1]
-    frame = findings.findings_frame(root / "data" / "caches")
-    assert len(frame) == 5 and frame.notna().all().all()
+    frame = findings.findings_frame(root / "data" / "caches").set_axis(["asked", "found", "premise", "shown"], axis=1)
+    assert len(frame) == 7 and frame.notna().all().all()
+    assert frame["shown"].str.match(r'<a href="\.\./notebooks/\d\d_\w+\.html(#[\w-]+)?">ch\. \d+</a>$').all()
     t3 = paper.load_table("table3")
     confusion, noise = review.confusion_check(t3), review.noise(t3)
     floor_row, noise_row = frame.iloc[2], frame.iloc[3]
@@ -130,11 +144,27 @@ def test_the_front_page_findings_are_the_chapters_numbers() -> None:
     whose = whose_counts(evaluate_ledger())
     assert frame.iloc[1]["found"].startswith(f"{whose.loc['claim of the paper', 'all']} claims of the paper: "
                                              f"{whose.loc['claim of the paper', 'holds']} hold")
+    n_reader = whose.loc["reader's check", "all"]
+    assert f"{n_reader} reader's checks of its tables: 0 pass" in frame.iloc[1]["found"]
     vs = findings.cpu_versus(root / "data" / "caches")
     assert f"over {len(vs)} judge-language cells" in frame.iloc[0]["found"]
     assert f"TEF ahead beyond the noise in {int((vs['verdict'] == 'TEF ahead').sum())}," in frame.iloc[0]["found"]
+    # the CPU row's premise counts the judges below their floor: 4 of 6 (e5 zero-shot, SmolLM2), as chapter 5 finds
+    below = int((~vs["clears"]).sum())
+    assert below == 4 and f"{below} of the {len(vs)} cells are judges below the majority-class floor" in frame.iloc[0][
+        "premise"] and not frame.iloc[0]["premise"].startswith("none")
+    # Table 1 against its floor (chapter 7's numbers) and Table 2 per query (chapter 8's reading)
+    wide = paper.load_table("table1").pivot_table(index="model", columns=["method", "prompt"], values="value")
+    t1_floor = review.cell_counts()["floor"].groupby("lang").mean().mean()
+    assert frame.iloc[4]["found"].startswith(f"if the premise holds, {int((wide < t1_floor).to_numpy().sum())} of "
+                                             "Table 1's 30 printed accuracies")
+    per_query = findings.table2_per_query().xs("direct", level="method")
+    assert per_query["tokens per query"].max() < per_query["fewest possible"].min()
+    assert (f"holds {per_query['tokens per query'].min():.1f} to {per_query['tokens per query'].max():.1f} tokens"
+            in frame.iloc[5]["found"]) and frame.iloc[5]["premise"].startswith("one Direct query per pair")
     table = findings.findings_markdown(root / "data" / "caches")
-    assert table.count("\n| ") == 6 and "nan" not in table.lower() and table.splitlines()[-1].startswith("In short")
+    assert table.count("\n| ") == 8 and "nan" not in table.lower() and table.splitlines()[-1].startswith("In short")
+    assert table.splitlines()[0] == "| " + " | ".join(findings.COLUMNS) + " |"
 
     spec = importlib.util.spec_from_file_location("tef_findings", root / "book" / "_ext" / "tef_findings.py")
     ext = importlib.util.module_from_spec(spec)
