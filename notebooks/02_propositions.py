@@ -72,10 +72,12 @@ from myst_nb import glue
 from tefbook.chapters import theory
 from tefbook.companion.calibration import temperature_sweep
 from tefbook.companion.figures import setup_notebook
+from tefbook.companion.labels import LANG_LABELS, reader_table
 from tefpaper.ledger import chapter_claims
 from tefbook.companion.results import majority_floor
 from tefbook.companion.runs import load_runs, setting_notes
-from tefbook.companion.tables import bold_best, format_columns
+from tefbook.companion.tables import bold_best
+from tefcore.fusion import RULE_LABELS
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.metrics import reliability_table
@@ -84,6 +86,9 @@ setup_notebook()
 pd.set_option("display.max_colwidth", None)
 rng = np.random.default_rng(seed)
 checks = theory.Checks()
+RELIABILITY_COLUMNS = {"bin_lower": "p from", "bin_upper": "p to", "count": "sentences",
+                       "mean_predicted": "mean p", "observed": "share from change posts",
+                       "stderr": "standard error"}  # the reliability table's columns, as a reader reads them
 for key, value in theory.detector_numbers(decisive_strength, uncertain_strength).items():
     glue(key, value, display=False)
 for key, value in {"n_information_sentences": n_information_sentences, "study_docs": study_docs,
@@ -131,7 +136,7 @@ reliability = reliability_table(calib.p, calib.sentence_is_change, n_bins=10)
 worst = reliability["gap"].abs().max()
 checks.at_most("0 calibration: max |observed − predicted| over 10 bins", worst,
                tol_calibration, kind="simulator")
-reliability.round(4)
+reader_table(reliability.set_index("bin").rename(columns=RELIABILITY_COLUMNS), 4, **{"p from": 1, "p to": 1})
 
 # %% tags=["hide-input"]
 theory.reliability_figure(reliability).show()
@@ -345,12 +350,14 @@ theory.gain_map_figure(maps).show()
 # %%
 runs = load_runs(judges, prompt, ("en", "zh"), cache_dir)
 names = theory.judge_names(runs)
-theory.judge_sources(runs)
+sources = theory.judge_sources(runs).drop(columns="registry name")
+reader_table(sources.rename(columns={"from the caches' provenance": "what produced it (model, engine, hardware, data)",
+                                     **{f"pairs, {lang}": f"pairs, {label}" for lang, label in LANG_LABELS.items()}}))
 
 # %% [markdown]
-# Each label says, from the cache header, which model produced the numbers, which engine ran it, on
-# which hardware, and on which data (the embedded MIND sample unless the caches say otherwise); the
-# pair counts say how many evaluation pairs each judge scored per language. The judges' names in the
+# Each row says, from the cache header, which model produced the judge's numbers, which engine ran it,
+# on which hardware, and on which data (the embedded MIND sample unless the caches say otherwise); the
+# pair counts say how many evaluation pairs the judge scored per language. The judges' names in the
 # tables below add, for the cross-fitted judge, how its probe was set.
 
 # %% tags=["hide-input"]
@@ -359,17 +366,20 @@ from tefbook.companion.provenance import data_kind
 differing = setting_notes(runs.provenance)  # a judge's languages scored under different settings
 glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.groupby("model")})), display=False)
 glue("judges_missing", len(runs.missing) - len(differing), display=False)
-glue("judges_differing", len(differing), display=False)
-if runs.missing:  # one row per note: which caches, and what is absent, uneven or different
-    display(pd.DataFrame([note.replace("`", "").split(": ", 1) for note in runs.missing],
-                         columns=["caches", "note"]).set_index("caches"))
+glue("judges_differing", " and ".join(sorted({names.get(note.split("/", 1)[0], note.split("/", 1)[0])
+                                              for note in differing})) or "none", display=False)
+if runs.missing:  # collapsed: which caches, and which recorded field is absent, uneven or different
+    notes = pd.DataFrame([note.replace("`", "").split(": ", 1) for note in runs.missing],
+                         columns=["caches (judge/prompt)", "what the cache headers record"])
+    display(HTML("<details><summary>For maintainers: what the cache headers record differently</summary>"
+                 + notes.to_html(index=False, border=0) + "</details>"))
 
 # %% [markdown]
 # All these caches were scored on the {glue:text}`judges_data`; {glue:text}`judges_missing` of the
-# requested caches are missing or uneven. In {glue:text}`judges_differing` of the judges' runs the
-# languages' caches record different settings (the notes above say which): such a judge stays in every
-# table, since the tables compare the rules within one judge and one language, but its two languages
-# were not scored under one setting.
+# requested caches are missing or uneven. Judges whose two languages were scored under different
+# settings: {glue:text}`judges_differing` (the collapsed note above names the field for maintainers).
+# Such a judge stays in every table, since the tables compare the rules within one judge and one
+# language, but its English and Chinese numbers are not one setting's.
 
 # %% [markdown]
 # For each judge and language we count, per post, its decisive sentences (weight $w \ge 1/2$, i.e.
@@ -382,8 +392,8 @@ if runs.missing:  # one row per note: which caches, and what is absent, uneven o
 
 # %%
 placed = theory.judge_map(runs.frame, names)
-display(placed[theory.MAP_POSITION].round(2))
-format_columns(placed[theory.MAP_PREMISES], 2).replace("", "–")
+display(reader_table(placed[theory.MAP_POSITION], 2))
+reader_table(placed[theory.MAP_PREMISES], 2).replace("", "–")
 
 # %% [markdown]
 # The weight distributions of the real judges next to the simulated calibrated judge of the map:
@@ -399,7 +409,7 @@ theory.weight_histogram_figure(runs.frame, calib.p, names).show()
 # %% tags=["hide-input"]
 theory.gain_map_figure(maps, placed).show()
 nearest = theory.nearest_cells(placed, maps)
-display(nearest.round(1))
+display(reader_table(nearest, 1))
 
 # %% [markdown]
 # ### Sharper or flatter: a temperature sweep on real posts
@@ -419,7 +429,7 @@ sweep = temperature_sweep(runs.frame, sweep_temperatures,
                           n_boot=sweep_bootstrap, random_state=seed % 2**32)
 sweep["judge"] = sweep["model"].map(names)
 floor = majority_floor(runs.frame)
-theory.sweep_table(sweep, floor).round(1)
+reader_table(theory.sweep_table(sweep, floor), 1)
 
 # %% tags=["hide-input"]
 theory.sweep_figure(sweep).show()
@@ -443,7 +453,7 @@ theory.sweep_figure(sweep).show()
 # reliable as a calibrated judge's (`theory.premises_table`):
 
 # %% tags=["hide-input"]
-theory.premises_table(placed, nearest, lean=detector_lean)
+reader_table(theory.premises_table(placed, nearest, lean=detector_lean))
 
 # %% [markdown]
 # The tuned cross-fitted judge is the CPU detector that carries signal, so it is the one to read
@@ -460,15 +470,18 @@ verdict = (premises.xs(tuned, level="judge") if present else premises.iloc[:0].d
     as_is[["best_baseline", "gain", "low", "high", "tef"]])
 verdict["TEF beats the baseline"] = verdict["low"] > 0
 verdict["majority rate"] = [floor[lang] for lang in verdict.index]
-verdict["TEF above it"] = verdict["tef"] > verdict["majority rate"]
-verdict.round(1).rename(columns={"best_baseline": "strongest baseline", "gain": "TEF − baseline",
-                                 "low": "95 % low", "high": "95 % high", "tef": "TEF accuracy"})
+verdict["TEF above the majority rate"] = verdict["tef"] > verdict["majority rate"]
+tuned_counts = {"tuned_langs": len(verdict),
+                "tuned_sits": int((verdict["where TEF should gain"] == "yes").sum()),
+                "tuned_beats": int(verdict["TEF beats the baseline"].sum()),
+                "tuned_above": int(verdict["TEF above the majority rate"].sum())}
+reader_table(verdict.assign(best_baseline=verdict["best_baseline"].map(RULE_LABELS)), 1).rename(
+    columns={"best_baseline": "strongest baseline", "gain": "TEF − baseline (points)", "low": "95 % low",
+             "high": "95 % high", "tef": "TEF accuracy (%)", "majority rate": "majority rate (%)"},
+    index=LANG_LABELS).T.rename_axis(index=tuned, columns=None)
 
 # %% tags=["remove-cell"]
-for key, value in {"tuned_langs": len(verdict),
-                   "tuned_sits": int((verdict["where TEF should gain"] == "yes").sum()),
-                   "tuned_beats": int(verdict["TEF beats the baseline"].sum()),
-                   "tuned_above": int(verdict["TEF above it"].sum())}.items():
+for key, value in tuned_counts.items():
     glue(key, value, display=False)
 
 # %% [markdown]

@@ -40,6 +40,9 @@ from tefcore.mind.load import EvaluationPair
 
 __all__ = [
     "KINDS",
+    "METHOD_LABELS",
+    "QUANTITY_LABELS",
+    "SUMMARY_LABELS",
     "Timing",
     "TokenCounter",
     "count_tokens",
@@ -53,6 +56,8 @@ __all__ = [
     "record_facts",
     "requests_from",
     "sample_queries",
+    "shown",
+    "summary_table",
     "time_fusion",
     "time_judge",
     "time_queries",
@@ -549,6 +554,67 @@ def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
             "rec_load_after": " / ".join(f"{x:.1f}" for x in machine["load_average_after"]),
             "rec_build": record["judge"].get("llama_cpp_cpu", "unrecorded"),
             "rec_n": int(record["sample"]["per_kind"]), "rec_spent": float(record["sample"]["seconds_spent"])}
+
+
+# --- the chapter's tables as a reader reads them ---
+METHOD_LABELS: dict[str, str] = {"direct": "Direct", "voting": "voting (MV, SV)", "tef": "TEF",
+                                 "sentence": "sentence (MV, SV, TEF)"}
+"""Table 2's methods and the two kinds of query, as the chapter's tables name them."""
+
+QUANTITY_LABELS: dict[str, str] = {"tokens": "tokens (millions)", "ttft": "TTFT (ms)", "cost": "cost (US$)"}
+"""Table 2's quantities with their units."""
+
+SUMMARY_LABELS: dict[str, str] = {
+    "tokens_equal": "TEF's tokens equal the voting methods'",
+    "token_ratio": "tokens, voting over Direct",
+    "cost_ratio_voting": "cost, voting over Direct",
+    "cost_ratio_tef": "cost, TEF over Direct",
+    "ttft_tef_minus_voting": "TTFT, TEF minus voting (ms)",
+}
+"""The rows of :func:`tefpaper.tables.efficiency_summary`, as the chapter prints them."""
+
+
+def shown(frame: pd.DataFrame, digits: int = 1, counts: Sequence[str] = (), **per_column: int) -> pd.DataFrame:
+    """A table of the chapter as printed: the columns ``counts`` as integers, other floats with ``digits``
+    decimals (``per_column`` overrides), both rounded half up and with thousands separators, a missing
+    value empty, verdicts as yes / no, the methods and kinds of query (index values) by
+    :data:`METHOD_LABELS`.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"queries": [14951.0, 71922.1], "ms": [0.30219, 1639.05], "within": [True, False]},
+    ...                  index=pd.Index(["direct", "voting"], name="method"))
+    >>> shown(t, 1, counts=["queries"]).to_dict("list")
+    {'queries': ['14,951', '71,922'], 'ms': ['0.3', '1,639.1'], 'within': ['yes', 'no']}
+    >>> shown(t, 3, counts=["queries"]).index.tolist()
+    ['Direct', 'voting (MV, SV)']
+    """
+    from tefbook.companion.labels import yes_no
+    from tefbook.companion.tables import round_half_up
+
+    out = yes_no(frame)
+    for col in out.columns:
+        places = 0 if col in counts else per_column.get(str(col), digits)
+        if col in counts or pd.api.types.is_float_dtype(out[col]):
+            out[col] = ["" if pd.isna(v) else f"{round_half_up(float(v), places) + 0.0:,.{places}f}"
+                        for v in frame[col]]
+    return out.rename(index=METHOD_LABELS)
+
+
+def summary_table(summary: pd.DataFrame, model_labels: Mapping[str, str]) -> pd.DataFrame:
+    """:func:`tefpaper.tables.efficiency_summary` as printed: one row per quantity
+    (:data:`SUMMARY_LABELS`), one column per model, ratios with two decimals, the equality yes / no.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"tokens_equal": [True], "token_ratio": [5.4]}, index=["qwen2.5-7b"])
+    >>> summary_table(s, {"qwen2.5-7b": "Qwen2.5-7B"})["Qwen2.5-7B"].tolist()
+    ['yes', '5.40']
+    """
+    from tefbook.companion.tables import format_cell
+
+    return summary.rename(index=model_labels, columns=SUMMARY_LABELS).T.map(
+        lambda v: format_cell(v, 2)).rename_axis(index="from the paper's Table 2", columns=None)
 
 
 # --- figures ---

@@ -4,7 +4,8 @@ The library's tables hold rule names, registry names and floats; the chapters sh
 paper's short name of each rule (:data:`RULE_LABELS`, defined beside the rules in :mod:`tefcore.fusion`),
 the book's name of each judge (:data:`JUDGE_LABELS`, :func:`judge_label`, :func:`short_names`) and
 language (:data:`LANG_LABELS`), and label each row with where it comes from (:func:`row_label`,
-:func:`paper_label`); verdict columns read yes / no (:func:`yes_no`).
+:func:`paper_label`); verdict columns read yes / no (:func:`yes_no`) and a whole table as a reader reads it
+(:func:`reader_table`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,34 @@ def yes_no(frame: pd.DataFrame) -> pd.DataFrame:
     for col in out.columns:
         if pd.api.types.is_bool_dtype(out[col]):
             out[col] = out[col].map(YES_NO)
+    return out
+
+
+def reader_table(frame: pd.DataFrame, digits: int = 1, **per_column: int) -> pd.DataFrame:
+    """A table as a reader reads it: the languages of an index level ``lang`` by name (the level named
+    ``language``), counts with thousands separators, floats rounded half up to ``digits`` decimals
+    (``per_column`` overrides, by a column's last level), missing values empty, verdicts yes / no.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"pairs": [1215, 605], "share": [99.745, float("nan")], "ok": [True, False]},
+    ...                  index=pd.Index(["zh", "en"], name="lang"))
+    >>> reader_table(t, share=2)
+             pairs  share   ok
+    language
+    Chinese  1,215  99.75  yes
+    English    605          no
+    """
+    from tefbook.companion.tables import format_cell
+
+    out = yes_no(frame)
+    if "lang" in out.index.names:
+        out = out.rename(index=LANG_LABELS, level="lang").rename_axis(
+            index=["language" if name == "lang" else name for name in out.index.names])
+    for col in out.columns:
+        if pd.api.types.is_numeric_dtype(out[col]):
+            places = per_column.get(str(col[-1] if isinstance(col, tuple) else col), digits)
+            out[col] = [format_cell(v, places) for v in out[col]]
     return out
 
 
