@@ -1,13 +1,16 @@
 """What the book found, as the front page opens with it: one Markdown table computed when the book is built.
 
-Four questions, each answered by the same functions the chapters call, on the same data, so that the front
-page and the chapters cannot disagree:
+Each row is one finding, the premise it rests on and the chapter that shows it, computed by the same functions
+the chapters call, on the same data, so that the front page and the chapters cannot disagree:
 
 * TEF against the strongest baseline on the CPU judges (chapter 5: :func:`tefbook.companion.results.versus_best_baseline`
-  on the committed caches), and in how many judge-language cells the difference lies beyond the noise;
-* the claims ledger's counts, the paper's claims apart from a reader's checks (chapter 11);
-* what a reviewer's reading of the paper's tables finds (chapters 5 and 8: :mod:`tefpaper.review`), and the
-  premise each finding rests on;
+  on the committed caches), in how many judge-language cells the difference lies beyond the noise, and in how
+  many of them the judge stays below the majority-class floor of its pairs;
+* the claims ledger's counts, the paper's claims apart from the reader's checks (chapter 11);
+* what a reviewer's reading of the paper's tables finds (:mod:`tefpaper.review`): Table 3 against its floors
+  and its noise (chapter 5), Table 1 against its floor (chapter 7, :func:`tefbook.chapters.ch07.paper_numbers`),
+  Table 2's tokens per query (chapter 8, :func:`table2_per_query`), each with its premise and what holds
+  without it;
 * what only a GPU run can settle (the ledger's GPU rows).
 
 The Sphinx extension ``book/_ext/tef_findings.py`` puts :func:`findings_markdown` on the front page.
@@ -21,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tefbook.companion.labels import LANG_LABELS, SHORT_NAMES
 from tefpaper import review
 from tefpaper import tables as paper
 from tefpaper.evidence import HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, WHOSE
@@ -29,96 +33,179 @@ from tefpaper.ledger import evaluate_ledger, whose_counts
 #: The CPU judges of chapter 5, as its parameters cell names them.
 CPU_JUDGES: tuple[str, ...] = ("e5-crossfit", "e5-zeroshot", "local")
 _CHAPTER = "../notebooks/{}.html"  # the front page lives in book/, the chapters in notebooks/
+COLUMNS: tuple[str, ...] = ("What was asked", "What the book found", "On what premise", "Shown in")
+"""The front page's columns: the question, the finding, its premise, the chapter that shows it (a link)."""
+_PAIRS = "the paper scored the pairs of the release's files, which the paper does not print"
 
 
 def cpu_versus(cache_dir: str | Path = "data/caches", models: Sequence[str] = CPU_JUDGES, n_boot: int = 1000,
                seed: int = 0) -> pd.DataFrame:
     """Chapter 5's comparison of TEF with the strongest baseline (accuracy, original prompt, both languages),
     with a ``verdict`` column: ``"TEF ahead"``, ``"baseline ahead"`` or ``"within noise"`` (the paired
-    bootstrap's 95 % interval of the difference of Averages against zero)."""
+    bootstrap's 95 % interval of the difference of Averages against zero); ``floor``, the majority-class
+    floor of the cell's pairs, and ``clears``, whether the better of TEF and the baseline is above it, as
+    chapter 5 sets each judge against its floor."""
     from tefbook.companion.results import predict_runs, versus_best_baseline
     from tefbook.companion.runs import chapter_runs
+
+    from tefbook.companion.results import majority_floor
 
     runs = chapter_runs(list(models), "original", ["zh", "en"], cache_dir)
     pred = predict_runs(runs, rules=["direct", "majority_vote", "soft_vote", "tef"], invalid="drop")
     vs = versus_best_baseline(pred, metrics_=("accuracy",), n_boot=n_boot, random_state=seed)
+    floor = vs["lang"].map(majority_floor(runs))  # chapter 5's floor: the Average of the larger sides' shares
     return vs.assign(verdict=np.select([vs["low"] > 0, vs["high"] < 0], ["TEF ahead", "baseline ahead"],
-                                       "within noise"))
+                                       "within noise"),
+                     floor=floor, clears=vs[["tef", "baseline"]].max(axis=1) > floor)
 
 
-def _link(stem: str, text: str) -> str:
+def _link(stem: str, text: str, anchor: str = "") -> str:
     """A link to a chapter's page as raw HTML, as the introduction writes them (a partial build leaves some out)."""
-    return f'<a href="{_CHAPTER.format(stem)}">{text}</a>'
+    return f'<a href="{_CHAPTER.format(stem)}{"#" + anchor if anchor else ""}">{text}</a>'
 
 
-def _cpu_row(vs: pd.DataFrame) -> tuple[str, str, str]:
+Row = tuple[str, str, str, str]
+
+
+def _cpu_row(vs: pd.DataFrame) -> Row:
     counts = vs["verdict"].value_counts()
+    below = vs[~vs["clears"]]
+    judges = "; ".join(f"{SHORT_NAMES.get(m, m)}, {' and '.join(LANG_LABELS[lang] for lang in g['lang'])}"
+                       for m, g in below.groupby("model", sort=False))
     found = (f"TEF minus the strongest baseline: {vs['difference'].min():+.1f} to {vs['difference'].max():+.1f} "
              f"accuracy points over {len(vs)} judge-language cells; TEF ahead beyond the noise in "
              f"{counts.get('TEF ahead', 0)}, behind in {counts.get('baseline ahead', 0)}, within the noise in "
              f"{counts.get('within noise', 0)}")
-    return (f"TEF against the strongest baseline, CPU judges ({_link('05_main_results', 'ch. 5')})", found,
-            "none: our judges on the embedded MIND sample; a statement about these judges, not the paper's")
+    premise = ("our judges on the embedded MIND sample: a statement about them, not about the paper's models. "
+               f"{len(below)} of the {len(vs)} cells are judges below the majority-class floor of their pairs "
+               f"({judges}): in those no rule beats always answering the larger side, so TEF against the "
+               "baseline there compares ways of rounding noise")
+    return "TEF against the strongest baseline, CPU judges", found, premise, _link("05_main_results", "ch. 5")
 
 
-def _ledger_row(ledger: pd.DataFrame) -> tuple[str, str, str]:
+def _ledger_row(ledger: pd.DataFrame) -> Row:
     whose = whose_counts(ledger)
     paper_row, reader_row = whose.loc[WHOSE["paper"]], whose.loc[WHOSE["reader"]]
-    holds = ledger[(ledger["verdict"] == HOLDS)]["kind"].value_counts()
+    holds = ledger[(ledger["verdict"] == HOLDS) & (ledger["whose"] == WHOSE["paper"])]["kind"].value_counts()
     found = (f"{paper_row['all']} claims of the paper: {paper_row[HOLDS]} hold, {paper_row[NOT_HOLD]} do not, "
-             f"{paper_row[NOT_CHECKED]} not checked here; {reader_row['all']} reader's checks of its tables: "
-             f"{reader_row[HOLDS]} pass, {reader_row[NOT_HOLD]} do not. What holds is arithmetic on the paper's "
+             f"{paper_row[NOT_CHECKED]} not checked here. What holds is arithmetic on the paper's "
              f"tables ({holds.get(KINDS['tables'], 0)}), formula and simulation checks "
              f"({holds.get(KINDS['formula'], 0)}) and counts of the MIND files ({holds.get(KINDS['data'], 0)}); "
-             f"{int((ledger['kind'] == KINDS['run']).sum())} rows rest on a run of the paper's models")
-    return (f"The claims ledger ({_link('11_claims_ledger', 'ch. 11')})", found,
-            "the paper's printed tables and formulas; no LLM output")
+             f"{int((ledger['kind'] == KINDS['run']).sum())} rows rest on a run of the paper's models. Apart from "
+             f"the claims, {reader_row['all']} reader's checks of its tables: {reader_row[HOLDS]} pass, "
+             f"{reader_row[NOT_HOLD]} fail")
+    return ("The claims ledger", found, "the paper's printed tables and formulas; no LLM output; each reader's "
+            "check states its own premise", _link("11_claims_ledger", "ch. 11"))
 
 
-def _review_rows() -> list[tuple[str, str, str]]:
+def table2_per_query(prompt: str = "original") -> pd.DataFrame:
+    """Table 2 read per query as chapter 8 reads it: each row's token total over the release's queries (one
+    Direct query per evaluation pair, pairs x mean sentences per post sentence queries) beside the fewest
+    tokens a query of its kind can hold (the words of the protocol's prompt around the text, the fewest
+    over the six dimensions, and an English post's mean words; no token of Qwen2.5's or LLaMA 3's tokenizer
+    spans two words).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(model, method)`` of Table 2; columns ``queries``, ``tokens per query`` and ``fewest possible``.
+
+    Examples
+    --------
+    >>> t = table2_per_query()
+    >>> t.loc[("qwen2.5-7b", "direct"), ["tokens per query", "fewest possible"]].round(1).tolist()
+    [33.4, 59.7]
+    """
+    from tefcore.mind.prompts import build_prompt
+    from tefcore.mind.release import FULL_RELEASE
+    from tefcore.mind.schema import TABLE_ORDER
+
+    release = pd.DataFrame(FULL_RELEASE).T[["pairs", "mean_length", "mean_sentences"]]
+    release["sentence queries"] = release["pairs"] * release["mean_sentences"]
+    release["prompt words"] = [min(review.prompt_words(build_prompt("x", d, lang, prompt)) - 1 for d in TABLE_ORDER)
+                               for lang in release.index]  # the text "x" is one word
+    release["post words"] = np.where(release.index == "en", release["mean_length"], 0.0)
+    least = pd.Series({
+        "direct": (release["pairs"] * (release["prompt words"] + release["post words"])).sum() / release["pairs"].sum(),
+        "sentence": (release["sentence queries"] * release["prompt words"]).sum() / release["sentence queries"].sum()})
+    wide = paper.load_table("table2").pivot_table(index=["model", "method"], columns="quantity", values="value",
+                                                  sort=False)
+    kind = np.where(wide.index.get_level_values("method") == "direct", "direct", "sentence")
+    queries = np.where(kind == "direct", release["pairs"].sum(), release["sentence queries"].sum())
+    return pd.DataFrame({"queries": queries, "tokens per query": wide["tokens"] * 1e6 / queries,
+                         "fewest possible": least[kind].to_numpy()}, index=wide.index)
+
+
+def _review_rows() -> list[Row]:
+    from tefbook.chapters.ch07 import paper_numbers
+
     t3 = paper.load_table("table3")
     confusion, floors, noise = review.confusion_check(t3), review.floors(t3), review.noise(t3)
     misfit, no_k = int((~confusion["consistent"]).sum()), int(confusion["reachable"].isna().sum())
-    premise = (f"the paper scored the release's pairs, which the paper does not print; {misfit} of its "
-               f"{len(confusion)} (accuracy, macro-F1) pairs fit no confusion matrix on those counts and {no_k} "
-               "accuracies are no fraction k/n, so the premise is in doubt")
+    premise = (f"{_PAIRS}; {misfit} of its {len(confusion)} (accuracy, macro-F1) pairs fit no confusion matrix on "
+               f"those counts and {no_k} accuracies are no fraction k/n, so the premise is in doubt")
+    t1 = paper.load_table("table1")  # Table 1's floor and margins as chapter 7 reads them
+    wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value").reindex(paper.MODELS)
+    t1_floor = review.cell_counts()["floor"].groupby("lang").mean().mean()
+    t1n = paper_numbers(t1, wide, t1_floor)
+    direct = table2_per_query().xs("direct", level="method")
+    payable = direct["tokens per query"] / direct["fewest possible"]
     return [
-        (f"Table 3 against its majority-class floors ({_link('05_main_results', 'ch. 5')})",
+        ("Table 3 against its majority-class floors",
          f"if the premise holds, {int(floors['below'].sum())} of {len(floors)} printed accuracies lie below the "
-         f"floor of their cell, {int(floors.loc[floors['method'] == 'tef', 'below'].sum())} of them TEF's", premise),
-        (f"Table 3: TEF's wins and the sampling noise ({_link('05_main_results', 'ch. 5')})",
+         f"floor of their cell, {int(floors.loc[floors['method'] == 'tef', 'below'].sum())} of them TEF's", premise,
+         _link("05_main_results", "ch. 5")),
+        ("Table 3: TEF's wins and the sampling noise",
          f"TEF ahead of the strongest baseline in {int(noise['win'].sum())} of {len(noise)} accuracy cells "
          f"(no premise); if the premise holds, {int(noise['inside'].sum())} of these wins lie inside the noise of "
          "TEF's accuracy",
-         "the wins: none; the noise: the same premise"),
+         "the wins: none; the noise: the same premise", _link("05_main_results", "ch. 5")),
+        ("Table 1 (the three prompts) against its majority-class floor",
+         f"if the premise holds, {t1n['paper_below']} of Table 1's {t1n['paper_cells']} printed accuracies lie "
+         f"below the floor of {t1n['paper_floor']:.1f} %: {t1n['paper_below_base']} of the "
+         f"{t1n['paper_base_cells']} strongest baselines and {t1n['paper_below_tef']} of TEF's. Without it: TEF's "
+         f"margin grows from the original to the verbose to the minimal prompt for {t1n['n_grows']} of the "
+         f"{t1n['n_models']} models",
+         f"the floor: {_PAIRS}; the margins: none", _link("07_prompt_robustness", "ch. 7")),
+        ("Table 2: the tokens of one query",
+         f"if the premise holds, a Direct query of Table 2 holds {direct['tokens per query'].min():.1f} to "
+         f"{direct['tokens per query'].max():.1f} tokens, but the protocol's prompt words alone need "
+         f"{direct['fewest possible'].min():.1f}: the token column cannot be the Direct prompts' tokens. Without "
+         f"it the verdict stands unless the paper scored at least {100 * (1 - payable.max()):.0f} % fewer pairs "
+         f"than its release holds: at the fewest tokens a query can hold, the Direct totals pay for at most "
+         f"{100 * payable.max():.0f} % of the release's Direct queries",
+         "one Direct query per pair of the release's files (the paper prints no count of queries)",
+         _link("08_efficiency", "ch. 8")),
     ]
 
 
-def _gpu_row(ledger: pd.DataFrame) -> tuple[str, str, str]:
+def _gpu_row(ledger: pd.DataFrame) -> Row:
     gpu = ledger[ledger["kind"] == KINDS["gpu"]]
     cannot = int((ledger["kind"] == KINDS["cannot"]).sum())
     return ("What only a GPU run can settle",
-            f"{len(gpu)} ledger rows: the accuracies of Qwen2.5-7B, LLaMA3-8B and Qwen3-14B (Table 3), the reading of the answer token, the "
-            f"ablation of Qwen2.5-7B (Table 4), the three prompts (Table 1), the efficiency on GPUs "
-            f"(Table 2) and the calibration figure; each chapter prints its `tef reproduce` command. {cannot} "
+            f"{len(gpu)} ledger rows: the accuracies of Qwen2.5-7B, LLaMA3-8B and Qwen3-14B (Table 3), the reading of "
+            "the answer token, the ablation of Qwen2.5-7B (Table 4), the three prompts (Table 1), the efficiency on "
+            f"GPUs (Table 2) and the calibration figure; each chapter prints its `tef reproduce` command. {cannot} "
             "more rows cannot be checked from the release (the API models may have changed, the data's "
             "collection is not in it)",
-            "a GPU with vLLM and the full MIND release, reading the answer token as the reference release does")
+            "a GPU with vLLM and the full MIND release, reading the answer token as the reference release does",
+            _link("11_claims_ledger", "ch. 11", "claims-table3"))
 
 
 def findings_frame(cache_dir: str | Path = "data/caches") -> pd.DataFrame:
-    """The front page's findings: one row per question, columns ``question``, ``found`` and ``premise``;
-    ``frame.attrs["summary"]`` says them in one paragraph."""
+    """The front page's findings: one row per finding, columns :data:`COLUMNS` (the question, the finding, its
+    premise, the chapter that shows it); ``frame.attrs["summary"]`` says them in one paragraph."""
     ledger, vs = evaluate_ledger(), cpu_versus(cache_dir)
     rows = [_cpu_row(vs), _ledger_row(ledger), *_review_rows(), _gpu_row(ledger)]
-    frame = pd.DataFrame(rows, columns=["question", "found", "premise"])
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
     ahead, paper_claims = int((vs["verdict"] == "TEF ahead").sum()), ledger[ledger["whose"] == WHOSE["paper"]]
     frame.attrs["summary"] = (
         f"In short: on the judges that run on a CPU, TEF is ahead of the strongest baseline beyond the noise in "
         f"{ahead} of {len(vs)} cells. None of the {int((paper_claims['verdict'] == HOLDS).sum())} claims of the paper "
-        "that hold rests on a run of its LLMs: they are its arithmetic, its formulas and its data card. The reviewer's readings of Table 3 hold only if the paper "
-        "scored the pairs its release holds, which its own numbers put in doubt. The paper's accuracies "
-        "themselves wait for a GPU run." if not (ledger["kind"] == KINDS["run"]).any() else
+        "that hold rests on a run of its LLMs: they are its arithmetic, its formulas and its data card. The reviewer's "
+        "readings of Tables 1, 2 and 3 hold only if the paper scored the pairs its release holds, which its own "
+        "numbers put in doubt. The paper's accuracies themselves wait for a GPU run."
+        if not (ledger["kind"] == KINDS["run"]).any() else
         f"In short: on the judges that run on a CPU, TEF is ahead of the strongest baseline beyond the noise in "
         f"{ahead} of {len(vs)} cells; the ledger's rows reproduced by a run of the paper's models say how its "
         "LLM results fare.")
@@ -128,7 +215,7 @@ def findings_frame(cache_dir: str | Path = "data/caches") -> pd.DataFrame:
 def findings_markdown(cache_dir: str | Path = "data/caches") -> str:
     """:func:`findings_frame` as a Markdown table (``|`` in a cell escaped) and its summary, for the front page."""
     frame = findings_frame(cache_dir)
-    lines = ["| What was asked | What the book found | On what premise |", "| --- | --- | --- |"]
+    lines = ["| " + " | ".join(COLUMNS) + " |", "| " + " | ".join("---" for _ in COLUMNS) + " |"]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
               for row in frame.itertuples(index=False)]
     return "\n".join(lines) + "\n\n" + frame.attrs["summary"]
