@@ -57,7 +57,7 @@ from tefcore.mind.schema import LANGS
 from tefcore.tasks.segment import SEGMENTATION_RULES
 from tefcore.tasks import Task, TaskError, init_task, load_task, recorded_sides, summary
 
-__all__ = ["EXIT_USAGE", "FORMATS", "OneLineParser", "build_parser", "main",
+__all__ = ["EXIT_USAGE", "FORMATS", "OneLineParser", "main",
            "user_path"]
 
 EXIT_USAGE = 2
@@ -77,7 +77,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     """The ``tef`` parser with its subcommands."""
     parser = OneLineParser(prog="tef", description="TEF Companion: extract, evaluate, build the book.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -508,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: _hand_over("tefbook", argv))
     if argv[:1] == ["claims"]:  # every later argument belongs to `python -m tefpaper`
         return _guarded(lambda: _hand_over("tefpaper", argv[1:]))
-    args = build_parser().parse_args(argv)
+    args = _build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="tef: %(levelname)s: %(message)s")
     commands: dict[str, Callable[[], int]] = {
         "extract": lambda: _cmd_extract(args, argv),

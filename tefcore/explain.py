@@ -303,7 +303,7 @@ def _source_texts(provenance: Mapping[str, Any], data_dir: str | os.PathLike[str
 
 
 def _cache_sentences(cache: str | os.PathLike[str], frame: pd.DataFrame, provenance: Mapping[str, Any], *,
-                    data_dir: str | os.PathLike[str] | None = None, task: Any = None) -> list[list[str]]:
+                     data_dir: str | os.PathLike[str] | None = None, task: Any = None) -> list[list[str]]:
     """The sentences of every pair of a cache, by the segmentation its provenance records.
 
     Parameters

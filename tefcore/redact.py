@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = ["MASK", "clean_url", "is_secret_name",
-           "redact", "secret_values", "secret_variables"]
+           "redact", "secret_variables"]
 
 MASK: str = "***"
 """What a secret is replaced with."""
@@ -98,8 +98,8 @@ def secret_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]
     return {k: v for k, v in env.items() if k not in _NOT_SECRET_VARIABLES and is_secret_name(k)}
 
 
-def secret_values(extra: Iterable[str | None] | None = None,
-                  environ: Mapping[str, str] | None = None) -> list[str]:
+def _secret_values(extra: Iterable[str | None] | None = None,
+                   environ: Mapping[str, str] | None = None) -> list[str]:
     """Every value :func:`redact` masks, longest first.
 
     Parameters
@@ -117,7 +117,7 @@ def secret_values(extra: Iterable[str | None] | None = None,
 
     Examples
     --------
-    >>> secret_values(["abc"], environ={"OPENAI_API_KEY": "sk-0123456789", "HOME": "/home/me"})
+    >>> _secret_values(["abc"], environ={"OPENAI_API_KEY": "sk-0123456789", "HOME": "/home/me"})
     ['sk-0123456789', 'abc']
     """
     values = {v for v in secret_variables(environ).values() if len(v) >= _MIN_ENV_SECRET_LENGTH}
@@ -134,7 +134,7 @@ def redact(text: object, secrets: Iterable[str | None] | None = None,
     text : object
         The text (anything else is converted with :func:`str`).
     secrets, environ : optional
-        Extra secret values, and the environment, as for :func:`secret_values`.
+        Extra secret values, and the environment, as for :func:`_secret_values`.
 
     Returns
     -------
@@ -150,7 +150,7 @@ def redact(text: object, secrets: Iterable[str | None] | None = None,
     'call failed for key ***'
     """
     out = str(text)
-    for value in secret_values(secrets, environ):
+    for value in _secret_values(secrets, environ):
         out = out.replace(value, MASK)
     for pattern, repl in _PATTERNS:
         out = pattern.sub(repl, out)

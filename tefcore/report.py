@@ -30,7 +30,7 @@ FEW_PAIRS = 20
 
 
 def _gold_from_data(frame: pd.DataFrame, prov: dict[str, Any], path: Path, data_dir: Path | None = None,
-                   task: Task | None = None) -> pd.DataFrame:
+                    task: Task | None = None) -> pd.DataFrame:
     """The cache's pairs with the gold side the data give now, said in one line on stderr where it is not the
     gold the cache stored (a label corrected after the extraction): the data are the truth, the cache only
     their copy.

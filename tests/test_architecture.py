@@ -21,6 +21,7 @@ within its own (11,000 lines of Python).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -308,3 +309,226 @@ def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     for name, text in {"p": "", "p.m": "from q.s import x\n", "q": "from p.m import y\n", "q.s": ""}.items():
         files[name].write_text(text, encoding="utf-8")
     assert cycles(import_graph(files)) == [["p.m", "q"]]
+
+
+# --- one name, one home: a public name is one that something outside its module uses -------------------------
+USERS = ("book/**/*.py", "notebooks/*.py", "tests/**/*.py", "benchmarks/**/*.py", "scripts/*.py")
+"""Python that uses the library from outside: the book's code and chapters, the tests, the benchmarks, the scripts."""
+DOCS = ("README.md", "book/*.md", "pyproject.toml")
+"""Where a name is documented for a user: code in the README and the book's pages, and the ``tef`` entry point."""
+NOT_A_CALLER = ("tests/",)
+"""A name only tests reach is dead code (a test keeps nothing alive by itself)."""
+PUBLIC_BY_DESIGN = {
+    "tefcore.judges.openai.InvalidAPIKey": "the error a malformed API key raises to the user; a MissingAPIKey a "
+                                           "caller catches, named in the traceback",
+}
+"""Public names no other file uses, public on purpose (each with its reason). What a public function returns
+(``bootstrap_ci`` an ``Interval``) is public by that rule, not by this list."""
+PENDING_PRIVATE = {
+    "tefcore.extraction.cache": ("TIME_KEYS", "REQUIRED_COLUMNS", "K_COLUMNS", "record_row", "cache_frame",
+                                 "stale_gold", "invalid_answers", "skipped_answers"),
+    "tefcore.extraction.parts": ("PARTS_SUFFIX", "OPTIONAL_KEYS", "RECORD_KEYS"),
+    "tefcore.judges.base": ("KINDS",),
+}
+"""Used only inside their module, to become private: temporary, while these modules change for other reasons.
+The list may only shrink."""
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_DOTTED = re.compile(r"[A-Za-z_][\w.:]*")
+_CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+
+
+def public_names(tree: ast.Module) -> dict[str, str]:
+    r"""The public top-level names a module defines (functions, classes, constants and type aliases), by kind.
+
+    >>> public_names(ast.parse("def f(): pass\nclass C: pass\nX = Y = 1\n_p = 2\nif True:\n    Z = 3"))
+    {'f': 'function', 'C': 'class', 'X': 'constant', 'Y': 'constant'}
+    """
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = "class" if isinstance(node, ast.ClassDef) else "function"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                found.update({n.id: "constant" for n in ast.walk(target) if isinstance(n, ast.Name)})
+    return {name: kind for name, kind in found.items() if not name.startswith("_")}
+
+
+def _prose(tree: ast.Module) -> set[int]:
+    """The ids of a module's string statements (docstrings, attribute notes) and of its ``__all__`` list."""
+    found = set()
+    for node in ast.walk(tree):
+        for statement in getattr(node, "body", []) if isinstance(getattr(node, "body", None), list) else []:
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                found.add(id(statement.value))
+            elif isinstance(statement, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in statement.targets):
+                found.update(id(n) for n in ast.walk(statement.value))
+    return found
+
+
+def _string_names(tree: ast.Module) -> set[str]:
+    """Identifiers in a module's code strings that look like a name or a dotted path (``"cmd"``,
+    ``"tefcore.cli:main"``), as ``getattr``, ``monkeypatch.setattr`` and registries use them; not its prose."""
+    prose = _prose(tree)
+    return {word for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in prose and _DOTTED.fullmatch(node.value) for word in _IDENTIFIER.findall(node.value)}
+
+
+def used_within(tree: ast.Module) -> set[str]:
+    r"""The names a module reads in its own code (not in its docstrings, doctests or ``__all__``).
+
+    >>> sorted(used_within(ast.parse('__all__ = ["g"]\ndef f(): return g()\ndef g(): "f"\nh = getattr(m, "k")')))
+    ['g', 'getattr', 'k', 'm']
+    """
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loads | _string_names(tree)
+
+
+def reached_from(tree: ast.Module) -> set[str]:
+    r"""The library's names a file reaches: imported from ``tefcore``, read as an attribute of a ``tefcore``
+    module it imported, or named in a code string.
+
+    >>> sorted(reached_from(ast.parse("from tefcore import fusion\nfrom tefcore.cli import main\n"
+    ...                               "fusion.tef(x.score)\nsetattr(cli, 'hand_over', 1)")))
+    ['fusion', 'hand_over', 'main', 'tef']
+    """
+    aliases, found = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] == "tefcore")
+        elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "tefcore"):
+            aliases.update(a.asname or a.name for a in node.names)
+            found.update(a.name for a in node.names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                found.add(node.attr)
+    return found | _string_names(tree)
+
+
+def documented(text: str) -> set[str]:
+    r"""The identifiers in a Markdown page's code (inline and fenced), or in a TOML file's entry points.
+
+    >>> sorted(documented("Call `tef(p)` or\n```\nfrom tefcore import fuse_many\n```\nnot tef_without"))
+    ['from', 'fuse_many', 'import', 'p', 'tef', 'tefcore']
+    >>> sorted(documented('tef = "tefcore.cli:main"'))
+    ['cli', 'main', 'tefcore']
+    """
+    spans = _CODE.findall(text) + re.findall(r'"([\w.]+:\w+)"', text)
+    return {word for span in spans for word in _IDENTIFIER.findall(span)}
+
+
+def exported(library: Mapping[str, Path]) -> set[str]:
+    """The names a package's ``__init__`` lists in its ``__all__`` (what ``from tefcore.x import *`` gives)."""
+    names: set[str] = set()
+    for path in library.values():
+        if path.name == "__init__.py":
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+                    names.update(ast.literal_eval(node.value))
+    return names
+
+
+def returned(tree: ast.Module) -> dict[str, set[str]]:
+    r"""Public function -> the names its return annotation holds.
+
+    >>> returned(ast.parse("def f() -> Interval: pass\ndef _g() -> Other: pass"))
+    {'f': {'Interval'}}
+    """
+    return {node.name: {n.id for n in ast.walk(node.returns) if isinstance(n, ast.Name)}
+            for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.returns is not None and not node.name.startswith("_")}
+
+
+def name_audit(library: Mapping[str, Path], users: Mapping[str, Path], docs: Iterable[Path]) -> dict[str, list[str]]:
+    """Public names of the library that should be private or go, as ``module.name``.
+
+    ``own_module_only``: used in its own module and nowhere else (not by another module, the book, the tests,
+    the benchmarks, the scripts, nor in the docs, nor exported by a package). ``unused``: used by no code at all
+    but tests (dead code). What a function returns is used wherever the function is.
+    """
+    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in library.items()}
+    where: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        for word in reached_from(tree):
+            where.setdefault(word, set()).add(name)
+    for name, path in users.items():
+        for word in reached_from(ast.parse(path.read_text(encoding="utf-8"))):
+            where.setdefault(word, set()).add(name)
+    for path in docs:
+        for word in documented(path.read_text(encoding="utf-8")):
+            where.setdefault(word, set()).add(path.name)
+    public = exported(library)
+    found: dict[str, list[str]] = {"own_module_only": [], "unused": []}
+    for module, tree in trees.items():
+        for function, names in returned(tree).items():
+            if where.get(function, set()) - {module} or function in public:
+                for name in names:
+                    where.setdefault(name, set()).update(where.get(function, {module}) - {module} or {"__all__"})
+    for module, tree in trees.items():
+        own = used_within(tree)
+        for name in sorted(set(public_names(tree)) - public):
+            others = where.get(name, set()) - {module}
+            callers = {o for o in others if not o.startswith(NOT_A_CALLER)}
+            if not others and name in own:
+                found["own_module_only"].append(f"{module}.{name}")
+            elif not callers and name not in own:
+                found["unused"].append(f"{module}.{name}")
+    return found
+
+
+def _users(root: Path) -> dict[str, Path]:
+    """The files of :data:`USERS` under ``root``, but test fixtures and this file (whose lists name names)."""
+    return {str(p.relative_to(root)): p for pattern in USERS for p in sorted(root.glob(pattern))
+            if "fixtures" not in p.relative_to(root).parts and "_build" not in p.parts
+            and p.resolve() != Path(__file__).resolve()}
+
+
+@pytest.fixture(scope="module")
+def audit() -> dict[str, list[str]]:
+    root = PACKAGE.parent
+    docs = [p for pattern in DOCS for p in sorted(root.glob(pattern))]
+    return name_audit(LIBRARY, _users(root), docs)
+
+
+def test_a_public_name_is_used_outside_its_module(audit: dict[str, list[str]]) -> None:
+    pending = {f"{module}.{name}" for module, names in PENDING_PRIVATE.items() for name in names}
+    found = sorted(set(audit["own_module_only"]) - set(PUBLIC_BY_DESIGN) - pending)
+    assert not found, f"{len(found)} public names are used only in their own module (make them _private): {found}"
+    stale = sorted((set(PUBLIC_BY_DESIGN) | pending) - set(audit["own_module_only"]))
+    assert not stale, f"listed as used only in their own module, but they are not (or are gone): {stale}"
+
+
+def test_no_dead_public_name(audit: dict[str, list[str]]) -> None:
+    assert not audit["unused"], f"public names no code uses but tests (delete them): {audit['unused']}"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_all_lists_public_names_the_module_has(source: Path) -> None:
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    listed = [ast.literal_eval(n.value) for n in tree.body
+              if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)]
+    bound = set(public_names(tree)) | {a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                                       for a in n.names} | {"__version__"}
+    bad = [name for names in listed for name in names if name not in bound or name.startswith("_") and name != "__version__"]
+    assert not bad, f"{module_name(source, PACKAGE.parent)}.__all__ lists names it does not have or keeps private: {bad}"
+
+
+def test_the_name_audit_sees_a_violation(tmp_path: Path) -> None:
+    """A planted library: a name read only at home, one no code reads but a test, one a test imports, one the
+    README shows, one another module reaches by string, one a package exports. The audit finds the first two."""
+    files = {"tefcore/__init__.py": '__all__ = ["exported"]\nfrom tefcore.a import exported\n',
+             "tefcore/a.py": "class R: pass\ndef home(): return 1\ndef run() -> R: return home() + tested() + shown()\n"
+                             "def tested(): return 2\ndef shown(): return 3\ndef exported(): pass\n"
+                             "def dead(): pass\ndef by_name(): pass\n",
+             "tefcore/b.py": "import importlib\n_f = getattr(importlib.import_module('tefcore.a'), 'by_name')\n",
+             "tests/test_a.py": "from tefcore.a import tested, dead\n",
+             "README.md": "Run `shown()` and `run()`.\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    library = {module_name(p, tmp_path): p for p in sorted((tmp_path / "tefcore").rglob("*.py"))}
+    found = name_audit(library, _users(tmp_path), [tmp_path / "README.md"])
+    assert found == {"own_module_only": ["tefcore.a.home"], "unused": ["tefcore.a.dead"]}

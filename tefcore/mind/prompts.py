@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from types import MappingProxyType
 from typing import Any
 
 from tefcore.errors import UnknownName
 from tefcore.mind.schema import SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import GENERAL_TEMPLATES, Choices, Task, fill_slots
 
-__all__ = ["ANSWER_LETTERS", "TEMPLATES", "VARIANTS", "build_prompt", "choices", "describe_side",
+__all__ = ["ANSWER_LETTERS", "VARIANTS", "build_prompt", "choices", "describe_side",
            "mind_task", "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
@@ -56,9 +55,6 @@ _TEMPLATES: dict[tuple[str, str], str] = {
     GENERAL_TEMPLATES[(lang, variant)].replace("{sides}", _MIND_SIDES[lang]).replace("{letters}", _MIND_LETTERS[lang])
     for lang in ("en", "zh") for variant in ("original", "verbose", "minimal")
 }
-
-TEMPLATES = MappingProxyType(_TEMPLATES)
-"""Read-only ``(lang, variant) -> template`` mapping."""
 
 
 def _check(lang: str, variant: str) -> None:
