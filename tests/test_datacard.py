@@ -90,3 +90,43 @@ def test_figures_draw_every_language(tmp_path: Path) -> None:
     keyed = [t.name for t in fig.data if t.showlegend is not False]
     assert keyed[:6] == ["Culture", "Economy", "Society", "Politics", "Technology", "Environment"]  # a colour key
     assert keyed[6:] == ["change (pattern)", "stability (pattern)"]
+
+
+def test_the_floor_is_computed_once_and_rounded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-dimension floor and its Average come from the book's one definition
+    (tefbook.companion.results.majority_rate / majority_floor), and the table and the prose print the same
+    rounding of the same value: Chinese Economy's 90 of 160 pairs is 56.25 %, printed 56.3 in both."""
+    import myst_nb
+
+    from tefbook.companion.results import majority_floor, majority_rate
+
+    rows = ch03.pair_rows({"zh": {"Economy": (90, 70), "Environment": (76, 4)}}, ["zh"])
+    assert len(rows) == 240 and rows["post_id"].is_unique
+    rates = majority_rate(rows).set_index("dimension")["accuracy"]
+    assert rates["Economy"] == pytest.approx(56.25) and rates["Environment"] == pytest.approx(95.0)
+    assert majority_floor(rows)["zh"] == pytest.approx((56.25 + 95.0) / 2)
+
+    index = pd.MultiIndex.from_tuples([("zh", "data at hand", d) for d in ("Economy", "Environment")],
+                                      names=["lang", "what", "dimension"])
+    dims = pd.DataFrame({"change": [90, 76], "stability": [70, 4], "pairs": [160, 80],
+                         "majority %": [56.25, 95.0], "share %": [66.7, 33.3]}, index=index)
+    table = ch03.dimension_table(dims, pd.DataFrame({"data at hand": majority_floor(rows)}))
+    assert table.loc[("Chinese", "Economy"), ("data at hand", "majority %")] == "56.3"
+    assert table.loc[("Chinese", "Average")].tolist() == ["", "", "240", "75.6"]  # counts as integers
+
+    captured: dict[str, object] = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: captured.__setitem__(name, value))
+    quoted = pd.DataFrame({"floor": [75.625], "lowest": [56.25], "lowest in": ["Economy"], "highest": [95.0],
+                           "highest in": ["Environment"], "smallest": ["Environment"], "its pairs": [80]},
+                          index=["zh"])
+    ch03.glue_floors(quoted)
+    assert f"{captured['floor_min_zh']:.1f}" == "56.3" and f"{captured['floor_zh']:.1f}" == "75.6"
+    assert captured["floor_min_dim_zh"] == "Economy" and captured["small_n_zh"] == 80
+
+
+def test_events_print_integer_pairs_and_no_share_without_pairs() -> None:
+    events = pd.DataFrame({("size", "zh"): [158, 0], ("<lambda>", "zh"): [22.2222, 0.0],
+                           ("size", "en"): [0, 56], ("<lambda>", "en"): [0.0, 26.7857]}, index=["SY", "COL"])
+    shown = ch03.event_table(events, ["zh", "en"])
+    assert shown.loc["SY"].tolist() == ["158", "22.2", "0", "–"]
+    assert shown.loc["COL"].tolist() == ["0", "–", "56", "26.8"]

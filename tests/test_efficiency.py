@@ -357,3 +357,38 @@ def test_ttft_figure_keys_its_colours_in_a_legend() -> None:
     assert fig.layout.showlegend is not False and len({t.marker.color for t in fig.data}) == 2
     assert list(fig.data[0].x) == ["English, warm", "English, cold"]
     assert list(fig.data[0].y) == pytest.approx([500.0, 600.0])  # milliseconds
+
+
+# --- the chapter's tables as a reader reads them ------------------------------------------------------
+def test_chapter_tables_print_counts_as_integers_and_reader_labels() -> None:
+    """Counts print as integers with thousands separators (never 10330.0), verdicts as yes / no, Table 2's
+    methods and the summary's quantities by name (never a snake_case key or True/False)."""
+    from tefbook.chapters.ch08 import shown, summary_table
+    from tefpaper import tables as paper
+
+    release = pd.DataFrame({"pairs": [10330, 4621], "sentence queries": [44935.5, 26986.64],
+                            "sentences per post": [4.35, 5.84]}, index=["zh", "en"])
+    printed = shown(release, 1, counts=["pairs", "sentence queries"], **{"sentences per post": 2})
+    assert printed["pairs"].tolist() == ["10,330", "4,621"]
+    assert printed["sentence queries"].tolist() == ["44,936", "26,987"]  # rounded half up, not to even
+    assert printed["sentences per post"].tolist() == ["4.35", "5.84"]
+    verdicts = shown(pd.DataFrame({"within": [True, False]}, index=pd.Index(["voting", "tef"], name="method")))
+    assert verdicts["within"].tolist() == ["yes", "no"] and verdicts.index.tolist() == ["voting (MV, SV)", "TEF"]
+
+    summary = summary_table(paper.efficiency_summary(paper.load_table("table2")), paper.MODEL_LABELS)
+    text = summary.to_string()
+    for raw in ("token_ratio", "tokens_equal", "cost_ratio", "ttft_tef", "True", "False", "qwen2.5-7b"):
+        assert raw not in text, raw
+    assert summary.loc["tokens, voting over Direct"].tolist() == ["5.40", "5.17"]
+    assert summary.loc["TEF's tokens equal the voting methods'"].tolist() == ["yes", "yes"]
+
+
+def test_chapter_8_states_the_premise_at_each_per_query_verdict(repo_root: Path) -> None:
+    """Every place chapter 8 concludes from tokens per query says that it assumes one Direct query per
+    pair of the release."""
+    source = (repo_root / "notebooks" / "08_efficiency.py").read_text(encoding="utf-8")
+    text = " ".join(line.removeprefix("#").strip() for line in source.splitlines())  # the prose, one line
+    first = text.index("**Table 2's token column cannot be the prompt tokens")
+    assert "If the paper issued one Direct query per pair of the release's files (the premise" in text[first - 800:first]
+    verdict = text.index("**Not reproduced: the paper's token totals.**")
+    assert "If the paper issued one Direct query per pair of its release (the premise" in text[verdict:verdict + 200]
