@@ -74,8 +74,37 @@ from tefcore.tasks.segment import split_sentences
 from tefcore.tasks import load_task, summary
 
 os.chdir(project_root())  # paths below read as typed from the repository root
-pd.set_option("display.precision", 3)
 pd.set_option("display.max_colwidth", None)  # tables show whole sentences
+
+from tefbook.companion.labels import LANG_LABELS, yes_no
+
+COLUMN_LABELS = {"post_id": "comment", "id": "comment", "lang": "language", "side": "gold side", "gold": "gold side",
+                 "rule": "rule", "weight": "weight w", "vote": "MV vote", "text": "sentence", "leans": "leans to",
+                 "share": "share of TEF's margin", "strongest_baseline": "strongest baseline",
+                 "baseline": "its accuracy (%)", "tef": "TEF", "gain": "TEF − baseline (points)",
+                 "accuracy": "accuracy (%)", "macro_f1": "macro-F1 (%)"}
+KEYED = (("score_", "score of {}"), ("p_", "p({})"), ("contribution_", "w·ℓ({})"))
+
+
+def label(key: object) -> str:
+    """A column key of the library's tables as the page names it (format only)."""
+    key = str(key)
+    if key in COLUMN_LABELS or key in RULE_LABELS:
+        return COLUMN_LABELS.get(key) or RULE_LABELS[key]
+    return next((form.format(key[len(pre):]) for pre, form in KEYED if key.startswith(pre)), key.replace("_", " "))
+
+
+def shown(frame: pd.DataFrame, digits: int, index: bool = True, **names: str):
+    """A table as the page prints it: reader labels for the column keys (``names`` override), languages by
+    name, numbers with ``digits`` decimals, missing values empty (format only)."""
+    out = yes_no(frame)
+    if "lang" in out.columns:
+        out["lang"] = out["lang"].map(LANG_LABELS)
+    out = out.rename(columns=lambda k: names.get(str(k)) or label(k))
+    out = out.rename_axis(index=[(names.get(n) or label(n)) if n else None for n in out.index.names],
+                          columns=[label(n) if n else None for n in out.columns.names])
+    styled = out.style.format(precision=digits, na_rep="", thousands=",")
+    return styled if index else styled.hide(axis="index")
 
 # %% [markdown]
 # ## The task file
@@ -145,7 +174,8 @@ for lang in task.languages:
                    task=task, progress=False)
 frame, provenance = read_cache(out_dir / judge.name / task.prompt_name)
 sides = {c.dimension: list(c.sides) for c in task.dimensions}
-frame[["post_id", "lang", "dimension", "side", "direct"]].head()
+shown(frame[["post_id", "lang", "dimension", "side", "direct"]].head(), 3, index=False,
+      direct="p(first side), whole comment")
 
 # %% [markdown]
 # A Housing pair holds, like a MIND pair, the probability of the first side (`direct` for the whole
@@ -163,8 +193,8 @@ frame[["post_id", "lang", "dimension", "side", "direct"]].head()
 rules = ["direct", "majority_vote", "soft_vote", "tef", "tef_without_entropy", "tef_without_log_odds"]
 table = decisions(frame, rules=rules, classes=sides)
 tef_transport = table[(table["rule"] == "tef") & (table["dimension"] == "Transport")]
-tef_transport.set_index("id")[["lang", "decision", "confidence", "score_car", "score_transit", "score_cycling",
-                               "gold"]].head(8).fillna("")
+shown(tef_transport.set_index("id")[["lang", "decision", "confidence", "score_car", "score_transit",
+                                     "score_cycling", "gold"]].head(8), 2)
 
 # %% [markdown]
 # TEF's confidence is the share its decided side gets in $\operatorname{softmax}(\operatorname{Score}/T)$
@@ -186,10 +216,10 @@ w = entropy_weight(p)  # 1 - H(p_i) / log K
 ell = clipped_log_odds(p)  # log(p / (1 - p)), clipped at ±M, for every side
 score = (w[:, None] * ell).sum(axis=0)  # Eq. 3: Score(c) = Σ_i w_i ℓ_i^(c)
 votes = p.argmax(axis=1)  # Majority Vote counts these
-up_close = pd.DataFrame(p, columns=sides[example_dimension]).assign(
-    weight=w, vote=np.array(sides[example_dimension])[votes],
-    sentence=split_sentences(text, row["lang"], rule=task.segmentation))
-up_close.round(3)
+up_close = pd.DataFrame(p, columns=[f"p_{s}" for s in sides[example_dimension]]).assign(
+    weight=w, vote=np.array(sides[example_dimension])[votes])
+up_close.insert(0, "text", split_sentences(text, row["lang"], rule=task.segmentation))
+shown(up_close, 3, index=False)
 
 # %% [markdown]
 # Summing the weighted log-odds gives TEF's score of each side; `fuse_many` computes the same scores
@@ -200,8 +230,8 @@ one = np.zeros(len(p), dtype=int)  # every sentence belongs to the same comment
 tef_result = fuse_many(p, one, "tef", classes=sides[example_dimension])
 mv_result = fuse_many(p, one, "majority_vote", classes=sides[example_dimension])
 assert np.allclose(tef_result.scores[0], score)
-pd.DataFrame({"Eq. 3 by hand": score, "fuse_many (TEF)": tef_result.scores[0],
-              "MV vote share": mv_result.scores[0]}, index=sides[example_dimension])
+shown(pd.DataFrame({"Eq. 3 by hand": score, "fuse_many (TEF)": tef_result.scores[0],
+                    "MV vote share": mv_result.scores[0]}, index=pd.Index(sides[example_dimension], name="side")), 3)
 
 # %% [markdown]
 # TEF decides *{glue:text}`ex_tef`* (confidence {glue:text}`ex_tef_conf:.2f`), Majority Vote
@@ -219,7 +249,7 @@ pd.DataFrame({"Eq. 3 by hand": score, "fuse_many (TEF)": tef_result.scores[0],
 wide = table[table["dimension"] == "Transport"].pivot(index="id", columns="rule", values="decision")
 gold = table[table["dimension"] == "Transport"].drop_duplicates("id").set_index("id")["gold"]
 disagree = wide[wide["tef"] != wide["majority_vote"]][["majority_vote", "tef"]].assign(gold=gold)
-disagree.fillna("")
+shown(disagree, 0)
 
 # %% [markdown]
 # ## Which sentences decided: the evidence view
@@ -239,8 +269,8 @@ view = explain_file(out_dir / judge.name / task.prompt_name, task=task)  # one r
 texts = view[view["sentence"] == 1]  # each text's first row holds its decisions
 disputed = texts[texts["tef"] != texts["majority_vote"]].sort_values(
     ["disagreement", "tef_confidence"], ascending=False)
-disputed.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "soft_vote", "tef",
-                                         "disagreement"]].head(8).fillna("").round(2)
+shown(disputed.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "soft_vote", "tef",
+                                               "disagreement"]].head(8), 2)
 
 # %% [markdown]
 # The sentences of comment `t09` on Transport, as the view shows them; their contributions add up to the
@@ -251,8 +281,8 @@ side_names = sides[example_dimension]
 decisive = view[(view["id"] == example_id) & (view["dimension"] == example_dimension)]
 contributions = decisive[[f"contribution_{s}" for s in side_names]]
 assert np.allclose(contributions.sum().to_numpy(), tef_result.scores[0], rtol=0.0, atol=1e-12)
-decisive.set_index("sentence")[["text", *(f"p_{s}" for s in side_names), "weight", *contributions.columns,
-                                "share", "leans"]].round(3)
+shown(decisive.set_index("sentence")[["text", *(f"p_{s}" for s in side_names), "weight", *contributions.columns,
+                                      "share", "leans"]], 3, sentence="#")
 
 # %% [markdown]
 # Sentence {glue:text}`ev_top` (*{glue:text}`ev_top_text`*) holds {glue:text}`ev_top_share:.0%` of TEF's
@@ -276,12 +306,13 @@ decisive.set_index("sentence")[["text", *(f"p_{s}" for s in side_names), "weight
 labelled = frame[frame["side"].notna()]
 pred = predict_pairs(labelled, rules=rules, classes=sides)
 scores = score_table(pred, by=["rule", "dimension"], classes=sides)
-scores.pivot(index="rule", columns="dimension", values=["accuracy", "macro_f1"]).loc[rules].rename(
-    index=RULE_LABELS).round(1)
+shown(scores.pivot(index="rule", columns="dimension", values=["accuracy", "macro_f1"]).loc[rules].rename(
+    index=RULE_LABELS).rename_axis(columns=[None, "dimension"]), 1)
 
 # %%
 best = strongest_baseline(scores[scores["dimension"] == "Average"], by=["dimension"])
-best
+shown(best.assign(strongest_baseline=best["strongest_baseline"].map(RULE_LABELS)), 1, index=False,
+      tef="TEF's accuracy (%)")
 
 # %% [markdown]
 # On the Average of the two dimensions, TEF's accuracy is {glue:text}`tef_avg:.1f` %, and the strongest
@@ -293,19 +324,30 @@ best
 # the MIND chapters have, and a judge that carries enough signal.
 #
 # ## The same from the command line
-#
-# The cells above are five commands; `tef init` writes a task to start from:
-#
-# ```bash
-# tef init my-study                   # task.yaml, posts.csv, prompt.txt, README.md
-# tef validate my-study/task.yaml     # what it found, or one line per problem
-# tef extract --task my-study/task.yaml --model e5-zeroshot --out out
-# tef evaluate --cache out/e5-zeroshot/prompt          # where gold exists
-# tef fuse --cache out/e5-zeroshot/prompt --format csv > decisions.csv
-# tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --id p1   # which sentences decided
-# tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --format html --out report.html
-# ```
-#
+
+# %% tags=["remove-cell"]
+COMMANDS = [  # (command, what it does): the path of this page, step by step
+    ("tef init my-study", "task.yaml, posts.csv, prompt.txt, README.md to start from"),
+    ("tef validate my-study/task.yaml", "what it found, or one line per problem (load_task)"),
+    ("tef extract --task my-study/task.yaml --model e5-zeroshot --out out", "score every sentence"),
+    ("tef fuse --cache out/e5-zeroshot/prompt --format csv > decisions.csv", "one decision per text (decisions)"),
+    ("tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --id p1", "which sentences decided"),
+    ("tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --format html --out report.html",
+     "the evidence view of every text"),
+    ("tef evaluate --cache out/e5-zeroshot/prompt", "scores where gold exists (score_table)"),
+]
+glue("n_commands", len(COMMANDS), display=False)
+
+# %% [markdown]
+# The path of this page, from a task to start from to the scores, is {glue:text}`n_commands` commands
+# on the command line, one per step above:
+
+# %% tags=["remove-input"]
+from IPython.display import Markdown
+
+Markdown("```bash\n" + "\n".join(f"# {what}\n{command}" for command, what in COMMANDS) + "\n```")
+
+# %% [markdown]
 # Any judge of the registry runs on a task: the embedded SmolLM2 and vLLM models and the APIs read
 # one letter per side; the cross-fitted e5 judge learns a two-side dimension from its gold labels. An
 # extraction resumes when run again, runs on a Ray cluster with `--engine ray`, and refuses to mix a
