@@ -322,8 +322,8 @@ PUBLIC_BY_DESIGN = {
     "tefcore.judges.openai.InvalidAPIKey": "the error a malformed API key raises to the user; a MissingAPIKey a "
                                            "caller catches, named in the traceback",
 }
-"""Public names no other file uses, public on purpose (each with its reason). What a public function returns
-(``bootstrap_ci`` an ``Interval``) is public by that rule, not by this list."""
+"""Public names no other file uses, public on purpose (each with its reason). A class a public function returns
+(``bootstrap_ci`` returns an ``Interval``) is public by that rule, not by this list."""
 PENDING_PRIVATE = {
     "tefcore.extraction.cache": ("TIME_KEYS", "REQUIRED_COLUMNS", "K_COLUMNS", "record_row", "cache_frame",
                                  "stale_gold", "invalid_answers", "skipped_answers"),
@@ -432,12 +432,13 @@ def exported(library: Mapping[str, Path]) -> set[str]:
 
 
 def returned(tree: ast.Module) -> dict[str, set[str]]:
-    r"""Public function -> the names its return annotation holds.
+    r"""Public function -> the classes of its module that its return annotation names.
 
-    >>> returned(ast.parse("def f() -> Interval: pass\ndef _g() -> Other: pass"))
+    >>> returned(ast.parse("class Interval: pass\ndef f() -> list[Interval]: pass\ndef _g() -> Interval: pass"))
     {'f': {'Interval'}}
     """
-    return {node.name: {n.id for n in ast.walk(node.returns) if isinstance(n, ast.Name)}
+    classes = {name for name, kind in public_names(tree).items() if kind == "class"}
+    return {node.name: {n.id for n in ast.walk(node.returns) if isinstance(n, ast.Name) and n.id in classes}
             for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.returns is not None and not node.name.startswith("_")}
 
@@ -447,7 +448,7 @@ def name_audit(library: Mapping[str, Path], users: Mapping[str, Path], docs: Ite
 
     ``own_module_only``: used in its own module and nowhere else (not by another module, the book, the tests,
     the benchmarks, the scripts, nor in the docs, nor exported by a package). ``unused``: used by no code at all
-    but tests (dead code). What a function returns is used wherever the function is.
+    but tests (dead code). A class a public function returns is used wherever the function is.
     """
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in library.items()}
     where: dict[str, set[str]] = {}

@@ -36,7 +36,7 @@ from tefcore.tasks.load import MAX_TEXT_CHARS
 from tefcore.tasks.schema import EvaluationPair, sides_by_dimension
 
 
-__all__ = ["DATA_DIR_ENV", "EvaluationPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
+__all__ = ["DATA_DIR_ENV", "EvaluationPair", "ExcludedPair", "Label", "MindFormatError", "Post", "evaluation_pairs",
            "excluded_pairs", "load_posts", "mind_filename", "mind_pair", "read_mind_file", "resolve_data_dir",
            "sample_dir", "sides_by_dimension"]
 
@@ -69,7 +69,7 @@ class Post:
     labels: tuple[Label, ...]
 
 
-class _ExcludedPair(NamedTuple):
+class ExcludedPair(NamedTuple):
     """A (post, dimension) pair whose labels fall on both sides: it has no target."""
 
     post_id: str
@@ -396,10 +396,10 @@ def evaluation_pairs(posts: Iterable[Post]) -> list[EvaluationPair]:
     ]
 
 
-def excluded_pairs(posts: Iterable[Post]) -> list[_ExcludedPair]:
+def excluded_pairs(posts: Iterable[Post]) -> list[ExcludedPair]:
     """Return the two-sided (post, dimension) pairs, which have no target, as ``(post_id, lang, dimension)``."""
     return [
-        _ExcludedPair(post.id, post.lang, dimension)
+        ExcludedPair(post.id, post.lang, dimension)
         for post in posts
         for dimension, sides in _post_sides(post).items()
         if len(sides) > 1

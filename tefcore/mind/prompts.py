@@ -33,7 +33,7 @@ from tefcore.errors import UnknownName
 from tefcore.mind.schema import SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import GENERAL_TEMPLATES, Choices, Task, fill_slots
 
-__all__ = ["ANSWER_LETTERS", "VARIANTS", "build_prompt", "choices", "describe_side",
+__all__ = ["ANSWER_LETTERS", "VARIANTS", "MindTask", "build_prompt", "choices", "describe_side",
            "mind_task", "template", "template_hash"]
 
 VARIANTS: tuple[str, ...] = ("original", "verbose", "minimal")
@@ -164,7 +164,7 @@ def build_prompt(text: str, dimension: str, lang: str, variant: str = "original"
                                                     "stability": stability, "text": text.strip()})
 
 
-class _MindTask(Task):
+class MindTask(Task):
     """MIND as a task: its six dimensions with change and stability (:func:`choices`) and the protocol's
     prompt ``variant`` (:func:`build_prompt`); a cache records the template's hash, as it always has.
 
@@ -187,7 +187,7 @@ class _MindTask(Task):
         return f"mind_task({self.variant!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _MindTask) and other.variant == self.variant
+        return isinstance(other, MindTask) and other.variant == self.variant
 
     def __hash__(self) -> int:
         return hash(("mind", self.variant))
@@ -206,7 +206,7 @@ class _MindTask(Task):
         return {"template_sha256": template_hash(lang, self.variant)}
 
 
-def mind_task(variant: str = "original") -> _MindTask:
+def mind_task(variant: str = "original") -> MindTask:
     """MIND's task with the prompt ``variant`` (protocol §4: original, verbose, minimal).
 
     Raises
@@ -214,4 +214,4 @@ def mind_task(variant: str = "original") -> _MindTask:
     UnknownName
         On an unknown variant (a KeyError and a ValueError).
     """
-    return _MindTask(variant)
+    return MindTask(variant)

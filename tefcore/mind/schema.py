@@ -27,7 +27,7 @@ __all__ = ["ABBREVIATIONS", "DIMENSIONS", "LANGS", "SIDES", "TABLE_ORDER", "Dime
 
 SIDES: tuple[str, str] = CLASSES
 """The two sides, change-oriented first: the classes of :data:`tefcore.fusion.CLASSES`."""
-_CHANGE, _STABILITY = SIDES
+_CHANGE = SIDES[0]
 
 
 
