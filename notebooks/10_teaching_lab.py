@@ -60,7 +60,10 @@
 #
 # Each exercise has an answer cell: replace each `None` by your answer and run the cell; its check
 # prints ✓ for a right answer, ✗ for one that is off, with a hint of what was expected (the kind of
-# value, its range, too high or too low), and counts the answers still missing. A check never stops
+# value, its range, too high or too low when it lies outside that range), and counts the answers
+# still missing. Numbers are compared at the decimals the exercise states: the check rounds your
+# answer to them and accepts it when it is less than one unit of the last decimal from the exact
+# value, so give at least that many decimals (more do no harm). A check never stops
 # the notebook, so the rest of the lab runs whatever the state of the answers. The two cells below the
 # parameters install `tefcore` where it is missing and load what the lab uses.
 #
@@ -155,8 +158,13 @@ def glue_all(values: dict) -> None:
 
 # %% tags=["hide-input", "checks"]
 # The checks of the exercises: each answer given gets ✓, or ✗ with a hint of what was expected.
-from tefbook.chapters.ch10_checks import (check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4,
-                                          check_exercise_5, check_exercise_6, check_exercise_7)
+from tefbook.chapters.ch10_checks import (ANSWER_KEY, check_exercise_1, check_exercise_2, check_exercise_3,
+                                          check_exercise_4, check_exercise_5, check_exercise_6, check_exercise_7)
+
+# %% tags=["remove-cell", "answer-key"]
+from tefbook.chapters.ch10 import answer_key
+
+ANSWER_KEY.update(answer_key(globals()))  # each exercise's answers, sealed when its check first runs
 
 
 # %% tags=["remove-cell"]
@@ -172,7 +180,8 @@ glue_all({"n_posts": n_posts, "lab_decisive": lab_decisive, "lab_uncertain": lab
 #
 # For four sentences, at $p \in \{0.5, 0.6, 0.9, 0.99\}$, compute with a pocket calculator the entropy
 # $H(p) = -p\log p - (1-p)\log(1-p)$ (in nats), the weight $w(p) = 1 - H(p)/\log 2$, the log-odds
-# $\ell(p) = \log\frac{p}{1-p}$ and the tempered evidence $w(p)\,\ell(p)$; two decimals are enough.
+# $\ell(p) = \log\frac{p}{1-p}$ and the tempered evidence $w(p)\,\ell(p)$, each to two decimals
+# (carry more decimals through the intermediate steps).
 # Which of the four sentences would you call decisive?
 
 # %% [markdown] tags=["teacher"]
@@ -242,7 +251,7 @@ glue_all({"e1_h09a": -0.9 * np.log(0.9), "e1_h09b": -0.1 * np.log(0.1), "e1_h09"
 #
 # Then check (1) to (4) on a grid of 1,001 points of $[0, 1]$: the smallest and largest weight, the
 # largest $|w(p) - w(1-p)|$, whether $w$ increases on $[1/2, 1]$, and $c$ estimated from the points
-# nearest $1/2$ (`entropy_weight` of `tefcore.fusion` gives $w$).
+# nearest $1/2$ (`entropy_weight` of `tefcore.fusion` gives $w$); the numbers to two decimals.
 
 # %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
@@ -414,8 +423,8 @@ exchange_figure(strong, weak) if exchange_figure is not None else None
 # `lab_uncertain`), from a judge that leans towards change: it adds {glue:text}`lab_lean:g`
 # (`lab_lean`) to every log-odds it reports, whatever the sentence says. Fuse the posts with MV and
 # with TEF. (a) On how many posts do
-# the two rules disagree? (b) On those posts, which share does each rule get right? (c) Look at one
-# such post: what does each rule see?
+# the two rules disagree? (b) On those posts, which share (from 0 to 1, to two decimals) does each
+# rule get right? (c) Look at one such post: what does each rule see?
 
 # %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
@@ -529,7 +538,8 @@ glue_all({"e4_votes_change": votes["change"], "e4_votes_stability": votes["stabi
 # $T \to 0$, and as $T \to \infty$? Then run the sweep, with {glue:text}`n_posts:,d` posts
 # (`n_posts`) of one decisive and four uncertain
 # sentences and the same seed for every $T$ (so that only the temperature changes), and give each
-# rule's accuracy in percent at each $T$, and the set of rules whose accuracy does not move.
+# rule's accuracy in percent at each $T$, to two decimals, and the set of rules whose accuracy does
+# not move.
 
 # %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher
@@ -661,6 +671,8 @@ glue_all({"e5_mc_sum_low": sum_gain.min(), "e5_mc_sum_high": sum_gain.max(), "e5
 #    $p \ge 1/2$);
 # 3. estimate $I(Y; p_i)$ again with 4, 16 and 64 bins. Why does the estimate move with the number of
 #    bins, and in which direction does each source of error push it?
+#
+# Give the six values in nats, to three decimals.
 
 # %% [markdown] tags=["teacher"]
 # ```{admonition} For the teacher

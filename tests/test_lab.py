@@ -9,7 +9,8 @@ student writes: numpy, pandas and tefcore's public functions, never a helper of 
 The student edition (:func:`tefbook.launch.student_edition`, what Binder, Colab and the page's download
 hand out) holds no solution and no teacher note, reads cleanly in plain Jupyter, runs top to bottom as a
 notebook with only tefcore of the project importable, and its checks answer a wrong, a short and a
-mistyped answer with ✗ and a hint, never with an exception.
+mistyped answer with ✗ and a hint, never with an exception. It holds no answer either: its checks compare
+salted hashes with a sealed answer key, and no value the solutions compute appears in its text.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
+import functools
 import io
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -189,9 +194,12 @@ def test_the_lab_runs_without_the_books_tools(monkeypatch: pytest.MonkeyPatch) -
     """Without the book's tools every cell of the teacher's edition runs: the book's renderers, figures, glue
     and parameter check are made unimportable, and the lab still computes its answers (its checks come from
     their module, which the student edition writes out: see the tests of the student edition below)."""
-    for name in ("tefbook.companion", "tefbook.companion.figures", "tefbook.chapters.ch10", "tefbook.parameters",
-                 "myst_nb"):
+    from tefbook.chapters import ch10
+
+    for name in ("tefbook.companion", "tefbook.companion.figures", "tefbook.parameters", "myst_nb"):
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
+    for name in ("exchange_figure", "shade_by_probability"):  # the figures; the answer key stays
+        monkeypatch.delattr(ch10, name)
     monkeypatch.delenv("TEF_BOOK_BUILD", raising=False)
     namespace: dict[str, Any] = {}
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -215,11 +223,17 @@ SPOILERS = ("Solution", "For the teacher", "what a good answer contains", "What 
             "\ndecided = {", "render(", "shade_by_probability")
 
 
-def student_notebook() -> Any:
+@functools.cache
+def _student_notebook() -> Any:
     from tefbook.launch import student_edition
     from tefbook.parameters import read_chapter
 
     return student_edition(read_chapter(LAB), "", str(LAB))
+
+
+def student_notebook() -> Any:
+    """The student edition as the build writes it (a copy: a test may change it)."""
+    return copy.deepcopy(_student_notebook())
 
 
 def test_the_teachers_edition_tags_every_solution_and_note() -> None:
@@ -276,7 +290,26 @@ def test_the_student_edition_writes_the_checks_out() -> None:
                 for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))
                 for a in n.names}
     roots = {m.split(".")[0] for m in imported}
-    assert roots and roots <= {"numpy", "pandas", "tefcore"} | set(sys.stdlib_module_names), roots
+    assert roots and roots <= {"numpy"} | set(sys.stdlib_module_names), roots  # nothing that computes an answer
+
+
+def test_the_student_edition_holds_the_answer_key_sealed() -> None:
+    """The page computes the answer key from the book's code as the lab runs (a cell the page removes); the
+    student edition holds it as one literal after the checks: salted hashes per answer, nothing else."""
+    page = [c for c in jupytext.read(LAB).cells if "answer-key" in c.metadata.get("tags", [])]
+    assert len(page) == 1 and "remove-cell" in page[0].metadata["tags"]
+    assert "from tefbook.chapters.ch10 import answer_key" in page[0].source
+    cells = student_notebook().cells
+    at = [i for i, c in enumerate(cells) if "answer-key" in c.metadata.get("tags", [])]
+    assert len(at) == 1 and "checks" in cells[at[0] - 1].metadata.get("tags", [])
+    (statement,) = ast.parse(cells[at[0]].source).body
+    call = statement.value
+    assert ast.unparse(call.func) == "ANSWER_KEY.update" and len(call.args) == 1
+    key = ast.literal_eval(call.args[0])
+    assert sorted(key) == [f"exercise {k}" for k in range(1, 8)]
+    hashes = [h for exercise in key.values() for name, found in exercise["answers"].items() for h in found]
+    assert len(hashes) > 60 and all(re.fullmatch(r"[0-9a-f]{20}", h) for h in hashes)
+    assert all(set(exercise) == {"for", "salt", "answers"} for exercise in key.values())
 
 
 def test_the_student_edition_refuses_markup_and_unquotable_numbers() -> None:
@@ -376,13 +409,16 @@ def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
                    "expected a number, not str")
 
     ex2, props = student["check_exercise_2"], lab["properties"]
-    _assert_hinted(*_said(ex2, props | {"c": 2.0}), "too low")
+    _assert_hinted(*_said(ex2, props | {"c": 2.0}), "not the value, compared to 2 decimals", "second derivative")
+    _assert_hinted(*_said(ex2, props | {"c": -2.9}), "too low", "c is positive")
     _assert_hinted(*_said(ex2, list(props.values())[:4]), "expected a dict")
     _assert_hinted(*_said(ex2, props | {"w increases on [1/2, 1]": "yes"}), "expected True or False")
     _assert_hinted(*_said(ex2, props | {"C": 2.885}), "not a key asked for")
 
     ex3, first, sw = student["check_exercise_3"], lab["first_n"], (lab["strong"], lab["weak"])
-    _assert_hinted(*_said(ex3, first | {"tef": first["tef"] + 1}, *sw), "too high", "mind the ties")
+    _assert_hinted(*_said(ex3, first | {"tef": first["tef"] + 1}, *sw), "not the value", "mind the ties")
+    _assert_hinted(*_said(ex3, first | {"tef": 2.5}, *sw), "expected a whole number")
+    _assert_hinted(*_said(ex3, first | {"tef": 0}, *sw), "too low", "at least 1")
     _assert_hinted(*_said(ex3, list(first.values())[:3], *sw), "expected a dict")
     _assert_hinted(*_said(ex3, first | {"tef": str(first["tef"])}, *sw), "expected a number, not str")
     _assert_hinted(*_said(ex3, {"MV": 2}, *sw), "not a key asked for")
@@ -395,7 +431,11 @@ def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
     ex5, acc, still = student["check_exercise_5"], lab["accuracy"], lab["unchanged"]
     args = (lab["sweep"], lab["n_posts"], lab["seed"])
     off = {r: list(v) for r, v in acc.items()} | {"soft_vote": [v + 1 for v in acc["soft_vote"]]}
-    _assert_hinted(*_said(ex5, off, still, *args), "too high", "an accuracy in percent")
+    _assert_hinted(*_said(ex5, off, still, *args), "not the value, compared to 2 decimals", "an accuracy in percent")
+    fractions = {r: [v / 100 for v in values] for r, values in acc.items()}  # shares, not percent: in range
+    _assert_hinted(*_said(ex5, fractions, still, *args), "an accuracy in percent")
+    _assert_hinted(*_said(ex5, {r: [v + 100 for v in values] for r, values in acc.items()}, still, *args),
+                   "too high", "between 0 and 100")
     short = {r: list(v) for r, v in acc.items()} | {"soft_vote": list(acc["soft_vote"])[:-1]}
     result, text = _said(ex5, short, still, *args)
     _assert_hinted(result, text, "a list of 4: expected a list of 5 accuracies")
@@ -409,7 +449,9 @@ def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
     _assert_hinted(*_said(ex5, 5, still, *args), "expected a dict")
 
     ex6, est = student["check_exercise_6"], lab["estimates"]
-    _assert_hinted(*_said(ex6, est | {"exact soft": est["exact soft"] / np.log(2)}, *args[1:]), "too high", "nats")
+    _assert_hinted(*_said(ex6, est | {"exact soft": est["exact soft"] / np.log(2)}, *args[1:]), "not the value",
+                   "compared to 3 decimals", "nats")
+    _assert_hinted(*_said(ex6, est | {"exact soft": 1.0}, *args[1:]), "too high", "between 0 and log 2")
     _assert_hinted(*_said(ex6, list(est.values())[:5], *args[1:]), "expected a dict")
     _assert_hinted(*_said(ex6, {"exact Soft": est["exact soft"]}, *args[1:]), "not a key asked for")
 
@@ -437,3 +479,123 @@ def test_a_check_that_cannot_read_an_answer_says_so_and_goes_on(student: dict[st
     check = student["check_exercise_3"]
     result, text = _said(check, {"tef": 3}, "0.9", None)  # arguments the check itself cannot use
     assert result is False and "✗ the check could not read these answers" in text
+
+
+def test_a_check_handed_other_inputs_says_so(lab: dict[str, Any], student: dict[str, Any]) -> None:
+    """The key holds the answers for the inputs the lab hands out: other probabilities in exercise 3, another
+    seed or sweep, other posts are a ✗ that says what the key is for, never a misjudged answer."""
+    first, sweep = lab["first_n"], lab["sweep"]
+    result, text = _said(student["check_exercise_3"], first, 0.8, lab["weak"])
+    _assert_hinted(result, text, "other inputs", "strong = 0.9, weak = 0.4", "set them back")
+    assert len(_crossed(text)) == 1 and "✓" not in text
+    _assert_hinted(*_said(student["check_exercise_5"], lab["accuracy"], lab["unchanged"], sweep, lab["n_posts"],
+                          lab["seed"] + 1), "other inputs", "seed = 7")
+    _assert_hinted(*_said(student["check_exercise_6"], lab["estimates"], 500, lab["seed"]), "n_posts = 2000")
+    other = student["sim"].simulate_documents(lab["n_posts"], n_decisive=1, n_uncertain=6, rng=lab["seed"])
+    _assert_hinted(*_said(student["check_exercise_4"], other, None, {}), "the posts simulated with seed = 7")
+
+
+def test_numbers_are_compared_at_the_stated_decimals(lab: dict[str, Any]) -> None:
+    """A number is right when, rounded to the exercise's decimals, it lies less than one unit of the last
+    decimal from the exact value: the rounded answer and its neighbour across a rounding boundary pass,
+    two units off does not."""
+    ex1, ex6, right, est = lab["check_exercise_1"], lab["check_exercise_6"], lab["by_hand"], lab["estimates"]
+    args = (lab["n_posts"], lab["seed"])
+    rounded = {name: {p: round(v, 2) for p, v in values.items()} for name, values in right.items()}
+    assert quiet(ex1, rounded["H"], rounded["w"], rounded["l"], rounded["wl"]) is True
+    assert quiet(ex6, {k: round(v, 3) for k, v in est.items()}, *args) is True
+    assert quiet(ex6, {k: float(f"{v:.6f}") for k, v in est.items()}, *args) is True
+    for name, value in est.items():
+        assert quiet(ex6, est | {name: value + 0.002}, *args) is False, name
+        assert quiet(ex6, est | {name: value - 0.002}, *args) is False, name
+    from tefbook.chapters.ch10 import accepted
+    from tefbook.chapters.ch10_checks import Expect
+
+    assert accepted(Expect("number", "", 2), 0.4451) == ["0.44", "0.45"]  # on either side of the boundary
+    assert accepted(Expect("number", "", 2), 0.4449) == ["0.44", "0.45"]
+    assert accepted(Expect("number", "", 2), 0.44) == ["0.44"]
+
+
+def _answers(lab: dict[str, Any]) -> dict[str, Any]:
+    """Every value the book's solutions compute, by exercise and name."""
+    values: dict[str, Any] = {f"1 {q}({p})": v for q, column in lab["by_hand"].items() for p, v in column.items()}
+    values |= {f"2 {k}": v for k, v in lab["properties"].items()} | {f"3 {k}": v for k, v in lab["first_n"].items()}
+    values |= {"4 disagreements": int(lab["differ"].sum())} | {f"4 {k}": v for k, v in lab["right"].items()}
+    values |= {f"5 {r} at T = {t:g}": v for r, column in lab["accuracy"].items() for t, v in zip(lab["sweep"], column)}
+    values |= {"5 unchanged": lab["unchanged"]} | {f"6 {k}": v for k, v in lab["estimates"].items()}
+    values |= {f"7 {post}": dict(rules) for post, rules in lab["decided"].items()}
+    values |= {"3 first_n": lab["first_n"], "7 decided": lab["decided"]}
+    return values
+
+
+#: Answers that any text of the lab holds for other reasons: the bounds 0 and 1 of the weight, stated in
+#: exercise 2; True; whole numbers below 10 (exercise numbers, sentence counts); the top of the percent
+#: scale, 100, which TEF's answer of exercise 3 happens to equal. Their containers are still looked for.
+EVERYWHERE = {0, 1, True, 100} | set(range(10))
+
+
+def _forms(value: Any) -> set[str]:
+    """The plain ways a value can be written in a notebook: decimals, %g, repr, percent for a share, and for a
+    container its repr and JSON, without spaces."""
+    if isinstance(value, (set, frozenset, dict, list, tuple)):
+        plain = sorted(value) if isinstance(value, (set, frozenset)) else value
+        forms = {repr(value), repr(plain), json.dumps(plain), json.dumps(plain).replace('"', "'")}
+        return {re.sub(r"\s+", "", f) for f in forms}
+    if isinstance(value, (str, bool, np.bool_)) or value in EVERYWHERE:
+        return set()
+    x = float(value)
+    forms = {repr(x), f"{x:g}", f"{x:.4g}"} | {f"{x:.{k}f}" for k in range(1, 7)}
+    if 0 < x < 1:
+        forms |= {f"{100 * x:.{k}f}" for k in range(1, 4)}  # a share as a percentage
+    if x.is_integer():
+        forms.add(str(int(x)))
+    return {f for f in forms if len(re.sub(r"^[-0.]+", "", f).replace(".", "").rstrip("0")) >= 2}  # two digits
+
+
+def _leaks(text: str, values: dict[str, Any]) -> list[str]:
+    """The answers ``text`` holds, as a number standing on its own or a container written out."""
+    squeezed = re.sub(r"\s+", "", text)
+    found = []
+    for name, value in values.items():
+        for form in _forms(value):
+            if isinstance(value, (set, frozenset, dict, list, tuple)):
+                hit = form in squeezed
+            else:
+                hit = re.search(rf"(?<![\w.]){re.escape(form)}(?!\w)", text) is not None
+            if hit:
+                found.append(f"{name} = {value!r} written {form!r}")
+    return found
+
+
+def test_the_student_edition_holds_no_answer(lab: dict[str, Any]) -> None:
+    """No value the book's solutions compute appears in the student edition, in any plain writing (0.45,
+    0.450, '0.45', 45.0 for a share, a list or dict written out), and nothing in it computes one: its checks
+    import only the standard library and numpy. A planted answer is found, so the search can fail."""
+    values = _answers(lab)
+    text = "\n".join(c.source for c in student_notebook().cells)
+    assert _leaks(text, values) == []
+    shares = lab["right"]
+    for planted in (f"{lab['by_hand']['H'][0.9]:.2f}", f"'{shares['tef']:.3f}'", f"{100 * shares['tef']:.1f} %",
+                    repr(lab["accuracy"]["tef"]), repr(lab["decided"]), repr(lab["unchanged"]),
+                    f"{int(lab['differ'].sum())} posts", f"{lab['estimates']['exact soft']:.4f}"):
+        assert _leaks(text + "\n" + planted, values), planted
+    checks = [c for c in student_notebook().cells if "checks" in c.metadata.get("tags", [])][0].source
+    assert "tefcore" not in re.sub(r'""".*?"""', "", checks, flags=re.DOTALL)  # not even imported
+
+
+def test_the_student_editions_checks_judge_without_tefcore(lab: dict[str, Any],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks and the key of the student edition alone, with tefcore unimportable, judge the solutions'
+    answers right and a changed one wrong: they compare, they compute nothing."""
+    monkeypatch.setitem(sys.modules, "tefcore", None)
+    namespace: dict[str, Any] = {}
+    for cell in student_notebook().cells:
+        if {"checks", "answer-key"} & set(cell.metadata.get("tags", [])):
+            exec(compile(cell.source, "student", "exec"), namespace)  # noqa: S102
+    right = lab["by_hand"]
+    assert quiet(namespace["check_exercise_1"], right["H"], right["w"], right["l"], right["wl"]) is True
+    assert quiet(namespace["check_exercise_3"], lab["first_n"], lab["strong"], lab["weak"]) is True
+    assert quiet(namespace["check_exercise_5"], lab["accuracy"], lab["unchanged"], lab["sweep"], lab["n_posts"],
+                 lab["seed"]) is True
+    assert quiet(namespace["check_exercise_7"], lab["decided"], lab["views"]) is True
+    assert quiet(namespace["check_exercise_3"], lab["first_n"] | {"tef": 99}, lab["strong"], lab["weak"]) is False

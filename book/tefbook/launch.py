@@ -10,8 +10,8 @@ where the book's Binder and Colab buttons point::
     TEF_REPOSITORY=owner/name python -m tefbook.launch --out _build/launch --push    # and publish it
 
 The tree holds ``notebooks/<chapter>.ipynb`` for each launchable chapter, as its student edition
-(:func:`student_edition`: no solution, no teacher note, its numbers written out; its parameters cell
-set to the repository's address, no outputs), a ``requirements.txt`` from which Binder installs ``tefcore``
+(:func:`student_edition`: no solution, no teacher note, its numbers written out, its answer key sealed; its
+parameters cell set to the repository's address, no outputs), a ``requirements.txt`` from which Binder installs ``tefcore``
 at the revision the book was built from, and a ``README.md``. ``--push`` commits the tree on top of
 the remote branch's last commit (a fast-forward, never a forced push) and pushes it; when the tree
 has not changed, nothing is committed.
@@ -24,6 +24,7 @@ import ast
 import copy
 import importlib.util
 import os
+import pprint
 import re
 import subprocess
 import sys
@@ -46,8 +47,9 @@ from tefbook.repository import (
 )
 from tefbook.toc import CHAPTER_DIR, find_root, load_toc, toc_chapters
 
-__all__ = ["BOOK_ONLY_TAGS", "BOOK_PACKAGES", "CHECKS_TAG", "LAUNCH_REQUIREMENTS", "STUDENT_SUFFIX", "commit_tree",
-           "main", "render_glue", "student_edition", "write_launch_tree", "write_student_editions", "written_out"]
+__all__ = ["ANSWER_KEY_TAG", "BOOK_ONLY_TAGS", "BOOK_PACKAGES", "CHECKS_TAG", "LAUNCH_REQUIREMENTS", "STUDENT_SUFFIX",
+           "commit_tree", "literal_values", "main", "render_glue", "sealed_key", "student_edition", "write_launch_tree",
+           "write_student_editions", "written_out"]
 
 #: Tags of the cells that only the book's page shows: solutions, teacher notes, the explorable figures
 #: (drawn by the book's support code) and the words about the two editions.
@@ -57,6 +59,10 @@ STUDENT_TAG = "student"
 #: The tag of the cell that imports a chapter's checks from its module of :mod:`tefbook.chapters`: the student
 #: edition writes the module's source out in its place (the module imports nothing of the book).
 CHECKS_TAG = "checks"
+#: The tag of the cell that fills a chapter's answer key (``ANSWER_KEY``, a dict its checks module defines) from
+#: the book's code. The student edition runs it when it is written and holds only what it filled, as a literal
+#: (:func:`sealed_key`): the checks cell then holds no code that computes an answer.
+ANSWER_KEY_TAG = "answer-key"
 #: The student edition of ``NN_name`` is ``NN_name_student.ipynb`` beside the page.
 STUDENT_SUFFIX = "_student"
 _GLUE = re.compile(r"\{glue:text\}`([A-Za-z_]\w*)(?::([^`]*))?`")
@@ -89,6 +95,79 @@ def _parameter_values(notebook: Any) -> dict[str, Any]:
         elif isinstance(node, ast.Assign):
             values.update({t.id: ast.literal_eval(node.value) for t in node.targets if isinstance(t, ast.Name)})
     return values
+
+
+def literal_values(notebook: Any) -> dict[str, Any]:
+    r"""The names a notebook's code cells bind to literals: its parameters, and for any other name the first
+    literal it is given (``strong, weak = 0.9, 0.4``; a dict of tuples); names bound otherwise are left out.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[
+    ...     nbformat.v4.new_code_cell("seed = 7", metadata={"tags": ["parameters"]}),
+    ...     nbformat.v4.new_code_cell("a, b = 0.9, 0.4\ngrid = make(3)\nseed = 8\nb = 1")])
+    >>> literal_values(nb)
+    {'a': 0.9, 'b': 0.4, 'seed': 7}
+    """
+    values: dict[str, Any] = {}
+    for cell in (c for c in notebook.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])):
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        for node in body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            pairs = (zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                     and len(target.elts) == len(value.elts) else [(target, value)])
+            for name, item in pairs:
+                if isinstance(name, ast.Name) and name.id not in values:
+                    try:
+                        values[name.id] = ast.literal_eval(item)
+                    except ValueError:
+                        values[name.id] = None  # bound otherwise first: not a literal of the notebook
+    return {k: v for k, v in values.items() if v is not None} | _parameter_values(notebook)
+
+
+def sealed_key(source: str, values: Mapping[str, Any], where: str = "the chapter") -> str:
+    """The source of an answer-key cell (:data:`ANSWER_KEY_TAG`) for the student edition: the cell run with the
+    notebook's literal values, and the key it fills written out as a literal (an entry that is a function is
+    called first).
+
+    Raises
+    ------
+    BookError
+        When the cell fails with those values, or fills the key with something that is no literal.
+
+    Examples
+    --------
+    >>> print(sealed_key("ANSWER_KEY.update({'exercise 1': lambda: {'salt': str(seed)}})", {"seed": 7}))
+    # The answer key: for each answer, salted hashes of the right value at the precision its exercise asks
+    # for. The checks hash an answer the same way and compare, so the key tells a right answer from a wrong
+    # one without holding any answer.
+    ANSWER_KEY.update({'exercise 1': {'salt': '7'}})
+    <BLANKLINE>
+    """
+    namespace: dict[str, Any] = {**values, "ANSWER_KEY": {}}
+    try:
+        exec(compile(source, f"{where} (answer key)", "exec"), namespace)  # noqa: S102 - the book's own cell
+        key = {k: v() if callable(v) else v for k, v in namespace["ANSWER_KEY"].items()}
+    except Exception as exc:  # noqa: BLE001 - any failure of the chapter's code is the chapter's error
+        raise BookError(f"{where}: the cell tagged {ANSWER_KEY_TAG!r} fails with the notebook's literal values "
+                        f"({type(exc).__name__}: {exc})") from None
+    text = pprint.pformat(key, width=110, sort_dicts=False)
+    try:
+        literal = ast.literal_eval(text) == key
+    except (ValueError, SyntaxError):
+        literal = False
+    if not literal:
+        raise BookError(f"{where}: the cell tagged {ANSWER_KEY_TAG!r} fills the answer key with values that are no "
+                        "literals (strings, numbers, lists and dicts)")
+    return ("# The answer key: for each answer, salted hashes of the right value at the precision its exercise asks\n"
+            "# for. The checks hash an answer the same way and compare, so the key tells a right answer from a wrong\n"
+            f"# one without holding any answer.\nANSWER_KEY.update({text})\n")
 
 
 def render_glue(text: str, values: dict[str, Any], where: str = "the chapter") -> str:
@@ -159,16 +238,18 @@ def student_edition(notebook: Any, repository: str = "", where: str = "the chapt
     r"""The notebook a student gets: no solution, no teacher note, no markup plain Jupyter cannot read.
 
     Cells tagged with one of :data:`BOOK_ONLY_TAGS` are left out, and so are cells the page removes
-    (``remove-cell``) unless they are tagged ``student``; ``{glue:text}`` roles quoting a parameter are
-    written out; the ``repository`` parameter is set; outputs and the jupytext pairing are dropped. The
-    cell tagged ``checks`` is replaced by the source of the module it imports the checks from
-    (:func:`written_out`), so the notebook runs where only tefcore is installed.
+    (``remove-cell``) unless they are tagged ``student`` or ``answer-key``; ``{glue:text}`` roles quoting a
+    parameter are written out; the ``repository`` parameter is set; outputs and the jupytext pairing are
+    dropped. The cell tagged ``checks`` is replaced by the source of the module it imports the checks from
+    (:func:`written_out`), so the notebook runs where only tefcore is installed, and the cell tagged
+    ``answer-key`` by the key it fills, sealed (:func:`sealed_key`), so no code of the notebook computes
+    an answer.
 
     Raises
     ------
     BookError
         When a kept Markdown cell still holds MyST markup (a role, a directive) or quotes a glued value
-        that is no parameter.
+        that is no parameter, or the answer key cannot be sealed.
 
     Examples
     --------
@@ -185,7 +266,7 @@ def student_edition(notebook: Any, repository: str = "", where: str = "the chapt
     kept = []
     for cell in edition.cells:
         tags = list(cell.metadata.get("tags", []))
-        if BOOK_ONLY_TAGS & set(tags) or ("remove-cell" in tags and STUDENT_TAG not in tags):
+        if BOOK_ONLY_TAGS & set(tags) or ("remove-cell" in tags and not {STUDENT_TAG, ANSWER_KEY_TAG} & set(tags)):
             continue
         tags = [t for t in tags if t not in ("remove-cell", STUDENT_TAG)]
         if tags:
@@ -200,7 +281,10 @@ def student_edition(notebook: Any, repository: str = "", where: str = "the chapt
     edition.cells = kept
     set_parameters(edition, {REPOSITORY_PARAMETER: repository})
     values = _parameter_values(edition)
+    literals = literal_values(edition)
     for cell in edition.cells:
+        if cell.cell_type == "code" and ANSWER_KEY_TAG in cell.metadata.get("tags", []):
+            cell.source = sealed_key(cell.source, literals, where)
         if cell.cell_type == "markdown":
             cell.source = render_glue(cell.source, values, where)
             markup = _MYST.search(cell.source)

@@ -1,28 +1,37 @@
-"""Chapter 10 (the teaching lab): the plumbing of its explorable figure.
+"""Chapter 10 (the teaching lab): its answer key, and the plumbing of its explorable figure.
+
+The lab's exercises stay in the chapter and their checks are :mod:`tefbook.chapters.ch10_checks`, which the
+student edition writes out so that it runs where only ``tefcore`` is installed. The checks hold no answer:
+they compare hashes with the answer key, which :func:`answer_key` computes here from the lab's own names
+(its parameters, exercise 3's probabilities, exercise 7's posts) and seals. The page computes it as the lab
+runs; the student edition holds it sealed, computed when the edition is written
+(:func:`tefbook.launch.student_edition`).
 
 The figure of exercise 3 lets the reader drag two probabilities and read, for each rule, how many hedging
 sentences turn a post decided by one decisive sentence. The browser computes it: this module writes each
 rule's per-sentence contribution (chapter 1) in the expression language of Vega, and lays out the chart.
-The lab's exercises stay in the chapter and their checks are :mod:`tefbook.chapters.ch10_checks`, which the
-student edition writes out so that it runs where only ``tefcore`` is installed; this figure is drawn on the
-book's page only, and so is exercise 7's shading of real sentences by the judge's
-probabilities (the student edition prints the same numbers as a table).
+The figure is drawn on the book's page only, and so is exercise 7's shading of real sentences by the
+judge's probabilities (the student edition prints the same numbers as a table).
 """
 
 from __future__ import annotations
 
+import functools
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from tefbook.chapters import ch10_checks as checks
+from tefcore import information
+from tefcore import simulate as sim
 from tefcore.explain import SIDE_COLOURS as EVIDENCE_COLOURS
-from tefcore.fusion import CLASSES, CLIP, EPS, TIE_RTOL
+from tefcore.fusion import CLASSES, CLIP, EPS, TIE_RTOL, clipped_log_odds, entropy_weight, fuse_many
 
-__all__ = ["RULE_NAMES", "exchange_figure", "probability_shading", "shade_by_probability", "vega_contributions",
-           "vega_first_flip"]
+__all__ = ["RULE_NAMES", "accepted", "answer_key", "exchange_figure", "probability_shading", "seal",
+           "shade_by_probability", "vega_contributions", "vega_first_flip"]
 
 #: The rules of the figure, in its rows' order.
 RULE_NAMES: tuple[str, ...] = ("Majority Vote", "Soft Vote", "log-odds sum", "TEF")
@@ -174,3 +183,172 @@ def shade_by_probability(views: Mapping[tuple[str, str], pd.DataFrame]) -> Any:
             for text, x, colour in zip(view["text"], p, probability_shading(p)))
         blocks.append(f"<p><strong>{e(post)} · {e(dimension)}</strong></p>{rows}")
     return HTML("".join(blocks))
+
+
+# --------------------------------------------------------------------------------------------------
+# the answer key
+# --------------------------------------------------------------------------------------------------
+def accepted(expect: checks.Expect, truth: Any) -> list[str]:
+    """The written answers (:func:`~tefbook.chapters.ch10_checks.written`) the key accepts for ``truth``.
+
+    A number is compared at the decimals its exercise states, and a right answer can sit on either side
+    of a rounding boundary: 0.4449 and 0.4451 are both right for 0.445 "to two decimals", and a student who
+    computes 0.44499 by another route rounds to 0.44. So the key accepts the value rounded, and the values
+    a little under half a unit below and above it rounded: every written value less than one unit of the
+    last decimal from the truth (one, or two when the truth lies between two of them), never more. Other
+    kinds are exact; a set of rules is one statement per rule.
+
+    Examples
+    --------
+    >>> two = checks.Expect("number", "", 2)
+    >>> accepted(two, 0.445), accepted(two, 0.25), accepted(two, 0.4449999)
+    (['0.44', '0.45'], ['0.25'], ['0.44', '0.45'])
+    >>> accepted(checks.Expect("whole", ""), 7), accepted(checks.Expect("rules", ""), {"tef"})[:2]
+    (['7'], ['majority_vote out', 'soft_vote out'])
+    """
+    if expect.kind == "number":
+        half = 0.499 * expect.step
+        texts = [checks.written(expect, truth + d) for d in (-half, 0.0, half)]
+    elif expect.kind == "rules":
+        texts = checks.written(expect, set(truth))
+        texts = texts if isinstance(texts, list) else [texts]
+    else:
+        texts = [checks.written(expect, truth)]
+    off = [t for t in texts if isinstance(t, checks.Off)]
+    if off:
+        raise ValueError(f"the lab's answer {truth!r} is no answer its check accepts: {off[0].hint}")
+    return sorted(set(texts))
+
+
+def seal(exercise: str, fingerprint: str, said: str, expects: Mapping[str, checks.Expect],
+         truths: Mapping[str, Any]) -> dict[str, Any]:
+    """An exercise's key: for each answer the hashes of what :func:`accepted` accepts, salted with what its
+    answers depend on (``fingerprint``), and what they were computed for in words (``said``).
+
+    Examples
+    --------
+    >>> key = seal("exercise 3", "f", "strong = 0.9", {"tef": checks.Expect("whole", "")}, {"tef": 100})
+    >>> key["for"], key["answers"]["tef"] == [checks.digest(checks.salt_of("exercise 3", "f"), "tef", "100")]
+    ('strong = 0.9', True)
+    """
+    salt = checks.salt_of(exercise, fingerprint)
+    answers = {}
+    for name, truth in truths.items():
+        texts = accepted(expects[name], truth)
+        if expects[name].kind == "number" and len(texts) == 1:
+            texts.append("·")  # a hash no answer has: whether a truth falls on a rounded value stays unsaid
+        answers[name] = sorted(checks.digest(salt, name, text) for text in texts)
+    return {"for": said, "salt": salt, "answers": answers}
+
+
+def _key_1(names: Mapping[str, Any]) -> dict[str, Any]:
+    p = checks.P_GIVEN
+    values = {"H": information.binary_entropy(p), "w": entropy_weight(p), "ℓ": clipped_log_odds(p)}
+    values["w·ℓ"] = values["w"] * values["ℓ"]
+    truths = {f"{q}({x})": float(v) for q, column in values.items() for x, v in zip(p, column)}
+    return seal("exercise 1", checks.fingerprint_1(), checks.fingerprint_1(), checks.expect_1(), truths)
+
+
+def _key_2(names: Mapping[str, Any]) -> dict[str, Any]:
+    w = entropy_weight(np.linspace(0, 1, 1001))
+    truths = {"min w": w.min(), "max w": w.max(), "max |w(p) - w(1 - p)|": np.abs(w - w[::-1]).max(),
+              "w increases on [1/2, 1]": bool(np.all(np.diff(w[500:]) > 0)), "c": 2 / np.log(2)}
+    return seal("exercise 2", checks.fingerprint_2(), checks.fingerprint_2(), checks.expect_2(), truths)
+
+
+def first_turn(strong: float, weak: float, rule: str, most: int = 4096) -> int:
+    """The smallest ``n`` for which ``strong`` followed by ``n`` sentences at ``weak`` is decided stability.
+
+    Raises
+    ------
+    ValueError
+        When no ``n`` up to ``most`` turns the post.
+
+    Examples
+    --------
+    >>> first_turn(0.9, 0.4, "majority_vote"), first_turn(0.9, 0.4, "soft_vote")
+    (2, 5)
+    """
+    size = 64
+    while size <= most:
+        n = np.arange(size + 1)
+        p = np.concatenate([np.r_[strong, np.full(k, weak)] for k in n])
+        turned = np.flatnonzero(fuse_many(p, np.repeat(n, n + 1), rule=rule).prediction == "stability")
+        if turned.size:
+            return int(turned[0])
+        size *= 4
+    raise ValueError(f"exercise 3: no n up to {most:,} sentences at {weak} turns {rule}'s post")
+
+
+def _key_3(names: Mapping[str, Any]) -> dict[str, Any]:
+    fingerprint = checks.fingerprint_3(names["strong"], names["weak"])
+    truths = {r: first_turn(names["strong"], names["weak"], r) for r in checks.RULES}
+    return seal("exercise 3", fingerprint, fingerprint, checks.expect_3(), truths)
+
+
+def _key_4(names: Mapping[str, Any]) -> dict[str, Any]:
+    corpus = sim.simulate_documents(names["n_posts"], n_decisive=names["lab_decisive"], rng=names["seed"],
+                                    n_uncertain=names["lab_uncertain"], logit_bias=names["lab_lean"])
+    pred = {r: fuse_many(corpus.p, corpus.doc_index, rule=r).prediction for r in ("majority_vote", "tef")}
+    differ = pred["majority_vote"] != pred["tef"]
+    truths = {"disagreements": int(differ.sum())} | {r: float(np.mean(v[differ] == corpus.y[differ]))
+                                                     for r, v in pred.items()}
+    said = (f"the posts simulated with seed = {names['seed']}, n_posts = {names['n_posts']:,}, lab_decisive = "
+            f"{names['lab_decisive']}, lab_uncertain = {names['lab_uncertain']} and lab_lean = {names['lab_lean']:g}")
+    return seal("exercise 4", checks.fingerprint_4(corpus), said, checks.expect_4(len(corpus.y)), truths)
+
+
+def _key_5(names: Mapping[str, Any]) -> dict[str, Any]:
+    sweep, n, seed = names["sweep"], names["n_posts"], names["seed"]
+    values: dict[str, list[float]] = {r: [] for r in checks.RULES}
+    for t in sweep:
+        c = sim.simulate_documents(n, n_decisive=1, n_uncertain=4, temperature=t, rng=seed)
+        for r in checks.RULES:
+            values[r].append(float(100 * np.mean(fuse_many(c.p, c.doc_index, rule=r).prediction == c.y)))
+    truths: dict[str, Any] = {f"{r} at T = {t:g}": v for r in checks.RULES for t, v in zip(sweep, values[r])}
+    truths["unchanged"] = {r for r, v in values.items() if len(set(v)) == 1}
+    fingerprint = checks.fingerprint_5(sweep, n, seed)
+    return seal("exercise 5", fingerprint, fingerprint, checks.expect_5(sweep), truths)
+
+
+def _key_6(names: Mapping[str, Any]) -> dict[str, Any]:
+    n, seed = names["n_posts"], names["seed"]
+    exact = sim.gaussian_information(1.0)
+    c = sim.simulate_documents(n, n_decisive=1, n_uncertain=0, strength=1.0, rng=seed)
+    truths = {"exact soft": exact.soft, "exact hard": exact.hard,
+              "plug-in hard": information.mutual_information(c.y, c.p >= 0.5, bins=None)}
+    truths |= {f"plug-in soft ({b} bins)": information.mutual_information(c.y, c.p, bins=b) for b in (4, 16, 64)}
+    fingerprint = checks.fingerprint_6(n, seed)
+    return seal("exercise 6", fingerprint, fingerprint, checks.expect_6(), truths)
+
+
+def _key_7(names: Mapping[str, Any]) -> dict[str, Any]:
+    judged = {post: p for post, (_, p) in names["JUDGED"].items()}
+    truths = {}
+    for (post, _), p in judged.items():
+        one_post = np.zeros(len(p), dtype=int)
+        truths |= {f"{post}, {r}": str(fuse_many(np.asarray(p, dtype=float), one_post, rule=r).prediction[0])
+                   for r in checks.READ_RULES}
+    return seal("exercise 7", checks.fingerprint_7(judged), "the probabilities of JUDGED as the lab gives them",
+                checks.expect_7([post for post, _ in judged]), truths)
+
+
+_KEYS = (_key_1, _key_2, _key_3, _key_4, _key_5, _key_6, _key_7)
+
+
+def answer_key(names: Mapping[str, Any]) -> dict[str, Callable[[], dict[str, Any]]]:
+    """The lab's answer key: per exercise, a function that computes its right answers from ``names`` and
+    seals them (:func:`seal`), for :data:`~tefbook.chapters.ch10_checks.ANSWER_KEY`.
+
+    ``names`` are the lab's variables: on the page its namespace, read when an exercise is first checked
+    (so exercise 3's probabilities and exercise 7's posts are there by then); for the student edition the
+    notebook's literal values. A function, not a value, so that the page computes a key only when its
+    exercise is checked.
+
+    Examples
+    --------
+    >>> key = answer_key({"strong": 0.9, "weak": 0.4})
+    >>> sorted(key)[:2], key["exercise 3"]()["for"]
+    (['exercise 1', 'exercise 2'], 'strong = 0.9, weak = 0.4')
+    """
+    return {f"exercise {k}": functools.partial(build, names) for k, build in enumerate(_KEYS, start=1)}
