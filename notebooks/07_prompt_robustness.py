@@ -22,13 +22,14 @@
 # prompt ({glue:md}`link_best`) and loses the least accuracy under either change
 # ({glue:md}`link_least`).
 #
-# **No judge that runs here can test this claim.** Only an LLM reads a prompt. The e5 judges
-# compare embeddings of the text and read no prompt at all, so their numbers cannot depend on the
-# wording; and the one LLM that runs on a CPU here, SmolLM2-135M, scores below the majority-class
-# floor under every prompt (the table below shows it), so a change of its accuracy with the prompt
-# is a change in its letter bias, not in how well a fusion rule reads evidence. What this chapter
-# can do is compute Table 1's quantities the way the protocol fixes them, show them for the runs it
-# has, and read the paper's Table 1 itself.
+# **Only an LLM that beats a constant answer can test this claim.** Only an LLM reads a prompt. The
+# e5 judges compare embeddings of the text and read no prompt at all, so their numbers cannot depend
+# on the wording. The LLM judges on this page clear the majority-class floor of the pairs they were
+# scored on under {glue:text}`llm_clear` of their {glue:text}`llm_rows` prompt variants (computed
+# below); where a judge stays under it, a change of its accuracy with the prompt is a change in its
+# letter bias, not in how well a fusion rule reads evidence. What this chapter can do is compute
+# Table 1's quantities the way the protocol fixes them, show them for the runs it has, and read the
+# paper's Table 1 itself.
 
 # %% tags=["parameters"]
 llm_models = "local"  # judges that read the prompt (registry names)
@@ -51,7 +52,7 @@ from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
 from tefbook.chapters import ch07
-from tefbook.companion.tables import glue_all
+from tefbook.companion.tables import format_p, glue_all, plain
 from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
@@ -95,26 +96,26 @@ names = short_names(runs)
 run_table(runs, names)
 
 # %% [markdown]
-# The embedded LLM scores a few prompts a second on a CPU, so its verbose and minimal caches hold
-# only the first pairs of every dimension. Prompts are compared on the same pairs: those that every
-# prompt variant of a judge has.
+# The embedded LLM scores a few prompts a second on a CPU, so some of its caches hold only the first
+# pairs of every dimension (the `pairs` column above). Prompts are compared on the same pairs: those
+# that every prompt variant of a judge has.
 
 # %%
 frame = runs.frame
 shared = (frame.groupby(["model", "lang", "post_id", "dimension"])["prompt"].transform("nunique")
           == frame.groupby("model")["prompt"].transform("nunique"))  # the pair is in every prompt's cache
 runs = Runs(frame[shared].reset_index(drop=True), runs.provenance, runs.missing)
-frame[shared].groupby(["model", "prompt", "lang"]).size().rename("pairs compared").to_frame().rename(
-    index=names, level="model")
+plain(frame[shared].groupby(["model", "prompt", "lang"]).size().rename("pairs compared").to_frame().rename(
+    index=names, level="model").rename(index=LANG_LABELS, level="lang").rename_axis(["judge", "prompt", "language"]))
 
 # %% [markdown]
 # ## Table 1's quantities, computed
 #
 # Protocol §7 fixes the computation: per judge and prompt variant, each rule's Average accuracy
 # (mean over the six dimensions) is averaged over the two languages; the strongest baseline is the
-# best of Direct, MV and SV for each variant separately; TEF's margin is TEF minus it. In the table,
-# `strongest` names that baseline, `baseline` is its accuracy, `tef` TEF's and `gain` the margin, all
-# in percent of pairs; a row appears only for a judge and prompt whose caches cover both languages.
+# best of Direct, MV and SV for each variant separately; TEF's margin is TEF minus it. The table
+# names that baseline, gives its accuracy and TEF's in percent of pairs, and TEF's margin in points; a
+# row appears only for a judge and prompt whose caches cover both languages.
 
 # %%
 from tefcore.evaluate import paired_comparisons, score_table, strongest_baseline
@@ -124,8 +125,9 @@ scores = score_table(pred, by=["model", "prompt", "lang", "rule", "dimension"])
 average = scores[scores["dimension"] == "Average"]
 complete = average.groupby(["model", "prompt"])["lang"].transform("nunique") == len(lang_list)
 table1 = strongest_baseline(average[complete], ["model", "prompt"], baselines=BASELINES)
-table1.rename(index=names, level="model").rename(columns={"strongest_baseline": "strongest"}).replace(
-    RULE_LABELS).round(1)
+plain(table1.replace(RULE_LABELS).rename(index=names, level="model").rename_axis(["judge", "prompt"]).rename(
+    columns={"strongest_baseline": "strongest baseline", "baseline": "baseline (%)", "tef": "TEF (%)",
+             "gain": "TEF − baseline (points)"}))
 
 # %% [markdown]
 # Is each margin larger than the noise of the sample? The paired bootstrap resamples the pairs
@@ -137,15 +139,15 @@ table1.rename(index=names, level="model").rename(columns={"strongest_baseline": 
 # `vs`
 # : the strongest baseline of the row, the rule TEF is compared with.
 #
-# `Δ`, `low`, `high`
-# : TEF's Average accuracy minus the baseline's, in points, and the 2.5 % and 97.5 % quantiles of
-#   that difference over the bootstrap draws.
+# `TEF − baseline [95 % CI]`
+# : TEF's Average accuracy minus the baseline's, in points, and in brackets the 2.5 % and 97.5 %
+#   quantiles of that difference over the bootstrap draws.
 #
-# `p boot`
+# `p (bootstrap)`
 # : the two-sided bootstrap p-value: twice the smaller share of draws whose difference lies on
-#   either side of zero (at most 1; 0 when no draw reaches zero).
+#   either side of zero (at most 1; below one over the number of draws when no draw reaches zero).
 #
-# `b`, `c`, `p McNemar`
+# `b`, `c`, `p (McNemar)`
 # : the pairs only TEF gets right, the pairs only the baseline gets right, and McNemar's p-value
 #   (exact when fewer than 25 pairs are discordant).
 
@@ -153,7 +155,7 @@ table1.rename(index=names, level="model").rename(columns={"strongest_baseline": 
 best = {key: rule for key, rule in table1["strongest_baseline"].items()}
 tested = paired_comparisons(pred, "tef", best, by=["model", "prompt"], n_boot=n_boot,
                             random_state=seed, strata=("lang", "dimension"))
-ch07.comparison_table(tested, names)
+ch07.comparison_table(tested, names, n_boot)
 
 # %% [markdown]
 # The interval and the two p-values of a row need not agree, because the two tests do not measure the
@@ -180,44 +182,67 @@ cells = pd.DataFrame({"pairs": right.groupby(level=["lang", "dimension"]).size()
 cells["TEF − baseline (points)"] = 100 * (cells["b (only TEF right)"] - cells["c (only baseline right)"]) / cells["pairs"]
 average_margin = cells["TEF − baseline (points)"].mean()  # the bootstrap's statistic
 pooled_margin = 100 * (only_tef.sum() - only_base.sum()) / len(right)  # what McNemar's b and c amount to
-cells.rename(index=LANG_LABELS, level="lang").round(1)
+plain(cells.rename(index=LANG_LABELS, level="lang").rename_axis(["language", "dimension"]))
+
+# %% [markdown]
+# Each test's verdict on that row, at the 5 % level:
+
+# %%
+alpha = 0.05
+finds = {True: "a difference beyond chance", False: "no difference beyond chance"}
+mcnemar_finds, bootstrap_finds = finds[bool(row["p_mcnemar"] < alpha)], finds[bool(row["p_bootstrap"] < alpha)]
+verdicts_agree = mcnemar_finds == bootstrap_finds
+print(f"McNemar's test (p = {row['p_mcnemar']:.3f}): {mcnemar_finds}\n"
+      f"the paired bootstrap (p = {format_p(row['p_bootstrap'], n_boot)}): {bootstrap_finds}")
 
 # %% tags=["hide-input"]
-glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin))
+glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin, n_boot),
+         split_alpha=f"{alpha:.0%}".replace("%", " %"), split_m_finds=mcnemar_finds, split_b_finds=bootstrap_finds,
+         split_agree="agree" if verdicts_agree else "differ")
 
 # %% [markdown]
 # For {glue:text}`split_judge` under the {glue:text}`split_prompt` prompt (TEF against
-# {glue:text}`split_base`), McNemar counts b = {glue:text}`split_b` against c =
-# {glue:text}`split_c`, p {glue:text}`split_pm`: pooled over all pairs, TEF's accuracy minus the
-# baseline's is {glue:text}`split_pooled:.1f` points. The same difference of the Averages over the
-# cells, the number Table 1 reports, is {glue:text}`split_avg:.1f` points, with a bootstrap interval from
-# {glue:text}`split_low:.1f` to {glue:text}`split_high:.1f` (p = {glue:text}`split_pb:.3f`). TEF is
-# behind in {glue:text}`split_neg` of the {glue:text}`split_cells` cells, and the cells range from
-# {glue:text}`split_small` to {glue:text}`split_large` pairs: the large cells make the pooled count
-# clear, while the small ones, each weighing as much as a large one in the Average and swinging
-# widely from draw to draw, widen the interval. Both tests look only at the pairs on which the two
-# rules disagree; where they agree on every pair (b = c = 0), neither has anything to test and both
-# p-values are 1. These are tests on SmolLM2 and the e5 judges, not on the paper's models.
+# {glue:text}`split_base`), McNemar counts b = {glue:text}`split_b` pairs only TEF gets right against
+# c = {glue:text}`split_c` pairs only the baseline gets right (p {glue:text}`split_pm`): pooled over
+# all pairs, TEF's accuracy minus the baseline's is {glue:text}`split_pooled:.1f` points. The
+# difference of the Averages over the cells, the number Table 1 reports, is
+# {glue:text}`split_avg:.1f` points, with a bootstrap interval from {glue:text}`split_low:.1f` to
+# {glue:text}`split_high:.1f` (p {glue:text}`split_pb`). At the {glue:text}`split_alpha` level
+# McNemar's test finds {glue:text}`split_m_finds` and the bootstrap finds
+# {glue:text}`split_b_finds`: on this row the two verdicts {glue:text}`split_agree`. How far apart
+# the two p-values can fall depends on the cells. TEF is behind in {glue:text}`split_neg` of the
+# {glue:text}`split_cells` cells, which hold from {glue:text}`split_small` to
+# {glue:text}`split_large` pairs; the large cells carry McNemar's pooled count, while in the Average
+# every cell weighs the same, so the small ones, swinging widely from draw to draw, widen the
+# bootstrap interval. Both tests look only at the pairs on which the two rules disagree; where they
+# agree on every pair (b = c = 0), neither has anything to test and both p-values are 1. These are
+# tests on the judges of this page, not on the paper's models.
 #
-# ## Below the floor under every prompt
+# ## Against the majority-class floor
 #
 # The majority-class floor of Table 1's quantity is the mean over the two languages of the mean
 # over dimensions of the larger side's share; a judge that reads the text usefully must clear it.
-# Below, `best rule` is the higher of the strongest baseline and TEF, `floor` the accuracy of always
-# answering each cell's larger side, in the same terms:
+# Each row is set against the floor of the pairs it was scored on: a judge whose caches hold fewer
+# pairs has a floor of its own. Below, `best rule` is the higher of the strongest baseline and TEF,
+# `floor` the accuracy of always answering each cell's larger side on the same pairs, in the same
+# terms:
 
 # %%
-table1_floor = majority_floor(runs.frame).mean()
-above = table1[["baseline", "tef"]].max(axis=1) > table1_floor
-pd.DataFrame({"best rule": table1[["baseline", "tef"]].max(axis=1), "floor": table1_floor,
-              "clears the floor": above}).rename(index=names, level="model").round(1)
+scored_once = pred[pred["rule"] == "tef"]  # one row per scored pair
+floor = scored_once.groupby(["model", "prompt"]).apply(lambda g: majority_floor(g).mean()).reindex(table1.index)
+best_rule = table1[["baseline", "tef"]].max(axis=1)
+above = best_rule > floor
+plain(pd.DataFrame({"pairs": scored_once.groupby(["model", "prompt"]).size().reindex(table1.index),
+                    "best rule (%)": best_rule, "floor (%)": floor, "clears the floor": above}).rename(
+    index=names, level="model").rename_axis(["judge", "prompt"]))
 
 # %% tags=["hide-input"]
-glue_all(ch07.floor_numbers(table1, above, table1_floor, llms))
+glue_all(ch07.floor_numbers(table1, above, floor, llms))
 
 # %% [markdown]
 # Of the {glue:text}`llm_rows` prompt variants of the LLM judges, {glue:text}`llm_clear` clear the
-# floor of {glue:text}`floor_t1:.1f` %; the best of them reaches {glue:text}`llm_best:.1f` %. A
+# floor of the pairs they were scored on; the best of them reaches {glue:text}`llm_best:.1f` %
+# against a floor of {glue:text}`llm_best_floor:.1f` % on the same pairs. A
 # robustness check asks whether TEF's advantage survives a change of prompt; where no rule beats a
 # constant answer under any prompt there is no advantage to survive, and the rows above say nothing
 # about the paper's claim, in either direction.
@@ -237,9 +262,9 @@ display(ch07.table1_layout(table1, t1, names, runs.models, llms, prompt_list))
 ch07.prompt_figure(table1, t1, names, prompt_list).show()
 
 # %% [markdown]
-# ## What the prompt does to a tiny LLM's answers
+# ## What the prompt does to an LLM judge's answers
 #
-# For the LLM judge the prompt is the only thing that changes between the variants, so any change in
+# For an LLM judge the prompt is the only thing that changes between the variants, so any change in
 # accuracy is a change in its answer-token probabilities: per variant, the spread of the sentence
 # answers, the mean TEF weight and the share of decisive sentences ($w \ge 0.5$). `mean p` and
 # `sd p` are the mean and standard deviation of the sentences' P(change), `mean w` the mean of
@@ -249,29 +274,33 @@ ch07.prompt_figure(table1, t1, names, prompt_list).show()
 # %%
 llm_runs = runs.select(model=llms)
 answers = posterior_summary(llm_runs)
-ch07.summary_table(answers, names)
+plain(ch07.summary_table(answers, names))
 
 # %% [markdown]
 # A prompt moves *where* the nearly constant answer sits: it can push the shared P(change) across
 # 0.5 and flip every rule from one side to the other at once, a large swing in accuracy with no
 # change in the gap between rules.
 #
-# The prompt should be the only thing that changes between a judge's caches. For this project's
-# SmolLM2 caches, scored by {glue:text}`n_builds` llama.cpp build(s) ({glue:text}`build`) and, for
-# {glue:text}`no_system`, without the chat template's default system turn, that holds only nearly;
-# the collapsed cell below reads it from the cache headers, and the maintainers' appendix says how
-# the caches were built. For a judge under the floor with every prompt it changes nothing. The
-# paper's question, whether TEF's margin survives a new wording, needs an LLM that reads the text,
-# scored with one engine and one system turn for every variant, as one run of `tef reproduce` gives.
+# The prompt should be the only thing that changes between a judge's caches: the headers of
+# SmolLM2's {glue:text}`n_caches` caches record {glue:text}`n_builds` llama.cpp build(s) and
+# {glue:text}`n_no_system` cache(s) scored without the chat template's default system turn
+# ({glue:text}`no_system`), as the collapsed cell below reads them; the appendix *Running the book*
+# says how these caches were made. For a judge under the floor with every prompt this changes
+# nothing. The paper's question, whether TEF's margin survives a new wording, needs an LLM that
+# clears the floor, scored with one engine and one system turn for every variant, as one run of
+# `tef reproduce` gives.
 
 # %% tags=["hide-cell"]
 header = llm_runs.provenance.set_index(["model", "prompt", "lang"]).dropna(subset=["llama_cpp_cpu"])  # llama.cpp runs
-scored = pd.DataFrame({"build": header["llama_cpp_cpu"], "system turn": header["system_prompt"],
-                       "pairs": header["n_pairs"]})
-glue_all({"n_builds": scored["build"].nunique(), "build": " / ".join(pd.unique(scored["build"])),
-          "no_system": ", ".join(f"{prompt}/{lang}" for (_, prompt, lang), turn in scored["system turn"].items()
-                                 if str(turn).startswith("none")) or "none"})
-scored.rename(index=names, level="model")
+scored = pd.DataFrame({"llama.cpp build (CPU instructions)": header["llama_cpp_cpu"],
+                       "system turn": header["system_prompt"], "pairs": header["n_pairs"]})
+no_system = [f"{prompt} prompt, {LANG_LABELS.get(lang, lang)}" for (_, prompt, lang), turn
+             in scored["system turn"].items() if str(turn).startswith("none")]
+glue_all({"n_caches": len(scored), "n_builds": scored.iloc[:, 0].nunique(), "n_no_system": len(no_system),
+          "no_system": "; ".join(no_system) or "none"})
+with pd.option_context("display.max_colwidth", None):
+    display(plain(scored.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang").rename_axis(
+        ["judge", "prompt", "language"])))
 
 # %% [markdown]
 # ## The paper's Table 1, read as a reviewer reads it
@@ -287,7 +316,9 @@ from tefpaper import review
 counts = review.cell_counts()
 paper_floor = counts["floor"].groupby("lang").mean().mean()
 wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value").reindex(paper.MODELS)
-(wide - paper_floor).round(1).rename(index=paper.MODEL_LABELS)
+plain((wide - paper_floor).rename(index=paper.MODEL_LABELS).rename_axis("model (paper)").rename(
+    columns={"strongest_baseline": "strongest baseline", "tef": "TEF"}, level="method").reindex(
+    columns=prompt_list, level="prompt").rename_axis(columns=["rule", "prompt"]))
 
 # %% tags=["hide-input"]
 glue_all(ch07.paper_numbers(t1, wide, paper_floor))
@@ -305,9 +336,10 @@ glue_all(ch07.paper_numbers(t1, wide, paper_floor))
 #
 # ## What this chapter can and cannot say
 #
-# * **The claim is not tested here.** The e5 judges read no prompt, and SmolLM2, the one LLM that
-#   runs on a CPU here, stays below the majority-class floor under every prompt: no judge that runs
-#   here can show whether TEF's advantage survives a change of wording.
+# * **The claim is tested here only by an LLM that clears the floor.** The e5 judges read no
+#   prompt, and the LLM judges on this page clear the majority-class floor of their pairs under
+#   {glue:text}`llm_clear` of their {glue:text}`llm_rows` prompt variants; where none does, no judge
+#   on the page can show whether TEF's advantage survives a change of wording.
 # * **The computation is.** Table 1's quantities, the strongest baseline per prompt and TEF's margin,
 #   with a paired bootstrap and McNemar's test, are computed on this page exactly as for a GPU run.
 # * **The paper's Table 1, read against its floor:** {glue:text}`paper_below` of its

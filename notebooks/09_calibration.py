@@ -68,7 +68,7 @@ from tefbook.chapters import ch09
 from tefbook.companion.tables import glue_all
 from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
-from tefbook.companion.labels import LANG_LABELS, run_table, short_names
+from tefbook.companion.labels import run_table, short_names
 from tefpaper.ledger import chapter_claims, claim_link
 from tefbook.companion.runs import chapter_runs, parse_list
 from tefcore.fusion import RULE_LABELS, TEMPERATURE
@@ -94,22 +94,24 @@ display(run_table(runs, names))
 pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid, scores=True).assign(model=model)
                   for model, g in runs.frame.groupby("model", sort=False)])
 pred = pred[pred["prediction"] != "abstain"]  # an abstention carries no confidence
-pred[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]].head().round(3)
+ch09.shown(pred.head()[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]], names, 3)
 
 # %% [markdown]
 # As in chapter 5, a judge is worth calibrating only where it beats a constant answer: each judge's
-# best Average accuracy (mean over dimensions) against the majority-class floor of the same pairs:
+# best Average accuracy (mean over dimensions) against the majority-class floor of the pairs it
+# decided:
 
 # %%
 from tefbook.companion.results import majority_floor
 from tefcore.evaluate import score_table
 
-floor = majority_floor(runs.frame)
 table = score_table(pred, by=["model", "lang", "rule", "dimension"])
 best_average = table[table["dimension"] == "Average"].groupby(["model", "lang"], sort=False)["accuracy"].max()
-clears = best_average > best_average.index.get_level_values("lang").map(floor)
-pd.DataFrame({"best Average accuracy": best_average, "floor": best_average.index.get_level_values(
-    "lang").map(floor), "clears": clears}).rename(index=names, level="model").round(1)
+decided = pred[pred["rule"] == "tef"]  # one row per decided pair: each judge's floor on its own pairs
+floor = pd.concat({m: majority_floor(g) for m, g in decided.groupby("model")}, names=["model"]).reindex(best_average.index)
+clears = best_average > floor
+ch09.shown(pd.DataFrame({"best Average accuracy (%)": best_average, "floor (%)": floor, "clears the floor": clears}),
+           names)
 
 # %% tags=["hide-input"]
 glue_all(ch09.below_numbers(clears, runs.models, names))
@@ -143,6 +145,8 @@ calibration = pred.groupby(["model", "lang", "rule"], sort=False).apply(lambda g
     "decisions": len(g), "accuracy": 100 * g["correct"].mean(), "mean confidence": g["confidence"].mean(),
     "ECE": ece(g["confidence"].to_numpy(), g["correct"].to_numpy(float)),
     "gap": g["confidence"].mean() - g["correct"].mean()}))
+order = pd.MultiIndex.from_product([runs.models, lang_list, RULES], names=calibration.index.names)
+calibration = calibration.reindex(order).dropna(how="all")  # judge by judge, language by language
 
 # %% [markdown]
 # The library's `expected_calibration_error` and `overconfidence_gap` (used by the intervals below)
@@ -190,7 +194,7 @@ best = calibration.groupby(["model", "lang"], sort=False).apply(lambda g: pd.Ser
     "clearly": bool((g["ECE high"].loc[g["ECE"].idxmin()] < g["ECE"].drop(g["ECE"].idxmin())).all()),
     "gap closest to 0": RULE_LABELS[g["gap"].abs().idxmin()[2]],
     "TEF overconfident": bool(g.xs("tef", level="rule")["gap"].iloc[0] > 0)}))
-best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
+ch09.shown(best, names)
 
 # %% [markdown]
 # The cells where TEF has the lowest ECE, and whether their judge beats a constant answer there. A
@@ -200,8 +204,7 @@ best.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang")
 # %%
 tef_lowest = best[best["lowest ECE"] == "TEF"].join(clears.rename("judge clears the floor"))
 tef_clearly = tef_lowest[tef_lowest["clearly"].astype(bool)]
-tef_lowest[["clearly", "judge clears the floor"]].rename(index=names, level="model").rename(
-    index=LANG_LABELS, level="lang")
+ch09.shown(tef_lowest[["clearly", "judge clears the floor"]].astype(bool), names)
 
 # %% tags=["hide-input"]
 glue_all(ch09.best_numbers(best), clearly_names=ch09.cell_names(tef_clearly.index, names),
@@ -227,7 +230,7 @@ glue_all(ch09.best_numbers(best), clearly_names=ch09.cell_names(tef_clearly.inde
 from scipy.special import expit
 
 tef = pred[pred["rule"] == "tef"]
-grid = [float(t) for t in parse_list(temperatures)]
+grid = sorted({float(t) for t in parse_list(temperatures)} | {TEMPERATURE})  # the reference T always among them
 rows = []
 for (model, lang), g in tef.groupby(["model", "lang"], sort=False):
     score = g["scores"].map(lambda scores: scores["change"]).to_numpy()
@@ -235,12 +238,29 @@ for (model, lang), g in tef.groupby(["model", "lang"], sort=False):
         rows.append({"model": model, "lang": lang, "T": T,
                      "ECE": ece(expit(2 * np.abs(score) / T), g["correct"].to_numpy(float))})
 sweep = pd.DataFrame(rows)
-sweep.pivot_table(index=["model", "lang"], columns="T", values="ECE", sort=False).rename(
-    index=names, level="model").round(3)
+ece_by_t = sweep.pivot_table(index=["model", "lang"], columns="T", values="ECE", sort=False)
+ch09.shown(ece_by_t.rename(columns=lambda t: f"T = {t:g}").rename_axis(columns=None), names, digits=3)
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 ch09.temperature_figure(sweep, names, lang_list, TEMPERATURE).show()
-glue_all(ch09.sweep_numbers(sweep, TEMPERATURE))
+
+# %% [markdown]
+# Per judge and language, the $T$ of the grid with the lowest ECE, and how far that ECE lies below
+# the ECE at the reference release's $T$; then the same for the cells whose judge clears the
+# majority-class floor in that language:
+
+# %%
+best_t = ece_by_t.idxmin(axis=1)  # the T of the lowest ECE of the grid
+fall = ece_by_t[TEMPERATURE] - ece_by_t.min(axis=1)  # how much lower the best T's ECE is than the reference T's
+moved, above = best_t != TEMPERATURE, clears.reindex(fall.index).astype(bool)  # above: the judge clears the floor
+ch09.shown(pd.DataFrame({"best T": best_t.map(lambda t: f"{t:g}"), "ECE at the reference T": ece_by_t[TEMPERATURE],
+                         "lowest ECE": ece_by_t.min(axis=1), "fall": fall, "judge clears the floor": above}), names, 3)
+
+# %% tags=["hide-input"]
+glue_all(sweep_cells=len(fall), sweep_moved=moved.sum(), sweep_best_min=best_t[moved].min(), sweep_best_max=best_t[moved].max(),
+         sweep_fall=fall.max(), sweep_fall_cell=ch09.cell_names(pd.Index([fall.idxmax()]), names), above_cells=above.sum(),
+         sweep_fall_floor="clears" if above[fall.idxmax()] else "does not clear", above_moved=(moved & above).sum(),
+         above_names=ch09.cell_names(fall.index[above], names), above_fall=fall[above].max() if above.any() else 0.0)
 
 # %% [markdown]
 # Read along a row: as $T$ grows, TEF's confidences fall from near 1 towards 0.5, and the ECE falls
@@ -249,9 +269,13 @@ glue_all(ch09.sweep_numbers(sweep, TEMPERATURE))
 # still falls at the largest $T$ is a judge whose TEF decisions are right barely more often than half
 # the time, so that the best confidence is the one closest to 0.5. In {glue:text}`sweep_moved` of the
 # {glue:text}`sweep_cells` judge-language cells the lowest ECE of the grid lies at a $T$ other than
-# the reference release's {glue:text}`reference_T`, at $T$ from {glue:text}`sweep_best_min:g` to
-# {glue:text}`sweep_best_max:g`, and the largest fall of the ECE from the reference $T$ to the best
-# of the grid is {glue:text}`sweep_fall:.3f`.
+# the reference release's {glue:text}`reference_T`; in those cells it lies at $T$ from
+# {glue:text}`sweep_best_min:g` to {glue:text}`sweep_best_max:g`. The largest fall of the ECE from
+# the reference $T$ to the best of the grid, {glue:text}`sweep_fall:.3f`, is that of
+# {glue:text}`sweep_fall_cell`, a cell whose judge {glue:text}`sweep_fall_floor` the majority-class
+# floor. In the {glue:text}`above_cells` cells whose judge clears the floor
+# ({glue:text}`above_names`), the lowest ECE lies at another $T$ than the reference one in
+# {glue:text}`above_moved`, and the largest fall there is {glue:text}`above_fall:.3f`.
 #
 # The lowest ECE of the grid is chosen on the same pairs it is measured on, so it flatters TEF: it
 # says how much of TEF's calibration error is the choice of $T$, not what a $T$ fitted on other posts
@@ -278,15 +302,16 @@ for model in runs.models:
 #
 # Each rule's confidence is built differently, and what is measured above is largely that
 # construction meeting a particular judge. Per judge, language and rule: the accuracy over the decided
-# pairs, the mean confidence and the gap, the share of decisions made with confidence 1, and the share
-# of pairs decided *change*:
+# pairs, the mean confidence and the gap, the share of decisions made with confidence 1, the share
+# of pairs decided *change*, and the share whose gold side is *change* (what a rule that always
+# answers *change* scores):
 
 # %%
 profile = pred.groupby(["model", "lang", "rule"], sort=False).agg(
-    accuracy=("correct", lambda c: 100 * c.mean()),
-    confidence=("confidence", "mean"),
+    accuracy=("correct", lambda c: 100 * c.mean()), confidence=("confidence", "mean"),
     confidence_one=("confidence", lambda c: 100 * (c >= 1 - 1e-12).mean()),
-    says_change=("prediction", lambda d: 100 * (d == "change").mean()))
+    says_change=("prediction", lambda d: 100 * (d == "change").mean()), gold_change=("side", lambda d: 100 * (d == "change").mean()))
+profile = profile.reindex(calibration.index)  # judge by judge, language by language
 profile["gap"] = calibration["gap"]
 ch09.profile_table(profile, names)
 
@@ -294,20 +319,22 @@ ch09.profile_table(profile, names)
 glue_all(ch09.profile_numbers(profile, RULES))
 
 # %% [markdown]
-# * **Nearly constant answers** (SmolLM2): every rule decides *change* on at least
-#   {glue:text}`small_change:.0f` % of the pairs, so its accuracy is the share of that side. Direct's
-#   confidence is the constant itself, Majority Vote's is 1 on {glue:text}`small_mv_one:.0f` % of the
-#   pairs (every vote agrees), TEF's grows with the number of sentences (each adds about the same
-#   $w\,\ell$). None can track correctness: the gaps run from {glue:text}`small_gap_min:+.2f` to
-#   {glue:text}`small_gap_max:+.2f`.
+# * **Nearly constant answers** (SmolLM2): the rule that decides *change* least often still does so
+#   on {glue:text}`small_change:.1f` % of the pairs, and every rule's accuracy lies within
+#   {glue:text}`small_acc_off:.1f` points of the share of pairs whose gold side is *change*. Direct's
+#   confidence is the constant itself, Majority Vote's is 1 on {glue:text}`small_mv_one:.1f` % of the
+#   pairs (those where every vote agrees), TEF's grows with the number of sentences (each adds about
+#   the same $w\,\ell$). Confidences that follow the length of a post, not its content, cannot track
+#   correctness: the gaps run from {glue:text}`small_gap_min:+.2f` to {glue:text}`small_gap_max:+.2f`
+#   (positive: overconfident).
 # * **Flat sentence posteriors** (the cross-fitted probe's sentences): most sentence probabilities
 #   are close to 0.5, so Soft Vote's mean and TEF's score are small and both confidences sit near
-#   0.5. With accuracies of {glue:text}`probe_acc_min:.0f` to {glue:text}`probe_acc_max:.0f` %, both
-#   rules are *under*confident (gaps {glue:text}`probe_gap_min:+.3f` to {glue:text}`probe_gap_max:+.3f`).
-#   Majority Vote is the opposite: its confidence is the share of votes, 1 whenever the sentences all
-#   lean the same way, however slightly ({glue:text}`probe_mv_one_min:.0f` to
-#   {glue:text}`probe_mv_one_max:.0f` % of the pairs), and its gap is {glue:text}`probe_mv_gap_min:+.3f`
-#   to {glue:text}`probe_mv_gap_max:+.3f`.
+#   0.5. With accuracies of {glue:text}`probe_acc_min:.0f` to {glue:text}`probe_acc_max:.0f` %, the
+#   two rules' gaps run from {glue:text}`probe_gap_min:+.3f` to {glue:text}`probe_gap_max:+.3f`
+#   (negative: underconfident). Majority Vote's confidence is built otherwise: it is the share of
+#   votes, 1 whenever the sentences all lean the same way, however slightly
+#   ({glue:text}`probe_mv_one_min:.0f` to {glue:text}`probe_mv_one_max:.0f` % of the pairs), and its
+#   gap runs from {glue:text}`probe_mv_gap_min:+.3f` to {glue:text}`probe_mv_gap_max:+.3f`.
 # * **Informative but miscalibrated judges** (zero-shot e5): a post with many sentences that lean the
 #   same way gets a large $|s|$ and a TEF confidence near 1 whether or not the lean is right; TEF's gap
 #   is {glue:text}`zero_tef_gap_min:+.3f` to {glue:text}`zero_tef_gap_max:+.3f`.

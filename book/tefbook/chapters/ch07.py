@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from tefbook.companion.results import NOT_RUN
-from tefbook.companion.tables import bold_best
+from tefbook.companion.tables import bold_best, format_columns, format_p, paired_test_columns
 from tefpaper.tables import MODEL_LABELS, MODELS
 
 MARGIN_ROW = "TEF − baseline"
@@ -86,41 +86,72 @@ def prompt_figure(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mappi
     return fig
 
 
-def comparison_table(tested: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
-    """The paired comparisons as shown: one row per judge and prompt, the columns the chapter explains."""
+def comparison_table(tested: pd.DataFrame, names: Mapping[str, str], n_boot: int | None = None) -> pd.DataFrame:
+    """The paired comparisons as shown: one row per judge and prompt, the columns the chapter explains
+    (the margin with its interval in points, the p-values with three decimals, b and c as counts).
+
+    Examples
+    --------
+    >>> tested = pd.DataFrame({"model": ["e5"], "prompt": ["original"], "b": ["soft_vote"], "difference": [-0.658],
+    ...                        "low": [-1.659], "high": [0.266], "p_bootstrap": [0.174], "mcnemar_b": [30],
+    ...                        "mcnemar_c": [37], "p_mcnemar": [0.4641]})
+    >>> comparison_table(tested, {"e5": "e5 probe"}, n_boot=1000).iloc[0].astype(str).tolist()
+    ['SV', '-0.7 [-1.7, +0.3]', '0.174', '30', '37', '0.464']
+    """
     from tefcore.fusion import RULE_LABELS
 
-    return tested.assign(judge=tested["model"].map(names)).set_index(["judge", "prompt"])[
-        ["b", "difference", "low", "high", "p_bootstrap", "mcnemar_b", "mcnemar_c", "p_mcnemar"]].replace(
-        RULE_LABELS).round(3).set_axis(["vs", "Δ", "low", "high", "p boot", "b", "c", "p McNemar"], axis=1)
+    index = pd.MultiIndex.from_arrays([tested["model"].map(names), tested["prompt"]], names=["judge", "prompt"])
+    columns = {"vs": tested["b"].map(RULE_LABELS).tolist(), **paired_test_columns(tested, "TEF − baseline", n_boot)}
+    return pd.DataFrame(columns, index=index)
 
 
 def split_numbers(row: pd.Series, cells: pd.DataFrame, names: Mapping[str, str], average_margin: float,
-                  pooled_margin: float) -> dict[str, Any]:
-    """What the prose cites of the row whose bootstrap and McNemar p-values lie furthest apart."""
+                  pooled_margin: float, n_boot: int | None = None) -> dict[str, Any]:
+    """What the prose cites of the row whose bootstrap and McNemar p-values lie furthest apart (the two
+    p-values as ``"= 0.174"`` or ``"< 0.001"``, the bootstrap's bounded by ``1 / n_boot``)."""
     from tefcore.fusion import RULE_LABELS
+
+    def p_text(p: float, n: int | None = None) -> str:
+        shown = format_p(p, n) if n else ("<0.001" if p < 0.001 else format_p(p))
+        return f"< {shown[1:]}" if shown.startswith("<") else f"= {shown}"
 
     return {"split_judge": names[row["model"]], "split_prompt": row["prompt"], "split_base": RULE_LABELS[row["b"]],
             "split_avg": float(average_margin), "split_pooled": float(pooled_margin), "split_low": float(row["low"]),
-            "split_high": float(row["high"]), "split_pb": float(row["p_bootstrap"]),
-            "split_pm": "< 0.001" if row["p_mcnemar"] < 0.001 else f"= {row['p_mcnemar']:.3f}",
+            "split_high": float(row["high"]), "split_pb": p_text(float(row["p_bootstrap"]), n_boot),
+            "split_pm": p_text(float(row["p_mcnemar"])),
             "split_b": int(row["mcnemar_b"]), "split_c": int(row["mcnemar_c"]), "split_cells": len(cells),
             "split_neg": int((cells["TEF − baseline (points)"] < 0).sum()), "split_small": int(cells["pairs"].min()),
             "split_large": int(cells["pairs"].max())}
 
 
-def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: float, llms: Sequence[str]) -> dict[str, Any]:
-    """The LLM judges' prompt variants against Table 1's floor: how many, how many clear it, the best rule."""
+def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: pd.Series, llms: Sequence[str]) -> dict[str, Any]:
+    """The LLM judges' prompt variants against the floor of the pairs each was scored on (``floor``, by
+    ``(model, prompt)`` like ``table1``): how many, how many clear it, the best rule and that row's floor.
+
+    Examples
+    --------
+    >>> index = pd.MultiIndex.from_tuples([("local", "original"), ("local", "minimal"), ("e5", "original")])
+    >>> table1 = pd.DataFrame({"baseline": [54.6, 41.7, 74.7], "tef": [54.6, 42.5, 74.0]}, index=index)
+    >>> floor = pd.Series([72.9, 72.9, 63.6], index=index)
+    >>> floor_numbers(table1, table1.max(axis=1) > floor, floor, ["local"])
+    {'llm_clear': 0, 'llm_rows': 2, 'llm_best': 54.6, 'llm_best_floor': 72.9}
+    """
     rows = table1.loc[[k for k in table1.index if k[0] in llms]]
-    return {"floor_t1": float(floor), "llm_clear": int(above.loc[rows.index].sum()), "llm_rows": len(rows),
-            "llm_best": float(rows[["baseline", "tef"]].max(axis=1).max())}
+    best = rows[["baseline", "tef"]].max(axis=1)
+    return {"llm_clear": int(above.loc[rows.index].sum()), "llm_rows": len(rows),
+            "llm_best": float(best.max()), "llm_best_floor": float(floor.loc[best.idxmax()])}
 
 
 def summary_table(summary: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
-    """The LLM judges' sentence answers per prompt as shown (``posterior_summary`` rows)."""
-    return summary[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight", "decisive_share"]].replace(
-        {"model": names}).set_index(["model", "prompt", "lang"]).set_axis(
-        ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1).round(3)
+    """The LLM judges' sentence answers per prompt as shown (``posterior_summary`` rows): judge, prompt and
+    language in words, the probabilities and weights with three decimals, the decisive share with one."""
+    from tefbook.companion.labels import LANG_LABELS
+
+    shown = summary[["model", "prompt", "lang", "sentences", "p_mean", "p_std", "mean_weight", "decisive_share"]]
+    shown = shown.assign(model=shown["model"].map(names), lang=shown["lang"].map(LANG_LABELS).fillna(shown["lang"]))
+    shown = shown.set_index(["model", "prompt", "lang"]).rename_axis(["judge", "prompt", "language"]).set_axis(
+        ["sentences", "mean p", "sd p", "mean w", "decisive %"], axis=1)
+    return format_columns(shown.astype({"sentences": int}), 3, **{"decisive %": 1})
 
 
 def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) -> dict[str, Any]:

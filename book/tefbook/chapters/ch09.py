@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from tefbook.companion.labels import LANG_LABELS
-from tefbook.companion.tables import bold_best, format_cell, format_interval
+from tefbook.companion.tables import bold_best, format_cell, format_columns, format_interval, plain
 from tefcore.fusion import RULE_LABELS
 
 
@@ -32,6 +32,34 @@ def calibration_table(cal: pd.DataFrame, names: Mapping[str, str]) -> Any:
         "gap": cal["gap"].map(lambda v: format_cell(v, 3, signed=True)).to_numpy()}, index=index)
     return bold_best(text, values=values, by=["judge", "language"], lower=("ECE [95 % CI]",),
                      closest_to_zero=("gap",), digits=None)
+
+
+def shown(frame: pd.DataFrame, names: Mapping[str, str], digits: int = 1) -> Any:
+    """A table of the chapter as the reader sees it: the ``model``, ``lang`` and ``rule`` levels of its
+    index (and such columns) in words and headed ``judge``, ``language``, ``rule`` (``post_id`` and
+    ``prediction`` as ``post`` and ``decision``); numbers, counts and verdicts (yes / no) as
+    :func:`tefbook.companion.tables.plain` prints them.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"ECE": [0.0412], "clears": [True]},
+    ...                  index=pd.MultiIndex.from_tuples([("local", "zh")], names=["model", "lang"]))
+    >>> table = shown(t, {"local": "SmolLM2"}, digits=3).data
+    >>> list(table.index.names), table.index.tolist()
+    (['judge', 'language'], [('SmolLM2', 'Chinese')])
+    >>> shown(t, {"local": "SmolLM2"}, digits=3).to_html().count("yes")
+    1
+    """
+    words = {"model": dict(names), "lang": LANG_LABELS, "rule": RULE_LABELS}
+    heads = {"model": "judge", "lang": "language", "rule": "rule", "post_id": "post", "prediction": "decision"}
+    out = frame.copy()
+    for key, labels in words.items():
+        if key in out.index.names:
+            out = out.rename(index=labels, level=key)
+        if key in out.columns:
+            out[key] = out[key].map(lambda v, w=labels: w.get(v, v))
+    out = out.rename_axis([heads.get(n, n) for n in out.index.names]).rename(columns=heads)
+    return plain(out, digits)
 
 
 def reliability_figure(pred: pd.DataFrame, name: str, langs: Sequence[str], rules: Sequence[str],
@@ -107,7 +135,7 @@ def cell_names(cells: pd.Index, names: Mapping[str, str]) -> str:
     >>> cell_names(pd.MultiIndex.from_tuples([("local", "en")], names=["model", "lang"]), {"local": "SmolLM2"})
     'SmolLM2 (English)'
     """
-    return ", ".join(f"{names[model]} ({LANG_LABELS[lang]})" for model, lang in cells) or "none"
+    return "; ".join(f"{names[model]} ({LANG_LABELS[lang]})" for model, lang in cells) or "none"
 
 
 def best_numbers(best: pd.DataFrame) -> dict[str, Any]:
@@ -118,33 +146,24 @@ def best_numbers(best: pd.DataFrame) -> dict[str, Any]:
             "tef_gap_closest": int((best["gap closest to 0"] == "TEF").sum())}
 
 
-def sweep_numbers(sweep: pd.DataFrame, reference: float) -> dict[str, Any]:
-    """Of the temperature sweep (rows ``model, lang, T, ECE``): in how many judge-language cells the lowest
-    ECE of the grid is at a ``T`` other than ``reference``, the range of those best ``T``, and the largest
-    fall of the ECE from ``reference`` to the best ``T``.
+def profile_table(profile: pd.DataFrame, names: Mapping[str, str]) -> Any:
+    """The profile of each judge, language and rule as shown: short column names, judges, languages and rules
+    in words, shares with one decimal, the confidence and the gap with three (as text).
 
     Examples
     --------
-    >>> sweep = pd.DataFrame({"model": "a", "lang": ["en", "en", "zh", "zh"], "T": [1.0, 10.0, 1.0, 10.0],
-    ...                       "ECE": [0.30, 0.10, 0.05, 0.20]})
-    >>> sweep_numbers(sweep, reference=1.0)
-    {'sweep_cells': 2, 'sweep_moved': 1, 'sweep_best_min': 1.0, 'sweep_best_max': 10.0, 'sweep_fall': 0.2}
+    >>> profile = pd.DataFrame({"accuracy": [57.12], "confidence": [0.9391], "confidence_one": [0.0],
+    ...                         "says_change": [100.0], "gold_change": [57.12], "gap": [0.3679]},
+    ...                        index=pd.MultiIndex.from_tuples([("local", "zh", "tef")], names=["model", "lang", "rule"]))
+    >>> profile_table(profile, {"local": "SmolLM2"}).data.reset_index().iloc[0].tolist()
+    ['SmolLM2', 'Chinese', 'TEF', '57.1', '0.939', '0.0', '100.0', '57.1', '0.368']
     """
-    by_cell = sweep.groupby(["model", "lang"], sort=False)
-    best_t = sweep.loc[by_cell["ECE"].idxmin(), "T"].to_numpy()
-    at_reference = sweep[np.isclose(sweep["T"], reference)].set_index(["model", "lang"])["ECE"]
-    fall = at_reference - by_cell["ECE"].min()
-    return {"sweep_cells": len(best_t), "sweep_moved": int((~np.isclose(best_t, reference)).sum()),
-            "sweep_best_min": float(best_t.min()), "sweep_best_max": float(best_t.max()),
-            "sweep_fall": round(float(fall.max()), 12)}
-
-
-def profile_table(profile: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
-    """The profile of each judge, language and rule as shown: rounded, short column names, display labels."""
-    shown = profile.round({"accuracy": 1, "confidence": 3, "confidence_one": 1, "says_change": 1, "gap": 3})
-    return shown.rename(columns={"accuracy": "acc %", "confidence": "conf", "confidence_one": "conf = 1 %",
-                                 "says_change": "change %"}).rename(index=names, level="model").rename(
-        index=RULE_LABELS, level="rule")
+    shown = profile[["accuracy", "confidence", "confidence_one", "says_change", "gold_change", "gap"]].rename(
+        columns={"accuracy": "acc %", "confidence": "conf", "confidence_one": "conf = 1 %", "says_change": "change %",
+                 "gold_change": "gold change %"})
+    shown = shown.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang").rename(
+        index=RULE_LABELS, level="rule").rename_axis(["judge", "language", "rule"])
+    return plain(format_columns(shown, 1, conf=3, gap=3))
 
 
 def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, float]:
@@ -160,6 +179,7 @@ def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, fl
     probe_mv = part("e5-crossfit", ["majority_vote"])
     values = {
         "small_change": small["says_change"].min(),
+        "small_acc_off": (small["accuracy"] - small["gold_change"]).abs().max(),
         "small_mv_one": part("local", ["majority_vote"])["confidence_one"].min(),
         "small_gap_min": small["gap"].min(), "small_gap_max": small["gap"].max(),
         "probe_gap_min": probe["gap"].min(), "probe_gap_max": probe["gap"].max(),
