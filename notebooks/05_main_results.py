@@ -80,9 +80,10 @@ glue("link_gain_acc", Markdown(claim_link("gain-accuracy")), display=False)
 glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 
 
-def show(frame: pd.DataFrame):
-    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up."""
-    return tab.plain(reader_labels(frame, names))
+def show(frame: pd.DataFrame, signed=()):
+    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up (with a
+    sign in the ``signed`` columns, or everywhere for ``True``)."""
+    return tab.plain(reader_labels(frame, names), signed=signed)
 
 # %% [markdown]
 # ## The judges and their caches
@@ -156,7 +157,7 @@ for rule, prediction in decided.items():
 by_hand = pd.DataFrame(rows).pivot(index="rule", columns="dimension")
 by_hand[("accuracy", "Average")] = by_hand["accuracy"].mean(axis=1)
 by_hand[("macro_f1", "Average")] = by_hand["macro_f1"].mean(axis=1)
-show(by_hand.rename(columns={"macro_f1": "macro-F1"}))
+show(by_hand[["accuracy", "macro_f1"]].rename(columns={"macro_f1": "macro-F1"}))
 
 # %% [markdown]
 # The library does the same for every cache of the page in two calls: `predict_pairs` (every
@@ -412,9 +413,10 @@ setting_pred = predict_runs(setting_runs, rules=RULES)
 setting_table = score_table(setting_pred, by=["model", "lang", "rule", "dimension"])
 by_setting = setting_table[setting_table["dimension"] == "Average"].pivot_table(
     index=["lang", "model"], columns="rule", values="accuracy", sort=False)[RULES]
+by_setting = by_setting.map(tab.round_half_up)  # as printed, so that every difference below is the table's
 by_setting["TEF − best baseline"] = by_setting["tef"] - by_setting[RULES[:3]].max(axis=1)
 spread = by_setting[RULES].groupby("lang").agg(lambda c: c.max() - c.min())
-tab.plain(reader_labels(by_setting, short_names(setting_runs)))
+tab.plain(reader_labels(by_setting, short_names(setting_runs)), signed={"TEF − best baseline"})
 
 # %% tags=["hide-input"]
 ch05.glue_spreads(spread, by_setting, lang_list)  # stops if the judge's setting is not the larger, as said below
@@ -453,7 +455,7 @@ for t in factors:
                           "gain": a["tef"] - a[RULES[:3]].max()})
 sweep = pd.DataFrame(sweep)
 gain = sweep.pivot_table(index=["model", "lang"], columns="t", values="gain", sort=False)
-show(gain.rename(columns=lambda t: f"t = {t:g}"))
+show(gain.rename(columns=lambda t: f"t = {t:g}"), signed=True)
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 ch05.sweep_figure(sweep, names, lang_list, factors).show()
@@ -471,7 +473,7 @@ best["TEF ahead at some t"] = best["best gain"] > 0
 best["judge clears the floor"] = clears.reindex(best.index)
 half_width = (vs["high"] - vs["low"]) / 2  # the paired intervals of the section above, at t = 1
 narrowest = half_width[(vs["metric"] == "accuracy") & (half_width > 0)].min()
-show(best)
+show(best, signed={"best gain"})
 
 # %% tags=["hide-input"]
 def cells(rows: pd.DataFrame) -> str:
@@ -487,8 +489,10 @@ if not best["best gain"].max() < narrowest:
     raise AssertionError("a tempered gain reaches the half-width of a paired interval: the prose below says none does")
 tab.glue_all(sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cells(ahead),
              sweep_max=tab.round_half_up(best["best gain"].max()), sweep_half=tab.round_half_up(narrowest),
-             sweep_clear_best=cells(cleared.nlargest(1, "best gain")),
-             sweep_flat=", ".join(f"{names[m]} in {LANG_LABELS[lang]}" for m, lang in flat.index) or "none")
+             sweep_clear_gain=tab.round_half_up(cleared["best gain"].max()),
+             sweep_clear_cell="; ".join(f"{names[m]} in {LANG_LABELS[lang]} at t = {r['at t']}"
+                                        for (m, lang), r in cleared.nlargest(1, "best gain").iterrows()) or "none",
+             sweep_flat="; ".join(f"{names[m]} in {LANG_LABELS[lang]}" for m, lang in flat.index) or "none")
 
 # %% [markdown]
 # So, is there a temperature at which TEF beats the best baseline? In {glue:text}`sweep_ahead` of
@@ -496,9 +500,9 @@ tab.glue_all(sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cel
 # of these gains exceeds {glue:text}`sweep_max:+.1f` points, while the narrowest paired 95 %
 # interval of the section above (at t = 1) reaches {glue:text}`sweep_half:.1f` points either side of
 # its estimate: gains of this size lie within the noise of the sample (the tempered rules get no
-# interval of their own). Among the cells whose judge clears the floor, the best TEF reaches is
-# {glue:text}`sweep_clear_best`. The cells {glue:text}`sweep_flat` stay at zero at every
-# temperature: there every rule decides the same side. Where a row stays at or below zero over the
+# interval of their own). Where the judge clears the floor, the best TEF reaches is
+# {glue:text}`sweep_clear_gain:+.1f` points, in {glue:text}`sweep_clear_cell`. The rows of
+# {glue:text}`sweep_flat` stay at zero at every temperature: there every rule decides the same side. Where a row stays at or below zero over the
 # whole range, no rescaling of the detector's confidence makes TEF win on these posts, and the
 # shortfall lies in *which* sentences the judge is confident about, not in how confident it is.
 #

@@ -79,9 +79,10 @@ for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-d
     glue(key, Markdown(claim_link(claim)), display=False)
 
 
-def show(frame: pd.DataFrame, digits: int = 1):
-    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up."""
-    return plain(reader_labels(frame, globals().get("names")), digits)
+def show(frame: pd.DataFrame, digits: int = 1, signed=()):
+    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up (with a
+    sign in the ``signed`` columns, or everywhere for ``True``)."""
+    return plain(reader_labels(frame, globals().get("names")), digits, signed)
 
 # %% [markdown]
 # ## The paper's statements, recomputed from its tables
@@ -141,7 +142,7 @@ plain(pd.DataFrame({"score for change (by hand)": by_hand, "decision (fuse_many)
 
 # %%
 plain(pd.DataFrame({"p": p, "w": w, "ℓ (w/o Entropy sums)": ell, "w·ℓ (TEF sums)": w * ell,
-                    "w·p (w/o Log-Odds averages)": w * p}), 3)
+                    "w·p (w/o Log-Odds averages)": w * p}, index=pd.RangeIndex(1, len(p) + 1, name="sentence")), 3)
 
 # %% [markdown]
 # The five sentences that lean to change without conviction against the decisive one: the range of
@@ -200,7 +201,7 @@ by_hand = first.groupby(["rule", "dimension"]).apply(lambda g: pd.Series({
                                zero_division=0)}))
 library = table[(table["model"] == runs.models[0]) & (table["lang"] == lang_list[0])].set_index(["rule", "dimension"])
 assert np.allclose(library.loc[by_hand.index, ["accuracy", "macro_f1"]], by_hand)
-accuracy = by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS)
+accuracy = by_hand["accuracy"].unstack("dimension").rename(index=RULE_LABELS).map(round_half_up)  # as printed
 spread = accuracy.max() - accuracy.min()  # per dimension: how far apart the four rules lie
 tef_best = accuracy.loc["TEF"] >= accuracy.max()  # dimensions where full TEF is (jointly) best
 plain(accuracy)
@@ -376,9 +377,9 @@ ch06.evidence_report(chosen, "e5-crossfit, English sample: two posts where the w
 # their Average the mean of the six printed dimensions (Table 4 prints that mean rounded half up).
 
 # %% tags=["hide-input", "full-width"]
-show_by(side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
-                     rules=RULES, paper_models=parse_list(paper_models), langs=lang_list),
-        by="run", skip=REFERENCE_ROWS)
+t4_wide = side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
+                       rules=RULES, paper_models=parse_list(paper_models), langs=lang_list)
+show_by(t4_wide.rename_axis(index=["language", "judge", "rule"]), by="judge", skip=REFERENCE_ROWS)
 
 # %% [markdown]
 # The table answers per dimension; the paper's question is about the Average. Per judge and
@@ -444,10 +445,10 @@ average = table[table["dimension"] == "Average"].pivot_table(
     index=["model", "lang"], columns="rule", values="accuracy", sort=False)
 ours = average[ABLATION].sub(average["soft_vote"], axis=0)
 theirs = versus.xs("accuracy", level="metric")[[f"margin_{v}" for v in ABLATION]].set_axis(ABLATION, axis=1)
-display(show(pd.concat({"ours": ours, "paper": theirs}).rename(columns=RULE_LABELS)))
+display(show(pd.concat({"ours": ours, "paper": theirs}).rename(columns=RULE_LABELS), signed=True))
 tef_margin = pd.Series({"ours, smallest": ours["tef"].min(), "ours, largest": ours["tef"].max(),
                         "Qwen2.5-7B (paper), smallest": theirs.loc["qwen2.5-7b", "tef"].min()})
-show(tef_margin.to_frame("full TEF's margin over SV"))  # points of Average accuracy
+show(tef_margin.to_frame("full TEF's margin over SV"), signed=True)  # points of Average accuracy
 
 # %% tags=["hide-input"]
 glue_all(ours_tef_min=round_half_up(tef_margin.iloc[0]), ours_tef_max=round_half_up(tef_margin.iloc[1]),

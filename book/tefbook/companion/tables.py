@@ -250,19 +250,33 @@ def bold_best(
     return styler
 
 
-def plain(frame: pd.DataFrame, digits: int = 1) -> Any:
+def plain(frame: pd.DataFrame, digits: int = 1, signed: bool | Collection[Any] = ()) -> Any:
     """A table in the book's style without ranking: numbers as :func:`format_cell` prints them, one line per
     row (cells do not wrap), a stable id.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    digits : int
+        Decimals of every number.
+    signed : bool or collection
+        Print a sign on every number (``True``), or on the numbers of these columns (names, or the last
+        level of a tuple name): differences, gains, margins.
 
     Examples
     --------
     >>> "white-space: nowrap" in plain(pd.DataFrame({"a": [1.25]})).to_html()
     True
+    >>> "+0.9" in plain(pd.DataFrame({"gain": [0.9], "n": [3]}), signed={"gain"}).to_html()
+    True
     """
     digest = hashlib.sha256(frame.to_csv().encode("utf-8")).hexdigest()[:10]
     styler = frame.style.set_uuid(f"tef-{digest}").set_table_attributes('class="dataframe"')
-    styler = styler.set_table_styles(_TABLE_STYLES)
-    return styler.format(lambda v: format_cell(v, digits))
+    styler = styler.set_table_styles(_TABLE_STYLES).format(lambda v: format_cell(v, digits, signed=signed is True))
+    for j, col in enumerate(frame.columns):
+        if signed is not True and (col in signed or (isinstance(col, tuple) and col[-1] in signed)):
+            styler = styler.format(lambda v: format_cell(v, digits, signed=True), subset=frame.columns[[j]])
+    return styler
 
 
 def show_by(frame: pd.DataFrame, level: str = "language", **options: Any) -> None:
