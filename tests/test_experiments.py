@@ -199,3 +199,23 @@ def test_reproduce_block_is_the_generated_command_with_project_paths(tmp_path, m
     assert text == f"```bash\n{command_for_chapter('06', data_dir='data/mind-full', reading='reference')}\n```"
 
 
+
+
+def test_an_accuracy_on_a_half_prints_the_same_in_every_table_of_the_book():
+    """102 of 160 pairs is 63.75 %, computed as 63.74999...: pandas' round gives 63.7, the paper's rounding
+    63.8. Chapter 5's and 6's tables (plain, bold_best) and the glued numbers (round_half_up) all give 63.8."""
+    accuracy = 100 * (102 / 160)  # as score_table computes it
+    frame = pd.DataFrame({"Acc": [accuracy]}, index=pd.Index(["soft_vote"], name="rule"))
+    assert round(accuracy, 1) == 63.7  # the defect: a table printed with .round(1)
+    assert pres.round_half_up(accuracy) == 63.8
+    for styler in (pres.plain(frame), pres.bold_best(frame), pres.plain(ex.reader_labels(frame))):
+        html = styler.to_html()
+        assert "63.8" in html and "63.7" not in html
+
+
+def test_reader_labels_name_judges_languages_and_rules():
+    frame = pd.DataFrame({"tef": [1.0], "tef_without_entropy": [2.0]}, index=pd.MultiIndex.from_tuples(
+        [("qwen2.5-7b", "en")], names=["model", "lang"])).rename_axis(columns="rule")
+    out = ex.reader_labels(frame)
+    assert list(out.index.names) == ["judge", "language"] and out.index[0] == ("Qwen2.5-7B", "English")
+    assert list(out.columns) == ["TEF", "w/o Entropy"] and out.columns.name == "rule"
