@@ -204,7 +204,7 @@ def test_reproduce_block_is_the_generated_command_with_project_paths(tmp_path, m
 def test_an_accuracy_on_a_half_prints_the_same_in_every_table_of_the_book():
     """102 of 160 pairs is 63.75 %, computed as 63.74999...: pandas' round gives 63.7, the paper's rounding
     63.8. Chapter 5's and 6's tables (plain, bold_best) and the glued numbers (round_half_up) all give 63.8."""
-    accuracy = 100 * (102 / 160)  # as score_table computes it
+    accuracy = 100 * (102 / 160)  # as the by-hand tables compute it (100 * accuracy_score)
     frame = pd.DataFrame({"Acc": [accuracy]}, index=pd.Index(["soft_vote"], name="rule"))
     assert round(accuracy, 1) == 63.7  # the defect: a table printed with .round(1)
     assert pres.round_half_up(accuracy) == 63.8
