@@ -77,7 +77,7 @@ from tefpaper.ledger import chapter_claims
 from tefbook.companion.results import majority_floor
 from tefbook.companion.runs import load_runs, setting_notes
 from tefbook.companion.tables import bold_best
-from tefcore.fusion import RULE_LABELS
+from tefcore.fusion import RULE_LABELS, entropy_weight
 from tefcore import information
 from tefcore import simulate as sim
 from tefcore.metrics import reliability_table
@@ -89,8 +89,6 @@ checks = theory.Checks()
 RELIABILITY_COLUMNS = {"bin_lower": "p from", "bin_upper": "p to", "count": "sentences",
                        "mean_predicted": "mean p", "observed": "share from change posts",
                        "stderr": "standard error"}  # the reliability table's columns, as a reader reads them
-for key, value in theory.detector_numbers(decisive_strength, uncertain_strength).items():
-    glue(key, value, display=False)
 for key, value in {"n_information_sentences": n_information_sentences, "study_docs": study_docs,
                    "detector_lean": detector_lean, "sweep_bootstrap": sweep_bootstrap}.items():
     glue(key, value, display=False)
@@ -130,6 +128,9 @@ for key, value in {"n_information_sentences": n_information_sentences, "study_do
 # %%
 detector = sim.Detector(strength=decisive_strength,
                         uncertain_strength=uncertain_strength)
+right_alone = {"decisive": theory.sentence_accuracy(decisive_strength),  # Φ(μ/2), equal priors
+               "uncertain": theory.sentence_accuracy(uncertain_strength)}
+decisive_p = theory.decisive_threshold(0.5)  # the p from which a sentence's TEF weight reaches 1/2
 calib = sim.simulate_documents(n_calibration_docs, detector, n_decisive=1,
                                n_uncertain=4, rng=rng)
 reliability = reliability_table(calib.p, calib.sentence_is_change, n_bins=10)
@@ -139,6 +140,11 @@ checks.at_most("0 calibration: max |observed − predicted| over 10 bins", worst
 reader_table(reliability.set_index("bin").rename(columns=RELIABILITY_COLUMNS), 4, **{"p from": 1, "p to": 1})
 
 # %% tags=["hide-input"]
+glue("mu_dec", decisive_strength, display=False)
+glue("mu_unc", uncertain_strength, display=False)
+glue("acc_dec", 100 * right_alone["decisive"], display=False)
+glue("acc_unc", 100 * right_alone["uncertain"], display=False)
+glue("decisive_p", decisive_p, display=False)
 theory.reliability_figure(reliability).show()
 
 # %% [markdown]
@@ -315,12 +321,14 @@ studies = {
 }
 maps = theory.gain_maps(studies)
 gains, accuracy = theory.study_summary(studies, maps)
+lean_p = 1 / (1 + np.exp(-detector_lean))  # what an evidence-free sentence of the leaning judge reports
+lean_w = entropy_weight([lean_p])[0]  # and its TEF weight
 display(gains.round(1))
 bold_best(accuracy, skip={"oracle (Bayes)"})
 
 # %% tags=["hide-input"]
-for key, value in theory.lean_numbers(detector_lean).items():
-    glue(key, value, display=False)
+glue("lean_p", float(lean_p), display=False)
+glue("lean_w", float(lean_w), display=False)
 theory.gain_map_figure(maps).show()
 
 # %% [markdown]

@@ -210,7 +210,7 @@ ch03.sentences_figure(by_rule, langs).show()
 # accuracy (one definition for the whole book, `majority_rate`; its Average over the dimensions,
 # `majority_floor`, closes each language). The full release's columns are the counts of its files.
 
-# %%
+# %% tags=["full-width"]
 from tefbook.companion.results import majority_floor, majority_rate
 from tefcore.mind.schema import TABLE_ORDER
 
@@ -285,11 +285,13 @@ events = pair_rows.pivot_table(index="event", columns="lang", values="side", agg
 ch03.event_table(events, langs)
 
 # %% [markdown]
-# Pairs per event and dimension:
+# Pairs per event and dimension, one table per language:
 
 # %%
-pd.crosstab([pair_rows["lang"].map(LANG_LABELS), pair_rows["event"]], pair_rows["dimension"]).reindex(
-    columns=list(TABLE_ORDER), fill_value=0).rename_axis(index=["language", "event"], columns=None)
+by_event = pd.crosstab([pair_rows["lang"], pair_rows["event"]], pair_rows["dimension"]).reindex(
+    columns=list(TABLE_ORDER), fill_value=0)
+for lang in langs:
+    display(by_event.loc[lang].rename_axis(index=f"{LANG_LABELS[lang]}: event", columns=None))
 
 # %% [markdown]
 # ## Labels per orientation (the paper's Fig. 3)
