@@ -123,7 +123,7 @@ counts = summary_counts(claims)
 # %% tags=["remove-input"]
 assert not counts[FAILS].any(), "a check no longer gives its recorded verdict (assert_ledger below names it)"
 counts.drop(columns=FAILS).rename(index={"all": "all kinds"}, columns={"all": "claims"}).rename_axis(
-    "the paper's claims, by evidence")
+    index=None, columns="the paper's claims, by evidence")
 
 # %% tags=["remove-cell"]
 total = counts.loc["all"]

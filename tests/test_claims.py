@@ -343,6 +343,8 @@ def test_html_rows_are_anchored(ledger: pd.DataFrame) -> None:
     for cid in ledger.index:
         assert page.count(f'id="{claims.claim_anchor(cid)}"') == 1
     assert 'href="05_main_results.html"' in page
+    for key in ("soft_vote", "majority_vote", "tef_without_entropy", "macro_f1", "True", "False"):  # reader labels
+        assert key not in page.split("<tbody>", 1)[1], key
     assert "<script" not in page and "&lt;" not in claims.ledger_html(ledger.reset_index().head(1))
     link = claims.claim_link("ablation-drop", "22.9 <and> 23.8")
     assert link == '<a href="11_claims_ledger.html#claims-ablation-drop">22.9 &lt;and&gt; 23.8</a>'

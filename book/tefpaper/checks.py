@@ -69,7 +69,7 @@ def _entropy_weight(ev: Evidence) -> Verdict:
         f"w(½) = {w2[50]:g}, w(0) = w(1) = {w2[0]:g}",
         gap <= 1e-12 and inside and w2[50] == 0 and w2[0] == w2[-1] == 1,
         f"K = 2 on a grid and K = 3 on {len(p3)} random distributions; largest |difference| from "
-        f"1 - H/log K with scipy.special.entr: {gap:.1e}; all weights in [0, 1]: {inside}",
+        f"1 - H/log K with scipy.special.entr: {gap:.1e}; all weights in [0, 1]: {'yes' if inside else 'no'}",
     )
 
 

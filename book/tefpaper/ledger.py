@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shlex
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from tefcore.fusion import RULE_LABELS
 from tefcore.mind.release import FULL_RELEASE_DIR
 from tefpaper import checks, results  # noqa: F401 (they register the checks)
 from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, READER_VERDICTS, SECTIONS, VERDICTS,
@@ -42,7 +44,7 @@ from tefpaper.evidence import (CHECKS, FAILS, HOLDS, KINDS, NOT_CHECKED, NOT_HOL
 
 __all__ = ["FORMATS", "LEDGER", "assert_ledger", "chapter_claims", "claim_anchor", "claim_link", "describe_claim",
            "evaluate_ledger", "failures", "find_claim", "format_ledger", "ledger_html", "reproduce_line",
-           "shown_verdict", "summary_counts", "whose_counts"]
+           "readable", "shown_verdict", "summary_counts", "whose_counts"]
 
 FORMATS: tuple[str, ...] = ("text", "csv", "markdown", "json")
 """Output formats of :func:`format_ledger` (``tef claims --format``)."""
@@ -315,8 +317,27 @@ def claim_link(claim_id: str, text: str | None = None, page: str = "11_claims_le
     return f'<a href="{page}#{claim_anchor(claim_id)}">{html.escape(text or claim_id)}</a>'
 
 
+_KEY_LABELS: dict[str, str] = {**{k: v for k, v in RULE_LABELS.items() if "_" in k}, "macro_f1": "macro-F1",
+                                "without_entropy": RULE_LABELS["tef_without_entropy"],
+                                "without_log_odds": RULE_LABELS["tef_without_log_odds"]}
+_KEY = re.compile(r"(?<![\w.])(" + "|".join(sorted(map(re.escape, _KEY_LABELS), key=len, reverse=True)) + r")(?![\w.])")
+
+
+def readable(text: object) -> str:
+    """A check's value or note as the ledger's pages print it: the library's rule and metric keys
+    (``soft_vote``, ``tef_without_entropy``, ``macro_f1``) by their labels; code names such as
+    ``tefcore.fusion.fuse_many`` are left as they are.
+
+    Examples
+    --------
+    >>> readable("trails it: majority_vote 81, soft_vote 72; qwen3-14b en Culture macro_f1; tefcore.x.soft_vote")
+    'trails it: MV 81, SV 72; qwen3-14b en Culture macro-F1; tefcore.x.soft_vote'
+    """
+    return _KEY.sub(lambda m: _KEY_LABELS[m.group(1)], str(text))
+
+
 def _html_row(row: Mapping[str, object], chapter_href: Callable[[str], str]) -> str:
-    e = {k: html.escape(str(v)) for k, v in row.items()}
+    e = {k: html.escape(readable(v) if k in ("value", "note") else str(v)) for k, v in row.items()}
     chapter = str(row["chapter"])
     cls = {HOLDS: "holds", NOT_HOLD: "differs", NOT_CHECKED: "unchecked", FAILS: "fails"}[str(row["verdict"])]
     return (
@@ -370,7 +391,7 @@ def chapter_claims(chapter: str, data_dir: str | None = None, page: str = "11_cl
     body = "".join(
         f'<tr><td><a href="{page}#{claim_anchor(r["id"])}"><code>{html.escape(r["id"])}</code></a></td>'
         f'<td>{html.escape(str(r["words"]))}<br><small>{html.escape(str(r["where"]))}</small></td>'
-        f'<td>{html.escape(str(r["number"]))}</td><td>{html.escape(str(r["value"]))}</td>'
+        f'<td>{html.escape(str(r["number"]))}</td><td>{html.escape(readable(r["value"]))}</td>'
         f'<td><b>{html.escape(shown_verdict(r))}</b><br><small>{html.escape(str(r[kind]))}</small></td></tr>'
         for r in rows.to_dict("records"))
     return f'<table class="claims-ledger"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
