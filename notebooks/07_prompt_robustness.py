@@ -22,9 +22,9 @@
 # prompt ({glue:md}`link_best`) and loses the least accuracy under either change
 # ({glue:md}`link_least`).
 #
-# **Only an LLM that beats a constant answer can test this claim.** Only an LLM reads a prompt. The
-# e5 judges compare embeddings of the text and read no prompt at all, so their numbers cannot depend
-# on the wording. The LLM judges on this page clear the majority-class floor of the pairs they were
+# **Only an LLM that beats a constant answer can test this claim.** The e5 judges compare
+# embeddings of the text and read no prompt at all, so their numbers cannot depend on the wording.
+# The LLM judges on this page clear the majority-class floor of the pairs they were
 # scored on under {glue:text}`llm_clear` of their {glue:text}`llm_rows` prompt variants (computed
 # below); where a judge stays under it, a change of its accuracy with the prompt is a change in its
 # letter bias, not in how well a fusion rule reads evidence. What this chapter can do is compute
@@ -281,12 +281,12 @@ plain(ch07.summary_table(answers, names))
 # 0.5 and flip every rule from one side to the other at once, a large swing in accuracy with no
 # change in the gap between rules.
 #
-# The prompt should be the only thing that changes between a judge's caches: the headers of
-# SmolLM2's {glue:text}`n_caches` caches record {glue:text}`n_builds` llama.cpp build(s) and
-# {glue:text}`n_no_system` cache(s) scored without the chat template's default system turn
-# ({glue:text}`no_system`), as the collapsed cell below reads them; the appendix *Running the book*
-# says how these caches were made. For a judge under the floor with every prompt this changes
-# nothing. The paper's question, whether TEF's margin survives a new wording, needs an LLM that
+# The prompt should be the only thing that changes between a judge's caches. The headers of
+# SmolLM2's {glue:text}`n_caches` caches name the llama.cpp build and the system turn each was
+# scored with (the collapsed cell below): distinct builds, {glue:text}`n_builds`; caches without the
+# chat template's default system turn, {glue:text}`n_no_system` ({glue:text}`no_system`). The
+# appendix *Running the book* says how these caches were made. For a judge under the floor with
+# every prompt this changes nothing. The paper's question, whether TEF's margin survives a new wording, needs an LLM that
 # clears the floor, scored with one engine and one system turn for every variant, as one run of
 # `tef reproduce` gives.
 

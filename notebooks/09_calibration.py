@@ -212,9 +212,9 @@ glue_all(ch09.best_numbers(best), clearly_names=ch09.cell_names(tef_clearly.inde
 
 # %% [markdown]
 # In {glue:text}`tef_lowest` of our {glue:text}`n_cells` judge-language cells TEF has the lowest ECE
-# at the reference release's $T$, clearly so in {glue:text}`tef_clearly`: {glue:text}`clearly_names`,
-# of which {glue:text}`clearly_above` clear the majority-class floor. A judge under the floor makes
-# that a check of the computation, not evidence about TEF. These are statements about
+# at the reference release's $T$, clearly so in {glue:text}`tef_clearly` ({glue:text}`clearly_names`);
+# in {glue:text}`clearly_above` of these the judge clears the majority-class floor. A judge under the
+# floor makes such a cell a check of the computation, not evidence about TEF. These are statements about
 # the CPU judges of this page on the MIND sample: they neither confirm nor contradict the paper's
 # statement about Qwen2.5-7B. TEF's gap is the closest to zero in {glue:text}`tef_gap_closest` of
 # the cells; the last column says on which side TEF errs where it does not, overconfident (its
@@ -275,7 +275,7 @@ glue_all(sweep_cells=len(fall), sweep_moved=moved.sum(), sweep_best_min=best_t[m
 # {glue:text}`sweep_fall_cell`, a cell whose judge {glue:text}`sweep_fall_floor` the majority-class
 # floor. In the {glue:text}`above_cells` cells whose judge clears the floor
 # ({glue:text}`above_names`), the lowest ECE lies at another $T$ than the reference one in
-# {glue:text}`above_moved`, and the largest fall there is {glue:text}`above_fall:.3f`.
+# {glue:text}`above_moved` of them, and the largest fall there is {glue:text}`above_fall:.3f`.
 #
 # The lowest ECE of the grid is chosen on the same pairs it is measured on, so it flatters TEF: it
 # says how much of TEF's calibration error is the choice of $T$, not what a $T$ fitted on other posts
