@@ -87,8 +87,10 @@ KEYED = (("score_", "score of {}"), ("p_", "p({})"), ("contribution_", "w·ℓ({
 
 
 def label(key: object) -> str:
-    """A column key of the library's tables as the page names it (format only)."""
+    """A column key of the library's tables as the page names it; a name that is no key is kept (format only)."""
     key = str(key)
+    if not key.isidentifier():
+        return key
     if key in COLUMN_LABELS or key in RULE_LABELS:
         return COLUMN_LABELS.get(key) or RULE_LABELS[key]
     return next((form.format(key[len(pre):]) for pre, form in KEYED if key.startswith(pre)), key.replace("_", " "))
@@ -231,7 +233,8 @@ tef_result = fuse_many(p, one, "tef", classes=sides[example_dimension])
 mv_result = fuse_many(p, one, "majority_vote", classes=sides[example_dimension])
 assert np.allclose(tef_result.scores[0], score)
 shown(pd.DataFrame({"Eq. 3 by hand": score, "fuse_many (TEF)": tef_result.scores[0],
-                    "MV vote share": mv_result.scores[0]}, index=pd.Index(sides[example_dimension], name="side")), 3)
+                    "MV vote share": mv_result.scores[0]}, index=pd.Index(sides[example_dimension], name="side")), 3,
+      side="side")
 
 # %% [markdown]
 # TEF decides *{glue:text}`ex_tef`* (confidence {glue:text}`ex_tef_conf:.2f`), Majority Vote
@@ -339,8 +342,8 @@ COMMANDS = [  # (command, what it does): the path of this page, step by step
 glue("n_commands", len(COMMANDS), display=False)
 
 # %% [markdown]
-# The path of this page, from a task to start from to the scores, is {glue:text}`n_commands` commands
-# on the command line, one per step above:
+# On the command line the path of this page takes {glue:text}`n_commands` commands, from `tef init`,
+# which writes a task to start from, to the scores where gold exists:
 
 # %% tags=["remove-input"]
 from IPython.display import Markdown
