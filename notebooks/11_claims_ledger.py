@@ -306,7 +306,7 @@ misfit = confusion[~confusion["consistent"]]
 # %% tags=["hide-input"]
 misfit.assign(model=misfit["model"].map(paper.MODEL_LABELS), lang=misfit["lang"].map(LANG_LABELS)).pivot_table(
     index="model", columns="lang", values="method", aggfunc="count", fill_value=0).rename_axis(
-    index=None, columns="pairs that fit no matrix (paper's model)")
+    index=None, columns="pairs that fit no matrix, per language")
 
 # %% tags=["remove-cell"]
 glue("n_misfit", int((~confusion["consistent"]).sum()), display=False)
