@@ -238,6 +238,26 @@ def test_a_checks_cell_imports_only_a_module_that_needs_no_book() -> None:
             written_out(source, "lab.py")
 
 
+def test_an_answer_key_cell_is_sealed_or_a_one_line_error() -> None:
+    """The cell tagged answer-key runs with the notebook's literal values when the student edition is written,
+    and only the key it fills is kept, as a literal; a cell that fails, or fills the key with anything but
+    literals, is a one-line error naming the chapter."""
+    from tefbook.launch import sealed_key, student_edition
+
+    cells = [nbformat.v4.new_code_cell("seed = 7\nrepository = ''", metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell("ANSWER_KEY = {}", metadata={"tags": ["checks-like"]}),
+             nbformat.v4.new_code_cell("strong, weak = 0.9, 0.4"),
+             nbformat.v4.new_code_cell("ANSWER_KEY.update({'ex': lambda: {'n': seed * strong}})",
+                                       metadata={"tags": ["remove-cell", "answer-key"]})]
+    edition = student_edition(nbformat.v4.new_notebook(cells=cells))
+    assert edition.cells[-1].source.endswith("ANSWER_KEY.update({'ex': {'n': 6.3}})\n")
+    assert "lambda" not in edition.cells[-1].source and edition.cells[-1].metadata["tags"] == ["answer-key"]
+    for source, message in (("ANSWER_KEY.update({'ex': missing})", "fails with the notebook's literal values"),
+                            ("ANSWER_KEY.update({'ex': object()})", "fills the answer key with values that are no literals")):
+        with pytest.raises(BookError, match=f"lab.py: the cell tagged 'answer-key' {message}"):
+            sealed_key(source, {}, "lab.py")
+
+
 def test_no_address_is_committed() -> None:
     """The address is read at build time only: the committed configuration and workflow name none."""
     for name in ("_config.yml", ".github/workflows/pages.yml"):
