@@ -158,6 +158,9 @@ def test_the_front_page_findings_are_the_chapters_numbers() -> None:
     t1_floor = review.cell_counts()["floor"].groupby("lang").mean().mean()
     assert frame.iloc[4]["found"].startswith(f"if the premise holds, {int((wide < t1_floor).to_numpy().sum())} of "
                                              "Table 1's 30 printed accuracies")
+    from tefbook.chapters.ch07 import paper_numbers  # the front page and chapter 7 agree
+    chapter7 = paper_numbers(paper.load_table("table1"), wide.reindex(paper.MODELS), t1_floor)
+    assert {k: chapter7[k] for k in findings.table1_floor()} == findings.table1_floor()
     per_query = findings.table2_per_query().xs("direct", level="method")
     assert per_query["tokens per query"].max() < per_query["fewest possible"].min()
     assert (f"holds {per_query['tokens per query'].min():.1f} to {per_query['tokens per query'].max():.1f} tokens"

@@ -8,7 +8,7 @@ the chapters call, on the same data, so that the front page and the chapters can
   many of them the judge stays below the majority-class floor of its pairs;
 * the claims ledger's counts, the paper's claims apart from the reader's checks (chapter 11);
 * what a reviewer's reading of the paper's tables finds (:mod:`tefpaper.review`): Table 3 against its floors
-  and its noise (chapter 5), Table 1 against its floor (chapter 7, :func:`tefbook.chapters.ch07.paper_numbers`),
+  and its noise (chapter 5), Table 1 against its floor (chapter 7, :func:`table1_floor`),
   Table 2's tokens per query (chapter 8, :func:`table2_per_query`), each with its premise and what holds
   without it;
 * what only a GPU run can settle (the ledger's GPU rows).
@@ -136,18 +136,39 @@ def table2_per_query(prompt: str = "original") -> pd.DataFrame:
                          "fewest possible": least[kind].to_numpy()}, index=wide.index)
 
 
-def _review_rows() -> list[Row]:
-    from tefbook.chapters.ch07 import paper_numbers
+def table1_floor() -> dict[str, float | int]:
+    """Table 1 read against its majority-class floor as chapter 7 reads it: the floor of Table 1's quantity on
+    the release's pairs (the mean over languages of the mean over dimensions of the larger side's share), the
+    printed accuracies below it (all, the strongest baselines', TEF's), and for how many models TEF's margin
+    grows from the original to the verbose to the minimal prompt (no premise). A test holds these equal to
+    chapter 7's numbers (``tefbook.chapters.ch07.paper_numbers``; the companion imports no chapter module).
 
+    Examples
+    --------
+    >>> t = table1_floor()
+    >>> round(t["paper_floor"], 1), t["paper_below"], t["paper_cells"], t["n_grows"], t["n_models"]
+    (62.6, 6, 30, 5, 5)
+    """
+    t1 = paper.load_table("table1")
+    wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value").reindex(paper.MODELS)
+    floor = float(review.cell_counts()["floor"].groupby("lang").mean().mean())
+    margins = paper.prompt_robustness_summary(t1)[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
+    grows = (margins["margin_verbose"] > margins["margin_original"]) & (
+        margins["margin_minimal"] > margins["margin_verbose"])
+    return {"paper_floor": floor, "paper_below": int((wide < floor).to_numpy().sum()), "paper_cells": int(wide.size),
+            "paper_below_base": int((wide["strongest_baseline"] < floor).to_numpy().sum()),
+            "paper_base_cells": int(wide["strongest_baseline"].size),
+            "paper_below_tef": int((wide["tef"] < floor).to_numpy().sum()),
+            "n_grows": int(grows.sum()), "n_models": len(margins)}
+
+
+def _review_rows() -> list[Row]:
     t3 = paper.load_table("table3")
     confusion, floors, noise = review.confusion_check(t3), review.floors(t3), review.noise(t3)
     misfit, no_k = int((~confusion["consistent"]).sum()), int(confusion["reachable"].isna().sum())
     premise = (f"{_PAIRS}; {misfit} of its {len(confusion)} (accuracy, macro-F1) pairs fit no confusion matrix on "
                f"those counts and {no_k} accuracies are no fraction k/n, so the premise is in doubt")
-    t1 = paper.load_table("table1")  # Table 1's floor and margins as chapter 7 reads them
-    wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value").reindex(paper.MODELS)
-    t1_floor = review.cell_counts()["floor"].groupby("lang").mean().mean()
-    t1n = paper_numbers(t1, wide, t1_floor)
+    t1n = table1_floor()
     direct = table2_per_query().xs("direct", level="method")
     payable = direct["tokens per query"] / direct["fewest possible"]
     return [
