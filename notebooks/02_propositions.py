@@ -72,11 +72,11 @@ from myst_nb import glue
 from tefbook.chapters import theory
 from tefbook.companion.calibration import temperature_sweep
 from tefbook.companion.figures import setup_notebook
-from tefbook.companion.labels import LANG_LABELS, reader_table
+from tefbook.companion.labels import LANG_LABELS, RELIABILITY_LABELS, maintainer_note, reader_table
 from tefpaper.ledger import chapter_claims
 from tefbook.companion.results import majority_floor
 from tefbook.companion.runs import load_runs, setting_notes
-from tefbook.companion.tables import bold_best
+from tefbook.companion.tables import bold_best, glue_all
 from tefcore.fusion import RULE_LABELS, entropy_weight
 from tefcore import information
 from tefcore import simulate as sim
@@ -86,9 +86,6 @@ setup_notebook()
 pd.set_option("display.max_colwidth", None)
 rng = np.random.default_rng(seed)
 checks = theory.Checks()
-RELIABILITY_COLUMNS = {"bin_lower": "p from", "bin_upper": "p to", "count": "sentences",
-                       "mean_predicted": "mean p", "observed": "share from change posts",
-                       "stderr": "standard error"}  # the reliability table's columns, as a reader reads them
 for key, value in {"n_information_sentences": n_information_sentences, "study_docs": study_docs,
                    "detector_lean": detector_lean, "sweep_bootstrap": sweep_bootstrap}.items():
     glue(key, value, display=False)
@@ -137,14 +134,11 @@ reliability = reliability_table(calib.p, calib.sentence_is_change, n_bins=10)
 worst = reliability["gap"].abs().max()
 checks.at_most("0 calibration: max |observed − predicted| over 10 bins", worst,
                tol_calibration, kind="simulator")
-reader_table(reliability.set_index("bin").rename(columns=RELIABILITY_COLUMNS), 4, **{"p from": 1, "p to": 1})
+reader_table(reliability.set_index("bin").rename(columns=RELIABILITY_LABELS), 4, **{"p from": 1, "p to": 1})
 
 # %% tags=["hide-input"]
-glue("mu_dec", decisive_strength, display=False)
-glue("mu_unc", uncertain_strength, display=False)
-glue("acc_dec", 100 * right_alone["decisive"], display=False)
-glue("acc_unc", 100 * right_alone["uncertain"], display=False)
-glue("decisive_p", decisive_p, display=False)
+glue_all(mu_dec=decisive_strength, mu_unc=uncertain_strength, acc_dec=100 * right_alone["decisive"],
+         acc_unc=100 * right_alone["uncertain"], decisive_p=decisive_p)
 theory.reliability_figure(reliability).show()
 
 # %% [markdown]
@@ -327,8 +321,7 @@ display(gains.round(1))
 bold_best(accuracy, skip={"oracle (Bayes)"})
 
 # %% tags=["hide-input"]
-glue("lean_p", float(lean_p), display=False)
-glue("lean_w", float(lean_w), display=False)
+glue_all(lean_p=float(lean_p), lean_w=float(lean_w))
 theory.gain_map_figure(maps).show()
 
 # %% [markdown]
@@ -376,11 +369,7 @@ glue("judges_data", " and ".join(sorted({data_kind(g) for _, g in runs.frame.gro
 glue("judges_missing", len(runs.missing) - len(differing), display=False)
 glue("judges_differing", " and ".join(sorted({names.get(note.split("/", 1)[0], note.split("/", 1)[0])
                                               for note in differing})) or "none", display=False)
-if runs.missing:  # collapsed: which caches, and which recorded field is absent, uneven or different
-    notes = pd.DataFrame([note.replace("`", "").split(": ", 1) for note in runs.missing],
-                         columns=["caches (judge/prompt)", "what the cache headers record"])
-    display(HTML("<details><summary>For maintainers: what the cache headers record differently</summary>"
-                 + notes.to_html(index=False, border=0) + "</details>"))
+maintainer_note(runs.missing, "For maintainers: what the cache headers record differently")
 
 # %% [markdown]
 # All these caches were scored on the {glue:text}`judges_data`; {glue:text}`judges_missing` of the

@@ -76,8 +76,7 @@ pairs = {lang: evaluation_pairs(posts[lang]) for lang in langs}
 at_hand_data = ch03.data_frame(data).set_index("lang").loc[langs]
 at_hand_data["share of the full release's posts %"] = [100 * data.posts[lang] / FULL_RELEASE[lang]["posts"]
                                                        for lang in langs]
-at_hand_data.assign(sha256=at_hand_data["sha256"].str[:12]).drop(columns="file").rename(
-    index=LANG_LABELS).rename_axis(index="language").map(format_cell)
+ch03.data_table(at_hand_data)
 
 # %% tags=["hide-input"]
 glue("data_kind", data.kind, display=False)
@@ -214,24 +213,12 @@ ch03.sentences_figure(by_rule, langs).show()
 from tefbook.companion.results import majority_floor, majority_rate
 from tefcore.mind.schema import TABLE_ORDER
 
-def dimension_counts(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per language and dimension: change / stability pairs, the pairs, the majority-class floor
-    (`majority_rate`: the share of the larger side) and the dimension's share of the language's pairs."""
-    out = pd.crosstab([rows["lang"], rows["dimension"]], rows["side"]).reindex(
-        pd.MultiIndex.from_product([langs, TABLE_ORDER], names=["lang", "dimension"]), fill_value=0)
-    out["pairs"] = out["change"] + out["stability"]
-    out["majority %"] = majority_rate(rows).set_index(["lang", "dimension"])["accuracy"]  # empty: no floor
-    out["share %"] = 100 * out["pairs"] / out.groupby(level="lang")["pairs"].transform("sum")
-    return out
-
-at_hand = pd.DataFrame([(p.post_id, lang, p.dimension, p.side) for lang in langs for p in pairs[lang]],
-                       columns=["post_id", "lang", "dimension", "side"])
-release_rows = ch03.pair_rows(FULL_RELEASE_PAIRS, langs)  # one row per pair of the release's counts
-dims = pd.concat({what: dimension_counts(rows) for what, rows in (
-    ("data at hand", at_hand), ("full release, counted", release_rows))}, names=["what"]).reorder_levels(
-    ["lang", "what", "dimension"]).sort_index(level=["lang", "what"], sort_remaining=False)
-floors = pd.DataFrame({what: majority_floor(rows) for what, rows in (  # the Average over dimensions
-    ("data at hand", at_hand), ("full release, counted", release_rows))})
+rows = {"data at hand": pd.DataFrame([(p.post_id, lang, p.dimension, p.side) for lang in langs for p in pairs[lang]],
+                                     columns=["post_id", "lang", "dimension", "side"]),
+        "full release, counted": ch03.pair_rows(FULL_RELEASE_PAIRS, langs)}  # one row per pair of its counts
+floor = {what: majority_rate(r) for what, r in rows.items()}  # per dimension: the share of its larger side
+floors = pd.DataFrame({what: majority_floor(r) for what, r in rows.items()})  # their Average over dimensions
+dims = ch03.dimension_counts(rows, floor, langs)
 ch03.dimension_table(dims, floors)
 
 # %% [markdown]
@@ -239,15 +226,12 @@ ch03.dimension_table(dims, floors)
 # row, and the lowest and highest dimension.
 
 # %%
-at_hand_floor = dims.xs("data at hand", level="what")["majority %"].dropna()  # dimensions with pairs
-quoted = pd.DataFrame({"floor": floors["data at hand"],
-                       "lowest": at_hand_floor.groupby(level="lang").min(),
-                       "lowest in": at_hand_floor.groupby(level="lang").idxmin().str[1],
-                       "highest": at_hand_floor.groupby(level="lang").max(),
-                       "highest in": at_hand_floor.groupby(level="lang").idxmax().str[1]}).loc[langs]
-smallest = dims.xs("data at hand", level="what")["pairs"].loc[lambda n: n > 0]
-quoted["smallest"] = smallest.groupby(level="lang").idxmin().str[1]
-quoted["its pairs"] = smallest.groupby(level="lang").min()
+at_hand = dims.xs("data at hand", level="what")
+by_lang = at_hand["majority %"].dropna().groupby(level="lang")  # the dimensions with pairs
+quoted = pd.DataFrame({"floor": floors["data at hand"], "lowest": by_lang.min(), "lowest in": by_lang.idxmin().str[1],
+                       "highest": by_lang.max(), "highest in": by_lang.idxmax().str[1]}).loc[langs]
+smallest = at_hand["pairs"][at_hand["pairs"] > 0].groupby(level="lang")
+quoted["smallest"], quoted["its pairs"] = smallest.idxmin().str[1], smallest.min()
 format_columns(quoted.rename(index=LANG_LABELS).rename_axis(index="language"), 1)
 
 # %% tags=["hide-input"]
@@ -305,9 +289,7 @@ for lang in langs:
 
 # %%
 labels = pd.concat([ch03.label_counts(posts[lang]).assign(lang=lang) for lang in langs], ignore_index=True)
-labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count", sort=False,
-                   fill_value=0)[[(lang, side) for lang in langs for side in ("change", "stability")]].astype(
-    int).rename(columns=LANG_LABELS, level=0).rename_axis(columns=["language", "side"])
+ch03.orientation_table(labels, langs)
 
 # %% tags=["hide-input"]
 ch03.orientation_figure(labels, langs).show()

@@ -65,8 +65,7 @@ from IPython.display import HTML, Markdown, display
 from tefbook.chapters import ch08
 from tefbook.companion.commands import paper_commands
 from tefbook.companion.figures import setup_notebook
-from tefbook.companion.tables import glue_all, round_half_up
-from tefbook.companion.labels import LANG_LABELS
+from tefbook.companion.tables import glue_all
 from tefpaper.ledger import chapter_claims
 from tefbook.companion.runs import parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
@@ -89,8 +88,7 @@ lang_list = parse_list(langs)
 # %%
 table2 = paper.load_table("table2")
 wide = table2.pivot_table(index=["model", "method"], columns="quantity", values="value", sort=False)
-display(ch08.shown(wide.rename(columns=ch08.QUANTITY_LABELS).rename(index=paper.MODEL_LABELS), 1,
-                   **{"cost (US$)": 2}).rename_axis(index=["model", "method"], columns=None))
+display(ch08.table2_table(wide, paper.MODEL_LABELS))
 ch08.summary_table(paper.efficiency_summary(table2), paper.MODEL_LABELS)  # one column per model
 
 # %% [markdown]
@@ -135,18 +133,15 @@ kind = np.where(wide.index.get_level_values("method") == "direct", "direct", "se
 t2_queries = np.where(kind == "direct", release["pairs"].sum(), release["sentence queries"].sum())
 per_query = pd.DataFrame({"queries": t2_queries, "tokens per query": wide["tokens"] * 1e6 / t2_queries,
                           "fewest possible": least[kind].to_numpy()}, index=wide.index)
-display(ch08.shown(release.rename(index=LANG_LABELS, columns={
-    "mean_length": "mean post length", "mean_sentences": "sentences per post"}), 1,
-    counts=["pairs", "sentence queries", "prompt words"], **{"sentences per post": 2}).rename_axis("language"))
+display(ch08.release_table(release))
 ch08.shown(per_query.rename(index=paper.MODEL_LABELS, level=0), 1, counts=["queries"])
 
 # %% tags=["hide-input"]
 direct_rows, sentence_rows = (per_query.xs(m, level="method")["tokens per query"] for m in ("direct", "voting"))
-glue_all(**{key: round_half_up(float(value), 1) for key, value in {
-    "t2_direct_min": direct_rows.min(), "t2_direct_max": direct_rows.max(), "t2_sentence_min": sentence_rows.min(),
-    "t2_sentence_max": sentence_rows.max(), "least_direct": least["direct"],
-    "least_sentence": least["sentence"]}.items()},
-    words_en=int(release.loc["en", "prompt words"]), words_zh=int(release.loc["zh", "prompt words"]))
+glue_all(**ch08.rounded({"t2_direct_min": direct_rows.min(), "t2_direct_max": direct_rows.max(),
+                          "t2_sentence_min": sentence_rows.min(), "t2_sentence_max": sentence_rows.max(),
+                          "least_direct": least["direct"], "least_sentence": least["sentence"]}, 1),
+         words_en=int(release.loc["en", "prompt words"]), words_zh=int(release.loc["zh", "prompt words"]))
 
 # %% [markdown]
 # If the paper issued one Direct query per pair of the release's files (the premise of every "per
@@ -171,7 +166,7 @@ ch08.shown(payable.rename(index=paper.MODEL_LABELS).rename("Direct queries paid 
            .to_frame().rename_axis("model"), 1)
 
 # %% tags=["hide-input"]
-glue_all(t2_payable_max=round_half_up(float(payable.max()), 1), t2_dropped=round_half_up(float(dropped), 1))
+glue_all(**ch08.rounded({"t2_payable_max": payable.max(), "t2_dropped": dropped}, 1))
 
 # %% [markdown]
 # The Direct totals pay for at most {glue:text}`t2_payable_max:.1f` % of the release's Direct
@@ -242,17 +237,12 @@ workload["tokens (thousands)"] = workload["queries"] * workload["tokens per quer
 total = workload.groupby("kind")[["queries", "tokens (thousands)"]].sum().astype(float)
 total.loc["sentence over Direct"] = total.loc["sentence"] / total.loc["direct"]
 ratio = total.loc["sentence over Direct"]  # queries and prompt tokens, sentence-level over Direct
-display(ch08.shown(workload.rename(index=LANG_LABELS, level="lang"), 1, counts=["queries", "counted"])
-        .rename_axis(["language", "query"]))
-pd.concat([ch08.shown(total.iloc[:2], 1, counts=["queries"]), ch08.shown(total.iloc[2:], 2)]).rename_axis(
-    "both languages")
+display(*ch08.workload_tables(workload, total))
 
 # %% tags=["hide-input"]
 glue_all(data_kind=data.kind, judge_name=spec.display_name or spec.name,
-         query_ratio=round_half_up(float(ratio["queries"]), 2),
-         token_ratio=round_half_up(float(ratio["tokens (thousands)"]), 2))
-glue_all(paper_token_ratio=", ".join(f"{paper.MODEL_LABELS[m]} {round_half_up(r, 2):.2f}" for m, r in
-                                     paper.efficiency_summary(table2)["token_ratio"].items()))
+         **ch08.rounded({"query_ratio": ratio["queries"], "token_ratio": ratio["tokens (thousands)"]}, 2))
+glue_all(paper_token_ratio=ch08.per_model(paper.efficiency_summary(table2)["token_ratio"].rename(paper.MODEL_LABELS)))
 
 # %% [markdown]
 # On the {glue:text}`data_kind`, with {glue:text}`judge_name`'s tokenizer, the sentence-level methods
@@ -281,13 +271,11 @@ ttft = pd.concat([timed, both]).groupby(["mode", "kind", "lang"])["seconds"].des
     ["count", "mean", "50%", "90%"]]
 ttft[["mean", "50%", "90%"]] *= 1e3  # milliseconds
 warm = ttft.xs(("warm", "both"), level=("mode", "lang"))["mean"]  # ms per kind of query
-ch08.shown(ttft.rename(index={**LANG_LABELS, "both": "both languages"}, level="lang").rename(
-    columns={"count": "requests", "50%": "median", "90%": "90th percentile"}), 1, counts=["requests"]).rename_axis(
-    ["prefix cache", "query", "language"])
+ch08.ttft_table(ttft)
 
 # %% tags=["hide-input"]
 glue_all(**ch08.record_facts(measured))
-glue_all(warm_direct=round_half_up(float(warm["direct"]), 0), warm_sentence=round_half_up(float(warm["sentence"]), 0))
+glue_all(**ch08.rounded({"warm_direct": warm["direct"], "warm_sentence": warm["sentence"]}, 0))
 
 # %% [markdown]
 # The record timed {glue:text}`rec_judge` (the embedded SmolLM2 judge) on {glue:text}`rec_date`, on
@@ -312,14 +300,8 @@ ch08.ttft_figure(timed).show()
 # {glue:text}`rec_spent:.0f` s), which is why the chapter reads the record by default.
 
 # %% tags=["nbval-ignore-output"]
-if live_timing:
-    sample = ch08.timing_sample(queries, ttft_sample, seed)
-    live = ch08.time_judge(spec, sample, ["warm"])
-    ttft_ms, ttft_source = live.mean_ms(), f"live, {live.setting}"
-    display(live.timed.groupby(["kind", "lang"])["seconds"].describe()[["count", "mean", "50%"]] * [1, 1e3, 1e3])
-else:
-    ttft_ms, ttft_source = warm, "the record, warm"
-    print("live_timing is off: the comparison below uses the record's warm times")
+ttft_ms, ttft_source = ch08.live_ttft(spec, queries, ttft_sample, seed) if live_timing else (warm, "the record, warm")
+print(f"Times to first token in the comparison below: {ttft_source}.")
 
 # %% [markdown]
 # ## The cost of the fusion itself
@@ -334,13 +316,11 @@ fusion = pd.DataFrame(measured["fusion"]).set_index("rule").rename(
     columns={"us_per_document": "µs per pair", "documents": "pairs"})
 fusion["ms for all pairs"] = fusion["seconds"] * 1e3
 fusion["one warm sentence query over fusing all pairs"] = warm["sentence"] / fusion["ms for all pairs"]
-ch08.shown(fusion.rename(index=RULE_LABELS)[["pairs", "sentences", "ms for all pairs", "µs per pair",
-                                             "one warm sentence query over fusing all pairs"]], 3,
-           counts=["pairs", "sentences", "one warm sentence query over fusing all pairs"])
+ch08.fusion_table(fusion, "one warm sentence query over fusing all pairs")
 
 # %% tags=["hide-input"]
-glue_all(fusion_slowest_ms=round_half_up(float(fusion["ms for all pairs"].max()), 3),
-         fusion_times=round_half_up(float(fusion["one warm sentence query over fusing all pairs"].min()), 0),
+glue_all(**ch08.rounded({"fusion_slowest_ms": fusion["ms for all pairs"].max()}, 3),
+         **ch08.rounded({"fusion_times": fusion["one warm sentence query over fusing all pairs"].min()}, 0),
          fusion_pairs=int(fusion["pairs"].iloc[0]))
 
 # %% [markdown]
@@ -376,10 +356,9 @@ ch08.shown(ratios, 2).replace("", "–").rename_axis("sentence-level over Direct
 
 # %% tags=["hide-input"]
 paper_rows = ratios.iloc[1:].rename(index=lambda name: name.split(": ")[1])
-glue_all(**{key: round_half_up(float(ratios[column].iloc[0]), 2) for key, column in (
-    ("our_ratio", "busy time"), ("our_ttft_ratio", "TTFT"), ("token_share", "prompt tokens per query"))},
-    paper_ratio=", ".join(f"{m} {round_half_up(r, 2):.2f}" for m, r in paper_rows["busy time"].items()),
-    paper_ttft_ratio=", ".join(f"{m} {round_half_up(r, 2):.2f}" for m, r in paper_rows["TTFT"].items()))
+glue_all(**ch08.rounded({"our_ratio": ratios["busy time"].iloc[0], "our_ttft_ratio": ratios["TTFT"].iloc[0],
+                          "token_share": ratios["prompt tokens per query"].iloc[0]}, 2),
+    paper_ratio=ch08.per_model(paper_rows["busy time"]), paper_ttft_ratio=ch08.per_model(paper_rows["TTFT"]))
 
 # %% [markdown]
 # The sentence-level methods keep our judge busy {glue:text}`our_ratio:.2f` times as long as Direct

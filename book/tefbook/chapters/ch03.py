@@ -190,6 +190,48 @@ def glue_floors(quoted: pd.DataFrame) -> None:
             glue(f"{name}_{lang}", value, display=False)
 
 
+def dimension_counts(rows: Mapping[str, pd.DataFrame], floor: Mapping[str, pd.DataFrame],
+                     langs: Sequence[str]) -> pd.DataFrame:
+    """Per source of pairs (``what``), language and dimension: the change / stability pairs, the pairs, the
+    majority-class floor (``floor``: :func:`tefbook.companion.results.majority_rate` of each source; none
+    for a dimension without pairs) and the dimension's share of the language's pairs.
+
+    Returns
+    -------
+    DataFrame
+        Indexed ``(lang, what, dimension)``, the dimensions in the paper's order.
+    """
+    parts = {}
+    for what, pairs in rows.items():
+        out = pd.crosstab([pairs["lang"], pairs["dimension"]], pairs["side"]).reindex(
+            columns=list(SIDES), fill_value=0).reindex(
+            pd.MultiIndex.from_product([langs, TABLE_ORDER], names=["lang", "dimension"]), fill_value=0)
+        out["pairs"] = out["change"] + out["stability"]
+        out["majority %"] = floor[what].set_index(["lang", "dimension"])["accuracy"]
+        out["share %"] = 100 * out["pairs"] / out.groupby(level="lang")["pairs"].transform("sum")
+        parts[what] = out.rename_axis(columns=None)
+    return pd.concat(parts, names=["what"]).reorder_levels(["lang", "what", "dimension"]).sort_index(
+        level=["lang", "what"], sort_remaining=False)
+
+
+def data_table(described: pd.DataFrame) -> pd.DataFrame:
+    """The data at hand per language as printed: counts with thousands separators, the file's SHA-256
+    shortened to 12 characters, the share with one decimal."""
+    from tefbook.companion.tables import format_cell
+
+    return described.assign(sha256=described["sha256"].str[:12]).drop(columns="file").rename(
+        index=LANG_LABELS).rename_axis(index="language").map(format_cell)
+
+
+def orientation_table(labels: pd.DataFrame, langs: Sequence[str]) -> pd.DataFrame:
+    """Labels per orientation (:func:`label_counts` rows with ``lang``): one row per subcategory, a change
+    and a stability column per language."""
+    wide = labels.pivot_table(index=["dimension", "subcategory"], columns=["lang", "side"], values="count",
+                              sort=False, fill_value=0)
+    return wide[[(lang, side) for lang in langs for side in SIDES]].astype(int).rename(
+        columns=LANG_LABELS, level=0).rename_axis(columns=["language", "side"])
+
+
 def pair_rows(counts: Mapping[str, Mapping[str, tuple[int, int]]], langs: Sequence[str]) -> pd.DataFrame:
     """One row per evaluation pair of published counts (language -> dimension -> (change, stability)), as
     :func:`tefbook.companion.results.majority_rate` reads pairs: ``post_id`` (a running number), ``lang,

@@ -46,14 +46,19 @@ __all__ = [
     "Timing",
     "TokenCounter",
     "count_tokens",
+    "fusion_table",
     "hf_token_counter",
     "judge_spec",
     "llama_token_counter",
+    "live_ttft",
     "measure_latency",
+    "per_model",
     "placeholder_request",
     "prompt_tokens",
     "query_table",
     "record_facts",
+    "release_table",
+    "rounded",
     "requests_from",
     "sample_queries",
     "shown",
@@ -62,8 +67,11 @@ __all__ = [
     "time_judge",
     "time_queries",
     "timing_sample",
+    "table2_table",
     "token_counter",
     "ttft_figure",
+    "ttft_table",
+    "workload_tables",
 ]
 
 KINDS: tuple[str, str] = ("direct", "sentence")
@@ -615,6 +623,89 @@ def summary_table(summary: pd.DataFrame, model_labels: Mapping[str, str]) -> pd.
 
     return summary.rename(index=model_labels, columns=SUMMARY_LABELS).T.map(
         lambda v: format_cell(v, 2)).rename_axis(index="from the paper's Table 2", columns=None)
+
+
+def rounded(values: Mapping[str, Any], digits: int) -> dict[str, float]:
+    """The numbers the prose quotes, rounded half up as the chapter's tables print them (for glue).
+
+    Examples
+    --------
+    >>> rounded({"a": 56.25, "b": 2.835}, 1)
+    {'a': 56.3, 'b': 2.8}
+    """
+    from tefbook.companion.tables import round_half_up
+
+    return {key: round_half_up(float(value), digits) for key, value in values.items()}
+
+
+def per_model(values: Mapping[str, float], digits: int = 2) -> str:
+    """One number per model for the prose, rounded half up: ``"Qwen2.5-7B 2.92, LLaMA3-8B 2.56"``.
+
+    Examples
+    --------
+    >>> per_model({"Qwen2.5-7B": 2.915, "LLaMA3-8B": 2.5649})
+    'Qwen2.5-7B 2.92, LLaMA3-8B 2.56'
+    """
+    from tefbook.companion.tables import round_half_up
+
+    return ", ".join(f"{name} {round_half_up(float(value), digits):.{digits}f}" for name, value in values.items())
+
+
+def live_ttft(spec: Any, queries: pd.DataFrame, n: int, seed: int) -> tuple[pd.Series, str]:
+    """Time ``n`` queries of each kind (:func:`timing_sample`) on the judge now, warm (:func:`time_judge`),
+    show their count, mean and median (ms) per kind and language, and return the mean per kind (ms) with
+    how they were timed."""
+    from IPython.display import display
+
+    live = time_judge(spec, timing_sample(queries, n, seed), ["warm"])
+    table = live.timed.groupby(["kind", "lang"])["seconds"].describe()[["count", "mean", "50%"]] * [1, 1e3, 1e3]
+    display(shown(table.rename(columns={"count": "requests", "50%": "median"}), 1, counts=["requests"]))
+    return live.mean_ms(), f"live, {live.setting}"
+
+
+def table2_table(wide: pd.DataFrame, model_labels: Mapping[str, str]) -> pd.DataFrame:
+    """The paper's Table 2 (``model, method`` rows, one column per quantity) as printed, with units."""
+    return shown(wide.rename(columns=QUANTITY_LABELS).rename(index=model_labels), 1, **{"cost (US$)": 2}).rename_axis(
+        index=["model", "method"], columns=None)
+
+
+def release_table(release: pd.DataFrame) -> pd.DataFrame:
+    """The release's queries per language as printed: counts as integers, the means with their decimals."""
+    from tefbook.companion.labels import LANG_LABELS
+
+    named = release.rename(index=LANG_LABELS, columns={"mean_length": "mean post length",
+                                                       "mean_sentences": "sentences per post"})
+    return shown(named, 1, counts=["pairs", "sentence queries", "prompt words"],
+                 **{"sentences per post": 2}).rename_axis("language")
+
+
+def workload_tables(workload: pd.DataFrame, total: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The data at hand's workload per language and kind of query, and both languages' totals with the
+    sentence queries' over Direct's (two decimals), as printed."""
+    from tefbook.companion.labels import LANG_LABELS
+
+    per_language = shown(workload.rename(index=LANG_LABELS, level="lang"), 1, counts=["queries", "counted"])
+    both = pd.concat([shown(total.drop(index="sentence over Direct"), 1, counts=["queries"]),
+                      shown(total.loc[["sentence over Direct"]], 2)])
+    return per_language.rename_axis(["language", "query"]), both.rename_axis("both languages")
+
+
+def ttft_table(ttft: pd.DataFrame) -> pd.DataFrame:
+    """Times to first token per mode, kind and language (``both`` for the two together) as printed."""
+    from tefbook.companion.labels import LANG_LABELS
+
+    named = ttft.rename(index={**LANG_LABELS, "both": "both languages"}, level="lang").rename(
+        columns={"count": "requests", "50%": "median", "90%": "90th percentile"})
+    return shown(named, 1, counts=["requests"]).rename_axis(["prefix cache", "query", "language"])
+
+
+def fusion_table(fusion: pd.DataFrame, ratio: str) -> pd.DataFrame:
+    """The record's fusion timings as printed: counts and the ``ratio`` column as integers, times in ms and
+    µs with three decimals, the rules by the paper's short names."""
+    from tefcore.fusion import RULE_LABELS
+
+    columns = ["pairs", "sentences", "ms for all pairs", "µs per pair", ratio]
+    return shown(fusion.rename(index=RULE_LABELS)[columns], 3, counts=["pairs", "sentences", ratio])
 
 
 # --- figures ---

@@ -33,6 +33,33 @@ LANG_LABELS: dict[str, str] = {"zh": "Chinese", "en": "English"}
 """How the book names each language."""
 
 
+RELIABILITY_LABELS: dict[str, str] = {"bin_lower": "p from", "bin_upper": "p to", "count": "sentences",
+                                      "mean_predicted": "mean p", "observed": "share from change posts",
+                                      "stderr": "standard error"}
+"""The columns of :func:`tefcore.metrics.reliability_table` as a reader reads them."""
+
+
+def maintainer_note(notes: list[str], summary: str) -> Any:
+    """What only a maintainer needs, collapsed under ``summary``: the notes of
+    :attr:`tefbook.companion.runs.Runs.missing` (``"<judge>/<prompt>: <what the caches record>"``), one row
+    each; ``None`` without notes.
+
+    Examples
+    --------
+    >>> maintainer_note(["local/original: the caches record different `system_prompt`"], "For maintainers").data[:47]
+    '<details><summary>For maintainers</summary><tab'
+    >>> maintainer_note([], "For maintainers") is None
+    True
+    """
+    from IPython.display import HTML
+
+    if not notes:
+        return None
+    rows = pd.DataFrame([note.replace("`", "").split(": ", 1) for note in notes],
+                        columns=["caches (judge/prompt)", "what the cache headers record"])
+    return HTML(f"<details><summary>{summary}</summary>{rows.to_html(index=False, border=0)}</details>")
+
+
 YES_NO: dict[bool, str] = {True: "yes", False: "no"}
 """How the book's tables print a verdict column (never ``True``/``False``)."""
 
