@@ -46,7 +46,7 @@ from tefcore.hashing import text_sha256
 
 log = logging.getLogger(__name__)
 
-TIME_KEYS: tuple[str, ...] = ("started_at", "hardware", "numeric_environment", "engine_path")
+_TIME_KEYS: tuple[str, ...] = ("started_at", "hardware", "numeric_environment", "engine_path")
 """Provenance fields recorded but left out of the provenance id: when the run started, and the
 machine (the visible GPUs; the CPU, C library, BLAS kernel, threads and package versions of
 :func:`tefcore.judges.machine.numeric_environment`; where an engine library lies on its disk): a run may
@@ -59,12 +59,12 @@ COLUMNS: tuple[str, ...] = (
 )
 """Columns of :func:`read_cache`'s DataFrame: a pair's key (``side`` is its gold target), then its numbers."""
 
-REQUIRED_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if "logprob" not in c)
+_REQUIRED_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if "logprob" not in c)
 """Fields every pair record must have (all of :data:`COLUMNS` but the log-probabilities)."""
 
 _SENTENCE_LISTS = ("sentences", "sentence_sources", "sentence_masses")
 
-K_COLUMNS: tuple[str, ...] = ("direct_probs", "sentence_probs")
+_K_COLUMNS: tuple[str, ...] = ("direct_probs", "sentence_probs")
 """Columns of :func:`read_cache`'s DataFrame for a K > 2 task: each answer's distribution over the sides."""
 
 
@@ -87,8 +87,8 @@ def lock_exclusive(fd: int, target: Path, command: str) -> None:
 
 def provenance_id(provenance: Mapping[str, Any]) -> str:
     """SHA-256 hex digest of the canonical JSON (sorted keys, no spaces, UTF-8 characters kept) of
-    ``provenance`` without :data:`TIME_KEYS`."""
-    stable = {k: v for k, v in provenance.items() if k not in TIME_KEYS}
+    ``provenance`` without :data:`_TIME_KEYS`."""
+    stable = {k: v for k, v in provenance.items() if k not in _TIME_KEYS}
     canonical = json.dumps(stable, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -279,7 +279,7 @@ def check_pairs(path: Path, records: list[dict[str, Any]], pid: str) -> list[dic
         if rec.get("provenance_id") != pid:
             raise CacheError(f"{path}, line {number}: record from another provenance "
                              f"({rec.get('provenance_id')!r} != header {pid!r})")
-        missing = [c for c in REQUIRED_COLUMNS if c not in rec]
+        missing = [c for c in _REQUIRED_COLUMNS if c not in rec]
         if missing:
             raise CacheError(f"{path}, line {number}: record lacks column(s) {', '.join(missing)}")
         _check_key(path, number, rec, sides)
@@ -336,10 +336,10 @@ def _shown_value(x: Any) -> str:
 def _check_numbers(path: Path, number: int, rec: Mapping[str, Any]) -> None:
     """Every probability, mass and log-probability a number or null; a K > 2 record has both
     ``direct_probs`` and ``sentence_probs`` (lists of numbers)."""
-    given = [k for k in K_COLUMNS if k in rec]
+    given = [k for k in _K_COLUMNS if k in rec]
     if len(given) == 1:
         raise CacheError(f"{path}, line {number}: record has {given[0]!r} without "
-                         f"{next(k for k in K_COLUMNS if k not in rec)!r}")
+                         f"{next(k for k in _K_COLUMNS if k not in rec)!r}")
     values = [(f, rec[f]) for f in _NUMBERS if f in rec]
     for field in (f for f in _NUMBER_LISTS if f in rec):
         if not isinstance(rec[field], list):
@@ -371,7 +371,7 @@ def _floats(values: Sequence[float | None], missing: float) -> list[float]:
     return [missing if v is None else float(v) for v in values]
 
 
-def record_row(rec: Mapping[str, Any]) -> dict[str, Any]:
+def _record_row(rec: Mapping[str, Any]) -> dict[str, Any]:
     """One DataFrame row from a record (null -> NaN for numbers, -inf for log-probabilities)."""
     n = len(rec["sentences"])
     nan, ninf = math.nan, -math.inf
@@ -392,9 +392,9 @@ def record_row(rec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def cache_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The pairs' rows with :data:`COLUMNS`, and :data:`K_COLUMNS` when the pairs have more than two sides."""
-    k_columns = [c for c in K_COLUMNS if any(c in row for row in rows)]
+def _cache_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The pairs' rows with :data:`COLUMNS`, and :data:`_K_COLUMNS` when the pairs have more than two sides."""
+    k_columns = [c for c in _K_COLUMNS if any(c in row for row in rows)]
     return pd.DataFrame(rows, columns=[*COLUMNS, *k_columns])
 
 
@@ -415,7 +415,7 @@ def read_cache_file(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[st
                          f"`tef extract` again to repair and finish it")
     header = check_header(path, records)
     pid = header["provenance_id"]
-    frame = cache_frame([record_row(rec) for rec in check_pairs(path, records, pid)])
+    frame = _cache_frame([_record_row(rec) for rec in check_pairs(path, records, pid)])
     return frame, {**header["provenance"], "provenance_id": pid}
 
 
@@ -458,14 +458,14 @@ def read_cache(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, An
     return read_cache_file(path)
 
 
-def stale_gold(records: Sequence[Mapping[str, Any]], pairs: Sequence[Any]) -> list[str]:
+def _stale_gold(records: Sequence[Mapping[str, Any]], pairs: Sequence[Any]) -> list[str]:
     """The stored pairs whose gold side is not the one ``pairs`` (the data now) give, one line each.
 
     Examples
     --------
     >>> from types import SimpleNamespace as Pair
     >>> records = [{"post_id": "p1", "dimension": "Tone", "side": "calm"}]
-    >>> stale_gold(records, [Pair(post_id="p1", dimension="Tone", side="angry")])
+    >>> _stale_gold(records, [Pair(post_id="p1", dimension="Tone", side="angry")])
     ["post 'p1', Tone: 'calm' in the cache, 'angry' in the data"]
     """
     gold = {(p.post_id, p.dimension): p.side for p in pairs}
@@ -489,18 +489,28 @@ INVALID_WARN_SHARE = 0.05
 """``tef extract`` warns when more than this share of a cache's answers (Direct and sentences) is invalid."""
 
 
-def invalid_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, int, list[tuple[str, str]]]:
+SKIP_DETAIL = "(too few labelled texts per side)"
+"""How the detail of an invalid answer ends when a learning judge skipped its dimension on purpose
+(:mod:`tefcore.judges.e5_crossfit`): scoring it again gives the same answer, more labelled texts would help."""
+
+
+def _invalid_answers(records: Sequence[Mapping[str, Any]],
+                     skips_only: bool = False) -> tuple[int, int, list[tuple[str, str]]]:
     """Count the invalid answers among pair records: (invalid answers, answers, pairs holding one).
+
+    With ``skips_only`` only the invalid answers a judge's deliberate skip explains count (detail ending
+    with :data:`SKIP_DETAIL`).
 
     Examples
     --------
+    >>> skip = "e5-crossfit skips en/Tone (too few labelled texts per side)"
     >>> records = [{"type": "header"},
     ...            {"type": "pair", "post_id": "p1", "dimension": "Tone", "direct_source": "invalid",
-    ...             "sentence_sources": ["logprobs", "invalid"]},
+    ...             "direct_detail": skip, "sentence_sources": ["logprobs", "invalid"]},
     ...            {"type": "pair", "post_id": "p2", "dimension": "Tone", "direct_source": "logprobs",
     ...             "sentence_sources": ["logprobs"]}]
-    >>> invalid_answers(records)
-    (2, 5, [('p1', 'Tone')])
+    >>> _invalid_answers(records), _invalid_answers(records, skips_only=True)
+    ((2, 5, [('p1', 'Tone')]), (1, 5, [('p1', 'Tone')]))
     """
     bad = answers = 0
     pairs: list[tuple[str, str]] = []
@@ -508,7 +518,9 @@ def invalid_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, int, lis
         if record.get("type") != "pair":
             continue
         sources = [record.get("direct_source"), *(record.get("sentence_sources") or ())]
-        invalid = sum(source == "invalid" for source in sources)
+        details = [record.get("direct_detail"), *(record.get("sentence_details") or [None] * (len(sources) - 1))]
+        invalid = sum(source == "invalid" and (not skips_only or str(detail or "").endswith(SKIP_DETAIL))
+                      for source, detail in zip(sources, details))
         bad, answers = bad + invalid, answers + len(sources)
         if invalid:
             pairs.append((str(record.get("post_id")), str(record.get("dimension"))))
@@ -516,48 +528,14 @@ def invalid_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, int, lis
 
 
 def cache_invalid_answers(path: str | os.PathLike[str]) -> tuple[int, int, list[tuple[str, str]]]:
-    """:func:`invalid_answers` of a cache file's records (a torn last line left out)."""
-    return invalid_answers(_parse(Path(path))[0])
-
-
-SKIP_DETAIL = "(too few labelled texts per side)"
-"""How the detail of an invalid answer ends when a learning judge skipped its dimension on purpose
-(:mod:`tefcore.judges.e5_crossfit`): scoring it again gives the same answer, more labelled texts would help."""
-
-
-def skipped_answers(records: Sequence[Mapping[str, Any]]) -> tuple[int, list[tuple[str, str]]]:
-    """The invalid answers that a judge's deliberate skip explains (detail ending with :data:`SKIP_DETAIL`):
-    (skipped answers, pairs holding one).
-
-    Examples
-    --------
-    >>> records = [{"type": "pair", "post_id": "p1", "dimension": "Tone", "direct_source": "invalid",
-    ...             "direct_detail": "e5-crossfit skips en/Tone (too few labelled texts per side)",
-    ...             "sentence_sources": ["invalid"], "sentence_details": ["e5-crossfit skips en/Tone "
-    ...                                                                 "(too few labelled texts per side)"]},
-    ...            {"type": "pair", "post_id": "p2", "dimension": "Tone", "direct_source": "invalid",
-    ...             "direct_detail": "no log-probabilities", "sentence_sources": ["logprobs"]}]
-    >>> skipped_answers(records)
-    (2, [('p1', 'Tone')])
-    """
-    skipped = 0
-    pairs: list[tuple[str, str]] = []
-    for record in records:
-        if record.get("type") != "pair":
-            continue
-        sources = [record.get("direct_source"), *(record.get("sentence_sources") or ())]
-        details = [record.get("direct_detail"), *(record.get("sentence_details") or [None] * (len(sources) - 1))]
-        n = sum(source == "invalid" and str(detail or "").endswith(SKIP_DETAIL)
-                for source, detail in zip(sources, details))
-        skipped += n
-        if n:
-            pairs.append((str(record.get("post_id")), str(record.get("dimension"))))
-    return skipped, pairs
+    """:func:`_invalid_answers` of a cache file's records (a torn last line left out)."""
+    return _invalid_answers(_parse(Path(path))[0])
 
 
 def cache_skipped_answers(path: str | os.PathLike[str]) -> tuple[int, list[tuple[str, str]]]:
-    """:func:`skipped_answers` of a cache file's records (a torn last line left out)."""
-    return skipped_answers(_parse(Path(path))[0])
+    """The invalid answers of a cache file that a judge's deliberate skip explains: (answers, pairs holding one)."""
+    skipped, _, pairs = _invalid_answers(_parse(Path(path))[0], skips_only=True)
+    return skipped, pairs
 
 
 def drop_invalid(path: str | os.PathLike[str]) -> int:
@@ -571,7 +549,7 @@ def drop_invalid(path: str | os.PathLike[str]) -> int:
         lock_exclusive(handle.fileno(), path, "tef extract --retry-invalid")
         records, _, _ = _parse(path)
         check_header(path, records)
-        _, _, bad = invalid_answers(records)
+        _, _, bad = _invalid_answers(records)
         drop = set(bad)
         if not drop:
             return 0
@@ -663,14 +641,14 @@ class CacheWriter:
         header = check_header(self.path, records)
         if header["provenance_id"] != self.provenance_id:
             old, new = header["provenance"], self.provenance
-            keys = sorted(k for k in set(old) | set(new) if k not in TIME_KEYS and old.get(k) != new.get(k))
+            keys = sorted(k for k in set(old) | set(new) if k not in _TIME_KEYS and old.get(k) != new.get(k))
             raise ProvenanceMismatch(f"{self.path} holds another provenance (differs in: {', '.join(keys)}); "
                                      f"refusing to mix results: choose another --out or move it away")
         pairs = check_pairs(self.path, records, self.provenance_id)
         self.done = {(str(r["post_id"]), str(r["dimension"])) for r in pairs}
         self.text_hashes = {(str(r["post_id"]), str(r["dimension"])): r["text_sha256"]
                             for r in pairs if "text_sha256" in r}
-        stale = stale_gold(pairs, self.pairs or ())
+        stale = _stale_gold(pairs, self.pairs or ())
         if stale:
             log.warning("%s: the data's gold side differs from the cache's on %d pair(s) (first: %s); tef evaluate "
                         "with --task (a task) or --data-dir (MIND) scores the data's", self.path, len(stale),

@@ -17,11 +17,10 @@ from typing import Any
 from tefcore.extraction.cache import (COLUMNS, CacheError, CacheWriter, ProvenanceMismatch, check_header,
                                   check_pairs, encode_record, read_cache_file)
 
-__all__ = ["OPTIONAL_KEYS", "PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "PARTS_SUFFIX", "RECORD_KEYS",
-           "committed_parts", "merge_parts", "open_parts", "pair_id", "part_record", "parts_path", "read_parts",
-           "records_table"]
+__all__ = ["PARTS_CHECKPOINT", "PARTS_DATA", "PARTS_HEADER", "PARTS_PENDING", "committed_parts", "merge_parts",
+           "open_parts", "pair_id", "part_record", "parts_path", "read_parts", "records_table"]
 
-PARTS_SUFFIX = ".parts"
+_PARTS_SUFFIX = ".parts"
 """A parts directory sits beside its cache file: ``<lang>.jsonl`` -> ``<lang>.parts/``."""
 
 PARTS_HEADER = "header.json"
@@ -31,12 +30,12 @@ PARTS_CHECKPOINT = "checkpoint"
 PARTS_PENDING = ".pending.parquet"
 """Ray's checkpoint file of a write not committed yet ends so."""
 
-OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
+_OPTIONAL_KEYS: tuple[str, ...] = ("text_sha256", "served_models", "system_fingerprints", "direct_detail",
                                    "sentence_details", "direct_probs", "sentence_probs", "direct_logprobs",
                                    "sentence_logprobs")
 """Record fields that :func:`tefcore.extraction.cache.pair_record` writes only when it has them (null in a part otherwise)."""
 
-RECORD_KEYS: tuple[str, ...] = (*COLUMNS, *OPTIONAL_KEYS, "provenance_id")
+_RECORD_KEYS: tuple[str, ...] = (*COLUMNS, *_OPTIONAL_KEYS, "provenance_id")
 """The fields of a pair record after ``type``, in :func:`tefcore.extraction.cache.pair_record`'s order."""
 
 def pair_id(post_id: str, dimension: str) -> str:
@@ -59,7 +58,7 @@ def parts_path(cache_file: str | os.PathLike[str]) -> Path:
     'out/e5-zeroshot/original/en.parts'
     """
     path = Path(cache_file)
-    return path.with_name(path.name.removesuffix(".jsonl") + PARTS_SUFFIX)
+    return path.with_name(path.name.removesuffix(".jsonl") + _PARTS_SUFFIX)
 
 
 def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
@@ -73,7 +72,7 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
     Raises
     ------
     ValueError
-        When a record has a field that :data:`RECORD_KEYS` lacks.
+        When a record has a field that :data:`_RECORD_KEYS` lacks.
     """
     import pyarrow as pa
 
@@ -86,15 +85,15 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
              "system_fingerprints": strings, "direct_detail": pa.string(), "sentence_details": strings,
              "direct_probs": floats, "sentence_probs": pa.list_(floats), "direct_logprobs": floats,
              "sentence_logprobs": pa.list_(floats), "provenance_id": pa.string()}
-    schema = pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in RECORD_KEYS)])
-    columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in RECORD_KEYS}}
+    schema = pa.schema([("pair_id", pa.string()), ("seq", pa.int64()), *((k, types[k]) for k in _RECORD_KEYS)])
+    columns: dict[str, list[Any]] = {"pair_id": [], "seq": [], **{k: [] for k in _RECORD_KEYS}}
     for seq, rec in rows:
-        unknown = set(rec) - {"type", *RECORD_KEYS}
+        unknown = set(rec) - {"type", *_RECORD_KEYS}
         if unknown:
-            raise ValueError(f"a part has no column for record field(s) {sorted(unknown)}; add them to RECORD_KEYS")
+            raise ValueError(f"a part has no column for record field(s) {sorted(unknown)}; add them to _RECORD_KEYS")
         columns["pair_id"].append(pair_id(rec["post_id"], rec["dimension"]))
         columns["seq"].append(seq)
-        for key in RECORD_KEYS:
+        for key in _RECORD_KEYS:
             columns[key].append(rec.get(key))
     return pa.Table.from_pydict(columns, schema=schema)
 
@@ -102,8 +101,8 @@ def records_table(rows: Sequence[tuple[int, Mapping[str, Any]]]) -> Any:
 def part_record(row: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON record of a part row (the keys of :func:`tefcore.extraction.cache.pair_record`, in its order)."""
     rec: dict[str, Any] = {"type": "pair"}
-    for key in RECORD_KEYS:
-        if key not in OPTIONAL_KEYS or row.get(key) is not None:
+    for key in _RECORD_KEYS:
+        if key not in _OPTIONAL_KEYS or row.get(key) is not None:
             rec[key] = row[key]
     return rec
 
@@ -221,7 +220,7 @@ def merge_parts(parts_dir: str | os.PathLike[str], out: str | os.PathLike[str] |
         sources differ from the parts' (scored again on the merged cache, by ``--retry-invalid``).
     """
     parts = Path(parts_dir)
-    target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(PARTS_SUFFIX) + ".jsonl")
+    target = Path(out) if out is not None else parts.with_name(parts.name.removesuffix(_PARTS_SUFFIX) + ".jsonl")
     rows, header = read_parts(parts)
     pairs = check_pairs(parts, [header, *(part_record(r) for r in rows)], header["provenance_id"])
     if target.exists():

@@ -189,7 +189,7 @@ def score_chunk(backend: Backend, chunk: _Chunk) -> list[tuple[EvaluationPair, l
 def run_provenance(backend: Backend, setting: Setting) -> dict[str, Any]:
     """Everything that identifies the numbers of a run (the judge's and the setting's provenance), the start
     time and the machine's numeric environment (:func:`tefcore.judges.machine.numeric_environment`), both
-    outside the provenance id (:data:`tefcore.extraction.cache.TIME_KEYS`)."""
+    outside the provenance id (:data:`tefcore.extraction.cache._TIME_KEYS`)."""
     prov = dict(backend.provenance())
     prov.setdefault("reading", getattr(backend, "reading", None))
     prov.update({"judge": getattr(backend, "name", prov.get("model")), **setting.provenance(),

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tefcore.tasks.schema import Choices, EvaluationPair
 
-__all__ = ["INVALID", "KINDS", "SOURCES", "Backend", "Score", "ScoreRequest"]
+__all__ = ["INVALID", "SOURCES", "Backend", "Score", "ScoreRequest"]
 
 SOURCES: tuple[str, ...] = ("logprobs", "partial", "generated_text", "invalid", "embedding")
 """How a probability was obtained.
@@ -25,7 +25,7 @@ was; ``generated_text``: no letter in the log-probabilities, the generated text 
 ``embedding``: an embedding judge, not an LLM.
 """
 
-KINDS: tuple[str, ...] = ("direct", "sentence")
+_KINDS: tuple[str, ...] = ("direct", "sentence")
 """What a request scores: a whole post (Direct) or one sentence."""
 
 
@@ -57,8 +57,8 @@ class ScoreRequest:
     choices: Choices = field(kw_only=True)
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"ScoreRequest.kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(f"ScoreRequest.kind must be one of {_KINDS}, got {self.kind!r}")
 
     @property
     def letters(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ engine build). The rest belong to the machine: the CPU and the instructions it h
 ``expf`` and ``erff`` the engines call, the BLAS library and the kernel it chose for this CPU, thread counts,
 the versions of the numeric packages, and the lock the environment was installed from.
 :func:`numeric_environment` records them. It goes into a cache's header outside the provenance id
-(:data:`tefcore.extraction.cache.TIME_KEYS`), so a run may resume on another machine, and chapter 4's check
+(:data:`tefcore.extraction.cache._TIME_KEYS`), so a run may resume on another machine, and chapter 4's check
 compares it with today's when a cache does not reproduce.
 """
 

