@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from tefcore.judges.e5 import E5Embedder
+from tefcore.judges.e5_engine import E5Embedder
 from tefcore.mind.load import evaluation_pairs, load_posts
 from tefcore.tasks.segment import split_sentences
 

@@ -216,7 +216,7 @@ def test_an_edited_header_is_refused_by_evaluate_and_by_a_resume(
 
 # --- bounded work ---------------------------------------------------------------------------------------
 def test_the_e5_embedder_sends_bounded_batches_to_the_engine() -> None:
-    from tefcore.judges.e5 import BATCH_CHARS, E5Embedder
+    from tefcore.judges.e5_engine import BATCH_CHARS, E5Embedder
 
     calls: list[list[str]] = []
 

