@@ -278,9 +278,6 @@ class _FakeJudge:
     def score(self, requests: list[ScoreRequest]) -> None:
         self.calls += requests
 
-    def measure_ttft(self, requests: list[ScoreRequest]) -> list[float]:
-        return [0.01 * (i + 1) for i in range(len(requests))]
-
     def provenance(self) -> dict[str, Any]:
         return {"backend": self.options.get("backend", "llama_cpp"), "model_file": "Tiny-1M.gguf"}
 
@@ -288,6 +285,7 @@ class _FakeJudge:
 def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
     import tefcore.judges
     from tefbook.chapters.ch08 import time_judge, timing_sample
+    from tefcore.judges import streaming
     from tefcore.judges.registry import ModelSpec
 
     made: list[_FakeJudge] = []
@@ -297,6 +295,7 @@ def test_time_judge_times_the_local_judge_per_mode_and_an_endpoint_by_streaming(
         return made[-1]
 
     monkeypatch.setattr(tefcore.judges, "make_backend", make)
+    monkeypatch.setattr(streaming, "measure_ttft", lambda judge, requests: [0.01 * (i + 1) for i in range(len(requests))])
     queries = query_table(evaluation_pairs(posts()))
     sample = timing_sample(queries, 2)
     assert sample["kind"].value_counts().to_dict() == {"direct": 2, "sentence": 2}

@@ -28,6 +28,7 @@ from sigint import default_sigint
 from tefcore.mind import mind_task
 from tefcore.judges.base import Backend, Score
 from tefcore.judges.openai import OpenAIBackend
+from tefcore.judges.streaming import measure_streaming, measure_ttft
 from tefcore.retry import BackendRejected, BackendUnavailable
 
 KEY_ENV = "TEF_FAULT_TEST_API_KEY"
@@ -301,7 +302,7 @@ def test_measure_ttft_streams_and_reports_usage(server: FaultServer) -> None:
     reqs = make_requests(4, "t")
     server.script(plan={marker("t", 2): ["503", "ok"]})
     backend = make_backend(server, max_concurrency=2)
-    timings = backend.measure_streaming(reqs, max_concurrency=2)
+    timings = measure_streaming(backend, reqs, max_concurrency=2)
     for t, r in zip(timings, reqs):
         assert 0.1 <= t.ttft <= t.total < 2
         assert (t.prompt_tokens, t.completion_tokens) == (7, 1)
@@ -309,7 +310,7 @@ def test_measure_ttft_streams_and_reports_usage(server: FaultServer) -> None:
     assert all(rec.body["stream"] is True and rec.body["stream_options"] == {"include_usage": True}
                for rec in server.records)
     assert backend.stats.retried == Counter({"503": 1})
-    ttft = backend.measure_ttft(reqs[:2])
+    ttft = measure_ttft(backend, reqs[:2])
     assert len(ttft) == 2 and all(0.1 <= x < 2 for x in ttft)
     record(server, backend, 4, [t.score for t in timings])
 

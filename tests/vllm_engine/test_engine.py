@@ -187,6 +187,7 @@ def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPa
     """Chapter 8's timing route: streaming requests to the server, measured on the client."""
     from tefcore.judges import make_backend
     from tefcore.judges.registry import served_spec
+    from tefcore.judges.streaming import measure_ttft
     from tefcore.extraction.run import build_requests
     from tefcore.mind import mind_task
     from tefcore.mind.load import evaluation_pairs, load_posts
@@ -197,7 +198,7 @@ def test_streaming_time_to_first_token(server: Any, monkeypatch: pytest.MonkeyPa
     assert judge.provenance()["hardware"] == {"class": "CPU"} and judge.provenance()["server"] == "vllm serve"
     requests = [r for lang in LANGS
                 for r in build_requests(evaluation_pairs(load_posts(lang))[0], mind_task("original"), "reference")]
-    seconds = np.asarray(judge.measure_ttft(requests))
+    seconds = np.asarray(measure_ttft(judge, requests))
     print(f"TTFT over {len(seconds)} streaming requests: mean {seconds.mean() * 1e3:.0f} ms, "
           f"max {seconds.max() * 1e3:.0f} ms")
     assert seconds.shape == (len(requests),) and np.all(seconds > 0) and np.all(seconds < 30)

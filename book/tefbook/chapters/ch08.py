@@ -502,12 +502,12 @@ def time_judge(spec: Any, sample: pd.DataFrame, modes: Sequence[str] = ("warm",)
     ValueError
         On an unknown mode, or a judge that can be timed neither way (a vLLM entry without endpoint).
     """
-    from tefcore.judges import make_backend
+    from tefcore.judges import make_backend, streaming
 
     if spec.backend == "openai":
         judge = make_backend(spec)
         ordered = sample.sort_values(["lang", "dimension"], kind="stable").reset_index(drop=True)
-        seconds = np.asarray(judge.measure_ttft(requests_from(ordered)), dtype=float)
+        seconds = np.asarray(streaming.measure_ttft(judge, requests_from(ordered)), dtype=float)
         return Timing(ordered.assign(seconds=seconds, mode="streaming"),
                       f"streaming requests to {spec.options.get('base_url')}", dict(judge.provenance()), 1)
     if spec.backend != "llama_cpp":
