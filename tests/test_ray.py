@@ -127,7 +127,7 @@ def test_a_task_with_three_sides_on_ray_equals_the_local_loop(cluster: dict, tmp
 def test_embedded_llm_on_ray_equals_the_local_loop(cluster: dict, data_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp",
                         reason="llama-cpp-python is not installed (bash scripts/setup.sh --local-llm adds it)")
-    from tefcore.judges.local import default_model_path
+    from tefcore.judges.gguf import default_model_path
 
     try:
         default_model_path()

@@ -452,7 +452,7 @@ def fake_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
 @pytest.mark.slow
 def test_the_stand_in_run_writes_the_caches_the_chapter_reads(fake_run: dict[str, Any]) -> None:
     from tefcore.extraction.cache import read_cache_file
-    from tefcore.judges.local import ChatTemplate
+    from tefcore.judges.chat import ChatTemplate
     from tefcore.extraction.run import build_requests
     from tefcore.mind.load import evaluation_pairs, load_posts
 

@@ -30,7 +30,7 @@ from tefcore.mind import mind_task
 import tefcore.judges.labels as labels
 from tefcore.judges.base import ScoreRequest
 from tefcore.extraction.cache import CacheWriter, ProvenanceMismatch, provenance_id
-from tefcore.judges.local import ChatTemplate, _jinja_template
+from tefcore.judges.chat import ChatTemplate, _jinja_template
 from tefcore.mind.prompts import build_prompt
 
 TEMPLATES = Path(__file__).parent / "fixtures" / "chat_templates"

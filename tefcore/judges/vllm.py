@@ -1,7 +1,7 @@
 """The GPU judge: offline vLLM (``vllm.LLM``), greedy, one output token, first-position log-probabilities.
 
-Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``); prompts are rendered by the local
-judge's :class:`~tefcore.judges.local.ChatTemplate` and sent as token ids (:func:`prompt_token_ids`).
+Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``); prompts are rendered by the
+:class:`~tefcore.judges.chat.ChatTemplate` the local judge uses too and sent as token ids (:func:`prompt_token_ids`).
 
 **Reading the answer.** Two reads of the answer position exist (:data:`_LABEL_READS`):
 
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
+from tefcore.judges.chat import ChatTemplate
 from tefcore.judges.labels import LETTERS, LogprobJudge, check_reading, label_token_ids, score_token_logprobs
-from tefcore.judges.local import ChatTemplate
 
 __all__ = [
     "EXACT_MODES",
@@ -270,7 +270,7 @@ def _checked_model(model: str) -> str:
 # --- rendering ------------------------------------------------------------------------------------
 def chat_template_of(tokenizer: Any, keep_default_system: bool = True,
                      template_kwargs: Mapping[str, Any] | None = None, name: str = "the model") -> ChatTemplate:
-    """The :class:`~tefcore.judges.local.ChatTemplate` of a Hugging Face-style tokenizer.
+    """The :class:`~tefcore.judges.chat.ChatTemplate` of a Hugging Face-style tokenizer.
 
     Parameters
     ----------
@@ -278,7 +278,7 @@ def chat_template_of(tokenizer: Any, keep_default_system: bool = True,
         Has ``chat_template`` and, optionally, ``bos_token`` and ``eos_token`` (vLLM's
         ``LLM.get_tokenizer()``, ``transformers.AutoTokenizer``).
     keep_default_system, template_kwargs
-        As for :class:`~tefcore.judges.local.ChatTemplate`.
+        As for :class:`~tefcore.judges.chat.ChatTemplate`.
     name : str
         The model, for the error message.
 
@@ -321,7 +321,7 @@ class VLLMBackend(LogprobJudge):
     reading : {"summed", "reference"}
         How P(change) is read (:mod:`tefcore.judges.labels`).
     keep_default_system, chat_template_kwargs
-        As for :class:`~tefcore.judges.local.ChatTemplate` (``keep_default_system``, ``template_kwargs``).
+        As for :class:`~tefcore.judges.chat.ChatTemplate` (``keep_default_system``, ``template_kwargs``).
     gpu_memory_utilization : float
         Passed to ``vllm.LLM``.
     max_logprobs : int

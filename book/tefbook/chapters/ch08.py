@@ -166,14 +166,14 @@ def llama_token_counter(model_path: str | Path | None = None, chat: bool = True,
     """Token counter of a GGUF model: its tokenizer and chat template, rendered as the local backend does.
 
     Only the vocabulary is loaded (``vocab_only=True``), so this is cheap. The prompt is rendered with
-    :class:`tefcore.judges.local.ChatTemplate` (one user turn, generation prompt, the template's
+    :class:`tefcore.judges.chat.ChatTemplate` (one user turn, generation prompt, the template's
     default system turn kept unless ``keep_default_system=False``) and tokenised with special tokens
     parsed and no extra BOS: the token sequence :class:`~tefcore.judges.local.LocalBackend` evaluates.
 
     Parameters
     ----------
     model_path : str or Path, optional
-        The GGUF file; default the embedded SmolLM2 (:func:`tefcore.judges.local.default_model_path`).
+        The GGUF file; default the embedded SmolLM2 (:func:`tefcore.judges.gguf.default_model_path`).
     chat : bool
         Count the chat-formatted prompt (default) or the bare prompt text.
     keep_default_system, chat_template_kwargs
@@ -186,7 +186,8 @@ def llama_token_counter(model_path: str | Path | None = None, chat: bool = True,
     """
     from llama_cpp import Llama
 
-    from tefcore.judges.local import ChatTemplate, resolve_model_path
+    from tefcore.judges.chat import ChatTemplate
+    from tefcore.judges.gguf import resolve_model_path
 
     path = resolve_model_path(model_path)
     with _quiet_stderr():  # llama.cpp prints a context-size notice for vocabulary-only loads
