@@ -82,15 +82,16 @@ def test_paper_commands_are_the_plan_run_from_the_project(monkeypatch: pytest.Mo
                                                             repo_root: Path) -> None:
     monkeypatch.setenv("TEF_PROJECT_ROOT", str(repo_root))
     monkeypatch.chdir(repo_root)
-    expected_extract = plan("qwen2.5-7b", ("original",), data_dir="data/mind-full", chapters=()).step("extract")
-    expected_08 = command_for_chapter("08", "qwen2.5-7b", data_dir="data/mind-full")
+    expected_extract = plan("qwen2.5-7b", ("original",), data_dir="data/mind-full", reading="reference",
+                            chapters=()).step("extract")
+    expected_08 = command_for_chapter("08", "qwen2.5-7b", data_dir="data/mind-full", reading="reference")
     monkeypatch.chdir(tmp_path)  # a kernel runs in _build/executed/notebooks, not in the project
     assert cmds.paper_commands("qwen2.5-7b", chapters=("08",)) == f"```bash\n{expected_08}\n```"
     assert "-p 08.data_dir=data/mind-full" in expected_08
     text = cmds.paper_commands("qwen2.5-7b")
     lines = text.splitlines()
     assert lines[0] == "```bash" and lines[-1] == "```"
-    assert lines[1] == reproduce_command("qwen2.5-7b", ("original",), data_dir="data/mind-full")
+    assert lines[1] == reproduce_command("qwen2.5-7b", ("original",), data_dir="data/mind-full", reading="reference")
     assert lines[2] == expected_extract.command()
     assert "--data-dir data/mind-full --out data/caches" in lines[2]
 
@@ -99,6 +100,7 @@ def test_chapter_4_prints_the_gpu_commands_with_the_reference_reading(monkeypatc
                                                                        repo_root: Path) -> None:
     monkeypatch.setenv("TEF_PROJECT_ROOT", str(repo_root))
     monkeypatch.chdir(repo_root)
+    assert cmds.paper_commands("qwen2.5-7b", chapters=("08",)).count("--reading reference") == 2  # chapter 8's too
     lines = cmds.paper_commands("qwen2.5-7b", reading="reference").splitlines()[1:-1]
     assert lines[0] == reproduce_command("qwen2.5-7b", ("original",), data_dir="data/mind-full", reading="reference")
     assert len(lines) == 2 and all(line.endswith("--reading reference") for line in lines)

@@ -26,7 +26,7 @@ def reproduce_block(chapter: str, model: str = "qwen2.5-7b", *, data_dir: str = 
 
 
 def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, langs: Sequence[str] = ("en", "zh"),
-                   chapters: Sequence[str] = (), reading: str = "summed") -> str:
+                   chapters: Sequence[str] = (), reading: str = "reference") -> str:
     """The commands that reproduce a paper model's results on the full release, as a Markdown code block.
 
     Without ``chapters``: the ``tef reproduce`` line (extraction and every result chapter,
@@ -36,7 +36,8 @@ def paper_commands(model: str = "qwen2.5-7b", data_dir: str = FULL_RELEASE_DIR, 
     ``tef reproduce`` line for that chapter and every step it runs.
 
     ``data_dir`` is a path relative to the project folder (or absolute), as the commands print it; ``reading``
-    is the extraction's ``--reading`` (``"reference"`` for the reference release's).
+    is the extraction's ``--reading``: by default the reference release's, as every command that reruns the
+    paper's models.
     """
     from tefbook.commands import command_for_chapter, plan, reproduce_command
 
