@@ -473,6 +473,7 @@ best["TEF ahead at some t"] = best["best gain"] > 0
 best["judge clears the floor"] = clears.reindex(best.index)
 half_width = (vs["high"] - vs["low"]) / 2  # the paired intervals of the section above, at t = 1
 narrowest = half_width[(vs["metric"] == "accuracy") & (half_width > 0)].min()
+reach = int((best["best gain"] >= narrowest).sum())  # cells whose best gain is as wide as that interval
 show(best, signed={"best gain"})
 
 # %% tags=["hide-input"]
@@ -485,9 +486,8 @@ def cells(rows: pd.DataFrame) -> str:
 
 ahead, cleared = best[best["TEF ahead at some t"]], best[best["judge clears the floor"]]
 flat = best[(gain == 0).all(axis=1)]
-if not best["best gain"].max() < narrowest:
-    raise AssertionError("a tempered gain reaches the half-width of a paired interval: the prose below says none does")
-tab.glue_all(sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cells(ahead),
+tab.glue_all(sweep_reach={0: "none reaches", 1: "1 reaches"}.get(reach, f"{reach} reach"),
+             sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cells(ahead),
              sweep_max=tab.round_half_up(best["best gain"].max()), sweep_half=tab.round_half_up(narrowest),
              sweep_clear_gain=tab.round_half_up(cleared["best gain"].max()),
              sweep_clear_cell="; ".join(f"{names[m]} in {LANG_LABELS[lang]} at t = {r['at t']}"
@@ -496,13 +496,14 @@ tab.glue_all(sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cel
 
 # %% [markdown]
 # So, is there a temperature at which TEF beats the best baseline? In {glue:text}`sweep_ahead` of
-# our {glue:text}`sweep_cells` judge-language cells there is: {glue:text}`sweep_ahead_list`. None
-# of these gains exceeds {glue:text}`sweep_max:+.1f` points, while the narrowest paired 95 %
-# interval of the section above (at t = 1) reaches {glue:text}`sweep_half:.1f` points either side of
-# its estimate: gains of this size lie within the noise of the sample (the tempered rules get no
-# interval of their own). Where the judge clears the floor, the best TEF reaches is
-# {glue:text}`sweep_clear_gain:+.1f` points, in {glue:text}`sweep_clear_cell`. The rows of
-# {glue:text}`sweep_flat` stay at zero at every temperature: there every rule decides the same side. Where a row stays at or below zero over the
+# our {glue:text}`sweep_cells` judge-language cells there is: {glue:text}`sweep_ahead_list`. The
+# largest gain is {glue:text}`sweep_max:+.1f` points, and the narrowest paired 95 % interval of the
+# section above (at t = 1) reaches {glue:text}`sweep_half:.1f` points either side of its estimate: of
+# the cells' best gains, {glue:text}`sweep_reach` that half-width. A gain below it lies within the
+# noise of the sample (the tempered rules get no interval of their own). Where the judge clears
+# the floor, the best TEF reaches is {glue:text}`sweep_clear_gain:+.1f` points, in
+# {glue:text}`sweep_clear_cell`. The rows of {glue:text}`sweep_flat` stay at zero at every
+# temperature: there every rule decides the same side. Where a row stays at or below zero over the
 # whole range, no rescaling of the detector's confidence makes TEF win on these posts, and the
 # shortfall lies in *which* sentences the judge is confident about, not in how confident it is.
 #

@@ -45,3 +45,13 @@ def test_unreadable_cpu_flags_stop_in_one_line_too(tmp_path: Path) -> None:
     result = run_setup("--no-browser", TEF_CPUINFO=str(tmp_path / "absent"))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and f"(flags in {tmp_path / 'absent'})" in result.stderr
+
+
+def test_the_wheel_lists_every_package_of_the_library() -> None:
+    """A non-editable install holds every folder of tefcore that has an ``__init__.py`` (setuptools lists them)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "tefcore").rglob("__init__.py")}
+    assert found - listed == set(), f"pyproject.toml [tool.setuptools] packages lacks {sorted(found - listed)}"
