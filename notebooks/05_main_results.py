@@ -64,7 +64,7 @@ from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
 from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.results import majority_floor, majority_rate, predict_runs, reader_labels
+from tefbook.companion.results import majority_floor, majority_rate, predict_runs
 from tefbook.companion.runs import chapter_runs, parse_list, repo_path
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
@@ -78,12 +78,6 @@ glue("paper_gain_acc", tab.format_cell(paper_gain["accuracy"], 3), display=False
 glue("paper_gain_f1", tab.format_cell(paper_gain["macro_f1"], 3), display=False)
 glue("link_gain_acc", Markdown(claim_link("gain-accuracy")), display=False)
 glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
-
-
-def show(frame: pd.DataFrame, signed=()):
-    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up (with a
-    sign in the ``signed`` columns, or everywhere for ``True``)."""
-    return tab.plain(reader_labels(frame, names), signed=signed)
 
 # %% [markdown]
 # ## The judges and their caches
@@ -157,7 +151,7 @@ for rule, prediction in decided.items():
 by_hand = pd.DataFrame(rows).pivot(index="rule", columns="dimension")
 by_hand[("accuracy", "Average")] = by_hand["accuracy"].mean(axis=1)
 by_hand[("macro_f1", "Average")] = by_hand["macro_f1"].mean(axis=1)
-show(by_hand[["accuracy", "macro_f1"]].rename(columns={"macro_f1": "macro-F1"}))
+ch05.show(by_hand[["accuracy", "macro_f1"]].rename(columns={"macro_f1": "macro-F1"}), names)
 
 # %% [markdown]
 # The library does the same for every cache of the page in two calls: `predict_pairs` (every
@@ -201,7 +195,7 @@ average = table[table["dimension"] == "Average"].set_index(["model", "lang", "ru
 best_rule = average.groupby(["model", "lang"]).max()
 its_floor = best_rule.index.get_level_values("lang").map(floor_average)
 clears = best_rule > its_floor
-show(pd.DataFrame({"best Average accuracy": best_rule, "floor": its_floor, "clears the floor": clears}))
+ch05.show(pd.DataFrame({"best Average accuracy": best_rule, "floor": its_floor, "clears the floor": clears}), names)
 
 # %% tags=["hide-input"]
 ch05.glue_clears(clears, names)
@@ -225,8 +219,7 @@ ch05.glue_clears(clears, names)
 
 # %% tags=["hide-input", "full-width"]
 glue("link_t4_avg", Markdown(claim_link("table4-averages")), display=False)
-order = [m for m in runs.models if clears.xs(m, level="model").any()] + \
-        [m for m in runs.models if not clears.xs(m, level="model").any()]
+order = ch05.floor_first(runs.models, clears)  # judges that clear the floor first
 for lang in lang_list:
     display(Markdown(f"**{LANG_LABELS[lang]}**"),
             ch05.results_table(table, t3, rates, names, order, clears, lang, RULES))
@@ -332,9 +325,7 @@ below_floor.loc["all"] = below_floor.sum()
 below_floor
 
 # %% tags=["hide-input", "full-width"]
-glue("t3_below", int(below_floor.loc["all", "cells below the floor"]), display=False)
-glue("t3_cells", int(below_floor.loc["all", "cells"]), display=False)
-glue("t3_below_tef", int(below_floor.loc[RULE_LABELS["tef"], "cells below the floor"]), display=False)
+ch05.glue_floor_counts(below_floor)
 display(ch05.floor_heatmap(floors))
 
 # %% [markdown]
@@ -357,8 +348,8 @@ display(ch05.floor_heatmap(floors))
 
 # %%
 noise = review.noise(t3)
-show(noise.groupby("model", sort=False)[["win", "inside"]].sum().rename(
-    columns={"win": "cells where TEF is ahead", "inside": "of which inside the noise"}))
+ch05.show(noise.groupby("model", sort=False)[["win", "inside"]].sum().rename(
+    columns={"win": "cells where TEF is ahead", "inside": "of which inside the noise"}), names)
 
 # %% tags=["hide-input"]
 glue("t3_wins", int(noise["win"].sum()), display=False)
@@ -385,8 +376,8 @@ glue("t3_inside", int(noise["inside"].sum()), display=False)
 # %%
 consistency = review.sentence_rules(t3)
 questions = consistency[consistency["question"]]
-show(questions.set_index(["model", "lang", "dimension"])[["majority_vote", "soft_vote", "tef", "floor", "required"]]
-     .rename(columns={**RULE_LABELS, "required": "posts that must disagree (%)"}))
+ch05.show(questions.set_index(["model", "lang", "dimension"])[["majority_vote", "soft_vote", "tef", "floor", "required"]]
+          .rename(columns={**RULE_LABELS, "required": "posts that must disagree (%)"}), names)
 
 # %% tags=["hide-input"]
 glue("t3_questions", len(questions), display=False)
@@ -416,7 +407,7 @@ by_setting = setting_table[setting_table["dimension"] == "Average"].pivot_table(
 by_setting = by_setting.map(tab.round_half_up)  # as printed, so that every difference below is the table's
 by_setting["TEF − best baseline"] = by_setting["tef"] - by_setting[RULES[:3]].max(axis=1)
 spread = by_setting[RULES].groupby("lang").agg(lambda c: c.max() - c.min())
-tab.plain(reader_labels(by_setting, short_names(setting_runs)), signed={"TEF − best baseline"})
+ch05.show(by_setting, short_names(setting_runs), signed={"TEF − best baseline"})
 
 # %% tags=["hide-input"]
 ch05.glue_spreads(spread, by_setting, lang_list)  # stops if the judge's setting is not the larger, as said below
@@ -455,7 +446,7 @@ for t in factors:
                           "gain": a["tef"] - a[RULES[:3]].max()})
 sweep = pd.DataFrame(sweep)
 gain = sweep.pivot_table(index=["model", "lang"], columns="t", values="gain", sort=False)
-show(gain.rename(columns=lambda t: f"t = {t:g}"), signed=True)
+ch05.show(gain.rename(columns=lambda t: f"t = {t:g}"), names, signed=True)
 
 # %% tags=["hide-input", "full-width", "nbval-ignore-output"]
 ch05.sweep_figure(sweep, names, lang_list, factors).show()
@@ -474,25 +465,10 @@ best["judge clears the floor"] = clears.reindex(best.index)
 half_width = (vs["high"] - vs["low"]) / 2  # the paired intervals of the section above, at t = 1
 narrowest = half_width[(vs["metric"] == "accuracy") & (half_width > 0)].min()
 reach = int((best["best gain"] >= narrowest).sum())  # cells whose best gain is as wide as that interval
-show(best, signed={"best gain"})
+ch05.show(best, names, signed={"best gain"})
 
 # %% tags=["hide-input"]
-def cells(rows: pd.DataFrame) -> str:
-    """Judge-language cells of ``best`` as text, each with its best gain and temperature."""
-    return "; ".join(f"{names[m]} in {LANG_LABELS[lang]} ({tab.format_cell(r['best gain'], signed=True)} at t = "
-                     f"{r['at t']}{'' if r['judge clears the floor'] else ', a judge below the floor'})"
-                     for (m, lang), r in rows.iterrows()) or "none"
-
-
-ahead, cleared = best[best["TEF ahead at some t"]], best[best["judge clears the floor"]]
-flat = best[(gain == 0).all(axis=1)]
-tab.glue_all(sweep_reach={0: "none reaches", 1: "1 reaches"}.get(reach, f"{reach} reach"),
-             sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=cells(ahead),
-             sweep_max=tab.round_half_up(best["best gain"].max()), sweep_half=tab.round_half_up(narrowest),
-             sweep_clear_gain=tab.round_half_up(cleared["best gain"].max()),
-             sweep_clear_cell="; ".join(f"{names[m]} in {LANG_LABELS[lang]} at t = {r['at t']}"
-                                        for (m, lang), r in cleared.nlargest(1, "best gain").iterrows()) or "none",
-             sweep_flat="; ".join(f"{names[m]} in {LANG_LABELS[lang]}" for m, lang in flat.index) or "none")
+ch05.glue_sweep(best, gain, narrowest, reach, names)
 
 # %% [markdown]
 # So, is there a temperature at which TEF beats the best baseline? In {glue:text}`sweep_ahead` of

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from tefbook.companion.labels import LANG_LABELS
-from tefbook.companion.results import METRIC_NAMES, REFERENCE_ROWS, side_by_side
-from tefbook.companion.tables import bold_best, format_cell, paired_test_columns, plain, round_half_up
+from tefbook.companion.results import METRIC_NAMES, REFERENCE_ROWS, reader_labels, side_by_side
+from tefbook.companion.tables import bold_best, format_cell, glue_all, paired_test_columns, plain, round_half_up
 from tefcore.fusion import RULE_LABELS
 from tefcore.mind.schema import ABBREVIATIONS, TABLE_ORDER
 from tefpaper.tables import MODEL_LABELS, MODELS
@@ -192,3 +192,85 @@ def glue_spreads(spread: pd.DataFrame, by_setting: pd.DataFrame, langs: Sequence
             raise AssertionError(f"{lang}: the judge's setting moves {judge_spread:.1f}, the rule {rule_spread:.1f}")
         glue(f"judge_spread_{lang}", round_half_up(judge_spread), display=False)
         glue(f"rule_spread_{lang}", round_half_up(rule_spread), display=False)
+
+
+def show(frame: pd.DataFrame, names: Mapping[str, str], signed: bool | Sequence[Any] = ()) -> Any:
+    """A table as the book prints it: judges, languages and rules by name, numbers rounded half up.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Any of the chapter's tables, indexed or columned by registry names, language codes and rules.
+    names : mapping
+        Registry name -> short row name.
+    signed : bool or sequence
+        Print a sign in these columns, or everywhere for ``True``.
+    """
+    return plain(reader_labels(frame, names), signed=signed)
+
+
+def floor_first(models: Sequence[str], clears: pd.Series) -> list[str]:
+    """The judges in their order, those with a language in which a rule clears the floor first.
+
+    Examples
+    --------
+    >>> clears = pd.Series({("a", "en"): False, ("b", "en"): True}).rename_axis(["model", "lang"])
+    >>> floor_first(["a", "b"], clears)
+    ['b', 'a']
+    """
+    ok = {m: bool(clears.xs(m, level="model").any()) for m in models}
+    return [m for m in models if ok[m]] + [m for m in models if not ok[m]]
+
+
+def glue_floor_counts(below_floor: pd.DataFrame) -> None:
+    """Glue the paper's Table 3 cells below the floor, all rules and TEF's (``t3_below``, ``t3_cells``,
+    ``t3_below_tef``), from the chapter's count by rule with its ``all`` row."""
+    glue_all(t3_below=int(below_floor.loc["all", "cells below the floor"]),
+             t3_cells=int(below_floor.loc["all", "cells"]),
+             t3_below_tef=int(below_floor.loc[RULE_LABELS["tef"], "cells below the floor"]))
+
+
+def sweep_cells(rows: pd.DataFrame, names: Mapping[str, str]) -> str:
+    """Judge-language cells of the sweep's ``best`` table as text, each with its best gain and temperature
+    (``"none"`` if there is none).
+
+    Examples
+    --------
+    >>> best = pd.DataFrame({"best gain": [1.25], "at t": ["0.5"], "judge clears the floor": [False]},
+    ...                     index=pd.MultiIndex.from_tuples([("e5", "en")]))
+    >>> sweep_cells(best, {"e5": "e5 probe"})
+    'e5 probe in English (+1.3 at t = 0.5, a judge below the floor)'
+    """
+    return "; ".join(f"{names[m]} in {LANG_LABELS[lang]} ({format_cell(r['best gain'], signed=True)} at t = "
+                     f"{r['at t']}{'' if r['judge clears the floor'] else ', a judge below the floor'})"
+                     for (m, lang), r in rows.iterrows()) or "none"
+
+
+def glue_sweep(best: pd.DataFrame, gain: pd.DataFrame, narrowest: float, reach: int,
+               names: Mapping[str, str]) -> None:
+    """Glue the temperature sweep for the prose: the cells where TEF is ahead at some t, its largest gain
+    (among all cells and among those whose judge clears the floor), how many best gains reach the
+    narrowest paired half-width, and the cells that stay at zero (``sweep_*``).
+
+    Parameters
+    ----------
+    best : DataFrame
+        Per ``(model, lang)``: ``best gain``, ``at t``, ``TEF ahead at some t``, ``judge clears the floor``.
+    gain : DataFrame
+        TEF minus the best baseline per ``(model, lang)`` (rows) and temperature (columns).
+    narrowest : float
+        The narrowest half-width of the paired 95 % intervals at t = 1.
+    reach : int
+        How many cells' best gains are at least ``narrowest``.
+    names : mapping
+        Registry name -> short row name.
+    """
+    ahead, cleared = best[best["TEF ahead at some t"]], best[best["judge clears the floor"]]
+    flat = best[(gain == 0).all(axis=1)]
+    glue_all(sweep_reach={0: "none reaches", 1: "1 reaches"}.get(reach, f"{reach} reach"),
+             sweep_cells=len(best), sweep_ahead=len(ahead), sweep_ahead_list=sweep_cells(ahead, names),
+             sweep_max=round_half_up(best["best gain"].max()), sweep_half=round_half_up(narrowest),
+             sweep_clear_gain=round_half_up(cleared["best gain"].max()),
+             sweep_clear_cell="; ".join(f"{names[m]} in {LANG_LABELS[lang]} at t = {r['at t']}"
+                                        for (m, lang), r in cleared.nlargest(1, "best gain").iterrows()) or "none",
+             sweep_flat="; ".join(f"{names[m]} in {LANG_LABELS[lang]}" for m, lang in flat.index) or "none")
