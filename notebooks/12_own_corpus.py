@@ -61,7 +61,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from myst_nb import glue
 
 from tefbook.toc import project_root
 from tefcore.evaluate import decisions, predict_pairs, score_table, strongest_baseline
@@ -76,37 +75,7 @@ from tefcore.tasks import load_task, summary
 os.chdir(project_root())  # paths below read as typed from the repository root
 pd.set_option("display.max_colwidth", None)  # tables show whole sentences
 
-from tefbook.companion.labels import LANG_LABELS, yes_no
-
-COLUMN_LABELS = {"post_id": "comment", "id": "comment", "lang": "language", "side": "gold side", "gold": "gold side",
-                 "rule": "rule", "weight": "weight w", "vote": "MV vote", "text": "sentence", "leans": "leans to",
-                 "share": "share of TEF's margin", "strongest_baseline": "strongest baseline",
-                 "baseline": "its accuracy (%)", "tef": "TEF", "gain": "TEF − baseline (points)",
-                 "accuracy": "accuracy (%)", "macro_f1": "macro-F1 (%)"}
-KEYED = (("score_", "score of {}"), ("p_", "p({})"), ("contribution_", "w·ℓ({})"))
-
-
-def label(key: object) -> str:
-    """A column key of the library's tables as the page names it; a name that is no key is kept (format only)."""
-    key = str(key)
-    if not key.isidentifier():
-        return key
-    if key in COLUMN_LABELS or key in RULE_LABELS:
-        return COLUMN_LABELS.get(key) or RULE_LABELS[key]
-    return next((form.format(key[len(pre):]) for pre, form in KEYED if key.startswith(pre)), key.replace("_", " "))
-
-
-def shown(frame: pd.DataFrame, digits: int, index: bool = True, **names: str):
-    """A table as the page prints it: reader labels for the column keys (``names`` override), languages by
-    name, numbers with ``digits`` decimals, missing values empty (format only)."""
-    out = yes_no(frame)
-    if "lang" in out.columns:
-        out["lang"] = out["lang"].map(LANG_LABELS)
-    out = out.rename(columns=lambda k: names.get(str(k)) or label(k))
-    out = out.rename_axis(index=[(names.get(n) or label(n)) if n else None for n in out.index.names],
-                          columns=[label(n) if n else None for n in out.columns.names])
-    styled = out.style.format(precision=digits, na_rep="", thousands=",")
-    return styled if index else styled.hide(axis="index")
+from tefbook.chapters.ch12 import COMMANDS, commands_block, glue_numbers, k_line, shown  # the page's layout
 
 # %% [markdown]
 # ## The task file
@@ -328,27 +297,12 @@ shown(best.assign(strongest_baseline=best["strongest_baseline"].map(RULE_LABELS)
 #
 # ## The same from the command line
 
-# %% tags=["remove-cell"]
-COMMANDS = [  # (command, what it does): the path of this page, step by step
-    ("tef init my-study", "task.yaml, posts.csv, prompt.txt, README.md to start from"),
-    ("tef validate my-study/task.yaml", "what it found, or one line per problem (load_task)"),
-    ("tef extract --task my-study/task.yaml --model e5-zeroshot --out out", "score every sentence"),
-    ("tef fuse --cache out/e5-zeroshot/prompt --format csv > decisions.csv", "one decision per text (decisions)"),
-    ("tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --id p1", "which sentences decided"),
-    ("tef explain --cache out/e5-zeroshot/prompt --task my-study/task.yaml --format html --out report.html",
-     "the evidence view of every text"),
-    ("tef evaluate --cache out/e5-zeroshot/prompt", "scores where gold exists (score_table)"),
-]
-glue("n_commands", len(COMMANDS), display=False)
-
 # %% [markdown]
 # On the command line the path of this page takes {glue:text}`n_commands` commands, from `tef init`,
 # which writes a task to start from, to the scores where gold exists:
 
 # %% tags=["remove-input"]
-from IPython.display import Markdown
-
-Markdown("```bash\n" + "\n".join(f"# {what}\n{command}" for command, what in COMMANDS) + "\n```")
+commands_block()  # the COMMANDS of the chapter module, one bash block
 
 # %% [markdown]
 # Any judge of the registry runs on a task: the embedded SmolLM2 and vLLM models and the APIs read
@@ -362,20 +316,18 @@ average = scores[scores["dimension"] == "Average"].set_index("rule")
 f1 = scores.set_index(["rule", "dimension"])["macro_f1"]
 mv_side = sides[example_dimension].index(mv_result.prediction[0])
 top = decisive.loc[decisive["share"].idxmax()]
-for name, value in {
+glue_numbers({
     "n_docs": len(task.documents), "n_en": langs.count("en"), "n_zh": langs.count("zh"), "n_pairs": len(frame),
-    "k_line": ", ".join(f"K = {k} for {d}" for d, k in next(iter(provenance.values()))["K"].items()),
+    "k_line": k_line(provenance), "n_commands": len(COMMANDS),
     "ex_tef": tef_result.prediction[0], "ex_tef_conf": tef_result.confidence[0], "ex_mv": mv_result.prediction[0],
     "ex_n": len(p), "ex_n_mv": (votes == mv_side).sum(), "ex_w_mv": w[votes == mv_side].max(),
     "ex_w_max": w.max(), "ex_vote_max": sides[example_dimension][votes[w.argmax()]], "n_disagree": len(disagree),
     "n_tef_right": (disagree["tef"] == disagree["gold"]).sum(),
     "n_mv_right": (disagree["majority_vote"] == disagree["gold"]).sum(),
-    "n_gold": len(labelled), "n_gold_housing": (dims == "Housing").sum(),
-    "n_gold_transport": (dims == "Transport").sum(),
+    "n_gold": len(labelled), "n_gold_housing": (dims == "Housing").sum(), "n_gold_transport": (dims == "Transport").sum(),
     "tef_avg": average.loc["tef", "accuracy"], "best_name": RULE_LABELS[best["strongest_baseline"].iloc[0]],
     "best_avg": best["baseline"].iloc[0], "gain": best["gain"].iloc[0], "tef_f1_housing": f1["tef", "Housing"],
     "tef_f1_transport": f1["tef", "Transport"], "one_pair": 100.0 / (dims == "Transport").sum(),
     "ev_top": int(top["sentence"]), "ev_top_text": top["text"], "ev_top_share": top["share"],
     "ev_n_against": int((decisive["share"] < 0).sum()), "ev_against": -decisive.loc[decisive["share"] < 0, "share"].sum(),
-}.items():
-    glue(name, value.item() if isinstance(value, np.generic) else value, display=False)
+})
