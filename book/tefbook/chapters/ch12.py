@@ -12,7 +12,8 @@ import pandas as pd
 from tefbook.companion.labels import LANG_LABELS, yes_no
 from tefcore.fusion import RULE_LABELS
 
-__all__ = ["COLUMN_LABELS", "COMMANDS", "KEYED", "commands_block", "glue_numbers", "k_line", "label", "numbers", "shown"]
+__all__ = ["COLUMN_LABELS", "COMMANDS", "KEYED", "commands_block", "glue_numbers", "k_line", "label", "numbers",
+           "shown"]
 
 COLUMN_LABELS: dict[str, str] = {
     "post_id": "comment", "id": "comment", "lang": "language", "side": "gold side", "gold": "gold side",
