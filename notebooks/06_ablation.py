@@ -55,17 +55,15 @@ check_parameters("06_ablation")  # a misspelt -p name fails here, naming the par
 import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
-from myst_nb import glue
 
 from tefbook.chapters import ch06
 from tefbook.companion.commands import reproduce_block
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import short_names
-from tefpaper.ledger import chapter_claims, claim_link
-from tefbook.companion.labels import LANG_LABELS
-from tefbook.companion.results import REFERENCE_ROWS, majority_rate, reader_labels, side_by_side
+from tefpaper.ledger import chapter_claims
+from tefbook.companion.results import reader_labels
 from tefbook.companion.runs import chapter_runs, parse_list
-from tefbook.companion.tables import format_columns, glue_all, plain, round_half_up, show_by
+from tefbook.companion.tables import format_columns, glue_all, plain, round_half_up
 from tefcore.fusion import RULE_LABELS
 from tefpaper import tables as paper
 
@@ -74,9 +72,7 @@ ABLATION = ["tef", "tef_without_entropy", "tef_without_log_odds"]
 RULES = ["soft_vote", *ABLATION]
 lang_list = parse_list(langs)
 t3, t4 = paper.load_table("table3"), paper.load_table("table4")
-for key, claim in (("link_qwen", "ablation-qwen"), ("link_deepseek", "ablation-deepseek"),
-                   ("link_drop", "ablation-drop")):
-    glue(key, Markdown(claim_link(claim)), display=False)
+glue_all(ch06.claim_links())
 
 
 def show(frame: pd.DataFrame, digits: int = 1, signed=()):
@@ -110,10 +106,7 @@ statements = pd.Series({
 show(statements.to_frame("paper"))
 
 # %% tags=["hide-input"]
-glue_all(qwen_kept_min=round_half_up(statements.iloc[0], 0), qwen_kept_max=round_half_up(statements.iloc[1], 0),
-         deepseek_below=statements.iloc[2], drop_entropy=round_half_up(statements.iloc[3]),
-         drop_log_odds=round_half_up(statements.iloc[4]),
-         drop_cell=f"{paper.MODEL_LABELS[largest[0]]}'s {LANG_LABELS[largest[1]]} {largest[2]}")
+glue_all(ch06.statement_glue(statements, largest))  # rounded as the prose prints them
 
 # %% [markdown]
 # ## The two ablated rules on one post
@@ -247,10 +240,7 @@ flips = disagreements.groupby(level="removed").sum().reindex([RULE_LABELS[a] for
 show(flips)  # summed over judges and languages
 
 # %% tags=["hide-input"]
-for key, ablation in (("entropy", "tef_without_entropy"), ("log_odds", "tef_without_log_odds")):
-    row = flips.loc[RULE_LABELS[ablation]]
-    glue_all({f"dis_{key}": row["decided differently"], f"dis_{key}_tef": row["TEF right"],
-              f"dis_{key}_ablation": row["ablation right"]})
+glue_all(ch06.flip_glue(flips))
 
 # %% [markdown]
 # Summed over our judges and languages, removing the entropy weights changes the decision on
@@ -377,9 +367,7 @@ ch06.evidence_report(chosen, "e5-crossfit, English sample: two posts where the w
 # their Average the mean of the six printed dimensions (Table 4 prints that mean rounded half up).
 
 # %% tags=["hide-input", "full-width"]
-t4_wide = side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
-                       rules=RULES, paper_models=parse_list(paper_models), langs=lang_list)
-show_by(t4_wide.rename_axis(index=["language", "judge", "rule"]), by="judge", skip=REFERENCE_ROWS)
+ch06.table4_beside(table, t4, runs, names, RULES, parse_list(paper_models), lang_list)
 
 # %% [markdown]
 # The table answers per dimension; the paper's question is about the Average. Per judge and

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from tefbook.companion.labels import LANG_LABELS
-from tefbook.companion.tables import paired_test_columns, plain
+from tefbook.companion.tables import paired_test_columns, plain, round_half_up
 from tefcore.fusion import RULE_LABELS
 
 
@@ -22,6 +22,126 @@ def comparison_table(cmp: pd.DataFrame, names: Mapping[str, str], n_boot: int | 
         **paired_test_columns(cmp, "TEF − ablation", n_boot),
         "the component": cmp["effect"]})
     return plain(out.set_index(["judge", "language", "ablation"]))
+
+
+# ---- how the prose prints the numbers computed on the page -------------------------------------------
+CLAIM_LINKS: dict[str, str] = {"link_qwen": "ablation-qwen", "link_deepseek": "ablation-deepseek",
+                               "link_drop": "ablation-drop"}
+"""The glue name of each link of the opening paragraph, and the ledger row it points to."""
+FLIP_KEYS: dict[str, str] = {"entropy": "tef_without_entropy", "log_odds": "tef_without_log_odds"}
+"""The glue infix of each ablation in :func:`flip_glue` (``dis_entropy``, ``dis_log_odds_tef``, ...)."""
+
+
+def claim_links() -> dict[str, Any]:
+    """The links of the opening paragraph to the claims ledger's rows, as Markdown to glue.
+
+    Returns
+    -------
+    dict
+        Glue name (``link_qwen``, ...) to a Markdown link to its row of the claims ledger.
+
+    Examples
+    --------
+    >>> links = claim_links()
+    >>> sorted(links), "#claims-ablation-drop" in links["link_drop"].data
+    (['link_deepseek', 'link_drop', 'link_qwen'], True)
+    """
+    from IPython.display import Markdown
+
+    from tefpaper.ledger import claim_link
+
+    return {key: Markdown(claim_link(claim)) for key, claim in CLAIM_LINKS.items()}
+
+
+def statement_glue(statements: pd.Series, largest: tuple[str, str, str]) -> dict[str, Any]:
+    """The paper's three statements, computed on the page, as the prose prints them.
+
+    Parameters
+    ----------
+    statements : Series
+        In order: the least and the most of TEF's margin an ablation keeps (%), the ablation Averages
+        below Soft Vote, the largest drop without entropy weighting and without the log-odds (points).
+    largest : tuple of str
+        The cell of the largest drop, ``(model, language, dimension)``.
+
+    Returns
+    -------
+    dict
+        ``qwen_kept_min``, ``qwen_kept_max`` (whole percent), ``deepseek_below``, ``drop_entropy``,
+        ``drop_log_odds`` (one decimal, rounded half up) and ``drop_cell``, the cell named for the reader.
+
+    Examples
+    --------
+    >>> out = statement_glue(pd.Series([61.5, 88.25, 3, 4.25, 1.0]), ("qwen2.5-7b", "zh", "Economy"))
+    >>> out["qwen_kept_min"], out["drop_entropy"], out["drop_cell"]
+    (62.0, 4.3, "Qwen2.5-7B's Chinese Economy")
+    """
+    from tefpaper.tables import MODEL_LABELS
+
+    return dict(qwen_kept_min=round_half_up(statements.iloc[0], 0), qwen_kept_max=round_half_up(statements.iloc[1], 0),
+                deepseek_below=statements.iloc[2], drop_entropy=round_half_up(statements.iloc[3]),
+                drop_log_odds=round_half_up(statements.iloc[4]),
+                drop_cell=f"{MODEL_LABELS[largest[0]]}'s {LANG_LABELS[largest[1]]} {largest[2]}")
+
+
+def flip_glue(flips: pd.DataFrame) -> dict[str, Any]:
+    """The flips of each ablation, summed over judges and languages, under the prose's glue names.
+
+    Parameters
+    ----------
+    flips : DataFrame
+        One row per ablation, indexed by its label (``w/o Entropy``, ``w/o Log-Odds``), with the columns
+        ``decided differently``, ``TEF right`` and ``ablation right``.
+
+    Returns
+    -------
+    dict
+        ``dis_<key>``, ``dis_<key>_tef`` and ``dis_<key>_ablation`` for each key of :data:`FLIP_KEYS`.
+
+    Examples
+    --------
+    >>> flips = pd.DataFrame({"decided differently": [9, 2], "TEF right": [5, 1], "ablation right": [4, 1]},
+    ...                      index=["w/o Entropy", "w/o Log-Odds"])
+    >>> {name: int(count) for name, count in flip_glue(flips).items()}  # doctest: +NORMALIZE_WHITESPACE
+    {'dis_entropy': 9, 'dis_entropy_tef': 5, 'dis_entropy_ablation': 4, 'dis_log_odds': 2, 'dis_log_odds_tef': 1,
+     'dis_log_odds_ablation': 1}
+    """
+    out: dict[str, Any] = {}
+    for key, ablation in FLIP_KEYS.items():
+        row = flips.loc[RULE_LABELS[ablation]]
+        out.update({f"dis_{key}": row["decided differently"], f"dis_{key}_tef": row["TEF right"],
+                    f"dis_{key}_ablation": row["ablation right"]})
+    return out
+
+
+def table4_beside(table: pd.DataFrame, t4: pd.DataFrame, runs: Any, names: Mapping[str, str],
+                  rules: list[str], paper_models: list[str], langs: list[str]) -> None:
+    """Display our scores beside the paper's Table 4, one table per language, bold the best rule within each judge.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Our scores (:func:`tefcore.evaluate.score_table` by model, language, rule and dimension).
+    t4 : DataFrame
+        The paper's Table 4 (:func:`tefpaper.tables.load_table`).
+    runs : ChapterRuns
+        The page's caches (:func:`tefbook.companion.runs.chapter_runs`): their judges and pair counts.
+    names : Mapping
+        The judges' short names on the page.
+    rules, paper_models, langs : list of str
+        The rules in row order, the paper's models to set beside ours and the languages in table order.
+
+    Notes
+    -----
+    The tables are displayed as :func:`tefbook.companion.tables.show_by` prints them, the rows of pair
+    counts and floors first.
+    """
+    from tefbook.companion.results import REFERENCE_ROWS, majority_rate, side_by_side
+    from tefbook.companion.tables import show_by
+
+    wide = side_by_side(table, t4, labels={m: f"ours: {names[m]}" for m in runs.models}, reference=majority_rate(runs),
+                        rules=rules, paper_models=paper_models, langs=langs)
+    show_by(wide.rename_axis(index=["language", "judge", "rule"]), by="judge", skip=REFERENCE_ROWS)
 
 
 # ---- real posts where the weights decide -------------------------------------------------------------
