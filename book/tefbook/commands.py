@@ -288,8 +288,19 @@ def _extract_step(ctx: _Context, exact_labels: str | None) -> Step:
     scope = f"the first {ctx.limit} pairs" if ctx.limit else "every pair"
     note = (f"extraction: {scope} of {', '.join(ctx.langs)} in {_shown(ctx.data_dir, ctx.root)}, prompts "
             f"{', '.join(ctx.prompts)}, reading {ctx.reading}, reference rendering -> "
-            f"{_shown(ctx.out, ctx.root)}/{ctx.spec.name}/<prompt>/<lang>.jsonl")
+            f"{_shown(ctx.out, ctx.root)}/{ctx.spec.name}/<prompt>/{_cache_name(ctx.reading)}")
     return Step("extract", argv, tuple(sorted(env.items())), reads, writes, note=note)
+
+
+def _cache_name(reading: str) -> str:
+    """The file name a reading's cache takes, with ``<lang>`` for the language.
+
+    >>> _cache_name("summed"), _cache_name("reference")
+    ('<lang>.jsonl', '<lang>.reading-reference.jsonl')
+    """
+    from tefcore.extraction.cache import cache_path
+
+    return cache_path(".", "m", "p", "<lang>", reading=reading).name
 
 
 def _variable_for(ctx: _Context, option: str, value: str) -> dict[str, str]:
