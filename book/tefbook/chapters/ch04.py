@@ -454,8 +454,10 @@ def emulation_numbers(elsewhere: pd.DataFrame, emulated: Sequence[str]) -> dict[
     >>> numbers = emulation_numbers(rows, ["one thread", "fast"])
     >>> numbers["worst_emulated"], numbers["emulated_named"]
     ('0.0e+00', 'fast: engine_build')
+    >>> emulation_numbers(pd.DataFrame(columns=rows.columns), [])["emulated"]  # a build that emulates nothing
+    'none in this build'
     """
-    named = elsewhere[elsewhere["verdict"].str.startswith("differs")]
+    named = elsewhere[elsewhere["verdict"].astype(str).str.startswith("differs")]
     same = elsewhere.loc[elsewhere["reproduced"].astype(bool), "max |Δ|"]
     return {"emulated": ", ".join(emulated) or "none in this build", "n_emulated": len(elsewhere),
             "n_emulated_same": len(same), "worst_emulated": f"{same.max():.1e}" if len(same) else "–",
