@@ -96,7 +96,7 @@ glue("link_gain_f1", Markdown(claim_link("gain-macro-f1")), display=False)
 # Each row of ours is named from what its cache header records (judge, engine, hardware, data);
 # the paper's rows are labelled `paper`.
 
-# %%
+# %% tags=["full-width"]
 runs = chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
 names = short_names(runs)  # e.g. "e5 cross-fit, CPU", read from the provenance
 run_table(runs, names)
@@ -151,7 +151,8 @@ for rule, prediction in decided.items():
 by_hand = pd.DataFrame(rows).pivot(index="rule", columns="dimension")
 by_hand[("accuracy", "Average")] = by_hand["accuracy"].mean(axis=1)
 by_hand[("macro_f1", "Average")] = by_hand["macro_f1"].mean(axis=1)
-ch05.show(by_hand[["accuracy", "macro_f1"]].rename(columns={"macro_f1": "macro-F1"}), names)
+display(ch05.show(by_hand["accuracy"], names).set_caption("accuracy (%)"))
+ch05.show(by_hand["macro_f1"], names).set_caption("macro-F1 (%)")
 
 # %% [markdown]
 # The library does the same for every cache of the page in two calls: `predict_pairs` (every
@@ -176,9 +177,9 @@ n_unreadable = int(pred.drop_duplicates(["model", "lang", "post_id", "dimension"
 glue("n_unreadable", n_unreadable, display=False)
 
 # %% [markdown]
-# Every answer in these caches could be read as a probability except
-# {glue:text}`n_unreadable` sentence answers (the e5 judges always answer; the local LLM's answer
-# is read from the logits over the whole vocabulary). An unreadable answer, if any, is left out of
+# Sentence answers in these caches that could not be read as a probability:
+# {glue:text}`n_unreadable` (the e5 judges always answer; the local LLM's answer is read from the
+# logits over the whole vocabulary). An unreadable answer, if any, is left out of
 # the fusion under `invalid="drop"`, and a pair with none left is an abstention, counted as wrong.
 #
 # ## The majority-class floor
@@ -275,7 +276,9 @@ ch05.glue_versus(vs)
 # zero) in {glue:text}`vs_below`; in the others the sample cannot tell the two apart ("within
 # noise"). So on these CPU judges and the MIND sample, TEF beats the strongest baseline in
 # {glue:text}`vs_above` of {glue:text}`vs_cells` cells. The last column gives the verdict row by row;
-# each row names the judge it rests on.
+# each row names the judge it rests on. Here and in every table below, a difference is taken between
+# unrounded Averages and rounded after subtracting, so it can lie 0.1 from the difference of the two
+# Averages as printed.
 
 # %% [markdown]
 # ## The paper's Table 3, read as a reviewer reads it
@@ -404,7 +407,6 @@ setting_pred = predict_runs(setting_runs, rules=RULES)
 setting_table = score_table(setting_pred, by=["model", "lang", "rule", "dimension"])
 by_setting = setting_table[setting_table["dimension"] == "Average"].pivot_table(
     index=["lang", "model"], columns="rule", values="accuracy", sort=False)[RULES]
-by_setting = by_setting.map(tab.round_half_up)  # as printed, so that every difference below is the table's
 by_setting["TEF − best baseline"] = by_setting["tef"] - by_setting[RULES[:3]].max(axis=1)
 spread = by_setting[RULES].groupby("lang").agg(lambda c: c.max() - c.min())
 ch05.show(by_setting, short_names(setting_runs), signed={"TEF − best baseline"})
@@ -489,10 +491,25 @@ ch05.glue_sweep(best, gain, narrowest, reach, names)
 # nearly the same answer to every text: every rule returns the same side for almost every post,
 # and no fusion rule can recover information the detector does not carry. The zero-shot e5 judge
 # ties confidence to nothing that makes it right, so weighting by confidence re-weights noise. The
-# cross-fitted probe is fitted on whole posts; its sentence answers are flatter and lean the same
-# way within most posts, where the sentence rules cannot differ, and they compete with a strong
-# Direct answer. Chapter 2's simulations put TEF ahead when sentence answers are often near 0 or 1
-# and mostly right when they are; whether the paper's LLMs answer so, nothing on this page measures.
+# cross-fitted probe is fitted on whole posts and its sentence answers are flatter. On a post whose
+# sentence answers all lie on one side of 0.5 the sentence rules cannot differ; the share of such
+# posts (post and dimension pairs) for the probe, as chapter 4 counts them:
+
+# %%
+probe = runs.frame[runs.frame["model"] == "e5-crossfit"]
+sides = probe["sentences"].map(lambda s: {bool(q >= 0.5) for q in np.asarray(s, dtype=float) if q == q})
+one_side = (sides.map(len) == 1)[sides.map(len) > 0]  # readable answers, all on one side
+unanimous = 100 * one_side.groupby(probe["lang"]).mean()
+ch05.show(unanimous.to_frame("posts whose sentences all lean one way (%)"), names)
+
+# %% tags=["hide-input"]
+tab.glue_all({f"probe_unanimous_{lang}": tab.round_half_up(share) for lang, share in unanimous.items()})
+
+# %% [markdown]
+# So the probe's sentence answers all lean the same way in {glue:text}`probe_unanimous_en:.1f` % of
+# the English posts and {glue:text}`probe_unanimous_zh:.1f` % of the Chinese ones, and where they do
+# not, the sentence rules compete with a strong Direct answer. Chapter 2's simulations put TEF ahead
+# when sentence answers are often near 0 or 1 and mostly right when they are; whether the paper's LLMs answer so, nothing on this page measures.
 # Their sentence probabilities would tell, and the command below makes them.
 #
 # ## The paper's judges, on a GPU

@@ -28,7 +28,8 @@
 # Table 4 of the paper reports both for Qwen2.5-7B and DeepSeek-V3.2, and its text makes three
 # statements. Recomputed from its own Tables 3 and 4 (paper's numbers): on Qwen2.5-7B both variants
 # keep most of TEF's gain over Soft Vote, between {glue:text}`qwen_kept_min:.0f` % and
-# {glue:text}`qwen_kept_max:.0f` % of TEF's Average margin ({glue:md}`link_qwen`); on DeepSeek-V3.2
+# {glue:text}`qwen_kept_max:.0f` % of TEF's Average margin in accuracy and macro-F1
+# ({glue:md}`link_qwen`); on DeepSeek-V3.2
 # {glue:text}`deepseek_below` of the 4 ablation Averages (two variants, two languages, accuracy)
 # fall below Soft Vote ({glue:md}`link_deepseek`); and the largest drop is on
 # {glue:text}`drop_cell` dimension, {glue:text}`drop_entropy:.1f` points without entropy weighting and
@@ -98,7 +99,7 @@ below = deepseek[["margin_tef_without_entropy", "margin_tef_without_log_odds"]] 
 removed = drops[["drop_without_entropy", "drop_without_log_odds"]]
 largest = removed.max(axis=1).idxmax()  # the cell with the largest drop: (model, language, dimension)
 statements = pd.Series({
-    "Qwen2.5-7B: the least of TEF's margin an ablation keeps (%)": kept.min().min(),
+    "Qwen2.5-7B: the least of TEF's margin an ablation keeps, accuracy or macro-F1 (%)": kept.min().min(),
     "Qwen2.5-7B: the most (%)": kept.max().max(),
     "DeepSeek-V3.2: ablation Averages below Soft Vote (of 4)": below.sum().sum(),
     "the largest drop, w/o Entropy (points)": removed.loc[largest, "drop_without_entropy"],
@@ -204,9 +205,9 @@ glue_all(first_gap=round_half_up(spread.max()), first_gap_dim=str(spread.idxmax(
          first_dims=len(tef_best))
 
 # %% [markdown]
-# `spread` is, per dimension, the highest accuracy of the four rules minus the lowest; `tef_best`
-# marks the dimensions where full TEF's accuracy equals that highest one (a tie counts as best, as
-# bold type does in the paper's tables).
+# For each dimension, the cell above takes the highest accuracy of the four rules minus the lowest
+# (the spread), and marks the dimensions where full TEF's accuracy equals that highest one (a tie
+# counts as best, as bold type does in the paper's tables).
 #
 # Read the table column by column: a column is one dimension, and its four rows are the same sentence
 # answers of one judge fused four ways. The rows differ by at most {glue:text}`first_gap:.1f` points (in
@@ -397,7 +398,9 @@ pd.Series({"judge-language cells": len(average_accuracy), "every rule ties": int
 # Same pairs, same resampling: a positive difference means the component that was removed helped.
 # The bootstrap interval is of the difference of Averages (each dimension weighs the same);
 # McNemar's b counts pairs only full TEF gets right, c pairs only the ablation gets right (the two
-# right-hand columns of the disagreement table above, pooled over dimensions).
+# right-hand columns of the disagreement table above, pooled over dimensions). Its p-value is the
+# chi-squared test with continuity correction, $(|b - c| - 1)^2/(b + c)$, so that with few flips even
+# b = c gives a p-value below 1.
 
 # %%
 from tefbook.companion.results import compare_runs
@@ -443,8 +446,10 @@ glue_all(ours_tef_min=round_half_up(tef_margin.iloc[0]), ours_tef_max=round_half
          qwen_tef_min=round_half_up(tef_margin.iloc[2]))
 
 # %% [markdown]
-# A variant that keeps most of TEF's margin has a number close to TEF's; a negative number is an
-# Average below Soft Vote's. Our judges give this measure little to work with: full TEF's own margin
+# Each margin is the difference of the two unrounded Averages, rounded after subtracting, as every
+# difference in chapter 5 is; a printed margin can therefore lie 0.1 from the difference of the
+# Averages as the tables print them. A variant that keeps most of TEF's margin has a number close to TEF's; a negative
+# number is an Average below Soft Vote's. Our judges give this measure little to work with: full TEF's own margin
 # over Soft Vote lies between {glue:text}`ours_tef_min:+.1f` and {glue:text}`ours_tef_max:+.1f` points
 # on our caches, against at least {glue:text}`qwen_tef_min:+.1f` for Qwen2.5-7B in the paper. The
 # share of a margin near zero that an ablation "keeps" is the ratio of two small and noisy numbers,
