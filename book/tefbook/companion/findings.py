@@ -75,11 +75,10 @@ def _cpu_row(vs: pd.DataFrame) -> Row:
     found = (f"TEF minus the strongest baseline: {vs['difference'].min():+.1f} to {vs['difference'].max():+.1f} "
              f"accuracy points over {len(vs)} judge-language cells; TEF ahead beyond the noise in "
              f"{counts.get('TEF ahead', 0)}, behind in {counts.get('baseline ahead', 0)}, within the noise in "
-             f"{counts.get('within noise', 0)}")
-    premise = ("our judges on the embedded MIND sample: a statement about them, not about the paper's models. "
-               f"{len(below)} of the {len(vs)} cells are judges below the majority-class floor of their pairs "
-               f"({judges}): in those no rule beats always answering the larger side, so TEF against the "
-               "baseline there compares ways of rounding noise")
+             f"{counts.get('within noise', 0)}. {len(below)} of the {len(vs)} cells are judges below the "
+             f"majority-class floor of their pairs ({judges}): in those no rule beats always answering the larger "
+             "side, so TEF against the baseline there compares ways of rounding noise")
+    premise = "our judges on the embedded MIND sample: a statement about them, not about the paper's models"
     return "TEF against the strongest baseline, CPU judges", found, premise, _link("05_main_results", "ch. 5")
 
 
