@@ -87,7 +87,8 @@ pd.set_option("display.max_colwidth", None)
 rng = np.random.default_rng(seed)
 checks = theory.Checks()
 for key, value in {"n_information_sentences": n_information_sentences, "study_docs": study_docs,
-                   "detector_lean": detector_lean, "sweep_bootstrap": sweep_bootstrap}.items():
+                   "detector_lean": detector_lean, "lean_min": detector_lean / 2,
+                   "sweep_bootstrap": sweep_bootstrap}.items():
     glue(key, value, display=False)
 
 # %% [markdown]
@@ -389,8 +390,9 @@ maintainer_note(runs.missing, "For maintainers: what the cache headers record di
 
 # %%
 placed = theory.judge_map(runs.frame, names)
-display(reader_table(placed[theory.MAP_POSITION], 2))
-reader_table(placed[theory.MAP_PREMISES], 2).replace("", "–")
+percent = {"decisive share (%)": 1, "decisive agree (%)": 1, "uncertain agree (%)": 1}
+display(reader_table(placed[theory.MAP_POSITION], 2, **percent))
+reader_table(placed[theory.MAP_PREMISES], 2, **percent).replace("", "–")
 
 # %% [markdown]
 # The weight distributions of the real judges next to the simulated calibrated judge of the map:
@@ -446,8 +448,10 @@ theory.sweep_figure(sweep).show()
 # whether it pays.
 #
 # The map's three premises for a gain of TEF over MV and SV, judge by judge: a positive gain at the
-# judge's cell of the leaning map, a lean in its uncertain sentences, and decisive sentences as
-# reliable as a calibrated judge's (`theory.premises_table`):
+# judge's cell of the leaning map, a lean in its uncertain sentences ($|b|$ at least
+# {glue:text}`lean_min:.2f`, half the leaning map's $b$), and decisive sentences as reliable as a
+# calibrated judge's (`theory.premises_table`; a dash where the judge gave no decisive sentence, so
+# there is nothing to judge):
 
 # %% tags=["hide-input"]
 reader_table(theory.premises_table(placed, nearest, lean=detector_lean))

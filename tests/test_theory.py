@@ -268,7 +268,7 @@ def test_premises_fail_for_a_judge_without_decisive_sentences():
     placed, nearest, sweep = _verdict_inputs(1.0, 2.0, 70.0)
     placed.loc[("J", "en"), ["decisive sentences", "lean b"]] = [0, 0.1]
     table = theory.premises_table(placed, nearest, lean=0.5)
-    assert table.loc[("J", "en")].tolist() == ["yes", "no", "no", "no"]
+    assert table.loc[("J", "en")].tolist() == ["yes", "no", "–", "no"]
 
 
 def test_sweep_table_and_majority_floor():

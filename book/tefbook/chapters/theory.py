@@ -899,14 +899,15 @@ def premises_table(placed: pd.DataFrame, nearest: pd.DataFrame, *, lean: float, 
     """For every judge and language, the map's three premises for a gain of TEF over MV and SV (yes/no)
     and whether all hold: the leaning map's gain at the judge's cell (at least ``min_gain`` points), a
     lean of its uncertain sentences (``|b|`` at least half the map's ``lean``), decisive sentences as
-    reliable as a calibrated judge's (:func:`decisive_threshold`)."""
+    reliable as a calibrated judge's (:func:`decisive_threshold`; a dash for a judge with none)."""
     threshold = 100 * decisive_threshold(decisive_weight)
     rows = []
     for key, r in placed.iterrows():
         held = [ok for ok, _ in _premises(r, nearest.loc[key], lean, threshold, min_gain)]
         rows.append({"judge": key[0], "lang": key[1], "map gain at its cell": "yes" if held[0] else "no",
-                     "uncertain sentences lean": "yes" if held[1] else "no",
-                     f"decisive agree >= {threshold:.0f} %": "yes" if held[2] else "no",
+                     f"uncertain sentences lean (|b| >= {lean / 2:.2f})": "yes" if held[1] else "no",
+                     f"decisive agree >= {threshold:.0f} %": "–" if r["decisive sentences"] == 0
+                     else "yes" if held[2] else "no",
                      "where TEF should gain": "yes" if all(held) else "no"})
     return pd.DataFrame(rows).set_index(["judge", "lang"])
 
