@@ -313,7 +313,8 @@ properties = {"min w": w.min(), "max w": w.max(),
               "w increases on [1/2, 1]": bool(np.all(np.diff(w[500:]) > 0)),
               "c": np.sum(w[near] * delta**2) / np.sum(delta**4)}  # least squares
 check_exercise_2(properties)
-pd.Series(properties, name="on the grid").map(lambda v: round(v, 3) if isinstance(v, float) else v).to_frame()
+pd.Series(properties, name="on the grid").map(
+    lambda v: ("yes" if v else "no") if isinstance(v, bool) else round(v, 3)).to_frame()
 
 # %% tags=["remove-cell"]
 glue_all({"e2_c": 2 / np.log(2), "e2_c_fit": properties["c"]})
@@ -467,8 +468,8 @@ right = {"majority_vote": np.mean(mv[differ] == corpus.y[differ]),
 check_exercise_4(corpus, int(differ.sum()), right)
 first = int(np.flatnonzero(differ)[0])
 mine = corpus.doc_index == first
-pd.DataFrame({"p": corpus.p[mine], "decisive": corpus.decisive[mine],
-              "w(p)": entropy_weight(corpus.p[mine])}).round(3)
+pd.DataFrame({"p": corpus.p[mine], "decisive": np.where(corpus.decisive[mine], "yes", "no"),
+              "w(p)": entropy_weight(corpus.p[mine])}).round(3).set_index("p")
 
 # %% tags=["remove-cell"]
 sentences = corpus.p[mine]

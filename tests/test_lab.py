@@ -440,7 +440,7 @@ def test_every_check_answers_a_wrong_a_short_and_a_mistyped_answer_with_a_hint(
     result, text = _said(ex5, short, still, *args)
     _assert_hinted(result, text, "a list of 4: expected a list of 5 accuracies")
     assert len(_crossed(text)) == 1, text  # the later rules are still checked against their own keys
-    assert all(f"✓ {r} at T = {t:g}" in text for r in ("tef_without_entropy", "tef") for t in args[0]), text
+    assert all(f"✓ {r} at T = {t:g}" in text for r in ("log-odds sum", "TEF") for t in args[0]), text
     result, text = _said(ex5, acc | {"tef": 94.05}, still, *args)  # a number where a list is expected
     _assert_hinted(result, text, "my_accuracy['tef']: 94.05: expected a list of 5 accuracies")
     _assert_hinted(*_said(ex5, acc, list(still), *args), "expected a set of rule names")

@@ -20,6 +20,7 @@ lab runs.
 
 import hashlib
 import math
+import re
 
 import numpy as np
 
@@ -39,6 +40,8 @@ DECIMALS = {"exercise 1": 2, "exercise 2": 2, "exercise 4": 2, "exercise 5": 2, 
 ANSWER_KEY: dict = {}
 ROUNDS = 2000  # PBKDF2 rounds per hash
 LOG2 = math.log(2)
+#: The tables' short name of each rule, as the ✓ and ✗ lines print it.
+RULE_NAMES = {"majority_vote": "MV", "soft_vote": "SV", "tef_without_entropy": "log-odds sum", "tef": "TEF"}
 
 
 class Off:
@@ -82,6 +85,33 @@ def shown(x: object) -> str:
     if isinstance(x, Off):
         return x.shown
     return f"{x:.4g}" if isinstance(x, (float, np.floating)) else repr(x)
+
+
+def plain(x: object) -> str:
+    """A checked answer as its ✓ or ✗ line prints it: a name as text, a set of rules by the tables' names.
+
+    Examples
+    --------
+    >>> plain("change"), plain({"tef", "majority_vote"}), plain(set()), plain(0.371234)
+    ('change', 'MV, TEF', 'none', '0.3712')
+    """
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (set, frozenset)) and set(x) <= set(RULES):
+        return ", ".join(RULE_NAMES[r] for r in RULES if r in x) or "none"
+    return shown(x)
+
+
+def plain_name(name: str) -> str:
+    """An answer's name as its ✓ or ✗ line prints it, each rule by the tables' name.
+
+    Examples
+    --------
+    >>> plain_name("tef_without_entropy at T = 0.25"), plain_name("en-single-50, majority_vote")
+    ('log-odds sum at T = 0.25', 'en-single-50, MV')
+    """
+    return re.sub(r"\b(" + "|".join(sorted(RULE_NAMES, key=len, reverse=True)) + r")\b",
+                  lambda m: RULE_NAMES[m.group(1)], name)
 
 
 def _in_range(x: float, expect: Expect) -> Off | None:
@@ -253,7 +283,7 @@ def check(answers: dict, exercise: str, fingerprint: str, expects: dict, problem
             continue
         given += 1
         ok, hint = verdict(mine, expect, name, key["salt"], key["answers"].get(name, []))
-        print(f"{'✓' if ok else '✗'} {name}: {shown(mine)}" + ("" if ok else f": {hint}"))
+        print(f"{'✓' if ok else '✗'} {plain_name(name)}: {plain(mine)}" + ("" if ok else f": {hint}"))
         verdicts.append(ok)
     missing = len(expects) - given
     if missing:
