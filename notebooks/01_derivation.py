@@ -206,10 +206,10 @@ probe = np.array([0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999])
 pd.DataFrame({
     "p": probe,
     "w(p)": entropy_weight(probe),
-    "l(p)": clipped_log_odds(probe),
-    "w(p)·l(p)": entropy_weight(probe) * clipped_log_odds(probe),
+    "ℓ(p)": clipped_log_odds(probe),
+    "w(p)·ℓ(p)": entropy_weight(probe) * clipped_log_odds(probe),
     "8δ³/log 2 (near 1/2)": 8 * (probe - 0.5) ** 3 / np.log(2),
-}).round(4)
+}).round(4).set_index("p")
 
 # %% [markdown]
 # ## MV, SV and TEF on one scale
@@ -262,6 +262,7 @@ theory.contribution_figure(p_grid, decisive_p).show()
 decisive = contributions([decisive_p]).iloc[0]
 hedging = contributions([hedging_p]).iloc[0]
 rate = decisive / -hedging  # hedging sentences that cancel one decisive one
+first_whole = np.floor(rate) + 1  # the first whole n past the rate (a tie keeps the decisive side)
 n = np.arange(max_hedging + 1)  # post k: the decisive sentence, then k hedging ones
 posts = np.concatenate([np.r_[decisive_p, np.full(k, hedging_p)] for k in n])
 decided = {rule: fuse_many(posts, np.repeat(n, n + 1), rule=rule).prediction
@@ -277,6 +278,7 @@ pd.DataFrame({
 for rule, first in flips.items():
     glue(f"flip_{rule}", f"more than {max_hedging}" if pd.isna(first) else int(first), display=False)
 glue("tef_rate", float(rate["tef"]), display=False)
+glue("tef_first_n", int(first_whole["tef"]), display=False)
 for name in ("decisive_p", "hedging_p"):
     glue(name, float(globals()[name]), display=False)
 glue("max_hedging", int(max_hedging), display=False)
@@ -286,8 +288,10 @@ glue("max_hedging", int(max_hedging), display=False)
 # $n = $ {glue:text}`flip_majority_vote` (at one hedging sentence the vote is tied, and the first
 # vote cast, the decisive sentence's, wins the tie). SV holds out until $n = $ {glue:text}`flip_soft_vote`, the log-odds sum until
 # $n = $ {glue:text}`flip_tef_without_entropy`, and TEF's exchange rate is
-# {glue:text}`tef_rate:,.0f` hedging sentences per decisive one: the hedging sentences are, in
-# effect, not counted. Whether that is good depends on whether the hedging probabilities carry real
+# {glue:text}`tef_rate:,.1f` hedging sentences per decisive one (a ratio of contributions; the first
+# whole $n$ that flips TEF is the next whole number, {glue:text}`tef_first_n:,d`, far beyond the
+# largest $n$ decided above, {glue:text}`max_hedging:d`): the hedging sentences are, in effect, not
+# counted. Whether that is good depends on whether the hedging probabilities carry real
 # evidence; chapter 2 explores both cases with detectors whose calibration we control.
 #
 # ## A worked example
@@ -302,7 +306,7 @@ ex = np.asarray(example_posteriors, dtype=float)
 w, ell = entropy_weight(ex), clipped_log_odds(ex)
 pd.DataFrame(
     {"p = P(change)": ex, "MV vote": np.where(ex >= 0.5, "change", "stability"),
-     "w(p)": w, "l(p)": ell, "w(p)·l(p)": w * ell},
+     "w(p)": w, "ℓ(p)": ell, "w(p)·ℓ(p)": w * ell},
     index=pd.RangeIndex(1, len(ex) + 1, name="sentence"),
 ).round(3)
 
@@ -356,9 +360,9 @@ glue("ex_first", float(ex[0]), display=False)
 # drag a sentence's probability, or shorten the post with the last slider, and watch each
 # sentence's weight, log-odds and tempered evidence, and the four decisions. No Python runs while
 # you do: the rules are written a second time, in the expression language of Vega (the engine that
-# draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds; the cell below
-# prints the two sentence terms, and `tefbook.chapters.theory.vega_rules` holds the four rules. Majority Vote
-# breaks a tie as the authors' reference release does: the side of the first vote cast, here
+# draws the figure), term by term as in {eq}`deriv-weight` and the clipped log-odds, and the four
+# rules are written the same way in the chapter's module (a test checks that they decide as
+# `fuse_many` does). Majority Vote breaks a tie as the authors' reference release does: the side of the first vote cast, here
 # sentence 1's, wins. The two sums count a total within rounding error of zero as a tie, which
 # goes to change, as in `tefcore.fusion`.
 #
@@ -367,17 +371,11 @@ glue("ex_first", float(ex[0]), display=False)
 # shrinks like the cube of the distance from $1/2$; move the hedging sentences just above $1/2$ and
 # the decisive one below it; shorten the post by one sentence and make the vote a tie.
 
-# %% tags=["explorable"]
-from tefbook.chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
-from tefcore.fusion import CLIP  # M
-
-print("w(p) =", vega_weight("p"))  # as the browser evaluates them
-print("ℓ(p) =", vega_log_odds("p"))
-
 # %% tags=["explorable", "hide-input"]
 import altair as alt
 
-from tefcore.fusion import CLASSES
+from tefbook.chapters.theory import vega_log_odds, vega_rules, vega_weight  # the rules, written in Vega's expressions
+from tefcore.fusion import CLASSES, CLIP
 
 SIDES = alt.Scale(domain=list(CLASSES), range=["#1b9e77", "#d95f02"])
 EMBED = {"renderer": "svg", "actions": {"export": True, "source": False, "compiled": False, "editor": False}}
@@ -474,9 +472,9 @@ pd.DataFrame({"prediction": [b.prediction[0] for b in tef_at.values()],
 # rival: the second sum adds a bonus $-\log\bigl(1 - p_i^{(c)}\bigr)$ to a class each time a
 # sentence is sure of it, on top of the Bayes term, and the argmax of Eq. 3 is no longer the Bayes
 # argmax. A post of two sentences over three classes,
-# equal priors (`theory.k_class_scores`: the Bayes log-posterior {eq}`deriv-kclass` normalised over
-# the classes, and Eq. 3 by `fuse_many` with and without the weights; in bold, the class each
-# column picks):
+# equal priors (the scores below: the Bayes log-posterior {eq}`deriv-kclass` normalised over the
+# classes, and Eq. 3 by `fuse_many` with and without the weights; in bold, the class each column
+# picks):
 
 # %%
 post = pd.DataFrame(theory.K3_EXAMPLE, columns=["c1", "c2", "c3"],
