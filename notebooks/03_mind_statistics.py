@@ -359,7 +359,11 @@ table.pivot_table(index="n_dimensions", columns="lang", values="post_id", aggfun
 # agents of Stage III. Each statement is a row of the claims ledger (chapter 11), checked on the data at
 # hand; its kind of evidence says whether the files can confirm it, whether only the full release can,
 # or whether no release file can (there are no dates, sources, annotators or marks of synthetic and
-# edited posts in the records).
+# edited posts in the records). Two rows read differently from the tables above. The events row
+# counts posts, while the events table counts evaluation pairs (one per dimension a post is labelled
+# in), so its numbers are smaller. The row on pairs per dimension compares the data at hand with the
+# full release's count for every language, dimension and side: on a sample of the release none of
+# them can be equal, and that is expected, not a fault; on the full release all of them should be.
 
 # %% tags=["hide-input"]
 display(HTML(chapter_claims("03_mind_statistics", data_dir=data_dir)))
