@@ -121,8 +121,8 @@ except (ImportError, FileNotFoundError):  # llama-cpp-python or the model file i
     judge = None
     print("The embedded LLM is not installed (bash scripts/setup.sh --local-llm): these are the committed answers.")
 scores = judge.score(requests) if judge is not None else ch04.committed_scores(cache_dir, prompt, pair)
-answers = pd.DataFrame({"kind": [r.kind for r in requests], "text": [r.text[:60] for r in requests],
-                        "log P(C)": [s.logprobs[0] for s in scores], "log P(S)": [s.logprobs[1] for s in scores]})
+answers = pd.DataFrame({"text": [r.text[:60] for r in requests], "log P(C)": [s.logprobs[0] for s in scores],
+                        "log P(S)": [s.logprobs[1] for s in scores]}, index=ch04.prompt_labels(requests))
 answers["P(change)"] = np.exp(answers["log P(C)"]) / (np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"]))
 answers["mass"] = np.exp(answers["log P(C)"]) + np.exp(answers["log P(S)"])
 assert np.allclose(answers["P(change)"], [s.p_change for s in scores])  # the judge's own reading
@@ -238,10 +238,12 @@ sentences = sentences.dropna(subset=["p"]).assign(weight=lambda d: entropy_weigh
 ch04.probability_figure(sentences, names, lang_list).show()
 
 # %% [markdown]
-# The same in numbers: the spread of the sentence probabilities, the mean and median weight, the share
-# of decisive sentences ($w \ge 0.5$, that is $p \ge$ {glue:text}`decisive_p:.2f` or
-# $p \le$ {glue:text}`decisive_q:.2f`), and the share of posts whose sentences all lean the same way
-# (where MV, SV and TEF cannot disagree):
+# The same in numbers, in two tables. The first gives the spread of the sentence probabilities (their
+# mean, standard deviation, 5th and 95th percentiles) and, last, the standard deviation of the Direct
+# answers. The second gives the mean and median weight, the share of decisive sentences
+# ($w \ge 0.5$, that is $p \ge$ {glue:text}`decisive_p:.2f` or $p \le$ {glue:text}`decisive_q:.2f`), the
+# median |log-odds|, and the share of posts whose sentences all lean the same way (where MV, SV and TEF
+# cannot disagree):
 
 # %%
 from scipy.optimize import brentq
@@ -250,7 +252,8 @@ decisive_p = brentq(lambda q: entropy_weight(q) - 0.5, 0.5, 1 - 1e-12)  # w(p) =
 summary = posterior_summary(runs).drop(columns=["prompt"]).set_index(["model", "lang"])
 glue_all({"decisive_p": decisive_p, "decisive_q": 1 - decisive_p, **ch04.summary_numbers(summary)})
 percent = ["decisive_share", "unanimous_posts"]  # in percent: one decimal
-ch04.shown(summary.round(3).round(dict.fromkeys(percent, 1)), names, ch04.SUMMARY_LABELS)
+for part in ch04.SUMMARY_PARTS:  # the spread of the answers, then the weights
+    display(ch04.shown(summary.round(3).round(dict.fromkeys(percent, 1))[list(part)], names, ch04.SUMMARY_LABELS))
 
 # %% [markdown]
 # "Decisive" means confident, not right. SmolLM2's Chinese sentences are decisive in
@@ -292,8 +295,8 @@ ch04.shown(bias.round({"direct_mean": 3, "direct_std": 3, "says_change": 1, "gol
 #
 # A cache is only worth reading if the code that made it still makes it. Every build of this page
 # checks that: it runs the extraction again on a piece of every committed CPU cache (an e5 cache on
-# the smallest cell of its language, whole; an LLM cache on the first pairs of that cell,
-# `check_llm_pairs` of them), writes the new records to a scratch folder, never over the committed ones, and compares
+# the smallest cell of its language, whole; an LLM cache on the first {glue:text}`check_llm_words` of
+# that cell), writes the new records to a scratch folder, never over the committed ones, and compares
 # them number by number. A difference must be explained by an input the two headers record
 # differently (a model file, an engine build, the system turn, the machine's numeric environment);
 # a difference nothing recorded explains stops the chapter. The e5 caches are also re-extracted under
@@ -340,6 +343,7 @@ glue_all(ch04.emulation_numbers(elsewhere, ch04.selected_emulations(emulations))
 glue_all({"n_caches": len(checks), "n_reproduced": int((checks["verdict"] == "reproduced").sum()),
           "n_differs": len(differs), "n_not_checked": int((checks["verdict"] == "not checked").sum()),
           "n_pairs_checked": int(checks["pairs"].sum()),
+          "check_llm_words": "pair" if check_llm_pairs == 1 else f"{ch04.in_words(check_llm_pairs)} pairs",
           "cells": " and ".join(f"{LANG_LABELS[lang]} {cell}" for lang, cell in smallest.items()),
           "worst_reproduced": float(checks.loc[checks["reproduced"], "max |Δ|"].max()),
           "tolerance": f"{ch04.TOLERANCE:.0e}".replace("e-0", "e-"),

@@ -59,11 +59,32 @@ INDEX_LABELS: dict[str, str] = {"model": "judge", "judge": "judge", "lang": "lan
 
 SUMMARY_LABELS: dict[str, str] = {
     "sentences": "sentences", "p_mean": "mean P(change)", "p_std": "sd of P(change)",
-    "p_q05": "P(change), 5th percentile", "p_q95": "P(change), 95th percentile", "mean_weight": "mean weight",
+    "p_q05": "5th percentile", "p_q95": "95th percentile", "mean_weight": "mean weight",
     "median_weight": "median weight", "decisive_share": "decisive sentences (%)",
     "median_abs_log_odds": "median |log-odds|", "unanimous_posts": "unanimous posts (%)",
     "direct_std": "sd of Direct P(change)"}
 """The columns of :func:`tefbook.companion.results.posterior_summary` as the chapter shows them."""
+
+SUMMARY_PARTS: tuple[tuple[str, ...], ...] = (
+    ("sentences", "p_mean", "p_std", "p_q05", "p_q95", "direct_std"),
+    ("mean_weight", "median_weight", "decisive_share", "median_abs_log_odds", "unanimous_posts"))
+"""The posterior summary's columns as the chapter's two tables show them: the spread of the answers, then the
+weights and the agreement of a post's sentences (one wide table would not fit the page)."""
+
+INPUT_WORDS: dict[str, str] = {
+    "system_prompt": "the recorded system turn", "engine_build": "the engine build",
+    "chat_template_sha256": "the chat template", "chat_template_kwargs": "the chat template's settings",
+    "weights_sha256": "the model weights", "weights_bytes": "the model weights", "model_file": "the model file",
+    "llama_cpp_python": "the llama.cpp version", "llama_cpp_cpu": "the CPU llama.cpp was built for",
+    "template_sha256": "the prompt template", "prompt_variant": "the prompt", "reading": "the reading",
+    "segmentation_rule": "the segmentation", "min_sentence_length": "the shortest sentence kept",
+    "numeric_environment.cpu": "the CPU", "numeric_environment.libc": "the C library",
+    "numeric_environment.blas": "the BLAS kernel", "numeric_environment.threads": "the threads",
+    "numeric_environment.packages": "the package versions", "numeric_environment.lock": "the lock file"}
+"""The recorded inputs a verdict names (:func:`verdicts`), as the page says them."""
+
+NUMBER_WORDS: tuple[str, ...] = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+"""Small counts as the prose spells them."""
 
 MASS_LABELS: dict[str, str] = {"count": "answers", "mean": "mean", "5%": "5th percentile", "50%": "median",
                                "95%": "95th percentile", "min": "minimum"}
@@ -146,6 +167,48 @@ def verdicts(checks: pd.DataFrame) -> list[str]:
     return ["not checked" if not checked else "reproduced" if ok else
             "differs: " + ", ".join(dict.fromkeys(_group(c.split(":")[0]) for c in found)) if found else "unexplained"
             for checked, ok, found in zip(checks["checked"], checks["reproduced"], checks["causes"])]
+
+
+def reader_verdict(verdict: str) -> str:
+    """A verdict of :func:`verdicts` as the page says it: the inputs by :data:`INPUT_WORDS` (others with spaces
+    for underscores).
+
+    Examples
+    --------
+    >>> reader_verdict("differs: system_prompt, numeric_environment.cpu"), reader_verdict("reproduced")
+    ('differs: the recorded system turn, the CPU', 'reproduced')
+    """
+    if not verdict.startswith("differs: "):
+        return verdict
+    inputs = verdict.removeprefix("differs: ").split(", ")
+    return "differs: " + ", ".join(INPUT_WORDS.get(name, name.replace("_", " ")) for name in inputs)
+
+
+def in_words(count: int) -> str:
+    """A small count as the prose spells it (``one``, ``two``; digits from 11 on).
+
+    Examples
+    --------
+    >>> in_words(1), in_words(0), in_words(12)
+    ('one', 'no', '12')
+    """
+    return NUMBER_WORDS[count] if 0 <= count < len(NUMBER_WORDS) else f"{count:,}"
+
+
+def prompt_labels(requests: Sequence[Any]) -> pd.Index:
+    """The rows of the demonstration's answers table: ``Direct``, then ``sentence 1``, ``sentence 2``, ...
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> list(prompt_labels([SimpleNamespace(kind="direct"), SimpleNamespace(kind="sentence")] * 1))
+    ['Direct', 'sentence 1']
+    """
+    labels, n = [], 0
+    for request in requests:
+        n += request.kind != "direct"
+        labels.append("Direct" if request.kind == "direct" else f"sentence {n}")
+    return pd.Index(labels, name="prompt")
 
 
 def _group(field: str) -> str:
@@ -313,7 +376,7 @@ def shown(table: pd.DataFrame, names: Mapping[str, str] | None = None,
           columns: Mapping[str, str] | None = None) -> pd.DataFrame:
     """A table as a reader sees it: judges by their names (``names``, registry name -> name), languages by
     :data:`~tefbook.companion.labels.LANG_LABELS`, rules by the paper's short names (``RULE_LABELS``), row keys
-    by :data:`INDEX_LABELS`, columns by ``columns``, verdict columns yes / no.
+    by :data:`INDEX_LABELS`, columns by ``columns``, verdict columns yes / no, counts with thousands separators.
 
     Examples
     --------
@@ -328,6 +391,8 @@ def shown(table: pd.DataFrame, names: Mapping[str, str] | None = None,
     from tefcore.fusion import RULE_LABELS
 
     out = yes_no(table).rename(columns=dict(columns or {}))
+    for col in [col for col in out.columns if pd.api.types.is_integer_dtype(out[col])]:
+        out[col] = out[col].map("{:,}".format)  # 3,546, as the rest of the book prints counts
     if "rule" in (out.index.names or []):
         out = out.rename(index=RULE_LABELS, level="rule")
     for level in ("model", "judge"):
@@ -342,7 +407,8 @@ def check_table(checks: pd.DataFrame, names: Mapping[str, str] | None = None) ->
     """The reproducibility check as shown: pairs re-extracted, largest difference (as ``1.0e-12``; ``–`` when not
     checked) and verdict per cache."""
     table = checks.set_index(["judge", "prompt", "lang"])[["pairs", "max |Δ|", "verdict"]].assign(
-        **{"max |Δ|": lambda d: d["max |Δ|"].map(lambda x: "–" if x != x else f"{x:.1e}")})
+        **{"max |Δ|": lambda d: d["max |Δ|"].map(lambda x: "–" if x != x else f"{x:.1e}")},
+        verdict=lambda d: d["verdict"].map(reader_verdict))
     return shown(table, names, {"pairs": "pairs re-extracted", "max |Δ|": "largest difference"})
 
 
@@ -438,7 +504,7 @@ def emulation_table(elsewhere: pd.DataFrame, names: Mapping[str, str] | None = N
 
         return Markdown("*No machine emulated in this build.*")
     table = elsewhere.set_index(["emulated", "judge", "lang"])[["max |Δ|", "verdict"]].assign(
-        **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)})
+        **{"max |Δ|": lambda d: d["max |Δ|"].map("{:.1e}".format)}, verdict=lambda d: d["verdict"].map(reader_verdict))
     return shown(table, names, {"max |Δ|": "largest difference"})
 
 
@@ -453,7 +519,7 @@ def emulation_numbers(elsewhere: pd.DataFrame, emulated: Sequence[str]) -> dict[
     ...                      "verdict": ["reproduced", "differs: engine_build"]})
     >>> numbers = emulation_numbers(rows, ["one thread", "fast"])
     >>> numbers["worst_emulated"], numbers["emulated_named"]
-    ('0.0e+00', 'fast: engine_build')
+    ('0.0e+00', 'fast: the engine build')
     >>> emulation_numbers(pd.DataFrame(columns=rows.columns), [])["emulated"]  # a build that emulates nothing
     'none in this build'
     """
@@ -462,7 +528,7 @@ def emulation_numbers(elsewhere: pd.DataFrame, emulated: Sequence[str]) -> dict[
     return {"emulated": ", ".join(emulated) or "none in this build", "n_emulated": len(elsewhere),
             "n_emulated_same": len(same), "worst_emulated": f"{same.max():.1e}" if len(same) else "–",
             "n_emulated_named": len(named),
-            "emulated_named": "; ".join(f"{name}: {verdict.removeprefix('differs: ')}" for name, verdict
+            "emulated_named": "; ".join(f"{name}: {reader_verdict(verdict).removeprefix('differs: ')}" for name, verdict
                                         in dict.fromkeys(zip(named["emulated"], named["verdict"]))) or "none"}
 
 
@@ -475,11 +541,11 @@ def differing_text(differs: pd.DataFrame, names: Mapping[str, str]) -> str:
     >>> differs = pd.DataFrame({"judge": ["local"], "prompt": ["original"], "lang": ["zh"],
     ...                         "verdict": ["differs: system_prompt"], "max |Δ|": [0.0712]})
     >>> differing_text(differs, {"local": "SmolLM2"})
-    'SmolLM2 · original · Chinese: system_prompt, largest difference 0.071'
+    'SmolLM2 · original · Chinese: the recorded system turn, largest difference 0.071'
     """
     rows = differs[["judge", "prompt", "lang", "verdict", "max |Δ|"]].itertuples(index=False)
     return "; ".join(f"{names.get(model, model)} · {variant} · {LANG_LABELS.get(lang, lang)}: "
-                     f"{verdict.removeprefix('differs: ')}, largest difference {largest:.3f}"
+                     f"{reader_verdict(verdict).removeprefix('differs: ')}, largest difference {largest:.3f}"
                      for model, variant, lang, verdict, largest in rows) or "none"
 
 
