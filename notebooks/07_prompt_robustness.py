@@ -127,7 +127,7 @@ complete = average.groupby(["model", "prompt"])["lang"].transform("nunique") == 
 table1 = strongest_baseline(average[complete], ["model", "prompt"], baselines=BASELINES)
 plain(table1.replace(RULE_LABELS).rename(index=names, level="model").rename_axis(["judge", "prompt"]).rename(
     columns={"strongest_baseline": "strongest baseline", "baseline": "baseline (%)", "tef": "TEF (%)",
-             "gain": "TEF − baseline (points)"}))
+             "gain": "TEF − baseline (points)"}), signed={"TEF − baseline (points)"})
 
 # %% [markdown]
 # Is each margin larger than the noise of the sample? The paired bootstrap resamples the pairs
@@ -182,7 +182,8 @@ cells = pd.DataFrame({"pairs": right.groupby(level=["lang", "dimension"]).size()
 cells["TEF − baseline (points)"] = 100 * (cells["b (only TEF right)"] - cells["c (only baseline right)"]) / cells["pairs"]
 average_margin = cells["TEF − baseline (points)"].mean()  # the bootstrap's statistic
 pooled_margin = 100 * (only_tef.sum() - only_base.sum()) / len(right)  # what McNemar's b and c amount to
-plain(cells.rename(index=LANG_LABELS, level="lang").rename_axis(["language", "dimension"]))
+plain(cells.rename(index=LANG_LABELS, level="lang").rename_axis(["language", "dimension"]),
+      signed={"TEF − baseline (points)"})
 
 # %% [markdown]
 # Each test's verdict on that row, at the 5 % level:
@@ -204,10 +205,10 @@ glue_all(ch07.split_numbers(row, cells, names, average_margin, pooled_margin, n_
 # For {glue:text}`split_judge` under the {glue:text}`split_prompt` prompt (TEF against
 # {glue:text}`split_base`), McNemar counts b = {glue:text}`split_b` pairs only TEF gets right against
 # c = {glue:text}`split_c` pairs only the baseline gets right (p {glue:text}`split_pm`): pooled over
-# all pairs, TEF's accuracy minus the baseline's is {glue:text}`split_pooled:.1f` points. The
+# all pairs, TEF's accuracy minus the baseline's is {glue:text}`split_pooled:+.1f` points. The
 # difference of the Averages over the cells, the number Table 1 reports, is
-# {glue:text}`split_avg:.1f` points, with a bootstrap interval from {glue:text}`split_low:.1f` to
-# {glue:text}`split_high:.1f` (p {glue:text}`split_pb`). At the {glue:text}`split_alpha` level
+# {glue:text}`split_avg:+.1f` points, with a bootstrap interval from {glue:text}`split_low:+.1f` to
+# {glue:text}`split_high:+.1f` (p {glue:text}`split_pb`). At the {glue:text}`split_alpha` level
 # McNemar's test finds {glue:text}`split_m_finds` and the bootstrap finds
 # {glue:text}`split_b_finds`: on this row the two verdicts {glue:text}`split_agree`. How far apart
 # the two p-values can fall depends on the cells. TEF is behind in {glue:text}`split_neg` of the
@@ -318,7 +319,7 @@ paper_floor = counts["floor"].groupby("lang").mean().mean()
 wide = t1.pivot_table(index="model", columns=["method", "prompt"], values="value").reindex(paper.MODELS)
 plain((wide - paper_floor).rename(index=paper.MODEL_LABELS).rename_axis("model (paper)").rename(
     columns={"strongest_baseline": "strongest baseline", "tef": "TEF"}, level="method").reindex(
-    columns=prompt_list, level="prompt").rename_axis(columns=["rule", "prompt"]))
+    columns=prompt_list, level="prompt").rename_axis(columns=["rule", "prompt"]), signed=True)
 
 # %% tags=["hide-input"]
 glue_all(ch07.paper_numbers(t1, wide, paper_floor))
@@ -329,7 +330,7 @@ glue_all(ch07.paper_numbers(t1, wide, paper_floor))
 # not to fit every printed number), {glue:text}`paper_below` of Table 1's {glue:text}`paper_cells`
 # numbers lie below it: {glue:text}`paper_below_base` of the {glue:text}`paper_base_cells` strongest
 # baselines and {glue:text}`paper_below_tef` of TEF's, and TEF's margin, between
-# {glue:text}`margin_min:.1f` and {glue:text}`margin_max:.1f` points (paper), is partly a margin over
+# {glue:text}`margin_min:+.1f` and {glue:text}`margin_max:+.1f` points (paper), is partly a margin over
 # baselines that do not beat a constant answer. What needs no premise: the margin does not shrink under the perturbed prompts: it *grows* from the
 # original to the verbose to the minimal prompt for {glue:text}`n_grows` of the
 # {glue:text}`n_models` models, because the strongest baseline loses more than TEF does.

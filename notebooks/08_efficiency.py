@@ -106,13 +106,13 @@ ch08.summary_table(paper.efficiency_summary(table2), paper.MODEL_LABELS)  # one 
 # fewest over the six dimensions, the chat template's own tokens not counted). A Direct query also
 # holds the whole post; an English post adds at least one token per white-space separated word (the
 # release's mean words per post), a Chinese post is counted as adding nothing, since its characters
-# may share tokens. Averaged over the queries of both languages. In the first table below, per
-# language of the full release: its pairs (one Direct query each), its mean post length and sentences
-# per post, the sentence queries (pairs × mean sentences per post) of protocol §2, the words of the
-# prompt around the text (the fewest over the six dimensions) and the words an English post adds (its
-# mean length; none for Chinese). In the second, per row of Table 2, "tokens per query" is the row's
-# total over its queries and "fewest possible" the least a query of its kind can hold, averaged over
-# both languages' queries.
+# may share tokens. The bound of each kind of query is then averaged over the queries of both
+# languages. In the first table below, per language of the full release: its pairs (one Direct query
+# each), its mean post length and sentences per post, the sentence queries (pairs × mean sentences
+# per post) of protocol §2, the words of the prompt around the text (the fewest over the six
+# dimensions) and the words an English post adds (its mean length; none for Chinese). In the second,
+# per row of Table 2, "tokens per query" is the row's total over its queries and "fewest possible"
+# the least a query of its kind can hold, averaged over both languages' queries.
 
 # %%
 from tefcore.mind.prompts import build_prompt
@@ -211,9 +211,9 @@ glue_all(busy_within=int(over_direct["within"].sum()), busy_rows=len(over_direct
 # Every query of the data at hand is built by the extraction code (`build_requests`) and its prompt
 # tokens are counted with the judge's own tokenizer and chat template, as the judge receives it: one
 # user turn with the generation prompt and, where the template has one, its default system turn (the
-# reference rendering of protocol §4). Counting every prompt takes a while, so by default a random
-# sample of each language and kind is counted (`count_sample` queries each; 0 counts all), and the
-# totals are queries × the sample's mean. In the first table, "queries" counts every query of the data
+# reference rendering of protocol §4). Counting every prompt takes a while, so this page counts
+# {glue:text}`count_what` of each language and kind, drawn with seed {glue:text}`draw_seed` (setting
+# `count_sample` to 0 counts every query), and the totals are queries × the mean of those counted. In the first table, "queries" counts every query of the data
 # at hand, "counted" those whose tokens were counted, "tokens per query" their mean and "tokens
 # (thousands)" the estimated total; the second adds up both languages and divides the sentence queries'
 # totals by Direct's.
@@ -240,7 +240,8 @@ ratio = total.loc["sentence over Direct"]  # queries and prompt tokens, sentence
 display(*ch08.workload_tables(workload, total))
 
 # %% tags=["hide-input"]
-glue_all(data_kind=data.kind, judge_name=spec.display_name or spec.name,
+glue_all(count_what=f"a random sample of {count_sample:,} queries" if count_sample else "every query", draw_seed=seed,
+         ttft_n=ttft_sample, data_kind=data.kind, judge_name=spec.display_name or spec.name,
          **ch08.rounded({"query_ratio": ratio["queries"], "token_ratio": ratio["tokens (thousands)"]}, 2))
 glue_all(paper_token_ratio=ch08.per_model(paper.efficiency_summary(table2)["token_ratio"].rename(paper.MODEL_LABELS)))
 
@@ -293,8 +294,8 @@ ch08.ttft_figure(timed).show()
 
 # %% [markdown]
 # With `live_timing=True` the chapter times the judge again here, with the same code, and the
-# comparison below uses those times instead of the record's. It sends `ttft_sample` queries of each
-# kind, drawn with `seed`, to the in-process judge with a warm prefix cache, or, with `endpoint` set,
+# comparison below uses those times instead of the record's. It sends {glue:text}`ttft_n` queries of each
+# kind, drawn with seed {glue:text}`draw_seed`, to the in-process judge with a warm prefix cache, or, with `endpoint` set,
 # streaming requests to that server, timed on the client as the paper timed its models. On a CPU
 # this takes minutes (the record's {glue:text}`rec_n` queries per kind and mode took
 # {glue:text}`rec_spent:.0f` s), which is why the chapter reads the record by default.
@@ -319,9 +320,8 @@ fusion["one warm sentence query over fusing all pairs"] = warm["sentence"] / fus
 ch08.fusion_table(fusion, "one warm sentence query over fusing all pairs")
 
 # %% tags=["hide-input"]
-glue_all(**ch08.rounded({"fusion_slowest_ms": fusion["ms for all pairs"].max()}, 3),
-         **ch08.rounded({"fusion_times": fusion["one warm sentence query over fusing all pairs"].min()}, 0),
-         fusion_pairs=int(fusion["pairs"].iloc[0]))
+glue_all(**ch08.rounded({"fusion_slowest_ms": fusion["ms for all pairs"].max()}, 3), fusion_pairs=int(fusion["pairs"].iloc[0]),
+         **ch08.rounded({"fusion_times": fusion["one warm sentence query over fusing all pairs"].min()}, 0))
 
 # %% [markdown]
 # Fusing all {glue:text}`fusion_pairs:,` pairs of the sample takes at most

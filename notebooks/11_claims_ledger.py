@@ -97,12 +97,14 @@ table.claims-ledger tr:target {background: #fff6d5;}
 
 
 def cells(frame, columns: dict[str, str]):
-    """A table of paper cells as the page shows it: the paper's model names, rule labels, one decimal."""
+    """A table of paper cells as the page shows it: the paper's model names, rule labels, one decimal,
+    counts with thousands separators."""
     out = frame.assign(model=frame["model"].map(paper.MODEL_LABELS), lang=frame["lang"].map(LANG_LABELS))
     if "strongest_baseline" in out:
         out["strongest_baseline"] = out["strongest_baseline"].map(RULE_LABELS)
     out = out[list(columns)].rename(columns=columns)
-    return HTML(out.to_html(index=False, float_format="{:.1f}".format))
+    counts = {c: "{:,}".format for c in out.columns if pd.api.types.is_integer_dtype(out[c])}
+    return HTML(out.to_html(index=False, float_format="{:.1f}".format, formatters=counts))
 
 
 def show(section: str) -> None:

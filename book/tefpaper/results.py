@@ -420,6 +420,7 @@ def _same_posteriors(ev: Evidence) -> Verdict:
 def _tokens(ev: Evidence) -> Verdict:
     t2 = ev.table(2)
     tokens = t2[t2["quantity"] == "tokens"].pivot(index="model", columns="method", values="value") * 1e6
+    tokens = tokens.reindex([m for m in paper.MODELS if m in tokens.index])  # the paper's order, as the claim's number
     direct = sum(int(FULL_RELEASE[lang]["pairs"]) for lang in ("zh", "en"))
     sentence = sum(FULL_RELEASE[lang]["pairs"] * FULL_RELEASE[lang]["mean_sentences"] for lang in ("zh", "en"))
     pairs = evaluation_pairs(ev.posts["en"])

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from tefbook.companion.results import NOT_RUN
-from tefbook.companion.tables import bold_best, format_columns, format_p, paired_test_columns
+from tefbook.companion.tables import bold_best, format_cell, format_columns, format_p, paired_test_columns
 from tefpaper.tables import MODEL_LABELS, MODELS
 
 MARGIN_ROW = "TEF − baseline"
@@ -18,7 +18,7 @@ MARGIN_ROW = "TEF − baseline"
 def table1_layout(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mapping[str, str], models: Sequence[str],
                   llms: Sequence[str], prompts: Sequence[str]) -> Any:
     """Table 1 in the paper's layout, ours above the paper's: per judge the strongest baseline, TEF and the
-    margin under each prompt, the better of baseline and TEF in bold.
+    margin under each prompt (with its sign), the better of baseline and TEF in bold.
 
     Parameters
     ----------
@@ -50,7 +50,10 @@ def table1_layout(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mappi
     cells = pd.DataFrame([r for _, r in rows], index=pd.MultiIndex.from_tuples([k for k, _ in rows],
                                                                              names=["judge", "rule"]))
     numbers = cells.apply(lambda c: pd.to_numeric(c, errors="coerce"))
-    return bold_best(cells.astype(object), values=numbers, by="judge", skip=(MARGIN_ROW,))
+    shown = cells.astype(object)
+    margin = shown.index.get_level_values("rule") == MARGIN_ROW
+    shown.loc[margin] = shown.loc[margin].map(lambda v: format_cell(v, signed=True))  # a margin prints its sign
+    return bold_best(shown, values=numbers, by="judge", skip=(MARGIN_ROW,))
 
 
 def prompt_figure(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mapping[str, str],
@@ -108,20 +111,22 @@ def comparison_table(tested: pd.DataFrame, names: Mapping[str, str], n_boot: int
 def split_numbers(row: pd.Series, cells: pd.DataFrame, names: Mapping[str, str], average_margin: float,
                   pooled_margin: float, n_boot: int | None = None) -> dict[str, Any]:
     """What the prose cites of the row whose bootstrap and McNemar p-values lie furthest apart (the two
-    p-values as ``"= 0.174"`` or ``"< 0.001"``, the bootstrap's bounded by ``1 / n_boot``)."""
+    p-values as ``"= 0.174"`` or ``"< 0.001"``, the bootstrap's bounded by ``1 / n_boot``; the smallest and
+    largest pair counts of the cells where TEF is behind)."""
     from tefcore.fusion import RULE_LABELS
 
     def p_text(p: float, n: int | None = None) -> str:
         shown = format_p(p, n) if n else ("<0.001" if p < 0.001 else format_p(p))
         return f"< {shown[1:]}" if shown.startswith("<") else f"= {shown}"
 
+    behind = cells.loc[cells["TEF − baseline (points)"] < 0, "pairs"]
     return {"split_judge": names[row["model"]], "split_prompt": row["prompt"], "split_base": RULE_LABELS[row["b"]],
             "split_avg": float(average_margin), "split_pooled": float(pooled_margin), "split_low": float(row["low"]),
             "split_high": float(row["high"]), "split_pb": p_text(float(row["p_bootstrap"]), n_boot),
             "split_pm": p_text(float(row["p_mcnemar"])),
             "split_b": int(row["mcnemar_b"]), "split_c": int(row["mcnemar_c"]), "split_cells": len(cells),
-            "split_neg": int((cells["TEF − baseline (points)"] < 0).sum()), "split_small": int(cells["pairs"].min()),
-            "split_large": int(cells["pairs"].max())}
+            "split_neg": len(behind), "split_small": int(behind.min()) if len(behind) else 0,
+            "split_large": int(behind.max()) if len(behind) else 0}
 
 
 def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: pd.Series, llms: Sequence[str]) -> dict[str, Any]:

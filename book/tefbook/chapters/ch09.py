@@ -168,7 +168,7 @@ def profile_table(profile: pd.DataFrame, names: Mapping[str, str]) -> Any:
 
 def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, float]:
     """The numbers the three bullet points of the chapter cite from the profile: SmolLM2 (``local``), the
-    cross-fitted probe's Soft Vote, TEF and Majority Vote rows and the zero-shot judge's TEF rows (all NaN
+    cross-fitted probe's Soft Vote, TEF (accuracy, mean confidence, gap) and Majority Vote rows and the zero-shot judge's TEF rows (all NaN
     unless the three judges are on the page)."""
     rows = profile.reset_index()
 
@@ -184,6 +184,7 @@ def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, fl
         "small_gap_min": small["gap"].min(), "small_gap_max": small["gap"].max(),
         "probe_gap_min": probe["gap"].min(), "probe_gap_max": probe["gap"].max(),
         "probe_acc_min": probe["accuracy"].min(), "probe_acc_max": probe["accuracy"].max(),
+        "probe_conf_min": probe["confidence"].min(), "probe_conf_max": probe["confidence"].max(),
         "probe_mv_one_min": probe_mv["confidence_one"].min(), "probe_mv_one_max": probe_mv["confidence_one"].max(),
         "probe_mv_gap_min": probe_mv["gap"].min(), "probe_mv_gap_max": probe_mv["gap"].max(),
         "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max()}
