@@ -238,9 +238,9 @@ sentences = sentences.dropna(subset=["p"]).assign(weight=lambda d: entropy_weigh
 ch04.probability_figure(sentences, names, lang_list).show()
 
 # %% [markdown]
-# The same in numbers, in two tables. The first gives the spread of the sentence probabilities (their
-# mean, standard deviation, 5th and 95th percentiles) and, last, the standard deviation of the Direct
-# answers. The second gives the mean and median weight, the share of decisive sentences
+# The same in numbers, in two tables. The first gives the spread of the sentence probabilities: the
+# mean, standard deviation (sd), 5th and 95th percentiles (pct.) of the sentences' P(change), and, last,
+# the standard deviation of the Direct answers. The second gives the mean and median weight, the share of decisive sentences
 # ($w \ge 0.5$, that is $p \ge$ {glue:text}`decisive_p:.2f` or $p \le$ {glue:text}`decisive_q:.2f`), the
 # median |log-odds|, and the share of posts whose sentences all lean the same way (where MV, SV and TEF
 # cannot disagree):

@@ -171,3 +171,18 @@ def test_every_rule_of_the_protocol_page_says_whose_it_is() -> None:
             marks = re.findall(r"\(\*\*(\w+)\*\*", paragraph)
             assert marks, f"protocol {section.split(chr(10))[0]}: a paragraph marks no rule as paper, release or book"
             assert set(marks) <= {"paper", "release", "book"}, marks
+
+
+def test_the_check_speaks_in_words_and_counts_carry_separators() -> None:
+    """The verdict column names the recorded input in words, not by its header key; counts read 3,546; the
+    sentence summary is cut into two tables, each of which a reader can see whole, together all the columns."""
+    import pandas as pd
+
+    checks = pd.DataFrame({"judge": ["local"], "prompt": ["original"], "lang": ["zh"], "pairs": [3546],
+                           "max |Δ|": [0.0712], "verdict": ["differs: system_prompt, engine_build"]})
+    table = ch04.check_table(checks, {"local": "SmolLM2"})
+    assert table.iloc[0].tolist() == ["3,546", "7.1e-02", "differs: the recorded system turn, the engine build"]
+    assert checks["verdict"].iloc[0] == "differs: system_prompt, engine_build"  # what the check computes stays
+    parts = [column for part in ch04.SUMMARY_PARTS for column in part]
+    assert sorted(parts) == sorted(ch04.SUMMARY_LABELS) and all(len(part) <= 6 for part in ch04.SUMMARY_PARTS)
+    assert ch04.in_words(1) == "one" and ch04.in_words(3) == "three"

@@ -58,12 +58,13 @@ INDEX_LABELS: dict[str, str] = {"model": "judge", "judge": "judge", "lang": "lan
 """How the chapter's tables name their row keys."""
 
 SUMMARY_LABELS: dict[str, str] = {
-    "sentences": "sentences", "p_mean": "mean P(change)", "p_std": "sd of P(change)",
-    "p_q05": "5th percentile", "p_q95": "95th percentile", "mean_weight": "mean weight",
+    "sentences": "sentences", "p_mean": "mean", "p_std": "sd",
+    "p_q05": "5th pct.", "p_q95": "95th pct.", "mean_weight": "mean weight",
     "median_weight": "median weight", "decisive_share": "decisive sentences (%)",
     "median_abs_log_odds": "median |log-odds|", "unanimous_posts": "unanimous posts (%)",
     "direct_std": "sd of Direct P(change)"}
-"""The columns of :func:`tefbook.companion.results.posterior_summary` as the chapter shows them."""
+"""The columns of :func:`tefbook.companion.results.posterior_summary` as the chapter shows them (the first
+table's mean, sd and percentiles are those of the sentences' P(change), as its prose says)."""
 
 SUMMARY_PARTS: tuple[tuple[str, ...], ...] = (
     ("sentences", "p_mean", "p_std", "p_q05", "p_q95", "direct_std"),
@@ -86,8 +87,8 @@ INPUT_WORDS: dict[str, str] = {
 NUMBER_WORDS: tuple[str, ...] = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 """Small counts as the prose spells them."""
 
-MASS_LABELS: dict[str, str] = {"count": "answers", "mean": "mean", "5%": "5th percentile", "50%": "median",
-                               "95%": "95th percentile", "min": "minimum"}
+MASS_LABELS: dict[str, str] = {"count": "answers", "mean": "mean", "5%": "5th pct.", "50%": "median", "95%": "95th pct.",
+                               "min": "minimum"}
 """The columns of the C+S mass summary as the chapter shows them."""
 
 
