@@ -3,6 +3,8 @@ commands of its path. The numbers are computed on the page."""
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +76,8 @@ def shown(frame: pd.DataFrame, digits: int, index: bool = True, **names: str) ->
     out = out.rename(columns=lambda k: names.get(str(k)) or label(k))
     out = out.rename_axis(index=[(names.get(n) or label(n)) if n else None for n in out.index.names],
                           columns=[label(n) if n else None for n in out.columns.names])
-    styled = out.style.format(precision=digits, na_rep="", thousands=",")
+    digest = hashlib.sha256(out.to_csv().encode("utf-8")).hexdigest()[:10]  # the same ids on every run
+    styled = out.style.set_uuid(f"tef-{digest}").format(precision=digits, na_rep="", thousands=",")
     return styled if index else styled.hide(axis="index")
 
 
