@@ -399,8 +399,8 @@ pd.Series({"judge-language cells": len(average_accuracy), "every rule ties": int
 # The bootstrap interval is of the difference of Averages (each dimension weighs the same);
 # McNemar's b counts pairs only full TEF gets right, c pairs only the ablation gets right (the two
 # right-hand columns of the disagreement table above, pooled over dimensions). Its p-value is the
-# chi-squared test with continuity correction, $(|b - c| - 1)^2/(b + c)$, so that with few flips even
-# b = c gives a p-value below 1.
+# exact binomial test when fewer than 25 pairs are discordant, and otherwise the chi-squared test with
+# continuity correction, $(|b - c| - 1)^2/(b + c)$, under which even b = c gives a p-value below 1.
 
 # %%
 from tefbook.companion.results import compare_runs
