@@ -293,6 +293,97 @@ def test_the_library_stays_small() -> None:
     assert total <= PACKAGE_LIMIT, f"tefcore has {total} lines of Python (at most {PACKAGE_LIMIT}; largest: {largest})"
 
 
+# --- a judge module reads as its judge ----------------------------------------------------------------
+JUDGE_SHARE = 0.5
+"""Least share of a judge module's code that is the judge: its class, and the module's functions that its
+``score`` or ``prepare`` reaches (prompt in, probabilities out). The rest (an engine's start, GPU placement,
+a build check, a key's handling) is machinery and lives in a module of its own."""
+
+
+def code_lines(tree: ast.Module, text: str) -> set[int]:
+    """The lines that hold code: neither blank, nor a comment, nor a docstring."""
+    import io
+    import tokenize
+
+    docs: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                docs |= set(range(first.lineno, first.end_lineno + 1))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            docs |= set(range(node.lineno, node.end_lineno + 1))  # an attribute's docstring
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    code = {line for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type not in skip
+            for line in range(tok.start[0], tok.end[0] + 1)}
+    return code - docs
+
+
+def span(node: ast.AST) -> set[int]:
+    """The lines of a definition, its decorators included."""
+    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])  # type: ignore[attr-defined]
+    return set(range(start, node.end_lineno + 1))  # type: ignore[attr-defined]
+
+
+def judge_share(path: Path) -> tuple[float, list[str]]:
+    """The share of ``path``'s code lines that are its judge classes (those with a ``score`` method) and the
+    module-level definitions that their ``score`` or ``prepare`` reaches; and the names of those classes."""
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    defs: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+            for item in getattr(node, "body", []) if isinstance(node, ast.ClassDef) else []:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defs[f"{node.name}.{item.name}"] = item
+    judges = [n for n in tree.body if isinstance(n, ast.ClassDef) and f"{n.name}.score" in defs]
+    todo = [f"{j.name}.{root}" for j in judges for root in ("score", "prepare") if f"{j.name}.{root}" in defs]
+    reached: set[str] = set()
+    while todo:
+        key = todo.pop()
+        if key in reached:
+            continue
+        reached.add(key)
+        owner = key.split(".")[0] if "." in key else None
+        for node in ast.walk(defs[key]):
+            if isinstance(node, ast.Name) and node.id in defs:
+                todo += [node.id, *(k for k in defs if k.startswith(f"{node.id}."))]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                todo += [f"{owner}.{node.attr}"] if f"{owner}.{node.attr}" in defs else []
+    judge = set().union(*(span(j) for j in judges), *(span(defs[k]) for k in reached if "." not in k))
+    code = code_lines(tree, text)
+    return len(judge & code) / len(code), [j.name for j in judges]
+
+
+JUDGE_MODULES = sorted(p for p in (PACKAGE / "judges").glob("*.py") if judge_share(p)[1])
+
+
+def test_the_judge_modules_are_found() -> None:
+    assert {p.stem for p in JUDGE_MODULES} >= {"e5", "e5_crossfit", "openai", "local", "vllm"}
+
+
+@pytest.mark.parametrize("path", JUDGE_MODULES, ids=lambda p: p.stem)
+def test_a_judge_module_is_mostly_its_judge(path: Path) -> None:
+    share, judges = judge_share(path)
+    assert share > JUDGE_SHARE, f"{path.name}: {judges} and what their scoring reaches are {share:.0%} of its code"
+
+
+def test_the_judge_share_sees_machinery(tmp_path: Path) -> None:
+    """A judge beside a GPU helper its scoring never calls: the helper counts against it; once ``score``
+    calls it, it is the judge's."""
+    helper = "def gpus(env):\n" + "".join(f"    x{i} = env.get({i})\n" for i in range(12)) + "    return 0\n"
+    judge = 'class Judge:\n    """Doc."""\n\n    def score(self, requests):\n        return self.read(requests)\n\n' \
+            "    def read(self, requests):\n        return [r for r in requests]\n"
+    path = tmp_path / "judge.py"
+    path.write_text(helper + "\n\n" + judge, encoding="utf-8")
+    share, judges = judge_share(path)
+    assert judges == ["Judge"] and share < JUDGE_SHARE
+    path.write_text(helper + "\n\n" + judge.replace("[r for r in requests]", "gpus({})"), encoding="utf-8")
+    assert judge_share(path)[0] == 1.0
+
+
 def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     """The import reader finds lazy and ``from tefcore import`` imports, the cycle finder finds a cycle of
     real files, so that the tests above can fail."""

