@@ -120,7 +120,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ray = ex.add_argument_group("--engine ray")
     ray.add_argument("--address", default=None,
                      help="Ray cluster: auto, ray://host:10001, ... (default: start a local Ray)")
-    ray.add_argument("--actors", type=_actors, default=None, metavar="N|MIN:MAX",
+    # read by RayOptions, not here: the parser needs nothing of the Ray engine's module
+    ray.add_argument("--actors", default=None, metavar="N|MIN:MAX",
                      help="judge actors: a fixed pool or an autoscaling one (default: as many as fit)")
     ray.add_argument("--cpus-per-actor", type=float, default=None, metavar="C",
                      help="logical CPUs per actor, also the threads of a llama.cpp or e5 judge")
@@ -230,16 +231,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _actors(text: str) -> tuple[int, int]:
-    """``--actors``: a fixed pool N or an autoscaling MIN:MAX."""
-    from tefcore.extraction.ray_engine import parse_actors
-
-    try:
-        return parse_actors(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _command(sub: Any, name: str, summary: str, description: str, example: str) -> argparse.ArgumentParser:
     """A subcommand whose ``--help`` says what it reads and writes, with one example."""
     return sub.add_parser(name, help=summary, description=textwrap.fill(description, 88),
@@ -329,9 +320,11 @@ def _engine(args: argparse.Namespace) -> Any:
         if given:
             raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --engine ray only")
         return extraction.LocalEngine()
+    # as typed (RayOptions reads and checks them), and read before the import: cli > ray_engine, no bounce back
+    options = {f: getattr(args, f) for f in _RAY_FLAGS}
     from tefcore.extraction.ray_engine import RayEngine, RayOptions
 
-    return RayEngine(RayOptions(**{f: getattr(args, f) for f in _RAY_FLAGS}))
+    return RayEngine(RayOptions(**options))
 
 
 def _cmd_extract(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -3,6 +3,7 @@ vLLM faked, shipping a prepared judge, the flags of ``tef extract``, and life wi
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import subprocess
@@ -24,13 +25,14 @@ from tefcore.extraction.ray_engine import (
     RayOptions,
     Resources,
     check_fits,
-    parse_actors,
     plan_resources,
     ship_prepared,
 )
 from tefcore.judges.registry import ModelSpec
 from tefcore.extraction.run import Setting, build_requests, run_provenance, score_chunk
 from tefcore.mind.load import mind_pair
+
+TESTS = Path(__file__).resolve().parent
 
 SETTING = Setting("en", mind_task("original"), "reference")
 PAIRS = [mind_pair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability",
@@ -39,11 +41,12 @@ PAIRS = [mind_pair(f"en-{i}", "en", "Economy", "change" if i % 2 else "stability
 
 
 # --- actor pools and the hangs ----------------------------------------------------------------------------
-def test_parse_actors() -> None:
-    assert parse_actors("3") == (3, 3) and parse_actors("2:6") == (2, 6)
-    for bad in ("0", "3:2", "x", "1:", ":4", "-1"):
-        with pytest.raises(ValueError, match="--actors"):
-            parse_actors(bad)
+def test_actors_are_read_from_the_text_of_the_flag() -> None:
+    assert RayOptions(actors="3").actors == (3, 3) and RayOptions(actors="2:6").actors == (2, 6)
+    assert RayOptions(actors=(2, 6)) == RayOptions(actors="2:6")
+    for bad in ("0", "3:2", "x", "1:", ":4", "-1", (0, 1), (3, 2)):
+        with pytest.raises(ValueError, match="^--actors"):
+            RayOptions(actors=bad)
 
 
 def test_default_resources_per_judge() -> None:
@@ -158,7 +161,8 @@ def test_a_judge_that_cannot_travel_is_refused() -> None:
 @pytest.mark.parametrize("argv, message", [
     (["--actors", "2"], "--actors applies to --engine ray only"),
     (["--cpus-per-actor", "1", "--pairs-per-batch", "4"], "--cpus-per-actor, --pairs-per-batch apply to"),
-    (["--engine", "ray", "--actors", "0"], "argument --actors"),
+    (["--engine", "ray", "--actors", "0"], "tef: error: --actors takes N or MIN:MAX with 1 <= MIN <= MAX, got '0'\n"),
+    (["--engine", "ray", "--actors", "2:x"], "tef: error: --actors takes N or MIN:MAX (positive integers), got '2:x'\n"),
     (["--engine", "ray", "--cpus-per-actor", "0"], "--cpus-per-actor must be > 0"),
 ])
 def test_ray_flags_are_checked(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,7 +171,77 @@ def test_ray_flags_are_checked(argv: list[str], message: str, capsys: pytest.Cap
         code = main(["extract", "--model", "e5-zeroshot", "--lang", "en", "--out", "/nonexistent", *argv])
     except SystemExit as stop:
         code = stop.code
-    assert code == 2 and message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+_WALK = textwrap.dedent("""
+    import json, sys
+    from tefcore.cli import main
+
+    class AtTheEngine(BaseException):  # not an Exception: tef's error handling lets it by
+        pass
+
+    door = {"local": "tefcore.extraction.run", "ray": "tefcore.extraction.ray_engine"}[sys.argv[1]]
+    seen, walk, stopped = set(), [], []
+
+    def record(frame, event, arg):
+        module = frame.f_globals.get("__name__", "")
+        if event != "call" or stopped or not module.startswith("tefcore"):
+            return
+        if module == door and frame.f_code.co_name == "session":
+            stopped.append(True)
+            raise AtTheEngine
+        key = (module, frame.f_code.co_name, frame.f_code.co_firstlineno)
+        if key not in seen:
+            seen.add(key)
+            if not walk or walk[-1] != module:
+                walk.append(module)
+
+    sys.setprofile(record)
+    try:
+        code = main(sys.argv[2:])
+    except AtTheEngine:
+        print(json.dumps(walk))
+    else:
+        sys.exit(f"tef ended with exit code {code} before the engine's session")
+    finally:
+        sys.setprofile(None)
+""")
+
+
+def test_the_ray_engine_walks_no_longer_from_the_arguments_to_its_session(tmp_path: Path) -> None:
+    """From ``tef extract``'s arguments to the engine's session, Ray's walk is the local one's, the Ray engine's
+    module in the place of the local engine's: no more stays, no more returns.
+
+    The walk: the tefcore modules of the functions called, each function at its first call, a module repeated
+    in a row counted once (a *stay*); a *return* is a stay in a module the walk has been in before. Each engine
+    runs in a process of its own, as ``tef`` does (its modules imported on the way), stopped at the door of its
+    ``session``. With ``--actors`` read by the parser (``type=`` a function of the Ray engine's module, imported
+    there), Ray's walk began ``cli > extraction.ray_engine > cli``: 2 more stays (24 against 22) and one more
+    return (14 against 13) than the local one's, and this test failed; so it did when ``_engine`` imported that
+    module before reading the flags (a comprehension of cli's, a call of its own, came between).
+    """
+    pytest.importorskip("ray.data")  # RayEngine() imports it; no cluster is started
+    lines = (TESTS.parent / "data" / "mind" / "mind_en.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "mind_en.jsonl").write_text("".join(lines[:4]), encoding="utf-8")
+    argv = ["extract", "--model", "e5-zeroshot", "--lang", "en", "--data-dir", str(tmp_path),
+            "--out", str(tmp_path / "out"), "--no-progress"]
+    walks: dict[str, list[str]] = {}
+    for engine, extra in (("local", []), ("ray", ["--engine", "ray", "--actors", "1"])):
+        done = subprocess.run([sys.executable, "-c", _WALK, engine, *argv, *extra], capture_output=True, text=True,
+                              timeout=180)
+        assert done.returncode == 0, done.stderr
+        walks[engine] = json.loads(done.stdout.splitlines()[-1])
+    local, on_ray = walks["local"], walks["ray"]
+
+    def returns(walk: list[str]) -> int:
+        return len(walk) - len(set(walk))
+
+    assert len(on_ray) <= len(local) and returns(on_ray) <= returns(local), (local, on_ray)
+    as_local = ["tefcore.extraction.run" if m == "tefcore.extraction.ray_engine" else m for m in on_ray]
+    assert [m for i, m in enumerate(as_local) if i == 0 or as_local[i - 1] != m] == local, (local, on_ray)
+    assert not (tmp_path / "out").exists()  # stopped at the door: nothing written
 
 
 def test_without_ray_the_library_imports_and_the_engine_says_what_to_install(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ from tefcore.extraction.run import (Setting, chunks, dimension_order, preferred_
 from tefcore.mind.load import EvaluationPair
 
 __all__ = ["JudgeActor", "JudgeShipment", "RayEngine", "RayOptions", "Resources",
-           "check_fits", "map_arguments", "parse_actors", "plan_resources", "ship_prepared"]
+           "check_fits", "map_arguments", "plan_resources", "ship_prepared"]
 
 log = logging.getLogger(__name__)
 
@@ -67,55 +67,58 @@ LOCK_FILE = ".lock"
 
 
 # --- options and resources ----------------------------------------------------------------------
-def parse_actors(text: str) -> tuple[int, int]:
-    """``"N"`` (a fixed pool) or ``"MIN:MAX"`` (an autoscaling pool) -> ``(min, max)``.
-
-    Examples
-    --------
-    >>> parse_actors("4"), parse_actors("1:8")
-    ((4, 4), (1, 8))
-    """
-    low, sep, high = text.partition(":")
-    try:
-        pair = (int(low), int(high if sep else low))
-    except ValueError:
-        raise ValueError(f"--actors takes N or MIN:MAX (positive integers), got {text!r}") from None
-    if pair[0] < 1 or pair[1] < pair[0]:
-        raise ValueError(f"--actors takes N or MIN:MAX with 1 <= MIN <= MAX, got {text!r}")
-    return pair
-
-
 @dataclass(frozen=True)
 class RayOptions:
-    """What the user asked for (``None``: the default of :func:`plan_resources`).
+    """What the user asked for (``None``: the default of :func:`plan_resources`), checked here: ``tef extract``
+    passes its flags as typed (``--actors`` as text), so that its parser needs nothing of this module.
 
     Attributes
     ----------
     address : str, optional
         ``"auto"``, ``"ray://host:10001"``, ...; ``None``: this process's Ray, else a new local one.
     actors : (int, int), optional
-        Size of the actor pool, ``(min, max)``.
+        Size of the actor pool, ``(min, max)``. Given as a tuple or as ``--actors``'s text: ``"N"`` (a fixed
+        pool) or ``"MIN:MAX"`` (an autoscaling pool), read into ``(min, max)``.
     cpus_per_actor, gpus_per_actor : float, optional
         Logical CPUs and GPUs each actor holds.
     pairs_per_batch : int, optional
         Pairs per Ray Data batch (one actor call).
+
+    Examples
+    --------
+    >>> RayOptions(actors="4").actors, RayOptions(actors="1:8").actors, RayOptions(actors=(2, 3)).actors
+    ((4, 4), (1, 8), (2, 3))
+    >>> RayOptions(actors="0")
+    Traceback (most recent call last):
+    ...
+    ValueError: --actors takes N or MIN:MAX with 1 <= MIN <= MAX, got '0'
     """
 
     address: str | None = None
-    actors: tuple[int, int] | None = None
+    actors: str | tuple[int, int] | None = None
     cpus_per_actor: float | None = None
     gpus_per_actor: float | None = None
     pairs_per_batch: int | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.actors, str):
+            text = self.actors
+            low, sep, high = text.partition(":")
+            try:
+                pair = (int(low), int(high if sep else low))
+            except ValueError:
+                raise ValueError(f"--actors takes N or MIN:MAX (positive integers), got {text!r}") from None
+            if pair[0] < 1 or pair[1] < pair[0]:
+                raise ValueError(f"--actors takes N or MIN:MAX with 1 <= MIN <= MAX, got {text!r}")
+            object.__setattr__(self, "actors", pair)  # frozen: the text becomes (min, max) once, here
+        elif self.actors is not None and not 1 <= self.actors[0] <= self.actors[1]:
+            raise ValueError(f"--actors needs 1 <= MIN <= MAX, got {self.actors}")
         if self.cpus_per_actor is not None and not self.cpus_per_actor > 0:
             raise ValueError(f"--cpus-per-actor must be > 0, got {self.cpus_per_actor}")
         if self.gpus_per_actor is not None and self.gpus_per_actor < 0:
             raise ValueError(f"--gpus-per-actor must be >= 0, got {self.gpus_per_actor}")
         if self.pairs_per_batch is not None and self.pairs_per_batch < 1:
             raise ValueError(f"--pairs-per-batch must be >= 1, got {self.pairs_per_batch}")
-        if self.actors is not None and not 1 <= self.actors[0] <= self.actors[1]:
-            raise ValueError(f"--actors needs 1 <= MIN <= MAX, got {self.actors}")
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ def plan_resources(kind: str, options: RayOptions, cluster: Mapping[str, float],
     if gpus > 0:
         fit = min(fit, math.floor(cluster.get("GPU", 0.0) / gpus + 1e-9))
     fits = max(1, min(fit, _DEFAULT_MAX_ACTORS))
-    actors = options.actors or (fits, fits)
+    actors = options.actors if isinstance(options.actors, tuple) else (fits, fits)  # text was read in __post_init__
     ppb = options.pairs_per_batch or max(8, batch_size // 4)
     return Resources(actors, cpus, gpus, max(1, math.floor(cpus)), ppb)
 
@@ -234,8 +237,8 @@ def check_fits(resources: Resources, cluster: Mapping[str, float], resuming: boo
 
 
 def _ray() -> Any:
-    """Ray with the parts of Ray Data a run uses, imported when a run starts: the rest of this module (``tef
-    extract``'s parser of ``--actors`` among it) needs no Ray."""
+    """Ray with the parts of Ray Data a run uses, imported when a run starts: the rest of this module
+    (:class:`RayOptions`, which checks ``tef extract``'s Ray flags, among it) needs no Ray."""
     import ray
     import ray.data.block
     import ray.data.checkpoint
