@@ -426,7 +426,8 @@ def test_the_front_matter_names_the_lock_and_whether_it_holds() -> None:
     assert config.myst_substitutions == {"repository": "this repository"}  # the others are kept
     sha = hashlib.sha256((ROOT / "requirements" / "cpu.lock").read_bytes()).hexdigest()
     assert line.startswith(f"requirements/cpu.lock (sha256 {sha[:12]}), installed versions ")
-    assert "Environment: {{ environment }}." in (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    assert "{{ environment }}" in (ROOT / "book" / "running.md").read_text(encoding="utf-8")  # the appendix's
+    assert "{{ environment }}" not in (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- execution

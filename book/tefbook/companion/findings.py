@@ -82,12 +82,49 @@ def _cpu_row(vs: pd.DataFrame) -> Row:
     return "TEF against the strongest baseline, CPU judges", found, premise, _link("05_main_results", "ch. 5")
 
 
+def _all_of(k: int, n: int, plural: str) -> str:
+    """``k`` of ``n`` in words, "all n" when the count is the whole.
+
+    Examples
+    --------
+    >>> _all_of(5, 5, "models"), _all_of(3, 5, "models")
+    ('all 5 models', '3 of the 5 models')
+    """
+    return f"all {n} {plural}" if k == n else f"{k} of the {n} {plural}"
+
+
+def unchecked_counts(ledger: pd.DataFrame) -> dict[str, int]:
+    """The paper's claims the ledger does not check here, by what they wait for: a GPU run of the paper's models
+    (``gpu``), the full MIND release rather than the embedded sample (``full release``: counts of the MIND files
+    that only the whole release settles), or nothing the release holds (``cannot``); the three add up to the
+    claims not checked.
+
+    Examples
+    --------
+    >>> from tefpaper.ledger import evaluate_ledger
+    >>> c = unchecked_counts(evaluate_ledger())
+    >>> sum(c.values()) == int(whose_counts(evaluate_ledger()).loc[WHOSE["paper"], NOT_CHECKED])
+    True
+    """
+    kinds = ledger[(ledger["whose"] == WHOSE["paper"]) & (ledger["verdict"] == NOT_CHECKED)]["kind"]
+    counts = {"gpu": int((kinds == KINDS["gpu"]).sum()), "full release": int((kinds == KINDS["data"]).sum()),
+              "cannot": int((kinds == KINDS["cannot"]).sum())}
+    if sum(counts.values()) != len(kinds):
+        raise ValueError(f"ledger: {len(kinds)} claims not checked, but {sum(counts.values())} of them wait for a GPU "
+                         "run, the full release or nothing the release holds; name the others' kind in the front page")
+    return counts
+
+
 def _ledger_row(ledger: pd.DataFrame) -> Row:
     whose = whose_counts(ledger)
     paper_row, reader_row = whose.loc[WHOSE["paper"]], whose.loc[WHOSE["reader"]]
     holds = ledger[(ledger["verdict"] == HOLDS) & (ledger["whose"] == WHOSE["paper"])]["kind"].value_counts()
+    unchecked = unchecked_counts(ledger)
     found = (f"{paper_row['all']} claims of the paper: {paper_row[HOLDS]} hold, {paper_row[NOT_HOLD]} do not, "
-             f"{paper_row[NOT_CHECKED]} not checked here. What holds is arithmetic on the paper's "
+             f"{paper_row[NOT_CHECKED]} not checked here ({unchecked['gpu']} wait for a GPU run of the paper's models, "
+             f"{unchecked['full release']} for counts of the full MIND release, which `tef download` fetches, "
+             f"rather than of the sample the book runs on, and {unchecked['cannot']} cannot be checked from the "
+             "release at all). What holds is arithmetic on the paper's "
              f"tables ({holds.get(KINDS['tables'], 0)}), formula and simulation checks "
              f"({holds.get(KINDS['formula'], 0)}) and counts of the MIND files ({holds.get(KINDS['data'], 0)}); "
              f"{int((ledger['kind'] == KINDS['run']).sum())} rows rest on a run of the paper's models. Apart from "
@@ -184,8 +221,8 @@ def _review_rows() -> list[Row]:
          f"if the premise holds, {t1n['paper_below']} of Table 1's {t1n['paper_cells']} printed accuracies lie "
          f"below the floor of {t1n['paper_floor']:.1f} %: {t1n['paper_below_base']} of the "
          f"{t1n['paper_base_cells']} strongest baselines and {t1n['paper_below_tef']} of TEF's. Without it: TEF's "
-         f"margin grows from the original to the verbose to the minimal prompt for {t1n['n_grows']} of the "
-         f"{t1n['n_models']} models",
+         f"margin grows from the original to the verbose to the minimal prompt for "
+         f"{_all_of(t1n['n_grows'], t1n['n_models'], 'models')}",
          f"the floor: {_PAIRS}; the margins: none", _link("07_prompt_robustness", "ch. 7")),
         ("Table 2: the tokens of one query",
          f"if the premise holds, a Direct query of Table 2 holds {direct['tokens per query'].min():.1f} to "
@@ -200,13 +237,13 @@ def _review_rows() -> list[Row]:
 
 
 def _gpu_row(ledger: pd.DataFrame) -> Row:
-    gpu = ledger[ledger["kind"] == KINDS["gpu"]]
-    cannot = int((ledger["kind"] == KINDS["cannot"]).sum())
+    unchecked = unchecked_counts(ledger)
     return ("What only a GPU run can settle",
-            f"{len(gpu)} ledger rows: the accuracies of Qwen2.5-7B, LLaMA3-8B and Qwen3-14B (Table 3), the reading of "
+            f"{unchecked['gpu']} of the claims not checked: the accuracies of Qwen2.5-7B, LLaMA3-8B and Qwen3-14B (Table 3), the reading of "
             "the answer token, the ablation of Qwen2.5-7B (Table 4), the three prompts (Table 1), the efficiency on "
-            f"GPUs (Table 2) and the calibration figure; each chapter prints its `tef reproduce` command. {cannot} "
-            "more rows cannot be checked from the release (the API models may have changed, the data's "
+            f"GPUs (Table 2) and the calibration figure; each chapter prints its `tef reproduce` command. Of the "
+            f"others, {unchecked['full release']} need the full MIND release (chapter 3 counts the sample) and "
+            f"{unchecked['cannot']} cannot be checked from the release (the API models may have changed, the data's "
             "collection is not in it)",
             "a GPU with vLLM and the full MIND release, reading the answer token as the reference release does",
             _link("11_claims_ledger", "ch. 11", "claims-table3"))
@@ -239,3 +276,27 @@ def findings_markdown(cache_dir: str | Path = "data/caches") -> str:
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
               for row in frame.itertuples(index=False)]
     return "\n".join(lines) + "\n\n" + frame.attrs["summary"]
+
+
+def cache_pairs_markdown(cache_dir: str | Path = "data/caches", judge: str = "local",
+                         prompts: Sequence[str] = ("original", "verbose", "minimal")) -> str:
+    """The pairs each of a judge's committed caches holds, one row per prompt and one column per language, as a
+    Markdown table counted from the caches (the appendix's account of the SmolLM2 caches); a dash where a cache
+    is absent.
+
+    Examples
+    --------
+    >>> from tefbook.companion.runs import repo_path
+    >>> print(cache_pairs_markdown(repo_path("data/caches")).splitlines()[0])
+    | prompt | pairs, English | pairs, Chinese |
+    """
+    from tefcore.extraction.cache import read_cache_file
+
+    root, langs = Path(cache_dir) / judge, ("en", "zh")
+    lines = ["| prompt | " + " | ".join(f"pairs, {LANG_LABELS[lang]}" for lang in langs) + " |",
+             "| --- | " + " | ".join("---:" for _ in langs) + " |"]
+    for prompt in prompts:
+        cells = [f"{len(read_cache_file(root / prompt / f'{lang}.jsonl')[0]):,}"
+                 if (root / prompt / f"{lang}.jsonl").is_file() else "–" for lang in langs]
+        lines.append(f"| {prompt} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
