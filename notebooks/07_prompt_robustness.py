@@ -24,8 +24,8 @@
 #
 # **Only an LLM that beats a constant answer can test this claim.** The e5 judges compare
 # embeddings of the text and read no prompt at all, so their numbers cannot depend on the wording.
-# The LLM judges on this page clear the majority-class floor of the pairs they were
-# scored on under {glue:text}`llm_clear` of their {glue:text}`llm_rows` prompt variants (computed
+# The prompt is read on this page by {glue:text}`llm_judges` only, and the best rule on an LLM judge's
+# answers clears the majority-class floor of the pairs scored under {glue:text}`llm_clear_of` (computed
 # below); where a judge stays under it, a change of its accuracy with the prompt is a change in its
 # letter bias, not in how well a fusion rule reads evidence. What this chapter can do is compute
 # Table 1's quantities the way the protocol fixes them, show them for the runs it has, and read the
@@ -238,11 +238,11 @@ plain(pd.DataFrame({"pairs": scored_once.groupby(["model", "prompt"]).size().rei
     index=names, level="model").rename_axis(["judge", "prompt"]))
 
 # %% tags=["hide-input"]
-glue_all(ch07.floor_numbers(table1, above, floor, llms))
+glue_all(ch07.floor_numbers(table1, above, floor, llms, names))
 
 # %% [markdown]
-# Of the {glue:text}`llm_rows` prompt variants of the LLM judges, {glue:text}`llm_clear` clear the
-# floor of the pairs they were scored on; the best of them reaches {glue:text}`llm_best:.1f` %
+# On the answers of {glue:text}`llm_judges`, the best rule clears the floor of the pairs scored
+# under {glue:text}`llm_clear_of`; the highest of these rows reaches {glue:text}`llm_best:.1f` %
 # against a floor of {glue:text}`llm_best_floor:.1f` % on the same pairs. A
 # robustness check asks whether TEF's advantage survives a change of prompt; where no rule beats a
 # constant answer under any prompt there is no advantage to survive, and the rows above say nothing
@@ -283,8 +283,9 @@ plain(ch07.summary_table(answers, names))
 # change in the gap between rules.
 #
 # The prompt should be the only thing that changes between a judge's caches. The headers of
-# SmolLM2's {glue:text}`n_caches` caches name the llama.cpp build and the system turn each was
-# scored with (the collapsed cell below): distinct builds, {glue:text}`n_builds`; caches without the
+# SmolLM2's {glue:text}`n_caches` caches name the llama.cpp build (its CPU instructions) and the system
+# turn each was scored with (the collapsed cell below, each build listed once above its table): distinct
+# builds, {glue:text}`n_builds`; caches without the
 # chat template's default system turn, {glue:text}`n_no_system` ({glue:text}`no_system`). The
 # appendix *Running the book* says how these caches were made. For a judge under the floor with
 # every prompt this changes nothing. The paper's question, whether TEF's margin survives a new wording, needs an LLM that
@@ -293,12 +294,14 @@ plain(ch07.summary_table(answers, names))
 
 # %% tags=["hide-cell"]
 header = llm_runs.provenance.set_index(["model", "prompt", "lang"]).dropna(subset=["llama_cpp_cpu"])  # llama.cpp runs
-scored = pd.DataFrame({"llama.cpp build (CPU instructions)": header["llama_cpp_cpu"],
+builds = {cpu: f"build {k}" for k, cpu in enumerate(header["llama_cpp_cpu"].unique(), start=1)}
+scored = pd.DataFrame({"llama.cpp build": header["llama_cpp_cpu"].map(builds),
                        "system turn": header["system_prompt"], "pairs": header["n_pairs"]})
 no_system = [f"{prompt} prompt, {LANG_LABELS.get(lang, lang)}" for (_, prompt, lang), turn
              in scored["system turn"].items() if str(turn).startswith("none")]
 glue_all({"n_caches": len(scored), "n_builds": scored.iloc[:, 0].nunique(), "n_no_system": len(no_system),
           "no_system": "; ".join(no_system) or "none"})
+print("\n".join(f"{name}, CPU instructions: {cpu}" for cpu, name in builds.items()))
 with pd.option_context("display.max_colwidth", None):
     display(plain(scored.rename(index=names, level="model").rename(index=LANG_LABELS, level="lang").rename_axis(
         ["judge", "prompt", "language"])))
@@ -329,17 +332,16 @@ glue_all(ch07.paper_numbers(t1, wide, paper_floor))
 # Table 1's terms. If the paper scored the release's pairs (the premise chapter 5 tests, and finds
 # not to fit every printed number), {glue:text}`paper_below` of Table 1's {glue:text}`paper_cells`
 # numbers lie below it: {glue:text}`paper_below_base` of the {glue:text}`paper_base_cells` strongest
-# baselines and {glue:text}`paper_below_tef` of TEF's, and TEF's margin, between
+# baselines and {glue:text}`below_tef_of`, and TEF's margin, between
 # {glue:text}`margin_min:+.1f` and {glue:text}`margin_max:+.1f` points (paper), is partly a margin over
 # baselines that do not beat a constant answer. What needs no premise: the margin does not shrink under the perturbed prompts: it *grows* from the
-# original to the verbose to the minimal prompt for {glue:text}`n_grows` of the
-# {glue:text}`n_models` models, because the strongest baseline loses more than TEF does.
+# original to the verbose to the minimal prompt for {glue:text}`grows_of`, because the strongest baseline loses more than TEF does.
 #
 # ## What this chapter can and cannot say
 #
 # * **The claim is tested here only by an LLM that clears the floor.** The e5 judges read no
-#   prompt, and the LLM judges on this page clear the majority-class floor of their pairs under
-#   {glue:text}`llm_clear` of their {glue:text}`llm_rows` prompt variants; where none does, no judge
+#   prompt, and on the answers of {glue:text}`llm_judges` the best rule clears the majority-class floor
+#   of the pairs scored under {glue:text}`llm_clear_of`; where none does, no judge
 #   on the page can show whether TEF's advantage survives a change of wording.
 # * **The computation is.** Table 1's quantities, the strongest baseline per prompt and TEF's margin,
 #   with a paired bootstrap and McNemar's test, are computed on this page exactly as for a GPU run.

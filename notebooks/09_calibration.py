@@ -85,7 +85,7 @@ glue_all({"reference_T": f"{TEMPERATURE:g}", **{key: Markdown(claim_link(c)) for
 # The caches of chapter 5, every rule's decision on every pair with the confidence of the decided
 # side (`predict_pairs`):
 
-# %%
+# %% tags=["full-width"]
 from tefcore.evaluate import predict_pairs
 
 runs = chapter_runs(models, prompt, lang_list, cache_dir, reading=reading)
@@ -94,7 +94,8 @@ display(run_table(runs, names))
 pred = pd.concat([predict_pairs(g, rules=RULES, invalid=invalid, scores=True).assign(model=model)
                   for model, g in runs.frame.groupby("model", sort=False)])
 pred = pred[pred["prediction"] != "abstain"]  # an abstention carries no confidence
-ch09.shown(pred.head()[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]], names, 3)
+ch09.shown(pred.head()[["model", "lang", "post_id", "dimension", "rule", "prediction", "confidence", "correct"]], names, 3,
+           index=False)
 
 # %% [markdown]
 # As in chapter 5, a judge is worth calibrating only where it beats a constant answer: each judge's
@@ -180,7 +181,8 @@ display(ch09.calibration_table(calibration, names))
 # with few decisions in a bin, $\lvert \mathrm{acc}(b) - \mathrm{conf}(b)\rvert$ is positive
 # even for a perfectly calibrated rule, so the same rule shows a larger ECE on a smaller language or sample.
 # And the four rules of one judge read the same posts, so their intervals overlap more than a paired
-# comparison of their errors would; an ECE that is *clearly* lowest (below) is a conservative verdict.
+# comparison of their errors would; an ECE that is *clearly* lowest, as the next section defines it (its
+# whole interval below every other rule's estimate), is a conservative verdict.
 
 # %% [markdown]
 # ## Which rule is best calibrated, judge by judge
@@ -317,12 +319,13 @@ ch09.profile_table(profile, names)
 
 # %% tags=["hide-input"]
 zero_clears = clears[clears.index.get_level_values("model") == "e5-zeroshot"]  # the floor check above
-glue_all(ch09.profile_numbers(profile, RULES), zero_below=int((~zero_clears).sum()), zero_langs=len(zero_clears))
+numbers = ch09.profile_numbers(profile, RULES)
+glue_all(numbers, **ch09.profile_words(numbers, zero_clears))
 
 # %% [markdown]
 # * **Nearly constant answers** (SmolLM2): the rule that decides *change* least often still does so
-#   on {glue:text}`small_change:.1f` % of the pairs, and no rule's accuracy differs by more than
-#   {glue:text}`small_acc_off:.1f` points from the share of pairs whose gold side is *change*. Direct's
+#   on {glue:text}`small_change:.1f` % of the pairs, and every rule's accuracy equals the share of pairs
+#   whose gold side is *change* ({glue:text}`small_acc_words`). Direct's
 #   confidence is the constant itself, Majority Vote's is 1 on {glue:text}`small_mv_one:.1f` % of the
 #   pairs (those where every vote agrees), TEF's grows with the number of sentences (each adds about
 #   the same $w\,\ell$). Confidences that follow the length of a post, not its content, cannot track
@@ -337,10 +340,11 @@ glue_all(ch09.profile_numbers(profile, RULES), zero_below=int((~zero_clears).sum
 #   ({glue:text}`probe_mv_one_min:.0f` to {glue:text}`probe_mv_one_max:.0f` % of the pairs), and its
 #   gap runs from {glue:text}`probe_mv_gap_min:+.3f` to {glue:text}`probe_mv_gap_max:+.3f`.
 # * **Confidence without accuracy** (zero-shot e5, under the majority-class floor in
-#   {glue:text}`zero_below` of its {glue:text}`zero_langs` languages in the table of the floors
-#   above): a post with many sentences that lean the same way gets a large $|s|$ and a TEF confidence
-#   near 1 whether or not the lean is right; TEF's gap is {glue:text}`zero_tef_gap_min:+.3f` to
-#   {glue:text}`zero_tef_gap_max:+.3f` (positive: overconfident).
+#   {glue:text}`zero_below_of` in the table of the floors above): a post with many sentences that lean
+#   the same way gets a large $|s|$ and a confident TEF decision whether or not the lean is right. TEF's
+#   mean confidence, {glue:text}`zero_tef_conf_min:.2f` to {glue:text}`zero_tef_conf_max:.2f`, lies above
+#   its accuracy of {glue:text}`zero_tef_acc_min:.0f` to {glue:text}`zero_tef_acc_max:.0f` %: its gap is
+#   {glue:text}`zero_tef_gap_min:+.3f` to {glue:text}`zero_tef_gap_max:+.3f` (positive: overconfident).
 #
 # The paper's claim concerns Qwen2.5-7B, whose sentence answers nothing on this page measures;
 # whether its answers make TEF's confidences track accuracy better than the votes' do, only those

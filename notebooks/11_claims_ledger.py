@@ -46,8 +46,8 @@
 # ours rounds to it at the paper's precision; where the paper's words are qualitative ("roughly three
 # times", "most of the gain"), the row's note states the reading that was checked. A reader's check is
 # no claim of the paper, and it is never said to "not hold": it *passes* or *fails*, and its row states
-# the premise it rests on. `tef claims` prints the same counts and rows (add `--format csv`, `markdown`
-# or `json` for other programs).
+# the premise it rests on. `tef claims` prints the same rows (add `--format csv`, `markdown` or `json`
+# for other programs).
 
 # %% tags=["parameters"]
 # Folder of the paper's tables (table*.csv). None: the repository's data/paper.
@@ -69,6 +69,7 @@ import pandas as pd
 from IPython.display import HTML, display
 from myst_nb import glue
 
+from tefbook.chapters import ch11
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS
 from tefpaper.ledger import ledger_html
@@ -110,16 +111,19 @@ def cells(frame, columns: dict[str, str]):
 def show(section: str) -> None:
     """Display the rows of one section of the ledger."""
     shown.append(SECTIONS[section])
-    display(HTML(STYLE + ledger_html(ledger[ledger["section"] == SECTIONS[section]])))
+    display(HTML(STYLE + ledger_html(ch11.labelled(ledger[ledger["section"] == SECTIONS[section]]))))
 
 
 # %% [markdown]
 # Every check runs now, on the data and caches named in the parameters above. The paper's own claims
-# come first, counted per kind of evidence; the reader's checks are counted apart below:
+# come first, counted per kind of evidence; the counts of the release's files that the paper does not
+# print, and the reader's checks, are counted apart below:
 
 # %%
 ledger = evaluate_ledger(paper_dir=paper_dir, data_dir=data_dir, cache_dir=repo_path(cache_dir))
-claims = ledger[ledger["whose"] == WHOSE["paper"]]
+rows = ledger[ledger["whose"] == WHOSE["paper"]]
+unprinted = rows["where"].str.startswith("not printed by the paper")  # the release's counts, not the paper's
+claims, release = rows[~unprinted], rows[unprinted]
 counts = summary_counts(claims)
 
 # %% tags=["remove-input"]
@@ -137,6 +141,8 @@ glue("n_run", int(counts.loc[KINDS["run"], "all"]), display=False)
 glue("n_tables_holds", int(counts.loc[KINDS["tables"], HOLDS]), display=False)
 glue("n_formula_holds", int(counts.loc[KINDS["formula"], HOLDS]), display=False)
 glue("n_data_holds", int(counts.loc[KINDS["data"], HOLDS]), display=False)
+for name, value in ch11.release_numbers(release, rows, ledger).items():
+    glue(name, value, display=False)
 glue("dataset", ledger.attrs.get("dataset", ledger.attrs.get("data_problem", "")), display=False)
 failed_claims = claims[claims["verdict"] == NOT_HOLD]
 assert set(failed_claims["id"]) == {"tempering", "k3-bayes", "table3-underline"}, "the prose below names them"
@@ -151,6 +157,13 @@ assert set(failed_claims["id"]) == {"tempering", "k3-bayes", "table3-underline"}
 # that the paper's numbers agree with each other, that its method is what it says and that its data
 # are what it describes. Only the rows *reproduced by our run* say anything of its LLM results. The
 # data this page ran on: {glue:text}`dataset`.
+#
+# Beside the paper's claims, the data card lists {glue:text}`n_release` counts of the release's files
+# that the paper does not print (labels, pairs, excluded pairs, pairs per side, post length, sentences per
+# post; their rows say "not printed by the paper"): the numbers the floor and noise checks rest on. On
+# the data this page ran on, {glue:text}`release_state`. The paper's {glue:text}`n_claims` claims and these {glue:text}`n_release` counts make
+# {glue:text}`n_rows` of the ledger's {glue:text}`n_ledger` rows; the {glue:text}`n_reader` reader's checks
+# below are the others.
 #
 # Apart from the claims stand the reader's checks: standards a reviewer holds the paper's tables to,
 # which the paper never claims to meet. Their words open with "(a reader's check)". Each rests on a
@@ -217,7 +230,8 @@ show("propositions")
 # records do not carry (dates, sources, annotators and rounds, whether an agent generated or edited
 # a post) cannot be confirmed from them. Counts of the full release can be confirmed only on the full
 # release (`tef download`, then `MIND_DATA_DIR`); on the sample these rows show the sample's values
-# beside the published ones.
+# beside the published ones. The rows whose source reads "not printed by the paper" hold counts of the
+# release's files, not claims of the paper, and are counted apart from its claims above.
 
 # %% tags=["remove-input"]
 show("data")

@@ -242,19 +242,28 @@ texts = view[view["sentence"] == 1]  # each text's first row holds its decisions
 disputed = texts[texts["tef"] != texts["majority_vote"]].sort_values(
     ["disagreement", "tef_confidence"], ascending=False)
 shown(disputed.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "soft_vote", "tef",
-                                               "disagreement"]].head(8), 2)
+                                               "disagreement"]].head(8), 2, compact=True)
 
 # %% [markdown]
-# The sentences of comment `t09` on Transport, as the view shows them; their contributions add up to the
-# scores `fuse_many` gave above:
+# The sentences of comment `t09` on Transport, as the view shows them: first each sentence with the
+# judge's distribution and its weight, then its contributions, which add up to the scores `fuse_many`
+# gave above, and its share of TEF's margin:
 
 # %%
 side_names = sides[example_dimension]
 decisive = view[(view["id"] == example_id) & (view["dimension"] == example_dimension)]
 contributions = decisive[[f"contribution_{s}" for s in side_names]]
 assert np.allclose(contributions.sum().to_numpy(), tef_result.scores[0], rtol=0.0, atol=1e-12)
-shown(decisive.set_index("sentence")[["text", *(f"p_{s}" for s in side_names), "weight", *contributions.columns,
-                                      "share", "leans"]], 3, sentence="#")
+by_sentence = decisive.set_index("sentence")
+shown(by_sentence[["text", *(f"p_{s}" for s in side_names), "weight"]], 3, sentence="#", compact=True)
+
+# %% [markdown]
+# Each sentence's term $w_i \ell_i^{(c)}$ for each side, its share of TEF's margin, $m_i / \sum_j |m_j|$ with
+# $m_i = w_i(\ell_i^{(\hat c)} - \ell_i^{(r)})$ for TEF's side $\hat c$ and the runner-up $r$, and the side it
+# leans to:
+
+# %%
+shown(by_sentence[[*contributions.columns, "share", "leans"]], 3, sentence="#", compact=True)
 
 # %% [markdown]
 # Sentence {glue:text}`ev_top` (*{glue:text}`ev_top_text`*) holds {glue:text}`ev_top_share:.0%` of TEF's

@@ -15,6 +15,28 @@ MARGIN_ROW = "TEF − baseline"
 """Row of the Table 1 layout with TEF's margin over the strongest baseline (shown, never ranked)."""
 
 
+def of_count(k: int, n: int, noun: str = "") -> str:
+    """``k`` of ``n`` things as the prose says it: ``"all 5 models"`` or ``"both languages"`` when ``k`` is the
+    whole, ``"none of the 3 prompt variants"`` when it is nothing, ``"2 of the 5 models"`` otherwise (``noun``
+    singular; an ``s`` is added where the count needs it).
+
+    Examples
+    --------
+    >>> of_count(5, 5, "model"), of_count(2, 2, "language"), of_count(0, 3, "prompt variant"), of_count(2, 5)
+    ('all 5 models', 'both languages', 'none of the 3 prompt variants', '2 of the 5')
+    >>> of_count(1, 1, "judge"), of_count(0, 1, "judge"), of_count(0, 2, "language")
+    ('the one judge', 'not the one judge', 'neither of the 2 languages')
+    """
+    nouns = f" {noun}s" if noun and n != 1 else f" {noun}" if noun else ""
+    if n == 1:
+        return f"the one{nouns}" if k == 1 else f"not the one{nouns}"
+    if k == n:
+        return f"both{nouns}" if n == 2 else f"all {n}{nouns}"
+    if k == 0:
+        return f"{'neither' if n == 2 else 'none'} of the {n}{nouns}"
+    return f"{k} of the {n}{nouns}"
+
+
 def table1_layout(table1: pd.DataFrame, paper_table1: pd.DataFrame, names: Mapping[str, str], models: Sequence[str],
                   llms: Sequence[str], prompts: Sequence[str]) -> Any:
     """Table 1 in the paper's layout, ours above the paper's: per judge the strongest baseline, TEF and the
@@ -129,21 +151,28 @@ def split_numbers(row: pd.Series, cells: pd.DataFrame, names: Mapping[str, str],
             "split_large": int(behind.max()) if len(behind) else 0}
 
 
-def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: pd.Series, llms: Sequence[str]) -> dict[str, Any]:
+def floor_numbers(table1: pd.DataFrame, above: pd.Series, floor: pd.Series, llms: Sequence[str],
+                  names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The LLM judges' prompt variants against the floor of the pairs each was scored on (``floor``, by
-    ``(model, prompt)`` like ``table1``): how many, how many clear it, the best rule and that row's floor.
+    ``(model, prompt)`` like ``table1``): how many, how many clear it (also in words), the LLM judges (how many,
+    by their ``names``), the best rule and that row's floor.
 
     Examples
     --------
     >>> index = pd.MultiIndex.from_tuples([("local", "original"), ("local", "minimal"), ("e5", "original")])
     >>> table1 = pd.DataFrame({"baseline": [54.6, 41.7, 74.7], "tef": [54.6, 42.5, 74.0]}, index=index)
     >>> floor = pd.Series([72.9, 72.9, 63.6], index=index)
-    >>> floor_numbers(table1, table1.max(axis=1) > floor, floor, ["local"])
-    {'llm_clear': 0, 'llm_rows': 2, 'llm_best': 54.6, 'llm_best_floor': 72.9}
+    >>> numbers = floor_numbers(table1, table1.max(axis=1) > floor, floor, ["local"], {"local": "SmolLM2"})
+    >>> numbers["llm_clear"], numbers["llm_clear_of"], numbers["llm_judges"], numbers["llm_best"]
+    (0, 'neither of the 2 prompt variants', 'one LLM judge (SmolLM2)', 54.6)
     """
     rows = table1.loc[[k for k in table1.index if k[0] in llms]]
     best = rows[["baseline", "tef"]].max(axis=1)
-    return {"llm_clear": int(above.loc[rows.index].sum()), "llm_rows": len(rows),
+    judges = list(dict.fromkeys(k[0] for k in rows.index))
+    listed = " and ".join(names.get(j, j) for j in judges) if names else ", ".join(judges)
+    clear = int(above.loc[rows.index].sum())
+    return {"llm_clear": clear, "llm_rows": len(rows), "llm_clear_of": of_count(clear, len(rows), "prompt variant"),
+            "llm_judges": f"{'one LLM judge' if len(judges) == 1 else f'{len(judges)} LLM judges'} ({listed})",
             "llm_best": float(best.max()), "llm_best_floor": float(floor.loc[best.idxmax()])}
 
 
@@ -162,7 +191,7 @@ def summary_table(summary: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFra
 def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) -> dict[str, Any]:
     """The paper's Table 1 against the floor of its quantity (``wide``: models x (method, prompt)): the
     numbers below it, by method; the range of TEF's margin; for how many models the margin grows from the
-    original to the verbose to the minimal prompt."""
+    original to the verbose to the minimal prompt (also in words, as :func:`of_count` says them)."""
     from tefpaper import tables as paper
 
     margins = paper.prompt_robustness_summary(paper_table1)[[f"margin_{p}" for p in ("original", "verbose", "minimal")]]
@@ -173,4 +202,6 @@ def paper_numbers(paper_table1: pd.DataFrame, wide: pd.DataFrame, floor: float) 
             "paper_below_tef": int((wide["tef"] < floor).to_numpy().sum()),
             "paper_base_cells": int(wide["strongest_baseline"].size), "paper_cells": int(wide.size),
             "margin_min": float(margins.to_numpy().min()), "margin_max": float(margins.to_numpy().max()),
-            "n_grows": int(grows.sum()), "n_models": len(margins)}
+            "n_grows": int(grows.sum()), "n_models": len(margins),
+            "grows_of": of_count(int(grows.sum()), len(margins), "model"),
+            "below_tef_of": of_count(int((wide["tef"] < floor).to_numpy().sum()), int(wide["tef"].size), "TEF number")}

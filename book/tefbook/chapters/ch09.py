@@ -34,11 +34,12 @@ def calibration_table(cal: pd.DataFrame, names: Mapping[str, str]) -> Any:
                      closest_to_zero=("gap",), digits=None)
 
 
-def shown(frame: pd.DataFrame, names: Mapping[str, str], digits: int = 1) -> Any:
+def shown(frame: pd.DataFrame, names: Mapping[str, str], digits: int = 1, index: bool = True) -> Any:
     """A table of the chapter as the reader sees it: the ``model``, ``lang`` and ``rule`` levels of its
     index (and such columns) in words and headed ``judge``, ``language``, ``rule`` (``post_id`` and
     ``prediction`` as ``post`` and ``decision``); numbers, counts and verdicts (yes / no) as
-    :func:`tefbook.companion.tables.plain` prints them.
+    :func:`tefbook.companion.tables.plain` prints them; ``index=False`` leaves out an index that is only a row
+    number.
 
     Examples
     --------
@@ -59,7 +60,7 @@ def shown(frame: pd.DataFrame, names: Mapping[str, str], digits: int = 1) -> Any
         if key in out.columns:
             out[key] = out[key].map(lambda v, w=labels: w.get(v, v))
     out = out.rename_axis([heads.get(n, n) for n in out.index.names]).rename(columns=heads)
-    return plain(out, digits)
+    return plain(out, digits) if index else plain(out, digits).hide(axis="index")
 
 
 def reliability_figure(pred: pd.DataFrame, name: str, langs: Sequence[str], rules: Sequence[str],
@@ -166,9 +167,31 @@ def profile_table(profile: pd.DataFrame, names: Mapping[str, str]) -> Any:
     return plain(format_columns(shown, 1, conf=3, gap=3))
 
 
+def profile_words(numbers: Mapping[str, float], zero_clears: pd.Series) -> dict[str, Any]:
+    """What the bullet points say in words of the profile's numbers (:func:`profile_numbers`) and of zero-shot
+    e5's floor check (``zero_clears``, by language): how far SmolLM2's accuracies lie from the share of
+    *change* at the page's one decimal, and in how many languages zero-shot e5 stays under the floor.
+
+    Examples
+    --------
+    >>> words = profile_words({"small_acc_off": 0.04}, pd.Series([False, False], index=["zh", "en"]))
+    >>> words["small_acc_words"], words["zero_below_of"], words["zero_below"]
+    ('no difference at one decimal', 'both languages', 2)
+    >>> profile_words({"small_acc_off": 0.31}, pd.Series([True, False]))["small_acc_words"]
+    'to within 0.3 points'
+    """
+    from tefbook.chapters.ch07 import of_count
+
+    off, below = float(numbers["small_acc_off"]), int((~zero_clears.astype(bool)).sum())
+    return {"zero_below": below, "zero_langs": len(zero_clears),
+            "zero_below_of": of_count(below, len(zero_clears), "language"),
+            "small_acc_words": "no difference at one decimal" if round(off, 1) == 0 else f"to within {off:.1f} points"}
+
+
 def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, float]:
     """The numbers the three bullet points of the chapter cite from the profile: SmolLM2 (``local``), the
-    cross-fitted probe's Soft Vote, TEF (accuracy, mean confidence, gap) and Majority Vote rows and the zero-shot judge's TEF rows (all NaN
+    cross-fitted probe's Soft Vote, TEF (accuracy, mean confidence, gap) and Majority Vote rows and the zero-shot
+    judge's TEF rows (accuracy, mean confidence, gap; all NaN
     unless the three judges are on the page)."""
     rows = profile.reset_index()
 
@@ -187,6 +210,8 @@ def profile_numbers(profile: pd.DataFrame, rules: Sequence[str]) -> dict[str, fl
         "probe_conf_min": probe["confidence"].min(), "probe_conf_max": probe["confidence"].max(),
         "probe_mv_one_min": probe_mv["confidence_one"].min(), "probe_mv_one_max": probe_mv["confidence_one"].max(),
         "probe_mv_gap_min": probe_mv["gap"].min(), "probe_mv_gap_max": probe_mv["gap"].max(),
-        "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max()}
+        "zero_tef_gap_min": zero["gap"].min(), "zero_tef_gap_max": zero["gap"].max(),
+        "zero_tef_conf_min": zero["confidence"].min(), "zero_tef_conf_max": zero["confidence"].max(),
+        "zero_tef_acc_min": zero["accuracy"].min(), "zero_tef_acc_max": zero["accuracy"].max()}
     present = len(small) and len(probe) and len(zero)
     return {name: float(value) if present else float("nan") for name, value in values.items()}

@@ -20,7 +20,7 @@ __all__ = ["COLUMN_LABELS", "COMMANDS", "KEYED", "commands_block", "glue_numbers
 COLUMN_LABELS: dict[str, str] = {
     "post_id": "comment", "id": "comment", "lang": "language", "side": "gold side", "gold": "gold side",
     "rule": "rule", "weight": "weight w", "vote": "MV vote", "text": "sentence", "leans": "leans to",
-    "share": "share of TEF's margin", "strongest_baseline": "strongest baseline", "baseline": "its accuracy (%)",
+    "share": "share of TEF's margin", "disagreement": "disagree\u00adment", "strongest_baseline": "strongest baseline", "baseline": "its accuracy (%)",
     "tef": "TEF", "gain": "TEF − baseline (points)", "accuracy": "accuracy (%)", "macro_f1": "macro-F1 (%)",
 }
 """The page's name of each column key of the library's tables."""
@@ -59,9 +59,10 @@ def label(key: object) -> str:
     return next((form.format(key[len(pre):]) for pre, form in KEYED if key.startswith(pre)), key.replace("_", " "))
 
 
-def shown(frame: pd.DataFrame, digits: int, index: bool = True, **names: str) -> Any:
+def shown(frame: pd.DataFrame, digits: int, index: bool = True, compact: bool = False, **names: str) -> Any:
     """A table as the page prints it: reader labels for the column keys (``names`` override), languages by name,
-    numbers with ``digits`` decimals, missing values empty.
+    numbers with ``digits`` decimals, missing values empty; ``compact`` narrows the cells' padding and type, so
+    that a table of many columns fits the text column.
 
     Examples
     --------
@@ -78,6 +79,8 @@ def shown(frame: pd.DataFrame, digits: int, index: bool = True, **names: str) ->
                           columns=[label(n) if n else None for n in out.columns.names])
     digest = hashlib.sha256(out.to_csv().encode("utf-8")).hexdigest()[:10]  # the same ids on every run
     styled = out.style.set_uuid(f"tef-{digest}").format(precision=digits, na_rep="", thousands=",")
+    if compact:
+        styled = styled.set_table_styles([{"selector": "th, td", "props": "padding: 0.2em 0.4em; font-size: 0.85em;"}])
     return styled if index else styled.hide(axis="index")
 
 
