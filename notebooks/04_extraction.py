@@ -21,7 +21,7 @@
 # chapter shows a judge at work on a few pairs, looks at what the committed caches of the whole MIND
 # sample hold, and says in one paragraph whether today's code still produces those caches.
 #
-# Three kinds of judges run here:
+# The judges come in two families, LLM judges and e5 judges:
 #
 # * **LLM judges** are asked the paper's prompt (protocol §4) and answer with one letter, C or S.
 #   Nothing is sampled: the judge's next-token distribution at the answer position is read, the
@@ -39,12 +39,12 @@
 #   - **OpenAI-compatible APIs** serve the paper's DeepSeek-V3.2 and GPT-4o-mini; they return at most
 #     the 5 most probable tokens, so a letter can be missing from the list, and its probability is
 #     then bounded by what the list leaves out.
-# * **e5-zeroshot** compares each text's multilingual-e5-small embedding with a description of each
-#   side's two positions; no prompt, no training labels. Its temperature is set per language and
-#   dimension from the sentences it is given.
-# * **e5-crossfit** is a standardized logistic-regression probe on post embeddings, fitted per language
-#   and dimension with cross-fitting over posts (no post is scored by a model whose fit saw its label),
-#   its regularisation chosen by an inner cross-validation on the training folds only.
+# * **e5 judges** read each text's multilingual-e5-small embedding, with no prompt. There are two:
+#   - **e5-zeroshot** compares the embedding with a description of each side's two positions; no
+#     training labels. Its temperature is set per language and dimension from the sentences it is given;
+#   - **e5-crossfit** is a standardized logistic-regression probe on post embeddings, fitted per
+#     language and dimension with cross-fitting over posts (no post is scored by a model whose fit saw
+#     its label), its regularisation chosen by an inner cross-validation on the training folds only.
 
 # %% tags=["parameters"]
 # Judges whose committed caches the tables and figures show (registry names).
@@ -76,7 +76,7 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from tefbook.chapters import ch04
-from tefbook.companion.tables import glue_all
+from tefbook.companion.tables import glue_all, plain
 from tefbook.companion.commands import paper_commands
 from tefbook.companion.figures import setup_notebook
 from tefbook.companion.labels import LANG_LABELS, run_table, short_names
@@ -170,12 +170,34 @@ print(ch04.record_text({key: header[key] for key in ch04.HEADER_SHOWN if key in 
 # ## What the committed caches hold
 #
 # The repository holds caches of the whole MIND sample for every CPU judge; every table and figure
-# from here on reads them, all pairs:
+# from here on reads them, all pairs. What is the same in every cache is set apart in the second table:
 
 # %%
 runs = load_runs(models, prompt, lang_list, cache_dir)
 names = short_names(runs)
-run_table(runs, names)
+varying, same = ch04.split_constant(run_table(runs, names).data)  # columns equal on every row: the second table
+display(plain(varying))
+same
+
+# %% [markdown]
+# Chapter 3 counts more posts than these caches hold. A cache holds evaluation pairs, and a post has one
+# only for a dimension whose gold labels sit on one side; a post whose every labelled dimension has
+# labels on both sides (chapter 3's excluded pairs) is in no cache:
+
+# %%
+in_caches = runs.frame.groupby("lang")["post_id"].nunique()  # posts of every cache, by language
+post_counts = ch04.post_counts({lang: load_posts(lang, data_dir) for lang in lang_list}, pairs, in_caches)
+post_counts  # the last two rows: posts no evaluation pair reaches, and those whose labels are all two-sided
+
+# %% tags=["hide-input"]
+glue_all(ch04.post_count_numbers(post_counts))
+
+# %% [markdown]
+# The caches hold {glue:text}`cache_posts_en:,` of chapter 3's {glue:text}`ch3_posts_en:,` English posts and
+# {glue:text}`cache_posts_zh:,` of its {glue:text}`ch3_posts_zh:,` Chinese ones. Left out are the posts
+# without an evaluation pair (English: {glue:text}`unpaired_en`, Chinese: {glue:text}`unpaired_zh`); of
+# these, {glue:text}`two_sided_en` and {glue:text}`two_sided_zh` have labels on both sides in every
+# dimension they are labelled in.
 
 # %% [markdown]
 # ### How each number was obtained
@@ -257,10 +279,10 @@ for part in ch04.SUMMARY_PARTS:  # the spread of the answers, then the weights
 
 # %% [markdown]
 # "Decisive" means confident, not right. SmolLM2's Chinese sentences are decisive in
-# {glue:text}`local_decisive_zh:.1f` % of cases and its English ones in {glue:text}`local_decisive_en:.1f` %,
-# yet {glue:text}`local_unanimous_en:.1f` % of its English and {glue:text}`local_unanimous_zh:.1f` % of
-# its Chinese posts have sentences that all lean the same way (unanimous posts), and on such a post
-# MV, SV and TEF decide alike whatever the weights. The
+# {glue:text}`local_decisive_zh:.1f` % of cases and its English ones in {glue:text}`local_decisive_en:.1f` %.
+# Decisive or not, its sentences lean the same way within a post: {glue:text}`local_unanimous_en:.1f` % of
+# its English and {glue:text}`local_unanimous_zh:.1f` % of its Chinese posts are unanimous, and on such a
+# post MV, SV and TEF decide alike whatever the weights. The
 # cross-fitted probe has decisive sentences in {glue:text}`probe_decisive_min:.1f` to
 # {glue:text}`probe_decisive_max:.1f` % of cases, the mix of confident and hedging answers that TEF's
 # weights are built for; whether its confident answers are also the right ones is the question of

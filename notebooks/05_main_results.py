@@ -333,7 +333,8 @@ display(ch05.floor_heatmap(floors))
 
 # %% [markdown]
 # If the paper scored the release's pairs, {glue:text}`t3_below` of the {glue:text}`t3_cells`
-# printed accuracies lie below the floor of their cell, {glue:text}`t3_below_tef` of them TEF's: on
+# printed accuracies lie below the floor of their cell, {glue:text}`t3_below_tef` of them TEF's (the
+# "all" and "TEF" rows of the count above; in the map, the red cells, TEF's in the rows ending in "· TEF"): on
 # those cells the paper's judges, with whatever rule, would do worse than always answering the
 # larger side, and many of the paper's gains would be gains among rules that all sit under that
 # floor. On other pairs the floors are others, and this count with them; only the paper's pair
@@ -508,9 +509,12 @@ tab.glue_all({f"probe_unanimous_{lang}": tab.round_half_up(share) for lang, shar
 # %% [markdown]
 # So the probe's sentence answers all lean the same way in {glue:text}`probe_unanimous_en:.1f` % of
 # the English posts and {glue:text}`probe_unanimous_zh:.1f` % of the Chinese ones, and where they do
-# not, the sentence rules compete with a strong Direct answer. Chapter 2's simulations put TEF ahead
-# when sentence answers are often near 0 or 1 and mostly right when they are; whether the paper's LLMs answer so, nothing on this page measures.
-# Their sentence probabilities would tell, and the command below makes them.
+# not, the sentence rules compete with a strong Direct answer. Chapter 2's simulations say where TEF
+# gains over the votes: with a calibrated judge "there is little to choose between TEF and Soft Vote",
+# and the situation TEF is built for, uncertain sentences that outvote a few decisive ones, "needs
+# both ingredients, many uncertain sentences *and* a systematic lean in them" (a judge that leans
+# towards one answer whatever the sentence says). Whether the paper's LLMs lean so on MIND's uncertain
+# sentences, nothing on this page measures. Their sentence probabilities would tell, and the command below makes them.
 #
 # ## The paper's judges, on a GPU
 #

@@ -289,18 +289,19 @@ show(posts.set_index(["id", "dimension"])[["gold", "direct", "majority_vote", "s
      .rename_axis(["post", "dimension"]), 3)
 
 # %% [markdown]
-# The sentences of the two posts as the view gives them: the judge's probability of change, the
-# weight, the clipped log-odds of change, the contribution to the score of change, the share of TEF's
-# margin, and the side the sentence leans to. With two sides, a sentence's contribution to the score
-# of stability is the negative of the one shown, and the contributions of a post add up to its score.
+# The sentences of the two posts as the view gives them: the judge's probability of change
+# (P(change)), the weight ($w$), the clipped log-odds of change ($\ell$), the contribution to the score
+# of change ($w \cdot \ell$), the share of TEF's margin (share), and the side the sentence leans to.
+# With two sides, a sentence's contribution to the score of stability is the negative of the one
+# shown, and the contributions of a post add up to its score.
 
 # %%
 chosen = ch06.texts_of(view, posts)
 pd.set_option("display.max_colwidth", None)  # whole sentences
 format_columns(chosen.set_index(["id", "sentence"])[["text", "p_change", "weight", "log_odds_change",
                                                     "contribution_change", "share", "leans"]], 3).rename(columns={
-    "p_change": "P(change)", "weight": "w", "log_odds_change": "ℓ (change)", "contribution_change": "w·ℓ (change)",
-    "share": "share of TEF's margin", "leans": "leans to"}).rename_axis(["post", "sentence"])
+    "p_change": "P(change)", "weight": "w", "log_odds_change": "ℓ", "contribution_change": "w·ℓ", "share": "share",
+    "leans": "leans to"}).rename_axis(["post", "sentence"])
 
 # %% [markdown]
 # Per post, `decisive_sentences` names the sentence with the largest share of TEF's margin ("for
@@ -500,8 +501,8 @@ glue_all(t4_cells=len(floors), t4_below=counted.loc["below the floor of their ce
          env_tef=round_half_up(largest_cell["value"]))
 
 # %% [markdown]
-# On the release's pair counts (a premise, not a fact: chapter 5 finds that it fits not every printed
-# number), {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of
+# On the release's pair counts (a premise, not a fact: chapter 5 finds printed numbers of Table 3
+# that no confusion matrix on these counts can produce), {glue:text}`t4_below` of Table 4's {glue:text}`t4_cells` accuracies lie below the floor of
 # their cell, and {glue:text}`t4_questions` cells of the two ablated models have one sentence rule below
 # the floor and another above it, each beyond its noise: the share of posts whose sentences disagree
 # would have to be at least the gap in the last column. {glue:text}`drop_cell` cell,

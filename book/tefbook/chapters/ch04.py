@@ -404,6 +404,69 @@ def shown(table: pd.DataFrame, names: Mapping[str, str] | None = None,
     return out.rename_axis(index=[INDEX_LABELS.get(n, n) for n in out.index.names])
 
 
+def split_constant(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A table without its columns and index levels that hold one value on every row, and those values as a
+    one-column table ("on every row"), so that a wide table of caches fits the page.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"pairs": [605, 1215], "hardware": ["CPU", "CPU"]},
+    ...                      index=pd.MultiIndex.from_tuples([("e5", "original", "English"), ("LLM", "original", "English")],
+    ...                                                      names=["judge", "prompt", "language"]))
+    >>> varying, same = split_constant(table)
+    >>> list(varying.columns), list(varying.index.names), same["on every row"].to_dict()
+    (['pairs'], ['judge'], {'prompt': 'original', 'language': 'English', 'hardware': 'CPU'})
+    """
+    flat = table.reset_index()
+    constant = [col for col in flat.columns if flat[col].nunique(dropna=False) == 1 and len(flat) > 1]
+    levels = [name for name in table.index.names if name not in constant]
+    varying = flat.drop(columns=constant).set_index(levels or list(flat.columns[:1]))
+    same = pd.DataFrame({"on every row": [str(flat[col].iloc[0]) for col in constant]}, index=constant)
+    return varying, same
+
+
+POST_COUNT_ROWS = {"ch3_posts": "posts (chapter 3)", "cache_posts": "posts in the caches",
+                   "unpaired": "posts without an evaluation pair", "two_sided": "of which all labels two-sided"}
+"""Glue key -> row of :func:`post_counts`."""
+
+
+def post_counts(posts: Mapping[str, Sequence[Any]], pairs: Mapping[str, Sequence[Any]],
+                in_caches: Mapping[str, int]) -> pd.DataFrame:
+    """Posts per language (columns, by :data:`LANG_LABELS`): all of them (chapter 3's count), those in the
+    caches, those without an evaluation pair, and of these the ones whose every labelled dimension has labels on
+    both sides (:func:`tefcore.mind.load.excluded_pairs`).
+
+    Examples
+    --------
+    >>> from tefcore.mind.load import evaluation_pairs, load_posts
+    >>> posts = {"en": load_posts("en")}
+    >>> post_counts(posts, {"en": evaluation_pairs(posts["en"])}, {"en": 380})["English"].tolist()
+    [381, 380, 1, 1]
+    """
+    from tefcore.mind.load import excluded_pairs
+
+    counted = {}
+    for lang, all_posts in posts.items():
+        paired = {q.post_id for q in pairs[lang]}
+        two_sided = {q.post_id for q in excluded_pairs(all_posts)}
+        counted[LANG_LABELS.get(lang, lang)] = [len(all_posts), int(in_caches[lang]), len(all_posts) - len(paired),
+                                                sum(p.id not in paired and p.id in two_sided for p in all_posts)]
+    return pd.DataFrame(counted, index=list(POST_COUNT_ROWS.values()))
+
+
+def post_count_numbers(counts: pd.DataFrame) -> dict[str, int]:
+    """The glue of :func:`post_counts`: ``<key>_<lang>`` for every key of :data:`POST_COUNT_ROWS`.
+
+    Examples
+    --------
+    >>> post_count_numbers(pd.DataFrame({"English": [381, 380, 1, 1]}, index=list(POST_COUNT_ROWS.values())))["unpaired_en"]
+    1
+    """
+    code = {label: lang for lang, label in LANG_LABELS.items()}
+    return {f"{key}_{code.get(col, col)}": int(counts.loc[row, col])
+            for col in counts.columns for key, row in POST_COUNT_ROWS.items()}
+
+
 def check_table(checks: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The reproducibility check as shown: pairs re-extracted, largest difference (as ``1.0e-12``; ``–`` when not
     checked) and verdict per cache."""
