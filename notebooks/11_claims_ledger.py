@@ -121,9 +121,7 @@ def show(section: str) -> None:
 
 # %%
 ledger = evaluate_ledger(paper_dir=paper_dir, data_dir=data_dir, cache_dir=repo_path(cache_dir))
-rows = ledger[ledger["whose"] == WHOSE["paper"]]
-unprinted = rows["where"].str.startswith("not printed by the paper")  # the release's counts, not the paper's
-claims, release = rows[~unprinted], rows[unprinted]
+claims, release = ledger[ledger["whose"] == WHOSE["paper"]], ledger[ledger["whose"] == WHOSE["release"]]
 counts = summary_counts(claims)
 
 # %% tags=["remove-input"]
@@ -141,7 +139,7 @@ glue("n_run", int(counts.loc[KINDS["run"], "all"]), display=False)
 glue("n_tables_holds", int(counts.loc[KINDS["tables"], HOLDS]), display=False)
 glue("n_formula_holds", int(counts.loc[KINDS["formula"], HOLDS]), display=False)
 glue("n_data_holds", int(counts.loc[KINDS["data"], HOLDS]), display=False)
-for name, value in ch11.release_numbers(release, rows, ledger).items():
+for name, value in ch11.release_numbers(release, ledger[ledger["whose"] != WHOSE["reader"]], ledger).items():
     glue(name, value, display=False)
 glue("dataset", ledger.attrs.get("dataset", ledger.attrs.get("data_problem", "")), display=False)
 failed_claims = claims[claims["verdict"] == NOT_HOLD]

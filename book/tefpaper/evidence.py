@@ -59,8 +59,10 @@ HOLDS, NOT_HOLD, NOT_CHECKED, FAILS = "holds", "does not hold", "not checked", "
 READER_CHECK = "(a reader's check)"
 """How ``claims.yaml`` opens the words of a row that is a standard a reviewer holds the paper's tables to,
 not something the paper says."""
-WHOSE: dict[str, str] = {"paper": "claim of the paper", "reader": "reader's check"}
-"""The two kinds of ledger row: key -> what the ledger prints (:attr:`Claim.whose`)."""
+WHOSE: dict[str, str] = {"paper": "claim of the paper", "release": "count of the release", "reader": "reader's check"}
+"""The three kinds of ledger row: key -> what the ledger prints (:attr:`Claim.whose`)."""
+UNPRINTED = "not printed by the paper"
+"""How the source (``where``) of a count of the release's files that the paper does not print opens."""
 VERDICTS: tuple[str, ...] = (HOLDS, NOT_HOLD, NOT_CHECKED, FAILS)
 READER_VERDICTS: dict[str, str] = {HOLDS: "reader's check: passes", NOT_HOLD: "reader's check: fails",
                                    NOT_CHECKED: "reader's check: not checked", FAILS: FAILS}
@@ -119,14 +121,19 @@ class Claim:
 
     @property
     def whose(self) -> str:
-        """``"reader"`` for a reader's check (words opening with :data:`READER_CHECK`), else ``"paper"``.
+        """``"reader"`` for a reader's check (words opening with :data:`READER_CHECK`), ``"release"`` for a count
+        of the release's files the paper does not print (source opening with :data:`UNPRINTED`), else ``"paper"``.
 
         Examples
         --------
         >>> Claim("x", "method", "Sec. 3", "(a reader's check) y", "—", "01_derivation", "formula", premise="none").whose
         'reader'
+        >>> Claim("x", "data", "not printed by the paper; counted", "labels", "1", "03_mind_statistics", "data").whose
+        'release'
         """
-        return "reader" if self.words.startswith(READER_CHECK) else "paper"
+        if self.words.startswith(READER_CHECK):
+            return "reader"
+        return "release" if self.where.startswith(UNPRINTED) else "paper"
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id):

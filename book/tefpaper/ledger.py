@@ -110,7 +110,7 @@ def evaluate_ledger(claims: Sequence[Claim] | None = None, *, tables: Mapping[st
     -------
     pandas.DataFrame
         One row per claim, in ledger order: ``id, whose, section, where, words, number, chapter, kind, value,
-        holds, expected, verdict, note, premise``; ``whose`` (claim of the paper or reader's check), ``section``
+        holds, expected, verdict, note, premise``; ``whose`` (claim of the paper, count of the release or reader's check), ``section``
         and ``kind`` as the ledger prints them; ``premise`` what a reader's check rests on (empty for a claim).
         ``verdict``
         is ``"holds"``, ``"does not hold"`` (recorded so), ``"not checked"`` or ``"FAILS"``. When a
@@ -185,14 +185,17 @@ def summary_counts(ledger: pd.DataFrame) -> pd.DataFrame:
 
 
 def whose_counts(ledger: pd.DataFrame) -> pd.DataFrame:
-    """Rows per kind of row (claims of the paper, reader's checks of its tables; :data:`~tefpaper.evidence.WHOSE`)
-    and verdict (columns), with totals: a standard the paper never claimed is not counted as its claim.
+    """Rows per kind of row (claims of the paper, counts of the release it does not print, reader's checks of its
+    tables; :data:`~tefpaper.evidence.WHOSE`) and verdict (columns), with totals: neither a count the paper does
+    not print nor a standard it never claimed is counted as its claim.
 
     Examples
     --------
     >>> counts = whose_counts(evaluate_ledger())
     >>> int(counts.loc["reader's check", "does not hold"]), int(counts.loc["claim of the paper", "does not hold"])
     (6, 3)
+    >>> int(counts.loc["count of the release", "all"])
+    6
     """
     table = pd.crosstab(ledger["whose"], ledger["verdict"]).reindex(index=list(WHOSE.values()),
                                                                   columns=list(VERDICTS), fill_value=0)
@@ -242,7 +245,8 @@ def describe_claim(row: Mapping[str, object]) -> str:
 
 _TEXT_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("id", "claim", 22), ("number", "stated", 14), ("value", "ours", 29), ("kind", "kind", 8), ("verdict", "verdict", 21))
-_PLURAL = {WHOSE["paper"]: "claims of the paper", WHOSE["reader"]: "reader's checks of its tables"}
+_PLURAL = {WHOSE["paper"]: "claims of the paper", WHOSE["release"]: "counts of the release the paper does not print",
+           WHOSE["reader"]: "reader's checks of its tables"}
 _SHORT = dict(zip(KINDS.values(), ("run", "data", "tables", "formula", "GPU", "n/a")))
 
 
@@ -267,6 +271,9 @@ def _text(ledger: pd.DataFrame) -> str:
     paper, reader = whose.loc[WHOSE["paper"]], whose.loc[WHOSE["reader"]]
     lines.append(f"{paper['all']} {_PLURAL[WHOSE['paper']]}: {paper[HOLDS]} hold, {paper[NOT_HOLD]} do not hold (as "
                  f"recorded), {paper[NOT_CHECKED]} not checked, {paper[FAILS]} fail")
+    release = whose.loc[WHOSE["release"]]
+    lines.append(f"{release['all']} {_PLURAL[WHOSE['release']]}: {release[HOLDS]} hold, {release[NOT_HOLD]} do not, "
+                 f"{release[NOT_CHECKED]} not checked, {release[FAILS]} fail")
     lines.append(f"{reader['all']} {_PLURAL[WHOSE['reader']]}: {reader[HOLDS]} pass, {reader[NOT_HOLD]} fail (as "
                  f"recorded), {reader[NOT_CHECKED]} not checked, {reader[FAILS]} FAIL")
     runs = int((ledger["kind"] == KINDS["run"]).sum())

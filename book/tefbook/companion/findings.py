@@ -115,9 +115,25 @@ def unchecked_counts(ledger: pd.DataFrame) -> dict[str, int]:
     return counts
 
 
+def _release_state(counts: pd.Series) -> str:
+    """What the data at hand checked of the release's counts (a :func:`whose_counts` row).
+
+    Examples
+    --------
+    >>> _release_state(pd.Series({"all": 6, HOLDS: 0, NOT_HOLD: 0, NOT_CHECKED: 6}))
+    'none checked here: each needs the full release'
+    >>> _release_state(pd.Series({"all": 6, HOLDS: 5, NOT_HOLD: 1, NOT_CHECKED: 0}))
+    '5 hold, 1 do not'
+    """
+    if counts[NOT_CHECKED] == counts["all"]:
+        return "none checked here: each needs the full release"
+    return f"{counts[HOLDS]} hold, {counts[NOT_HOLD]} do not" + (
+        f", {counts[NOT_CHECKED]} not checked" if counts[NOT_CHECKED] else "")
+
+
 def _ledger_row(ledger: pd.DataFrame) -> Row:
     whose = whose_counts(ledger)
-    paper_row, reader_row = whose.loc[WHOSE["paper"]], whose.loc[WHOSE["reader"]]
+    paper_row, reader_row, release_row = (whose.loc[WHOSE[k]] for k in ("paper", "reader", "release"))
     holds = ledger[(ledger["verdict"] == HOLDS) & (ledger["whose"] == WHOSE["paper"])]["kind"].value_counts()
     unchecked = unchecked_counts(ledger)
     found = (f"{paper_row['all']} claims of the paper: {paper_row[HOLDS]} hold, {paper_row[NOT_HOLD]} do not, "
@@ -128,8 +144,9 @@ def _ledger_row(ledger: pd.DataFrame) -> Row:
              f"tables ({holds.get(KINDS['tables'], 0)}), formula and simulation checks "
              f"({holds.get(KINDS['formula'], 0)}) and counts of the MIND files ({holds.get(KINDS['data'], 0)}); "
              f"{int((ledger['kind'] == KINDS['run']).sum())} rows rest on a run of the paper's models. Apart from "
-             f"the claims, {reader_row['all']} reader's checks of its tables: {reader_row[HOLDS]} pass, "
-             f"{reader_row[NOT_HOLD]} fail")
+             f"the claims, {release_row['all']} counts of the release's files that the paper does not print "
+             f"({_release_state(release_row)}) and {reader_row['all']} reader's checks of its tables: "
+             f"{reader_row[HOLDS]} pass, {reader_row[NOT_HOLD]} fail")
     return ("The claims ledger", found, "the paper's printed tables and formulas; no LLM output; each reader's "
             "check states its own premise", _link("11_claims_ledger", "ch. 11"))
 
