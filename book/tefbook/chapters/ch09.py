@@ -180,7 +180,7 @@ def profile_words(numbers: Mapping[str, float], zero_clears: pd.Series) -> dict[
     >>> profile_words({"small_acc_off": 0.31}, pd.Series([True, False]))["small_acc_words"]
     'to within 0.3 points'
     """
-    from tefbook.chapters.ch07 import of_count
+    from tefbook.companion.labels import of_count
 
     off, below = float(numbers["small_acc_off"]), int((~zero_clears.astype(bool)).sum())
     return {"zero_below": below, "zero_langs": len(zero_clears),

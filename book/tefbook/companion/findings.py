@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tefbook.companion.labels import LANG_LABELS, SHORT_NAMES
+from tefbook.companion.labels import LANG_LABELS, SHORT_NAMES, of_count
 from tefpaper import review
 from tefpaper import tables as paper
 from tefpaper.evidence import HOLDS, KINDS, NOT_CHECKED, NOT_HOLD, WHOSE
@@ -80,17 +80,6 @@ def _cpu_row(vs: pd.DataFrame) -> Row:
              "side, so TEF against the baseline there compares ways of rounding noise")
     premise = "our judges on the embedded MIND sample: a statement about them, not about the paper's models"
     return "TEF against the strongest baseline, CPU judges", found, premise, _link("05_main_results", "ch. 5")
-
-
-def _all_of(k: int, n: int, plural: str) -> str:
-    """``k`` of ``n`` in words, "all n" when the count is the whole.
-
-    Examples
-    --------
-    >>> _all_of(5, 5, "models"), _all_of(3, 5, "models")
-    ('all 5 models', '3 of the 5 models')
-    """
-    return f"all {n} {plural}" if k == n else f"{k} of the {n} {plural}"
 
 
 def unchecked_counts(ledger: pd.DataFrame) -> dict[str, int]:
@@ -239,7 +228,7 @@ def _review_rows() -> list[Row]:
          f"below the floor of {t1n['paper_floor']:.1f} %: {t1n['paper_below_base']} of the "
          f"{t1n['paper_base_cells']} strongest baselines and {t1n['paper_below_tef']} of TEF's. Without it: TEF's "
          f"margin grows from the original to the verbose to the minimal prompt for "
-         f"{_all_of(t1n['n_grows'], t1n['n_models'], 'models')}",
+         f"{of_count(t1n['n_grows'], t1n['n_models'], 'model')}",
          f"the floor: {_PAIRS}; the margins: none", _link("07_prompt_robustness", "ch. 7")),
         ("Table 2: the tokens of one query",
          f"if the premise holds, a Direct query of Table 2 holds {direct['tokens per query'].min():.1f} to "

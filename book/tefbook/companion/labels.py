@@ -205,3 +205,25 @@ def run_table(runs: Any, names: Mapping[str, str] | None = None) -> Any:
                      "hardware": hardware_class(prov), "data": data_kind(frame),
                      "cache": "/".join(str(prov["path"]).split("/")[-3:])})
     return plain(pd.DataFrame(rows).set_index(["judge", "prompt", "language"]))
+
+
+def of_count(k: int, n: int, noun: str = "") -> str:
+    """``k`` of ``n`` things as the prose says it: ``"all 5 models"`` or ``"both languages"`` when ``k`` is the
+    whole, ``"none of the 3 prompt variants"`` when it is nothing, ``"2 of the 5 models"`` otherwise (``noun``
+    singular; an ``s`` is added where the count needs it).
+
+    Examples
+    --------
+    >>> of_count(5, 5, "model"), of_count(2, 2, "language"), of_count(0, 3, "prompt variant"), of_count(2, 5)
+    ('all 5 models', 'both languages', 'none of the 3 prompt variants', '2 of the 5')
+    >>> of_count(1, 1, "judge"), of_count(0, 1, "judge"), of_count(0, 2, "language")
+    ('the one judge', 'not the one judge', 'neither of the 2 languages')
+    """
+    nouns = f" {noun}s" if noun and n != 1 else f" {noun}" if noun else ""
+    if n == 1:
+        return f"the one{nouns}" if k == 1 else f"not the one{nouns}"
+    if k == n:
+        return f"both{nouns}" if n == 2 else f"all {n}{nouns}"
+    if k == 0:
+        return f"{'neither' if n == 2 else 'none'} of the {n}{nouns}"
+    return f"{k} of the {n}{nouns}"
